@@ -1,0 +1,297 @@
+"""Generators: explicit port-level wiring of the two architectures.
+
+``rail_optimized(spec)`` and ``rail_only(spec)`` are pure functions, spec in,
+:class:`~topogen.model.Fabric` out, deterministic to the byte. Device and port
+naming is documented in :mod:`topogen.naming`; the design rules (tier count,
+leaf layout, balanced stripe width) live in :mod:`topogen.counts`, whose
+closed-form counts the generated wiring must equal:
+
+* links per tier: tier 1 = N·planes GPU links; tier j = the uplinks of tier j-1;
+* fully populated with P endpoints per Clos: ``(2t-1)·P/k`` switches, ``t·P`` links.
+
+Node attributes (networkx export): ``role`` (gpu, leaf, spine, core, tier4..),
+``tier`` (0 for GPUs), ``plane``, ``rails`` (switches), ``rail`` and
+``hb_domain`` (GPUs), ``radix``. Edge attributes: ``tier``, ``plane``,
+``a_port``, ``z_port``, ``speed`` (Gb/s).
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+import numpy as np
+
+from . import counts
+from .model import Fabric, LinkTable, Switch, tier_role
+from .naming import width
+
+# A switch before naming: (tier, rails, group, block, pos, down_ports, scope)
+# scope is the rail prefix in rail-only ("" in rail-optimized).
+
+
+class _Links:
+    """Accumulates link columns (local switch ids) as numpy chunks."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, a, a_port, z, z_port, tier) -> None:
+        a = np.asarray(a, np.int64)
+        n = len(a)
+
+        def col(x, dt):
+            return np.broadcast_to(np.asarray(x, dt), (n,)).copy()
+
+        self.parts.append((a, col(a_port, np.int32), col(z, np.int64), col(z_port, np.int32), col(tier, np.int8)))
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        if not self.parts:
+            return tuple(np.zeros(0, t) for t in (np.int64, np.int32, np.int64, np.int32, np.int8))
+        return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(5))
+
+
+def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Links) -> list[tuple[int, int, int]]:
+    """Build tiers 2..t above leaves ``0 .. L-1`` (local ids), striping balanced.
+
+    Returns ``(tier, block, pos)`` of each new switch, in id order (ids L, L+1...).
+    Links are appended to ``links`` with local switch ids on both ends.
+    """
+    h = radix // 2
+    used = list(leaf_used)
+    next_id = len(leaf_used)
+    made: list[tuple[int, int, int]] = []
+    level: list[list[int]] = [[i] for i in range(len(leaf_used))]
+    for j in range(2, tiers + 1):
+        top = j == tiers
+        down = radix if top else h
+        chunks = [level] if top else [level[i : i + h] for i in range(0, len(level), h)]
+        if top and len(level) > radix:
+            raise AssertionError(f"{len(level)} pods exceed radix {radix}")
+        new_level: list[list[int]] = []
+        for b, chunk in enumerate(chunks):
+            block_ids: list[int] = []
+            for p in range(max(len(sb) for sb in chunk)):
+                members = [sb[p] for sb in chunk if len(sb) > p]
+                s, ups = counts.stripe_width(tuple(used[m] for m in members), h, down, full)
+                first = next_id
+                next_id += s
+                per_upper = sum(u // s for u in ups)
+                for q in range(s):
+                    made.append((j, 0 if top else b, len(block_ids) + q))
+                    used.append(per_upper)
+                _emit_stripe(members, ups, s, first, h, j, links)
+                block_ids.extend(range(first, first + s))
+            new_level.append(block_ids)
+        level = new_level
+    return made
+
+
+def _emit_stripe(members: list[int], ups: tuple[int, ...], s: int, first: int, h: int, tier: int, links: _Links) -> None:
+    """Cable each member's uplinks to the stripe's ``s`` upper switches.
+
+    Member uplink ports ``h+1 ..`` go to upper 0 first (``c`` parallel links per
+    upper, consecutive ports); each upper takes the members in order on its
+    down ports ``1 ..``.
+    """
+    m = len(members)
+    cs = [u // s for u in ups]
+    if len(set(cs)) == 1:
+        c = cs[0]
+        mem = np.asarray(members, np.int64)
+        a = np.repeat(mem, s * c)
+        a_port = h + 1 + np.tile(np.arange(s * c), m)
+        z = first + np.tile(np.repeat(np.arange(s), c), m)
+        z_port = 1 + np.repeat(np.arange(m) * c, s * c) + np.tile(np.tile(np.arange(c), s), m)
+        links.add(a, a_port, z, z_port, tier)
+        return
+    base = 0
+    for mem, c in zip(members, cs):
+        a = np.full(s * c, mem)
+        a_port = h + 1 + np.arange(s * c)
+        z = first + np.repeat(np.arange(s), c)
+        z_port = 1 + base + np.tile(np.arange(c), s)
+        links.add(a, a_port, z, z_port, tier)
+        base += c
+
+
+def rail_optimized(spec) -> Fabric:
+    """Rail-optimized any-to-any Clos: rail-aligned leaves joined by one full-bisection Clos.
+
+    Leaf (group g, rail r) serves rank r of each HB domain of group g, a group
+    being h = radix/2 consecutive domains (the last may be smaller; with
+    ``rail_packing: shared`` a small group packs several whole rails on a leaf).
+    Leaves are ordered group-major and joined h at a time into pods.
+    Closed form when fully populated: ``(2t-1)·N/k`` switches and ``t·N`` links.
+    """
+    n, hb, k = spec.gpus, spec.hb_domain, spec.radix
+    shared = spec.rail_packing == "shared"
+    full = spec.provision == "full"
+    domains = n // hb
+    t = counts.rail_optimized_tiers(n, hb, k, shared)
+    links = _Links()
+    gpu = np.arange(n, dtype=np.int64)
+    dom, rank = np.divmod(gpu, hb)
+    raw: list[tuple] = []
+    notes: list[str] = []
+    if t == 1:
+        raw.append((1, tuple(range(hb)), 0, 0, 0, k, ""))
+        links.add(gpu, 0, np.zeros(n, np.int64), rank * domains + dom + 1, 1)
+        if hb > 1:
+            notes.append(f"all {n} GPUs fit one {k}-port switch: its {hb} rails share it, isolated logically (VLAN/partition per rail)")
+    else:
+        h = k // 2
+        groups = counts.rail_optimized_groups(domains, hb, k, shared)
+        leaf_used: list[int] = []
+        leaf_base = np.zeros(len(groups), np.int64)
+        rho = np.zeros(len(groups), np.int64)
+        gsize = np.zeros(len(groups), np.int64)
+        for g, (d, rh, nleaves) in enumerate(groups):
+            leaf_base[g] = len(leaf_used)
+            rho[g], gsize[g] = rh, d
+            for i in range(nleaves):
+                rails = tuple(range(i * rh, min(hb, (i + 1) * rh)))
+                raw.append((1, rails, 0, g, 0, h, ""))
+                leaf_used.append(d * len(rails))
+            if rh > 1:
+                notes.append(f"group {g} holds {d} HB domain(s): {rh} rails share each of its leaves, isolated logically (VLAN/partition per rail)")
+        g = dom // h
+        leaf = leaf_base[g] + rank // rho[g]
+        port = (rank % rho[g]) * gsize[g] + dom % h + 1
+        links.add(gpu, 0, leaf, port, 1)
+        for tier, block, pos in _stack(leaf_used, t, k, full, links):
+            raw.append((tier, (), 0, block, pos, k if tier == t else h, ""))
+    return _finish(spec, "rail-optimized", t, raw, links, notes)
+
+
+def rail_only(spec) -> Fabric:
+    """Rail-only: K independent Clos networks, one per rail, no spine between rails.
+
+    Rail r joins rank r of every HB domain (N/K endpoints). A rail that fits one
+    switch is one switch; with ``rail_packing: shared`` as many whole rails as
+    fit share a switch (logical isolation). Larger rails are each a separate
+    multi-tier Clos with the fewest tiers that fit N/K endpoints (dedicated
+    switches; rails never share a multi-tier Clos).
+    Closed form when fully populated: ``K·(2t-1)·(N/K)/k`` switches, ``t·N`` links.
+    """
+    n, hb, k = spec.gpus, spec.hb_domain, spec.radix
+    shared = spec.rail_packing == "shared"
+    full = spec.provision == "full"
+    domains = n // hb
+    t = counts.rail_only_tiers(n, hb, k)
+    links = _Links()
+    gpu = np.arange(n, dtype=np.int64)
+    dom, rank = np.divmod(gpu, hb)
+    raw: list[tuple] = []
+    notes: list[str] = []
+    if t == 1:
+        rho = counts.rails_per_switch(n, hb, k, shared)
+        for i in range(ceil(hb / rho)):
+            rails = tuple(range(i * rho, min(hb, (i + 1) * rho)))
+            raw.append((1, rails, rails[0], 0, 0, k, ""))
+        links.add(gpu, 0, rank // rho, (rank % rho) * domains + dom + 1, 1)
+        if rho > 1:
+            notes.append(f"each rail has {domains} GPUs: {rho} whole rails share each {k}-port switch, isolated logically (VLAN/partition per rail)")
+        elif shared:
+            notes.append(f"each rail has {domains} GPUs: no two rails fit one {k}-port switch, so each rail has its own switch")
+    else:
+        h = k // 2
+        leaf_used = [min(h, domains - i * h) for i in range(ceil(domains / h))]
+        one = _Links()
+        ed = np.arange(domains, dtype=np.int64)
+        one.add(ed, 0, ed // h, ed % h + 1, 1)
+        uppers = _stack(leaf_used, t, k, full, one)
+        a, ap, z, zp, tr = one.columns()
+        per_rail = len(leaf_used) + len(uppers)
+        gpu_link = tr == 1
+        for r in range(hb):
+            for i in range(len(leaf_used)):
+                raw.append((1, (r,), r, 0, i, h, f"rail{r}"))
+            for tier, block, pos in uppers:
+                raw.append((tier, (r,), r, block, pos, k if tier == t else h, f"rail{r}"))
+        # replicate the one-rail template for every rail, rail-major
+        r_ids = np.arange(hb, dtype=np.int64)[:, None]
+        a_all = np.where(gpu_link, a * hb + r_ids, a + r_ids * per_rail)
+        z_all = z + r_ids * per_rail
+        links.add(a_all.ravel(), np.tile(ap, hb), z_all.ravel(), np.tile(zp, hb), np.tile(tr, hb))
+        if shared:
+            notes.append(f"each rail has {domains} GPUs, more than one {k}-port switch holds: every rail is its own {t}-tier Clos on dedicated switches")
+    return _finish(spec, "rail-only", t, raw, links, notes)
+
+
+def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: list[str]) -> Fabric:
+    """Name the plane-0 switches, replicate planes, and assemble the Fabric."""
+    n = spec.gpus
+    a, ap, z, zp, tr = links.columns()
+    is_gpu = tr == 1
+    planes = spec.planes
+    names = _switch_names(raw, arch, t, spec.hb_domain)
+    per_plane = len(raw)
+    switches: list[Switch] = []
+    for p in range(planes):
+        prefix = f"pl{p}-" if planes > 1 else ""
+        for (tier, rails, group, block, pos, down, _scope), name in zip(raw, names):
+            switches.append(Switch(prefix + name, tier, p, rails, group, block, spec.radix, down))
+    cols = []
+    for p in range(planes):
+        off = n + p * per_plane
+        cols.append(
+            (
+                np.where(is_gpu, a, a + off),
+                np.where(is_gpu, p, ap),
+                z + off,
+                zp,
+                tr,
+                np.full(len(a), p, np.int8),
+            )
+        )
+    speed = np.full(len(a) * planes, spec.link_speed, np.int32)
+    table = LinkTable.from_columns(
+        a_dev=np.concatenate([c[0] for c in cols]),
+        a_port=np.concatenate([c[1] for c in cols]),
+        z_dev=np.concatenate([c[2] for c in cols]),
+        z_port=np.concatenate([c[3] for c in cols]),
+        tier=np.concatenate([c[4] for c in cols]),
+        plane=np.concatenate([c[5] for c in cols]),
+        a_speed=speed,
+        z_speed=speed,
+    )
+    return Fabric(spec, arch, t, switches, table, notes)
+
+
+def _switch_names(raw: list[tuple], arch: str, t: int, hb: int) -> list[str]:
+    """Deterministic names (see :mod:`topogen.naming`), zero-padded per field."""
+    rw = width(hb)
+    groups = max((r[3] for r in raw if r[0] == 1), default=0) + 1
+    gw = width(groups)
+    bw = {j: width(max((r[3] for r in raw if r[0] == j), default=0) + 1) for j in range(1, t + 1)}
+    pw = {j: width(max((r[4] for r in raw if r[0] == j), default=0) + 1) for j in range(1, t + 1)}
+    names = []
+    for tier, rails, group, block, pos, _down, scope in raw:
+        role = tier_role(tier)
+        if arch == "rail-optimized":
+            if tier == 1:
+                rpart = f"r{rails[0]:0{rw}d}" if len(rails) == 1 else f"r{rails[0]:0{rw}d}-{rails[-1]:0{rw}d}"
+                names.append(f"leaf-g{block:0{gw}d}-{rpart}")
+            elif tier == t:
+                names.append(f"{role}-{pos:0{pw[tier]}d}")
+            else:
+                names.append(f"{role}-b{block:0{bw[tier]}d}-{pos:0{pw[tier]}d}")
+        else:
+            if t == 1:
+                rpart = f"rail{rails[0]:0{rw}d}" if len(rails) == 1 else f"rail{rails[0]:0{rw}d}-{rails[-1]:0{rw}d}"
+                names.append(f"{rpart}-leaf")
+            elif tier == 1:
+                names.append(f"rail{rails[0]:0{rw}d}-leaf-{pos:0{pw[1]}d}")
+            elif tier == t:
+                names.append(f"rail{rails[0]:0{rw}d}-{role}-{pos:0{pw[tier]}d}")
+            else:
+                names.append(f"rail{rails[0]:0{rw}d}-{role}-b{block:0{bw[tier]}d}-{pos:0{pw[tier]}d}")
+    return names
+
+
+GENERATORS = {"rail-optimized": rail_optimized, "rail-only": rail_only}
+
+
+def generate(spec, arch: str) -> Fabric:
+    """Explicit wiring of ``arch`` for ``spec``."""
+    return GENERATORS[arch](spec)

@@ -1,0 +1,335 @@
+"""Closed-form counts: switches and links per tier, without building a wiring.
+
+This module holds the *design rules* shared with the generators (tier count,
+leaf layout, balanced stripe width) and an independent arithmetic evaluation of
+them that never materialises a device or a cable. It runs in microseconds for
+any N, so sweeps (``topogen compare``) use it, and the tests assert that the
+explicit wiring of :mod:`topogen.clos` agrees with it.
+
+Folded-Clos facts used (radix k, h = k/2, full bisection):
+
+* a t-tier Clos serves ``k * h**(t-1)`` endpoints (k, k²/2, k³/4 ...);
+* below the top tier a switch has h ports down and h up; the top uses all k down;
+* a block of tier j (j < t) joins up to h blocks of tier j-1; the top tier joins
+  up to k blocks of tier t-1 ("pods");
+* within a block, the switches at position p of each sub-block form *stripe p*
+  and connect only to the upper switches of that stripe (classic fat-tree
+  striping), each with the same number of parallel links to each of them.
+
+Fully populated, that gives ``(2t-1)·P/k`` switches and ``t·P`` links.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from math import ceil
+
+MAX_TIERS = 6
+
+
+def clos_capacity(radix: int, tiers: int) -> int:
+    """Endpoints a full-bisection folded Clos of ``tiers`` tiers can serve."""
+    h = radix // 2
+    return radix * h ** (tiers - 1)
+
+
+def tiers_for_endpoints(endpoints: int, radix: int) -> int:
+    """Fewest tiers whose full-bisection Clos serves ``endpoints`` (may exceed MAX_TIERS)."""
+    t = 1
+    while clos_capacity(radix, t) < endpoints:
+        if radix < 4:  # h == 1: capacity never grows
+            return MAX_TIERS + 1
+        t += 1
+        if t > 64:
+            break
+    return t
+
+
+def tiers_for_leaves(leaves: int, radix: int) -> int:
+    """Fewest tiers (>= 2) whose upper tiers can join ``leaves`` leaves."""
+    h = radix // 2
+    t = 2
+    while radix * h ** (t - 2) < leaves:
+        if h < 2:
+            return MAX_TIERS + 1
+        t += 1
+        if t > 64:
+            break
+    return t
+
+
+@lru_cache(maxsize=None)
+def divisors(n: int) -> tuple[int, ...]:
+    return tuple(d for d in range(1, n + 1) if n % d == 0)
+
+
+def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool) -> tuple[int, tuple[int, ...]]:
+    """Balanced striping of one stripe: how many upper switches, and each lower's uplinks.
+
+    ``used`` holds the used downlinks of each lower switch in the stripe, ``h``
+    their uplink ports, ``down`` the downlink ports of an upper switch. The upper
+    switch count ``s`` is the smallest divisor of ``h`` whose ports suffice, so
+    every lower switch has the same number (``uplinks / s``) of parallel links to
+    each upper switch. With ``full`` provisioning every lower switch builds all
+    ``h`` uplinks; otherwise only enough for its used downlinks, rounded up to a
+    multiple of ``s`` so the striping stays balanced.
+    """
+    for s in divisors(h):
+        if full:
+            ups = (h,) * len(used)
+        else:
+            ups = tuple(min(h, ceil(u / s) * s) for u in used)
+        if sum(ups) <= s * down:
+            return s, ups
+    raise ValueError(f"no balanced striping for {len(used)} lower switches (h={h}, down={down})")
+
+
+# --- leaf layouts ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeafRun:
+    """``count`` consecutive leaves, each serving ``rails`` rails of ``per_rail`` GPUs."""
+
+    count: int
+    rails: int
+    per_rail: int
+
+    @property
+    def used(self) -> int:
+        return self.rails * self.per_rail
+
+
+def rail_optimized_groups(domains: int, hb: int, radix: int, shared: bool) -> list[tuple[int, int, int]]:
+    """Groups of HB domains of a rail-optimized fabric, with their rail packing.
+
+    Returns ``(domains_in_group, rails_per_leaf, leaves_in_group)`` per group.
+    A group holds h = radix/2 domains (the last may hold fewer); leaf (group,
+    rail) serves that rank of each domain in the group. With ``shared`` packing a
+    partly filled group packs ``h // domains_in_group`` whole rails on one leaf.
+    """
+    h = radix // 2
+    out = []
+    g0 = 0
+    while g0 < domains:
+        d = min(h, domains - g0)
+        rho = max(1, min(hb, h // d)) if shared else 1
+        out.append((d, rho, ceil(hb / rho)))
+        g0 += d
+    return out
+
+
+def rail_optimized_leaves(domains: int, hb: int, radix: int, shared: bool) -> list[LeafRun]:
+    """Leaf runs of a rail-optimized fabric, in leaf order (group-major, rail-minor)."""
+    runs: list[LeafRun] = []
+    for d, rho, nleaves in rail_optimized_groups(domains, hb, radix, shared):
+        full_leaves = hb // rho
+        if full_leaves:
+            runs.append(LeafRun(full_leaves, rho, d))
+        if hb % rho:
+            runs.append(LeafRun(1, hb % rho, d))
+    return _merge_runs(runs)
+
+
+def rail_only_leaves(domains: int, radix: int) -> list[LeafRun]:
+    """Leaf runs of one rail of a multi-tier rail-only fabric."""
+    h = radix // 2
+    runs = []
+    if domains // h:
+        runs.append(LeafRun(domains // h, 1, h))
+    if domains % h:
+        runs.append(LeafRun(1, 1, domains % h))
+    return runs
+
+
+def _merge_runs(runs: list[LeafRun]) -> list[LeafRun]:
+    merged: list[LeafRun] = []
+    for r in runs:
+        if merged and (merged[-1].rails, merged[-1].per_rail) == (r.rails, r.per_rail):
+            merged[-1] = LeafRun(merged[-1].count + r.count, r.rails, r.per_rail)
+        else:
+            merged.append(r)
+    return merged
+
+
+def rail_optimized_tiers(gpus: int, hb: int, radix: int, shared: bool) -> int:
+    """Tier count of the rail-optimized fabric.
+
+    One switch when the whole cluster fits on it and rails may share a switch
+    (or there is a single rail); otherwise the fewest tiers (>= 2) whose upper
+    tiers join all rail-aligned leaves.
+    """
+    if gpus <= radix and (shared or hb == 1):
+        return 1
+    leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, radix, shared))
+    return tiers_for_leaves(leaves, radix)
+
+
+def rail_only_tiers(gpus: int, hb: int, radix: int) -> int:
+    """Tier count of each rail of the rail-only fabric (all rails are alike)."""
+    return tiers_for_endpoints(gpus // hb, radix)
+
+
+def rails_per_switch(gpus: int, hb: int, radix: int, shared: bool) -> int:
+    """Whole rails packed on one single-tier rail-only switch (1 when dedicated)."""
+    per_rail = gpus // hb
+    if not shared or per_rail > radix:
+        return 1
+    return max(1, min(hb, radix // per_rail))
+
+
+# --- closed-form evaluation -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Per-plane-summed counts of one architecture (lists start at tier 1)."""
+
+    arch: str
+    tiers: int
+    switches_per_tier: tuple[int, ...]
+    links_per_tier: tuple[int, ...]
+    switch_ports: int
+
+    @property
+    def switches(self) -> int:
+        return sum(self.switches_per_tier)
+
+    @property
+    def links(self) -> int:
+        return sum(self.links_per_tier)
+
+    @property
+    def unused_switch_ports(self) -> int:
+        used = self.links_per_tier[0] + 2 * sum(self.links_per_tier[1:])
+        return self.switch_ports - used
+
+
+def _chunk_runs(runs: list[tuple[int, object]], size: int) -> list[tuple[int, tuple]]:
+    """Split a run-length list of sub-blocks into chunks of ``size``, run-length encoded."""
+    out: list[tuple[int, tuple]] = []
+    pending: list[object] = []
+    for count, item in runs:
+        while count:
+            if pending:
+                take = min(count, size - len(pending))
+                pending.extend([item] * take)
+                count -= take
+                if len(pending) == size:
+                    out.append((1, tuple(pending)))
+                    pending = []
+            else:
+                full = count // size
+                if full:
+                    out.append((full, (item,) * size))
+                    count -= full * size
+                if count:
+                    pending.extend([item] * count)
+                    count = 0
+    if pending:
+        out.append((1, tuple(pending)))
+    merged: list[tuple[int, tuple]] = []
+    for m, chunk in out:
+        if merged and merged[-1][1] == chunk:
+            merged[-1] = (merged[-1][0] + m, chunk)
+        else:
+            merged.append((m, chunk))
+    return merged
+
+
+@lru_cache(maxsize=4096)
+def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool) -> tuple[tuple[int, ...], int, int]:
+    """One block built over ``chunk`` (each item: used downlinks of a sub-block's switches).
+
+    Returns (used downlinks of the new block's switches in position order,
+    number of new switches, number of links from the sub-blocks into them).
+    """
+    maxpos = max(len(sb) for sb in chunk)
+    new_used: list[int] = []
+    links = 0
+    for p in range(maxpos):
+        used = tuple(sb[p] for sb in chunk if len(sb) > p)
+        s, ups = stripe_width(used, h, down, full)
+        links += sum(ups)
+        per_upper = sum(u // s for u in ups)
+        new_used.extend([per_upper] * s)
+    return tuple(new_used), len(new_used), links
+
+
+def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool) -> tuple[list[int], list[int]]:
+    """Switches and links of tiers 2..t above the given leaves, by arithmetic only."""
+    h = radix // 2
+    level: list[tuple[int, object]] = [(r.count, (r.used,)) for r in leaves]
+    switches: list[int] = []
+    links: list[int] = []
+    for j in range(2, tiers + 1):
+        top = j == tiers
+        down = radix if top else h
+        if top:
+            items: list[object] = []
+            for count, item in level:
+                items.extend([item] * count)
+            chunks = [(1, tuple(items))]
+        else:
+            chunks = _chunk_runs(level, h)
+        nsw = nlk = 0
+        new_level: list[tuple[int, object]] = []
+        for mult, chunk in chunks:
+            used, s, lk = _block(chunk, h, down, full)
+            nsw += mult * s
+            nlk += mult * lk
+            new_level.append((mult, used))
+        switches.append(nsw)
+        links.append(nlk)
+        level = new_level
+    return switches, links
+
+
+def rail_optimized_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1) -> Counts:
+    t = rail_optimized_tiers(gpus, hb, radix, shared)
+    if t == 1:
+        return Counts("rail-optimized", 1, (planes,), (gpus * planes,), radix * planes)
+    leaves = rail_optimized_leaves(gpus // hb, hb, radix, shared)
+    nleaves = sum(r.count for r in leaves)
+    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full)
+    sw = [nleaves, *up_sw]
+    lk = [gpus, *up_lk]
+    return Counts(
+        "rail-optimized",
+        t,
+        tuple(planes * x for x in sw),
+        tuple(planes * x for x in lk),
+        planes * radix * sum(sw),
+    )
+
+
+def rail_only_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1) -> Counts:
+    domains = gpus // hb
+    t = rail_only_tiers(gpus, hb, radix)
+    if t == 1:
+        rho = rails_per_switch(gpus, hb, radix, shared)
+        nsw = ceil(hb / rho)
+        return Counts("rail-only", 1, (planes * nsw,), (planes * gpus,), planes * radix * nsw)
+    leaves = rail_only_leaves(domains, radix)
+    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full)
+    sw = [sum(r.count for r in leaves), *up_sw]
+    lk = [domains, *up_lk]
+    return Counts(
+        "rail-only",
+        t,
+        tuple(planes * hb * x for x in sw),
+        tuple(planes * hb * x for x in lk),
+        planes * hb * radix * sum(sw),
+    )
+
+
+def arch_counts(spec, arch: str) -> Counts:
+    """Closed-form counts of ``arch`` for a resolved spec."""
+    shared = spec.rail_packing == "shared"
+    full = spec.provision == "full"
+    if arch == "rail-optimized":
+        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes)
+    if arch == "rail-only":
+        return rail_only_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes)
+    raise ValueError(f"unknown architecture {arch!r}")

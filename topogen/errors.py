@@ -1,0 +1,36 @@
+"""Errors that reach the user as a clear message and exit code 2.
+
+Library code raises :class:`InputError` with every :class:`Problem` it found;
+the CLI renders them. Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One bad input: where (a field path such as ``radix`` or ``switches[2].price``), what, and a hint."""
+
+    path: str
+    message: str
+    hint: str = ""
+
+    def render(self) -> str:
+        text = f"{self.path}: {self.message}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+class InputError(Exception):
+    """Bad user input (spec, catalog, cabling file, output location); exit code 2."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__("\n".join(p.render() for p in self.problems))
+
+    def render(self) -> str:
+        n = len(self.problems)
+        head = "error: " if n == 1 else f"error: {n} problems in the input:\n  "
+        sep = "\n  "
+        return head + sep.join(p.render() for p in self.problems)

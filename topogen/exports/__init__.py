@@ -1,0 +1,23 @@
+"""Exporters: one module per output format, found through :data:`EXPORTERS`.
+
+Each exporter is ``export(ctx, dest) -> list[Path]``: it renders rows already
+computed by earlier phases (``ctx`` is a :class:`topogen.pipeline.BuildContext`)
+into files under ``dest`` and returns the paths it wrote. Exporters never decide
+anything about the design.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import cabling, topology
+
+Exporter = Callable[..., list]
+
+# name -> exporter; order is the order they run and appear in the manifest
+EXPORTERS: dict[str, Exporter] = {
+    "cabling": cabling.export,
+    "topology": topology.export,
+}
+
+CORE_FORMATS = ("cabling", "topology")

@@ -1,0 +1,201 @@
+"""The fabric model: devices and cables of one architecture, stored column-wise.
+
+A :class:`Fabric` is what the generators (:mod:`topogen.clos`) produce and what
+every later phase (validation, BOM, exports) reads. It is designed for clusters
+of a million GPUs, so nothing here holds one Python object per GPU or per cable:
+
+* **Device ids.** GPUs are ``0 .. N-1`` (``gpu = domain * K + rank``). Switches
+  follow, ``N .. N + S - 1``; ``fabric.switches[i]`` describes device ``N + i``.
+* **Links** live in a :class:`LinkTable`, one numpy column per field, one row
+  per cable. The ``a`` end is always the lower device (GPU or lower-tier
+  switch), the ``z`` end the upper switch. ``tier`` numbers *links*: 1 for
+  GPU–leaf, 2 for leaf–spine, 3 for spine–core, and so on.
+* **Ports.** A GPU's NIC port number is its plane (``nic0``, ``nic1``...).
+  Switch ports are 1-based (``p1 .. p<radix>``). Below the top tier a switch
+  uses ports ``1 .. radix/2`` for downlinks and ``radix/2 + 1 .. radix`` for
+  uplinks; top-tier switches use every port for downlinks.
+
+Names are deterministic and documented in :mod:`topogen.naming`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ARCHES = ("rail-optimized", "rail-only")
+
+TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
+
+
+def tier_role(tier: int) -> str:
+    """Role name of a switch tier: leaf, spine, core, then ``tier4`` and up."""
+    return TIER_ROLES.get(tier, f"tier{tier}")
+
+
+def link_tier_name(tier: int) -> str:
+    """Human name of a link tier: ``gpu-leaf``, ``leaf-spine``, ``spine-core``..."""
+    lower = "gpu" if tier == 1 else tier_role(tier - 1)
+    return f"{lower}-{tier_role(tier)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """One switch of a fabric.
+
+    Attributes:
+        name: unique device name (see :mod:`topogen.naming`).
+        tier: 1 for leaves (rail switches), 2 for spines, 3 for cores...
+        plane: network plane (0-based); planes are independent copies.
+        rails: the rails whose traffic this switch carries. A rail-only switch
+            carries one rail (or several whole rails when ``rail_packing`` is
+            ``shared``); a rail-optimized leaf carries its rail(s); rail-optimized
+            spines and cores carry every rail and list them all as ``()``.
+        group: index of the Clos this switch belongs to: the rail (or first rail
+            of a shared switch) in rail-only, 0 in rail-optimized.
+        block: index of the switch's block within its tier (its pod); leaves of
+            a rail-optimized fabric use the HB-domain group here.
+        radix: ports on the switch.
+        down_ports: ports reserved for downlinks (radix/2 below the top tier,
+            radix at the top tier).
+    """
+
+    name: str
+    tier: int
+    plane: int
+    rails: tuple[int, ...]
+    group: int
+    block: int
+    radix: int
+    down_ports: int
+
+    @property
+    def role(self) -> str:
+        return tier_role(self.tier)
+
+
+LINK_COLUMNS = ("a_dev", "a_port", "z_dev", "z_port", "tier", "plane", "a_speed", "z_speed")
+_DTYPES = {
+    "a_dev": np.int64,
+    "a_port": np.int32,
+    "z_dev": np.int64,
+    "z_port": np.int32,
+    "tier": np.int8,
+    "plane": np.int8,
+    "a_speed": np.int32,
+    "z_speed": np.int32,
+}
+
+
+@dataclass(slots=True)
+class LinkTable:
+    """Every cable of a fabric, one numpy column per field (same length each).
+
+    Columns: ``a_dev``/``z_dev`` device ids (lower end, upper end), ``a_port``/
+    ``z_port`` port numbers (GPU NIC index or 1-based switch port), ``tier``
+    (link tier, 1 = GPU–leaf), ``plane``, ``a_speed``/``z_speed`` in Gb/s at
+    each end (equal in a generated fabric; a hand-edited cabling file may
+    disagree, which the validator reports).
+    """
+
+    a_dev: np.ndarray
+    a_port: np.ndarray
+    z_dev: np.ndarray
+    z_port: np.ndarray
+    tier: np.ndarray
+    plane: np.ndarray
+    a_speed: np.ndarray
+    z_speed: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.a_dev.shape[0])
+
+    @classmethod
+    def empty(cls) -> "LinkTable":
+        return cls(**{c: np.zeros(0, dtype=_DTYPES[c]) for c in LINK_COLUMNS})
+
+    @classmethod
+    def from_columns(cls, **cols) -> "LinkTable":
+        """Build a table from array-likes, casting each column to its dtype."""
+        missing = [c for c in LINK_COLUMNS if c not in cols]
+        if missing:
+            raise ValueError(f"missing link columns: {missing}")
+        arrays = {c: np.ascontiguousarray(cols[c], dtype=_DTYPES[c]) for c in LINK_COLUMNS}
+        n = {a.shape[0] for a in arrays.values()}
+        if len(n) > 1:
+            raise ValueError(f"link columns differ in length: {sorted(n)}")
+        return cls(**arrays)
+
+    @classmethod
+    def concat(cls, tables: list["LinkTable"]) -> "LinkTable":
+        if not tables:
+            return cls.empty()
+        return cls(**{c: np.concatenate([getattr(t, c) for t in tables]) for c in LINK_COLUMNS})
+
+    def take(self, index: np.ndarray) -> "LinkTable":
+        """Rows selected by an index or boolean mask, as a new table."""
+        return LinkTable(**{c: getattr(self, c)[index] for c in LINK_COLUMNS})
+
+
+@dataclass(slots=True)
+class Fabric:
+    """One architecture's explicit wiring for a spec.
+
+    Attributes:
+        spec: the resolved :class:`topogen.spec.Spec`.
+        arch: ``"rail-optimized"`` or ``"rail-only"``.
+        tiers: number of switch tiers (the largest over all rails).
+        switches: switch ``i`` is device ``gpus + i``.
+        links: every cable (see :class:`LinkTable`).
+        notes: plain-language statements about choices made (rail packing...).
+    """
+
+    spec: object
+    arch: str
+    tiers: int
+    switches: list[Switch]
+    links: LinkTable
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> int:
+        return self.spec.gpus
+
+    @property
+    def hb_domain(self) -> int:
+        return self.spec.hb_domain
+
+    @property
+    def num_devices(self) -> int:
+        return self.gpus + len(self.switches)
+
+    def switch(self, dev: int) -> Switch:
+        return self.switches[dev - self.gpus]
+
+    def is_gpu(self, dev: int) -> bool:
+        return 0 <= dev < self.gpus
+
+    def switch_tiers(self) -> np.ndarray:
+        """Tier of every switch, as an array indexed by ``dev - gpus``."""
+        return np.fromiter((s.tier for s in self.switches), dtype=np.int8, count=len(self.switches))
+
+    def switches_per_tier(self) -> list[int]:
+        counts = np.bincount(self.switch_tiers(), minlength=self.tiers + 1)
+        return [int(c) for c in counts[1 : self.tiers + 1]]
+
+    def links_per_tier(self) -> list[int]:
+        counts = np.bincount(self.links.tier, minlength=self.tiers + 1)
+        return [int(c) for c in counts[1 : self.tiers + 1]]
+
+    def ports_used(self) -> np.ndarray:
+        """Ports in use on each switch, indexed by ``dev - gpus``."""
+        n = len(self.switches)
+        used = np.bincount(self.links.z_dev - self.gpus, minlength=n)
+        up = self.links.a_dev[self.links.a_dev >= self.gpus] - self.gpus
+        used[: n] += np.bincount(up, minlength=n)
+        return used
+
+    def unused_switch_ports(self) -> int:
+        total = sum(s.radix for s in self.switches)
+        return int(total - self.ports_used().sum())

@@ -1,0 +1,80 @@
+"""The topogen pipeline, top to bottom: spec → model → validate → BOM → exports.
+
+:func:`build` runs every phase in memory and returns a :class:`BuildContext`;
+:func:`write_outputs` renders it through the exporters into an output directory,
+atomically. The CLI is a thin layer over these two calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__, clos, counts
+from .errors import InputError, Problem
+from .exports import EXPORTERS
+from .model import Fabric
+from .outdir import atomic_dir
+from .spec import Spec
+from .summary import make_summary
+
+
+@dataclass
+class BuildContext:
+    """Everything the phases computed for one spec; exporters only read it."""
+
+    spec: Spec
+    fabrics: dict[str, Fabric]
+    counts: dict[str, counts.Counts]
+    summary_hooks: list[Callable[["BuildContext", str], dict[str, Any]]] = field(default_factory=list)
+    global_hooks: list[Callable[["BuildContext"], dict[str, Any]]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def build(spec: Spec) -> BuildContext:
+    """Run every phase for ``spec`` (no files written)."""
+    fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model
+    closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}
+    ctx = BuildContext(spec, fabrics, closed)
+    ctx.summary = make_summary(ctx)
+    return ctx
+
+
+def resolve_formats(formats: str | None) -> list[str]:
+    """Exporter names from a comma-separated ``--formats`` value (default: all)."""
+    if formats is None or formats.strip() in ("", "all"):
+        return list(EXPORTERS)
+    names = [f.strip() for f in formats.split(",") if f.strip()]
+    bad = [f for f in names if f not in EXPORTERS]
+    if bad:
+        raise InputError([Problem("formats", f"unknown format(s) {', '.join(map(repr, bad))}", f"valid formats: {', '.join(EXPORTERS)}, or 'all'")])
+    return [f for f in EXPORTERS if f in names]
+
+
+def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str]) -> list[Path]:
+    """Write the chosen exports, ``summary.json`` and ``manifest.json`` into ``out_dir`` atomically."""
+    written: list[Path] = []
+    with atomic_dir(out_dir) as tmp:
+        for name in formats:
+            written.extend(EXPORTERS[name](ctx, tmp))
+        summary_path = tmp / "summary.json"
+        summary_path.write_text(json.dumps(ctx.summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        written.append(summary_path)
+        manifest = _manifest(ctx, tmp, written)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        rel = [p.relative_to(tmp) for p in written]
+    return [Path(out_dir) / r for r in rel] + [Path(out_dir) / "manifest.json"]
+
+
+def _manifest(ctx: BuildContext, root: Path, files: list[Path]) -> dict[str, Any]:
+    entries = []
+    for p in sorted(files, key=lambda q: q.relative_to(root).as_posix()):
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        entries.append({"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size, "sha256": h.hexdigest()})
+    return {"generator": f"topogen {__version__}", "spec_sha256": ctx.spec.digest(), "files": entries}

@@ -1,0 +1,247 @@
+"""The cluster spec: parse YAML and CLI overrides into a frozen, checked :class:`Spec`.
+
+Every input problem is collected (not just the first) and raised together as
+one :class:`~topogen.errors.InputError`, each naming the field, the value and
+what would be valid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from . import __version__, counts
+from .errors import InputError, Problem
+
+ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
+PACKING_CHOICES = ("shared", "dedicated")
+PROVISION_CHOICES = ("full", "minimal")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MAX_PLANES = 8
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+CLUSTERS_DIR = TEMPLATES / "clusters"
+CATALOGS_DIR = TEMPLATES / "catalogs"
+
+DEFAULTS: dict[str, Any] = {
+    "name": None,
+    "gpus": None,
+    "hb_domain": None,
+    "radix": None,
+    "link_speed": 400,
+    "arch": "both",
+    "rail_packing": "shared",
+    "provision": "full",
+    "catalog": "paper",
+    "planes": 1,
+}
+ALLOWED_KEYS = tuple(DEFAULTS)
+REQUIRED = ("gpus", "hb_domain", "radix")
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A resolved cluster spec (see the README for every field)."""
+
+    name: str
+    gpus: int
+    hb_domain: int
+    radix: int
+    link_speed: int
+    arch: str
+    rail_packing: str
+    provision: str
+    catalog: str
+    planes: int
+
+    @property
+    def domains(self) -> int:
+        return self.gpus // self.hb_domain
+
+    @property
+    def arches(self) -> tuple[str, ...]:
+        return ("rail-optimized", "rail-only") if self.arch == "both" else (self.arch,)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def digest(self) -> str:
+        """sha256 of the canonical JSON of the spec: the provenance stamp of every output."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+    def provenance(self) -> str:
+        return f"topogen {__version__}; spec {self.name} sha256:{self.digest()[:16]}"
+
+
+def available_catalogs() -> list[str]:
+    return sorted(p.stem for p in CATALOGS_DIR.glob("*.yaml"))
+
+
+def available_presets() -> list[str]:
+    return sorted(p.stem for p in CLUSTERS_DIR.glob("*.yaml"))
+
+
+def resolve_spec_path(ref: str) -> Path:
+    """A spec argument is a path, or the name of a preset under templates/clusters/."""
+    p = Path(ref)
+    if p.exists() or p.suffix in (".yaml", ".yml") or "/" in ref:
+        return p
+    return CLUSTERS_DIR / f"{ref}.yaml"
+
+
+def read_spec_file(path: Path) -> dict[str, Any]:
+    """Read a YAML spec file into a mapping; syntax errors name the line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        presets = ", ".join(available_presets())
+        raise InputError([Problem("spec", f"file {str(path)!r} does not exist", f"give a YAML file or a preset name ({presets})")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem("spec", f"cannot read {str(path)!r}: {exc}", "give a readable UTF-8 YAML file")]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError([Problem("spec", f"YAML syntax error in {path}{where}: {problem}", "fix the YAML syntax")]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError([Problem("spec", f"{path} holds a {type(data).__name__}, not a mapping of fields", f"write 'key: value' lines with keys from: {', '.join(ALLOWED_KEYS)}")])
+    return data
+
+
+def _as_int(raw: Any) -> int | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return None  # 64.0 is not written as a whole number; reject to keep specs exact
+    if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d+\s*", raw):
+        return int(raw)
+    return None
+
+
+def _catalog_known(ref: str) -> bool:
+    if ref in available_catalogs():
+        return True
+    p = Path(ref)
+    return p.suffix in (".yaml", ".yml") and p.is_file()
+
+
+def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = None, default_name: str = "cluster") -> Spec:
+    """Merge file data and overrides (non-None values win), check everything, return a Spec.
+
+    Raises :class:`InputError` listing every problem found.
+    """
+    problems: list[Problem] = []
+    merged: dict[str, Any] = dict(DEFAULTS)
+    unknown = sorted(str(k) for k in data if k not in DEFAULTS)
+    for key in unknown:
+        problems.append(Problem(key, f"unknown spec key {key!r}", f"allowed keys: {', '.join(ALLOWED_KEYS)}"))
+    merged.update({k: v for k, v in data.items() if k in DEFAULTS})
+    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if merged["name"] is None:
+        merged["name"] = default_name
+
+    values: dict[str, Any] = {}
+    for key in ("gpus", "hb_domain", "radix", "link_speed", "planes"):
+        raw = merged[key]
+        if raw is None:
+            problems.append(Problem(key, f"{key} is required", f"set {key} to a positive whole number"))
+            continue
+        n = _as_int(raw)
+        if n is None or n <= 0:
+            problems.append(Problem(key, f"{key} must be a positive whole number, got {raw!r}", _int_hint(key)))
+            continue
+        values[key] = n
+    if "planes" in values and values["planes"] > MAX_PLANES:
+        problems.append(Problem("planes", f"planes must be at most {MAX_PLANES}, got {values['planes']}", "use 1 (one NIC port per GPU) to 8"))
+        del values["planes"]
+
+    for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("provision", PROVISION_CHOICES)):
+        raw = merged[key]
+        if raw not in choices:
+            problems.append(Problem(key, f"unknown {key} {raw!r}", f"valid values: {', '.join(choices)}"))
+        else:
+            values[key] = raw
+
+    name = merged["name"]
+    if not isinstance(name, str) or not NAME_RE.match(name) or name in (".", ".."):
+        problems.append(Problem("name", f"name {name!r} is not a safe directory name", "use letters, digits, '.', '_' or '-', starting with a letter or digit, no '/' and at most 100 characters"))
+    else:
+        values["name"] = name
+
+    cat = merged["catalog"]
+    if not isinstance(cat, str) or not _catalog_known(cat):
+        problems.append(Problem("catalog", f"unknown catalog {cat!r}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file"))
+    else:
+        values["catalog"] = cat
+
+    _cross_checks(values, problems)
+    if problems:
+        raise InputError(problems)
+    return Spec(**{k: values[k] for k in ALLOWED_KEYS})
+
+
+def _int_hint(key: str) -> str:
+    return {
+        "gpus": "the number of GPUs N, a multiple of hb_domain (e.g. 1024)",
+        "hb_domain": "GPUs per HB domain K (8 for DGX H100, 72 for GB200 NVL72, 256 for GH200)",
+        "radix": "switch ports at link speed, an even number (e.g. 64)",
+        "link_speed": "NIC/link speed in Gb/s (e.g. 400 or 800)",
+        "planes": "NIC ports (independent fabric planes) per GPU, 1 to 8",
+    }[key]
+
+
+def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
+    """Checks between fields, run only on fields that are individually valid."""
+    if "gpus" in v and "hb_domain" in v and v["gpus"] % v["hb_domain"]:
+        n, k = v["gpus"], v["hb_domain"]
+        lo, hi = (n // k) * k, (n // k + 1) * k
+        near = f"{lo} or {hi}" if lo else f"{hi}"
+        problems.append(Problem("gpus", f"gpus {n} is not a whole number of HB domains of {k}", f"use a multiple of hb_domain, e.g. {near}"))
+        return
+    if not all(k in v for k in ("gpus", "hb_domain", "radix")):
+        return
+    n, k, r = v["gpus"], v["hb_domain"], v["radix"]
+    shared = v.get("rail_packing", "shared") == "shared"
+    arches = ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
+    tiers = {}
+    for arch in arches:
+        if arch == "rail-optimized":
+            if r % 2 and not (n <= r and (shared or k == 1)):
+                tiers[arch] = None
+            else:
+                tiers[arch] = counts.rail_optimized_tiers(n, k, r, shared) if r >= 2 else counts.MAX_TIERS + 1
+        elif arch == "rail-only":
+            if r % 2 and n // k > r:
+                tiers[arch] = None
+            else:
+                tiers[arch] = counts.rail_only_tiers(n, k, r) if r >= 2 else counts.MAX_TIERS + 1
+    odd = [a for a, t in tiers.items() if t is None]
+    if odd:
+        problems.append(Problem("radix", f"radix {r} is odd, but the {' and '.join(odd)} fabric needs more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {r - 1} or {r + 1}"))
+        return
+    deep = {a: t for a, t in tiers.items() if t is not None and t > counts.MAX_TIERS}
+    if deep:
+        a, t = next(iter(deep.items()))
+        problems.append(Problem("radix", f"{n} GPUs with radix {r} would need {'more than ' + str(counts.MAX_TIERS) if t > counts.MAX_TIERS else t} tiers ({a})", f"at most {counts.MAX_TIERS} tiers are supported; use a larger radix or fewer GPUs"))
+
+
+def load_spec(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Spec:
+    """Load a spec from a YAML path or preset name (or none: flags only) plus overrides."""
+    if ref is None:
+        return build_spec({}, overrides, default_name="cluster")
+    path = resolve_spec_path(ref)
+    data = read_spec_file(path)
+    return build_spec(data, overrides, default_name=path.stem)

@@ -1,0 +1,48 @@
+"""``summary.json``: the key figures of a build, one section per architecture.
+
+Each phase adds its own fields: the generator (switch and link counts), the
+validator (``validation``), the BOM (``transceivers``, ``cost``, ``power_w``).
+Keys are stable; new phases add keys rather than change them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import __version__
+
+
+def arch_section(fabric, closed) -> dict[str, Any]:
+    """Counts of one fabric, read off the explicit wiring, with the closed form alongside."""
+    spt = fabric.switches_per_tier()
+    lpt = fabric.links_per_tier()
+    return {
+        "tiers": fabric.tiers,
+        "switches": sum(spt),
+        "switches_per_tier": spt,
+        "links": sum(lpt),
+        "links_per_tier": lpt,
+        "switch_ports": sum(s.radix for s in fabric.switches),
+        "unused_switch_ports": fabric.unused_switch_ports(),
+        "closed_form_agrees": (tuple(spt), tuple(lpt), fabric.unused_switch_ports())
+        == (closed.switches_per_tier, closed.links_per_tier, closed.unused_switch_ports),
+        "notes": list(fabric.notes),
+    }
+
+
+def make_summary(ctx) -> dict[str, Any]:
+    spec = ctx.spec
+    out: dict[str, Any] = {
+        "generator": f"topogen {__version__}",
+        "spec_sha256": spec.digest(),
+        "spec": spec.to_dict(),
+        "architectures": {},
+    }
+    for arch, fabric in ctx.fabrics.items():
+        section = arch_section(fabric, ctx.counts[arch])
+        for extra in ctx.summary_hooks:
+            section.update(extra(ctx, arch))
+        out["architectures"][arch] = section
+    for extra in ctx.global_hooks:
+        out.update(extra(ctx))
+    return out
