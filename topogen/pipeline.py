@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import __version__, clos, counts
 from .errors import InputError, Problem
@@ -29,8 +29,6 @@ class BuildContext:
     spec: Spec
     fabrics: dict[str, Fabric]
     counts: dict[str, counts.Counts]
-    summary_hooks: list[Callable[["BuildContext", str], dict[str, Any]]] = field(default_factory=list)
-    global_hooks: list[Callable[["BuildContext"], dict[str, Any]]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
 
 

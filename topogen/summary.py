@@ -1,8 +1,9 @@
 """``summary.json``: the key figures of a build, one section per architecture.
 
-Each phase adds its own fields: the generator (switch and link counts), the
-validator (``validation``), the BOM (``transceivers``, ``cost``, ``power_w``).
-Keys are stable; new phases add keys rather than change them.
+Each phase adds its own fields here, read from the :class:`BuildContext`: the
+generator (switch and link counts), the validator (``validation``), the BOM
+(``transceivers``, ``cost``, ``power_w``). Keys are stable; new phases add keys
+rather than change them.
 """
 
 from __future__ import annotations
@@ -39,10 +40,5 @@ def make_summary(ctx) -> dict[str, Any]:
         "architectures": {},
     }
     for arch, fabric in ctx.fabrics.items():
-        section = arch_section(fabric, ctx.counts[arch])
-        for extra in ctx.summary_hooks:
-            section.update(extra(ctx, arch))
-        out["architectures"][arch] = section
-    for extra in ctx.global_hooks:
-        out.update(extra(ctx))
+        out["architectures"][arch] = arch_section(fabric, ctx.counts[arch])
     return out
