@@ -102,7 +102,8 @@ def read_spec_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         presets = ", ".join(available_presets())
-        raise InputError([Problem("spec", f"file {str(path)!r} does not exist", f"give a YAML file or a preset name ({presets})")]) from None
+        what = f"no preset named {path.stem!r}" if path.parent == CLUSTERS_DIR else f"file {str(path)!r} does not exist"
+        raise InputError([Problem("spec", what, f"give a YAML file or a preset name ({presets})")]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError([Problem("spec", f"cannot read {str(path)!r}: {exc}", "give a readable UTF-8 YAML file")]) from None
     try:
@@ -110,6 +111,9 @@ def read_spec_file(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        ctx_mark = getattr(exc, "context_mark", None)
+        if ctx_mark is not None and getattr(exc, "context", None) and (not mark or ctx_mark.line != mark.line):
+            where += f" ({exc.context} at line {ctx_mark.line + 1})"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError([Problem("spec", f"YAML syntax error in {path}{where}: {problem}", "fix the YAML syntax")]) from None
     if data is None:
@@ -157,7 +161,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     for key in ("gpus", "hb_domain", "radix", "link_speed", "planes"):
         raw = merged[key]
         if raw is None:
-            problems.append(Problem(key, f"{key} is required", f"set {key} to a positive whole number"))
+            problems.append(Problem(key, f"{key} is required", f"set {key}: {_int_hint(key)}"))
             continue
         n = _as_int(raw)
         if n is None or n <= 0:
@@ -230,12 +234,13 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
                 tiers[arch] = counts.rail_only_tiers(n, k, r) if r >= 2 else counts.MAX_TIERS + 1
     odd = [a for a, t in tiers.items() if t is None]
     if odd:
-        problems.append(Problem("radix", f"radix {r} is odd, but the {' and '.join(odd)} fabric needs more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {r - 1} or {r + 1}"))
+        problems.append(Problem("radix", f"radix {r} is odd, but the {' and '.join(odd)} {'fabrics need' if len(odd) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {r - 1} or {r + 1}"))
         return
     deep = {a: t for a, t in tiers.items() if t is not None and t > counts.MAX_TIERS}
     if deep:
         a, t = next(iter(deep.items()))
-        problems.append(Problem("radix", f"{n} GPUs with radix {r} would need {'more than ' + str(counts.MAX_TIERS) if t > counts.MAX_TIERS else t} tiers ({a})", f"at most {counts.MAX_TIERS} tiers are supported; use a larger radix or fewer GPUs"))
+        need = f"{t} tiers" if t <= 64 else "more tiers than any real fabric"
+        problems.append(Problem("radix", f"{n} GPUs in HB domains of {k} with radix {r} would need {need} ({a})", f"at most {counts.MAX_TIERS} tiers are supported; use a larger radix or fewer GPUs"))
 
 
 def load_spec(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Spec:
