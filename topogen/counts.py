@@ -26,6 +26,7 @@ from functools import lru_cache
 from math import ceil
 
 MAX_TIERS = 6
+UNBOUNDED = 10**6  # tier count reported when no number of tiers can fit (radix < 4)
 
 
 def clos_capacity(radix: int, tiers: int) -> int:
@@ -39,7 +40,7 @@ def tiers_for_endpoints(endpoints: int, radix: int) -> int:
     t = 1
     while clos_capacity(radix, t) < endpoints:
         if radix < 4:  # h == 1: capacity never grows
-            return MAX_TIERS + 1
+            return UNBOUNDED
         t += 1
         if t > 64:
             break
@@ -52,7 +53,7 @@ def tiers_for_leaves(leaves: int, radix: int) -> int:
     t = 2
     while radix * h ** (t - 2) < leaves:
         if h < 2:
-            return MAX_TIERS + 1
+            return UNBOUNDED
         t += 1
         if t > 64:
             break

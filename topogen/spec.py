@@ -226,15 +226,15 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
             if r % 2 and not (n <= r and (shared or k == 1)):
                 tiers[arch] = None
             else:
-                tiers[arch] = counts.rail_optimized_tiers(n, k, r, shared) if r >= 2 else counts.MAX_TIERS + 1
+                tiers[arch] = counts.rail_optimized_tiers(n, k, r, shared) if r >= 2 else counts.UNBOUNDED
         elif arch == "rail-only":
             if r % 2 and n // k > r:
                 tiers[arch] = None
             else:
-                tiers[arch] = counts.rail_only_tiers(n, k, r) if r >= 2 else counts.MAX_TIERS + 1
+                tiers[arch] = counts.rail_only_tiers(n, k, r) if r >= 2 else counts.UNBOUNDED
     odd = [a for a, t in tiers.items() if t is None]
     if odd:
-        problems.append(Problem("radix", f"radix {r} is odd, but the {' and '.join(odd)} {'fabrics need' if len(odd) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {r - 1} or {r + 1}"))
+        problems.append(Problem("radix", f"radix {r} is odd, but the {' and '.join(odd)} {'fabrics need' if len(odd) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {r - 1} or {r + 1}" if r > 2 else "use an even radix of at least 4"))
         return
     deep = {a: t for a, t in tiers.items() if t is not None and t > counts.MAX_TIERS}
     if deep:
