@@ -72,7 +72,7 @@ def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Lin
             block_ids: list[int] = []
             for p in range(max(len(sb) for sb in chunk)):
                 members = [sb[p] for sb in chunk if len(sb) > p]
-                s, ups = counts.stripe_width(tuple(used[m] for m in members), h, down, full)
+                s, ups = counts.stripe_width(tuple(used[m] for m in members), h, down, full, top)
                 first = next_id
                 next_id += s
                 per_upper = sum(u // s for u in ups)

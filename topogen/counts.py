@@ -65,17 +65,27 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
-def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool) -> tuple[int, tuple[int, ...]]:
+@lru_cache(maxsize=65536)
+def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool, top: bool = True) -> tuple[int, tuple[int, ...]]:
     """Balanced striping of one stripe: how many upper switches, and each lower's uplinks.
 
     ``used`` holds the used downlinks of each lower switch in the stripe, ``h``
-    their uplink ports, ``down`` the downlink ports of an upper switch. The upper
-    switch count ``s`` is the smallest divisor of ``h`` whose ports suffice, so
-    every lower switch has the same number (``uplinks / s``) of parallel links to
-    each upper switch. With ``full`` provisioning every lower switch builds all
-    ``h`` uplinks; otherwise only enough for its used downlinks, rounded up to a
-    multiple of ``s`` so the striping stays balanced.
+    their uplink ports, ``down`` the downlink ports of an upper switch.
+
+    * Top tier: the upper switch count ``s`` is the smallest divisor of ``h``
+      whose ports suffice, so every lower switch has the same number
+      (``uplinks / s``) of parallel links to each upper switch. With ``full``
+      provisioning every lower switch builds all ``h`` uplinks; otherwise only
+      enough for its used downlinks, rounded up to a multiple of ``s``.
+    * Below the top every block keeps all ``h`` stripe switches, one link from
+      each member to each, even when the block is partly filled. A partly filled
+      pod with fewer positions would reach only some top-tier stripes, and a
+      max-flow check finds cuts below full bisection (e.g. 38 endpoints on
+      radix 8: 17 < 19); with every position present each stripe spans every
+      pod and the fabric stays non-blocking.
     """
+    if not top:
+        return h, (h,) * len(used)
     for s in divisors(h):
         if full:
             ups = (h,) * len(used)
@@ -240,7 +250,7 @@ def _chunk_runs(runs: list[tuple[int, object]], size: int) -> list[tuple[int, tu
 
 
 @lru_cache(maxsize=4096)
-def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool) -> tuple[tuple[int, ...], int, int]:
+def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, top: bool) -> tuple[tuple[int, ...], int, int]:
     """One block built over ``chunk`` (each item: used downlinks of a sub-block's switches).
 
     Returns (used downlinks of the new block's switches in position order,
@@ -251,7 +261,7 @@ def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool) ->
     links = 0
     for p in range(maxpos):
         used = tuple(sb[p] for sb in chunk if len(sb) > p)
-        s, ups = stripe_width(used, h, down, full)
+        s, ups = stripe_width(used, h, down, full, top)
         links += sum(ups)
         per_upper = sum(u // s for u in ups)
         new_used.extend([per_upper] * s)
@@ -277,7 +287,7 @@ def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool)
         nsw = nlk = 0
         new_level: list[tuple[int, object]] = []
         for mult, chunk in chunks:
-            used, s, lk = _block(chunk, h, down, full)
+            used, s, lk = _block(chunk, h, down, full, top)
             nsw += mult * s
             nlk += mult * lk
             new_level.append((mult, used))
