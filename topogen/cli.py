@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from . import __version__, pipeline
-from .errors import InputError
+from .errors import InputError, Problem
 from .model import link_tier_name
 from .spec import Spec, load_spec
 
@@ -67,10 +67,20 @@ def build(spec: str | None, out: str | None, formats: str | None, **kwargs) -> N
         fmts = pipeline.resolve_formats(formats)
         out_dir = Path(out) if out else Path("out") / s.name
         ctx = pipeline.build(s)
-        pipeline.write_outputs(ctx, out_dir, fmts)
+        pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts))
     except InputError as exc:
         fail_input(exc)
     click.echo(render_summary(ctx, out_dir))
+    for message in ctx.messages:
+        click.echo(f"note: {message}")
+    if not ctx.valid:
+        from . import validate as checks
+
+        for report in ctx.reports.values():
+            if not report.valid:
+                click.echo(checks.render(report), err=True)
+        click.echo(f"error: the wiring failed validation; {out_dir}/ holds only summary.json, validation.json and manifest.json", err=True)
+        sys.exit(1)
 
 
 def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
@@ -82,6 +92,16 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         lines.append(f"  {arch:15s} {sec['tiers']} tier(s), {sec['switches']} switches ({tiers}); links: {links}; unused switch ports: {sec['unused_switch_ports']}")
         for note in sec["notes"]:
             lines.append(f"  {'':15s} note: {note}")
+        if "validation" in sec:
+            from .validate import summary_line
+
+            lines.append(f"  {'':15s} {summary_line(sec['validation'])}")
+        if "cost" in sec:
+            lines.append(f"  {'':15s} BOM ({ctx.summary['catalog']}): {sec['transceivers']} transceivers, {sec['cables']} cables, cost ${sec['cost']:,} (${sec['cost_per_gpu']:,} per GPU), power {sec['power_w'] / 1000:,.1f} kW")
+    if "comparison" in ctx.summary:
+        cmp = ctx.summary["comparison"]
+        pct = {k: "n/a" if cmp[k] is None else f"{100 * cmp[k]:.1f}%" for k in ("cost_reduction", "power_reduction")}
+        lines.append(f"  rail-only saves {pct['cost_reduction']} of the cost and {pct['power_reduction']} of the power of rail-optimized")
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
 
@@ -90,6 +110,94 @@ def _roles(t: int) -> list[str]:
     from .model import tier_role
 
     return [tier_role(j) for j in range(1, t + 1)]
+
+
+@main.command()
+@spec_options
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object {\"rows\": [...]} instead of a table.")
+def compare(spec: str | None, as_json: bool, **kwargs) -> None:
+    """Compare rail-only with rail-optimized for SPEC, or sweep comma-separated values.
+
+    --gpus, --hb-domain, --radix and --link-speed take lists, e.g.
+    --gpus 32768,65536 --radix 32,64,128,256 --hb-domain 256 --catalog paper.
+    Both architectures are always built (the spec's arch is ignored).
+    """
+    from . import compare as cmp
+
+    try:
+        overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
+        rows = cmp.compare(cmp.sweep_specs(spec, overrides))
+    except InputError as exc:
+        fail_input(exc)
+    if as_json:
+        import json
+
+        click.echo(json.dumps({"rows": rows}, indent=2))
+    else:
+        click.echo(cmp.render_table(rows))
+
+
+@main.command("validate")
+@spec_options
+@click.option("--spec", "spec_opt", metavar="SPEC", help="The spec a cabling.csv / topology.json claims to implement (YAML path or preset name).")
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Also write <out>/<arch>/validation.json.")
+def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwargs) -> None:
+    """Validate SPEC (build it, then check it), or a wiring file against --spec.
+
+    \b
+    topogen validate demo
+    topogen validate out/demo/rail-only/cabling.csv --spec demo
+    topogen validate out/demo/rail-only/topology.json
+
+    Without --spec, a wiring file is checked against the spec it names
+    (topology.json embeds it; a cabling.csv's hash is matched with the
+    summary.json beside it). Exit status: 0 valid, 1 errors found, 2 bad input.
+    """
+    from . import validate as checks
+    from . import wiring
+    from .exports.validation import generate_json
+    from .outdir import write_text_atomic
+
+    try:
+        if spec is not None and wiring.is_wiring_path(spec):
+            arch_flag, kwargs["arch"] = kwargs["arch"], None  # picks the file's architecture; the spec stays as written
+            raw = wiring.read(Path(spec))
+            s = _wiring_spec(raw, spec_opt, kwargs)
+            w = wiring.to_fabric(raw, s, wiring.choose_arch(raw, arch_flag, s))
+            reports = [checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=w.source)]
+        else:
+            if spec is not None and spec_opt is not None:
+                raise InputError([Problem("spec", f"two specs given: {spec!r} and --spec {spec_opt!r}", "give the spec once, or a cabling.csv / topology.json with --spec")])
+            ctx = pipeline.build(resolve(spec if spec is not None else spec_opt, kwargs))
+            reports = list(ctx.reports.values())
+        if out:
+            for r in reports:
+                d = Path(out) / r.arch
+                d.mkdir(parents=True, exist_ok=True)
+                write_text_atomic(d / "validation.json", generate_json(r))
+    except InputError as exc:
+        fail_input(exc)
+    except OSError as exc:
+        fail_input(InputError([Problem("out", f"cannot write to {out!r}: {exc.strerror or exc}", "choose a writable --out directory")]))
+    click.echo("\n\n".join(checks.render(r) for r in reports))
+    sys.exit(0 if all(r.valid for r in reports) else 1)
+
+
+def _wiring_spec(raw, spec_opt: str | None, kwargs: dict) -> Spec:
+    """The spec to check a wiring file against: --spec, else the one the file names."""
+    from . import wiring
+    from .spec import build_spec
+
+    if spec_opt is not None:
+        return resolve(spec_opt, kwargs)
+    claimed = wiring.claimed_spec(raw)
+    overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
+    if claimed is None:
+        if all(overrides.get(k) is not None for k in ("gpus", "hb_domain", "radix")):
+            return resolve(None, overrides)
+        raise InputError([Problem("spec", f"{raw.path.name} does not say which spec it implements", "give it with --spec (a YAML file or preset name)")])
+    data, _where = claimed
+    return build_spec(data, overrides, default_name=str(data.get("name") or "cluster"))
 
 
 if __name__ == "__main__":  # pragma: no cover

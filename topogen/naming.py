@@ -15,6 +15,9 @@ Devices
         whole rails on one switch: ``rail<first>-<last>-leaf``.
     With several planes every switch name starts with ``pl<plane>-``.
 
+Nodes (NetBox devices, Slurm nodes; see :class:`NodeNames`)
+    ``hb<domain>``: one per HB domain, NIC interfaces ``gpu<rank>-nic<plane>``.
+
 Ports
     GPU NIC ports ``nic<plane>``; switch ports ``p<n>``, 1-based. Below the top
     tier ports ``p1 .. p<radix/2>`` face down and the rest up.
@@ -84,3 +87,30 @@ def parse_port(text: str) -> tuple[str, int] | None:
     if m:
         return "p", int(m.group(1))
     return None
+
+
+class NodeNames:
+    """Host names for inventory and scheduler files (NetBox devices, Slurm nodes).
+
+    Rule: **one node per HB domain**, named ``hb<domain>`` with the same
+    zero-padding as the GPU names, so GPU ``hb03-gpu7`` lives on node ``hb03``.
+    Its NIC ports are interfaces ``gpu<rank>-nic<plane>`` (rank padded as in the
+    GPU name), so ``<node>-<interface>`` reads ``<gpu name>-nic<plane>``. The
+    HB domain is the unit the network and the scheduler place work on; a spec
+    has no host size, so rack-scale domains (NVL72, GH200) are one node too.
+    """
+
+    def __init__(self, gpus: int, hb_domain: int):
+        g = GpuNames(gpus, hb_domain)
+        self.domains = gpus // hb_domain
+        self.hb = hb_domain
+        self.dw, self.rw = g.dw, g.rw
+
+    def name(self, domain: int) -> str:
+        return f"hb{int(domain):0{self.dw}d}"
+
+    def names(self) -> list[str]:
+        return [f"hb{d:0{self.dw}d}" for d in range(self.domains)]
+
+    def interface(self, rank: int, plane: int) -> str:
+        return f"gpu{int(rank):0{self.rw}d}-nic{int(plane)}"

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, clos, counts
+from . import bom, catalog
+from . import validate
 from .errors import InputError, Problem
 from .exports import EXPORTERS
 from .model import Fabric
@@ -30,13 +32,27 @@ class BuildContext:
     fabrics: dict[str, Fabric]
     counts: dict[str, counts.Counts]
     summary: dict[str, Any] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)  # exporters' notes for the user (the CLI prints them)
+    catalog: catalog.Catalog | None = None  # hardware catalog the BOMs are priced with
+    boms: dict[str, bom.Bom] = field(default_factory=dict)  # per architecture, from the explicit wiring
+    reports: dict[str, validate.Report] = field(default_factory=dict)  # per architecture: the validator's findings
+
+    @property
+    def valid(self) -> bool:
+        """No validation errors in any architecture."""
+        return all(r.valid for r in self.reports.values())
 
 
 def build(spec: Spec) -> BuildContext:
     """Run every phase for ``spec`` (no files written)."""
+    hw = catalog.load_catalog(spec.catalog)  # catalog, checked against the spec before any wiring
+    catalog.check_spec(hw, spec, {arch: counts.arch_counts(spec, arch).tiers for arch in spec.arches})
     fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model
     closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}
     ctx = BuildContext(spec, fabrics, closed)
+    ctx.reports = {arch: validate.validate(f) for arch, f in fabrics.items()}  # validate
+    ctx.catalog = hw
+    ctx.boms = {arch: bom.compile_bom(f, hw) for arch, f in fabrics.items()}  # BOM
     ctx.summary = make_summary(ctx)
     return ctx
 
@@ -50,6 +66,17 @@ def resolve_formats(formats: str | None) -> list[str]:
     if bad:
         raise InputError([Problem("formats", f"unknown format(s) {', '.join(map(repr, bad))}", f"valid formats: {', '.join(EXPORTERS)}, or 'all'")])
     return [f for f in EXPORTERS if f in names]
+
+
+def export_formats(ctx: BuildContext, formats: list[str]) -> list[str]:
+    """The exporters to run: always ``validation``; only it when a fabric has errors.
+
+    A wiring that failed validation must not leave cabling sheets, BOMs or
+    diagrams behind that an installer could take for a good design.
+    """
+    if not ctx.valid:
+        return ["validation"]
+    return [f for f in EXPORTERS if f in formats or f == "validation"]
 
 
 def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str]) -> list[Path]:

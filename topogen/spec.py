@@ -91,7 +91,7 @@ def available_presets() -> list[str]:
 def resolve_spec_path(ref: str) -> Path:
     """A spec argument is a path, or the name of a preset under templates/clusters/."""
     p = Path(ref)
-    if p.exists() or p.suffix in (".yaml", ".yml") or "/" in ref:
+    if p.is_file() or p.suffix in (".yaml", ".yml") or "/" in ref:
         return p
     return CLUSTERS_DIR / f"{ref}.yaml"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__
+from . import __version__, bom
 
 
 def arch_section(fabric, closed) -> dict[str, Any]:
@@ -41,4 +41,14 @@ def make_summary(ctx) -> dict[str, Any]:
     }
     for arch, fabric in ctx.fabrics.items():
         out["architectures"][arch] = arch_section(fabric, ctx.counts[arch])
+    for arch, report in (getattr(ctx, "reports", None) or {}).items():  # the validator's key figures
+        out["architectures"][arch]["validation"] = report.key_figures()
+    boms = getattr(ctx, "boms", None) or {}
+    if boms:  # the BOM phase: transceivers, cost, power_w per architecture; savings of rail-only
+        out["catalog"] = ctx.catalog.name
+        out["catalog_sha256"] = ctx.catalog.sha256
+        for arch, b in boms.items():
+            out["architectures"][arch].update(bom.summary_fields(b))
+        if (cmp := bom.comparison(boms)) is not None:
+            out["comparison"] = cmp
     return out

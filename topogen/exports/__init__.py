@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import cabling, topology
+from . import cabling, diagrams, topology
+from . import graphml, netbox, slurm
+from . import bom
+from . import workbook
+from . import validation
 
 Exporter = Callable[..., list]
 
@@ -18,6 +22,13 @@ Exporter = Callable[..., list]
 EXPORTERS: dict[str, Exporter] = {
     "cabling": cabling.export,
     "topology": topology.export,
+    "bom": bom.export,
+    "xlsx": workbook.export,
+    "diagrams": diagrams.export,
+    "netbox": netbox.export,
+    "graphml": graphml.export,
+    "slurm": slurm.export,
+    "validation": validation.export,
 }
 
 CORE_FORMATS = ("cabling", "topology")

@@ -1,0 +1,433 @@
+"""Files for other tools: NetBox CSV, GraphML, Slurm topology files.
+
+Every test reads the produced files back. Golden files for the demo preset live
+in ``tests/golden/tools/demo/``; after an intended change of these formats,
+regenerate them with::
+
+    TOPOGEN_REGEN_GOLDEN=1 .venv/bin/pytest tests/test_exports_tools.py -k golden
+
+and review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from topogen import pipeline
+from topogen.exports import EXPORTERS, netbox, slurm
+from topogen.exports.text import cell_safe
+from topogen.naming import GpuNames, NodeNames
+from topogen.spec import build_spec, load_spec
+
+GOLDEN = Path(__file__).parent / "golden" / "tools" / "demo"
+REGEN = os.environ.get("TOPOGEN_REGEN_GOLDEN") == "1"
+
+# (gpus, hb_domain, radix, planes, rail_packing, provision): 1-, 2- and 3-tier, shared and dedicated,
+# partial groups, two planes, a rack-scale HB domain
+GRID = [
+    (64, 8, 16, 1, "shared", "full"),
+    (96, 8, 16, 2, "shared", "full"),
+    (40, 8, 8, 1, "dedicated", "minimal"),
+    (288, 72, 16, 1, "shared", "full"),
+    (512, 8, 8, 1, "shared", "full"),
+]
+
+
+def _spec(gpus, hb, radix, planes, packing, provision, name="grid"):
+    return build_spec({"name": name, "gpus": gpus, "hb_domain": hb, "radix": radix, "planes": planes, "rail_packing": packing, "provision": provision})
+
+
+@pytest.fixture(scope="module", params=GRID, ids=lambda p: "n{}-k{}-r{}-pl{}-{}-{}".format(*p))
+def built(request, tmp_path_factory):
+    """A build of one grid spec with the three exporters written to a temp dir."""
+    ctx = pipeline.build(_spec(*request.param))
+    out = tmp_path_factory.mktemp("tools")
+    for name in ("netbox", "graphml", "slurm", "cabling", "topology"):
+        EXPORTERS[name](ctx, out)
+    return ctx, out
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[dict]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def _read_cabling(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        lines = [ln for ln in fh if not ln.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+# --- registry -------------------------------------------------------------------------
+
+
+def test_exporters_registered_and_selectable():
+    assert {"netbox", "graphml", "slurm"} <= set(EXPORTERS)
+    assert pipeline.resolve_formats("slurm,netbox,graphml") == [f for f in EXPORTERS if f in ("netbox", "graphml", "slurm")]
+
+
+@pytest.mark.parametrize(("gpus", "hb"), [(64, 8), (16, 8), (8192, 8), (4104, 72), (65536, 256)])
+def test_node_names_prefix_gpu_names(gpus, hb):
+    """Node ``hb<d>`` + interface ``gpu<r>-nic<p>`` spell the GPU name and its NIC port."""
+    gn, nn = GpuNames(gpus, hb), NodeNames(gpus, hb)
+    for gpu in (0, hb - 1, gpus - hb, gpus - 1):
+        d, r = divmod(gpu, hb)
+        assert f"{nn.name(d)}-{nn.interface(r, 1)}" == f"{gn.name(gpu)}-nic1"
+    assert nn.names() == [nn.name(d) for d in range(gpus // hb)]
+    assert len(set(nn.names())) == gpus // hb
+
+
+# --- NetBox -----------------------------------------------------------------------------
+
+# NetBox bulk-import field names (dcim DeviceImportForm, InterfaceImportForm, CableImportForm)
+NETBOX_DEVICE_FIELDS = {"name", "role", "device_type", "manufacturer", "site", "status", "rack", "comments", "platform", "serial", "asset_tag", "tenant", "description"}
+NETBOX_INTERFACE_FIELDS = {"device", "name", "label", "type", "enabled", "speed", "mtu", "mgmt_only", "description", "mark_connected"}
+NETBOX_CABLE_FIELDS = {
+    "side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
+    "type", "status", "tenant", "label", "color", "length", "length_unit", "description", "comments", "tags",
+}  # fmt: skip
+
+
+def test_netbox_column_sets(built):
+    ctx, out = built
+    for arch in ctx.fabrics:
+        d = out / arch / "netbox"
+        assert _read_csv(d / "devices.csv")[0] == ["name", "role", "device_type", "manufacturer", "site", "status", "comments"]
+        assert _read_csv(d / "interfaces.csv")[0] == ["device", "name", "type", "enabled", "speed", "description"]
+        assert _read_csv(d / "cables.csv")[0] == [
+            "side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
+            "type", "status", "length", "length_unit", "label", "comments",
+        ]  # fmt: skip
+
+
+def test_netbox_columns_are_netbox_import_fields():
+    assert set(netbox.DEVICE_COLUMNS) <= NETBOX_DEVICE_FIELDS
+    assert set(netbox.INTERFACE_COLUMNS) <= NETBOX_INTERFACE_FIELDS
+    assert set(netbox.CABLE_COLUMNS) <= NETBOX_CABLE_FIELDS
+
+
+def test_netbox_row_counts_equal_fabric_counts(built):
+    ctx, out = built
+    spec = ctx.spec
+    for arch, fabric in ctx.fabrics.items():
+        d = out / arch / "netbox"
+        devices = _read_csv(d / "devices.csv")[1]
+        interfaces = _read_csv(d / "interfaces.csv")[1]
+        cables = _read_csv(d / "cables.csv")[1]
+        assert len(devices) == spec.domains + len(fabric.switches)
+        assert len(interfaces) == spec.gpus * spec.planes + sum(s.radix for s in fabric.switches)
+        assert len(cables) == len(fabric.links)
+        assert sum(r["role"] == "gpu-node" for r in devices) == spec.domains
+
+
+def test_netbox_cables_end_on_declared_interfaces(built):
+    """Every cable end is an interface of interfaces.csv, each used once, enabled iff cabled."""
+    ctx, out = built
+    for arch in ctx.fabrics:
+        d = out / arch / "netbox"
+        device_names = {r["name"] for r in _read_csv(d / "devices.csv")[1]}
+        interfaces = {(r["device"], r["name"]): r for r in _read_csv(d / "interfaces.csv")[1]}
+        assert {dev for dev, _ in interfaces} == device_names
+        used = []
+        for r in _read_csv(d / "cables.csv")[1]:
+            assert r["side_a_type"] == r["side_b_type"] == "dcim.interface"
+            assert r["status"] == "planned"
+            used += [(r["side_a_device"], r["side_a_name"]), (r["side_b_device"], r["side_b_name"])]
+        assert len(used) == len(set(used))
+        assert set(used) <= set(interfaces)
+        enabled = {key for key, r in interfaces.items() if r["enabled"] == "true"}
+        assert enabled == set(used)
+
+
+def test_netbox_cables_match_cabling_csv(built):
+    """Cable ``label`` is the cabling.csv id; GPU ends are node + ``gpu<rank>-nic<plane>`` of that GPU."""
+    ctx, out = built
+    spec = ctx.spec
+    gn, nn = GpuNames(spec.gpus, spec.hb_domain), NodeNames(spec.gpus, spec.hb_domain)
+    for arch in ctx.fabrics:
+        cabling = _read_cabling(out / arch / "cabling.csv")
+        cables = _read_csv(out / arch / "netbox" / "cables.csv")[1]
+        assert [r["label"] for r in cables] == [r["cable"] for r in cabling]
+        for nb, cab in zip(cables, cabling):
+            if cab["a_role"] == "gpu":
+                gpu = gn.parse(cab["a_device"])
+                plane = int(cab["a_port"].removeprefix("nic"))
+                assert (nb["side_a_device"], nb["side_a_name"]) == (nn.name(gpu // spec.hb_domain), nn.interface(gpu % spec.hb_domain, plane))
+                assert f"{nb['side_a_device']}-{nb['side_a_name']}" == f"{cab['a_device']}-{cab['a_port']}"
+            else:
+                assert (nb["side_a_device"], nb["side_a_name"]) == (cab["a_device"], cab["a_port"])
+            assert (nb["side_b_device"], nb["side_b_name"]) == (cab["z_device"], cab["z_port"])
+
+
+def test_netbox_provenance_on_every_row(built):
+    ctx, out = built
+    prov = ctx.spec.provenance()
+    for arch in ctx.fabrics:
+        d = out / arch / "netbox"
+        for fname, col in (("devices.csv", "comments"), ("interfaces.csv", "description"), ("cables.csv", "comments")):
+            rows = _read_csv(d / fname)[1]
+            assert all(r[col].endswith(f"generated by {prov}; arch {arch}") for r in rows), fname
+
+
+def test_netbox_interface_types_follow_link_speed():
+    spec = build_spec({"name": "x", "gpus": 64, "hb_domain": 8, "radix": 64, "link_speed": 800, "catalog": "xdr-800g", "arch": "rail-only"})
+    rows = list(netbox.interface_rows(pipeline.build(spec).fabrics["rail-only"]))
+    assert {r[2] for r in rows if r[0].startswith("hb")} == {"other"}
+    assert {r[2] for r in rows if not r[0].startswith("hb")} == {"800gbase-x-osfp"}
+    assert {r[4] for r in rows} == {800_000_000}
+
+
+def test_netbox_switch_type_and_cable_media_come_from_the_bom():
+    spec = build_spec({"name": "x", "gpus": 64, "hb_domain": 8, "radix": 64, "catalog": "ndr-400g", "arch": "rail-only"})
+    ctx = pipeline.build(spec)
+    fabric = ctx.fabrics["rail-only"]
+    bom = ctx.boms["rail-only"]
+    rows = list(netbox.device_rows(fabric, netbox.device_types(ctx, fabric)))
+    assert {r[2] for r in rows if r[1] == "leaf"} == {bom.switch_sku}
+    media = bom.media[1]
+    length = media.cable.length_m if media.cable is not None else media.length_m
+    cables = list(netbox.cable_rows(fabric, netbox.cable_media(ctx, fabric)))
+    assert {(r[6], r[8], r[9]) for r in cables} == {(netbox.netbox_cable_type(media), f"{length:g}", "m")}
+
+
+def test_netbox_without_bom_uses_generic_types_and_empty_media():
+    ctx = pipeline.build(load_spec("demo"))
+    fabric = ctx.fabrics["rail-only"]
+    bare = type("Ctx", (), {})()
+    assert netbox.device_types(bare, fabric) == netbox.DeviceTypes("generic", "gpu-node-8x400g", "switch-16p-400g")
+    assert {(r[6], r[8], r[9]) for r in netbox.cable_rows(fabric, netbox.cable_media(bare, fabric))} == {("", "", "")}
+
+
+def _media(cable_kind, fiber):
+    cable = None if cable_kind is None else type("C", (), {"kind": cable_kind, "length_m": 3})()
+    tx = None if fiber is None else type("T", (), {"fiber": fiber})()
+    return type("M", (), {"cable": cable, "transceiver": tx, "length_m": 3})()
+
+
+@pytest.mark.parametrize(
+    ("cable_kind", "fiber", "expected"),
+    [
+        ("dac", None, "dac-passive"),
+        ("acc", None, "dac-active"),
+        ("aec", None, "dac-active"),
+        ("fiber", "multimode OM4", "mmf-om4"),
+        ("fiber", "multimode", "mmf"),
+        ("fiber", "single-mode", "smf"),
+        (None, "", ""),
+        (None, None, ""),
+    ],
+)
+def test_netbox_cable_type_slugs(cable_kind, fiber, expected):
+    assert netbox.netbox_cable_type(_media(cable_kind, fiber)) == expected
+
+
+@pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x\")", "+1+2", "-2+3", "@SUM(A1)"])
+def test_netbox_rows_neutralise_formulas(text, tmp_path):
+    """User-provided text (catalog model names, manufacturer) is stored as text, not a formula."""
+    fabric = pipeline.build(load_spec("demo")).fabrics["rail-only"]
+    types = netbox.DeviceTypes(manufacturer=text, node=text, switch=text)
+    rows = list(netbox.device_rows(fabric, types))
+    assert {r[2] for r in rows} == {"'" + text}
+    assert {r[3] for r in rows} == {"'" + text}
+    p = tmp_path / "devices.csv"
+    netbox.write_csv(p, netbox.DEVICE_COLUMNS, rows)
+    back = _read_csv(p)[1]
+    assert all(r["device_type"] == r["manufacturer"] == cell_safe(text) == "'" + text for r in back)
+
+
+# --- GraphML ----------------------------------------------------------------------------
+
+
+def test_graphml_round_trip(built):
+    ctx, out = built
+    for arch, fabric in ctx.fabrics.items():
+        g = nx.read_graphml(out / arch / "topology.graphml", force_multigraph=True)
+        assert g.number_of_nodes() == fabric.gpus + len(fabric.switches)
+        assert g.number_of_edges() == len(fabric.links)
+        assert g.graph["arch"] == arch and g.graph["tiers"] == fabric.tiers
+        assert g.graph["spec_sha256"] == ctx.spec.digest()
+        assert json.loads(g.graph["spec"]) == ctx.spec.to_dict()
+        assert g.graph["generator"] == ctx.spec.provenance()
+
+
+def test_graphml_agrees_with_topology_json(built):
+    """Same nodes, attributes and cables as topology.json (rails: list there, text here)."""
+    ctx, out = built
+    for arch in ctx.fabrics:
+        g = nx.read_graphml(out / arch / "topology.graphml", force_multigraph=True)
+        with open(out / arch / "topology.json", encoding="utf-8") as fh:
+            j = nx.node_link_graph(json.load(fh), edges="edges")
+        assert list(g.nodes) == list(j.nodes)
+        for n, attrs in j.nodes(data=True):
+            want = dict(attrs)
+            if "rails" in want:
+                want["rails"] = ",".join(map(str, want["rails"])) if want["rails"] else "all"
+            assert g.nodes[n] == want, n
+        gj = sorted((k, min(u, v), max(u, v), tuple(sorted(d.items()))) for u, v, k, d in j.edges(keys=True, data=True))
+        gg = sorted((k, min(u, v), max(u, v), tuple(sorted(d.items()))) for u, v, k, d in g.edges(keys=True, data=True))
+        assert gg == gj
+
+
+# --- Slurm ------------------------------------------------------------------------------
+
+_RANGE = re.compile(r"^(.*)\[([^\]]+)\]$")
+
+
+def _expand(hostlist: str) -> list[str]:
+    """Independent expansion of the hostlists we write (``a[00-02,05],b``)."""
+    names, depth, item = [], 0, ""
+    parts = []
+    for ch in hostlist + ",":
+        if ch == "," and depth == 0:
+            parts.append(item)
+            item = ""
+            continue
+        depth += ch == "["
+        depth -= ch == "]"
+        item += ch
+    for part in parts:
+        m = _RANGE.match(part)
+        if not m:
+            names.append(part)
+            continue
+        for rng in m.group(2).split(","):
+            lo, _, hi = rng.partition("-")
+            hi = hi or lo
+            names += [f"{m.group(1)}{i:0{len(lo)}d}" for i in range(int(lo), int(hi) + 1)]
+    return names
+
+
+def _conf(path: Path) -> tuple[list[str], list[dict]]:
+    comments, entries = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            comments.append(line)
+        else:
+            entries.append(dict(kv.split("=", 1) for kv in line.split(" ")))
+    return comments, entries
+
+
+def test_slurm_tree_structure(built):
+    """Each node under exactly one leaf (its rank-0 GPU's leaf); children declared before parents."""
+    ctx, out = built
+    spec = ctx.spec
+    nn = NodeNames(spec.gpus, spec.hb_domain)
+    for arch, fabric in ctx.fabrics.items():
+        comments, entries = _conf(out / arch / "topology.conf")
+        assert comments and spec.provenance() in comments[0]
+        by_name = {s.name: s for s in fabric.switches}
+        declared: set[str] = set()
+        nodes: list[str] = []
+        for e in entries:
+            assert set(e) in ({"SwitchName", "Nodes"}, {"SwitchName", "Switches"})
+            sw = by_name[e["SwitchName"]]
+            assert sw.plane == 0 and e["SwitchName"] not in declared
+            if "Nodes" in e:
+                assert sw.tier == 1 and (0 in sw.rails or not sw.rails)
+                nodes += _expand(e["Nodes"])
+            else:
+                children = _expand(e["Switches"])
+                assert children and set(children) <= declared
+                assert all(by_name[c].tier == sw.tier - 1 for c in children)
+            declared.add(e["SwitchName"])
+        assert sorted(nodes) == nn.names()
+        tops = [e for e in entries if by_name[e["SwitchName"]].tier == fabric.tiers]
+        assert tops, "the tree reaches the top tier"
+
+
+def test_slurm_tree_leaves_are_rank0_leaves(built):
+    ctx, out = built
+    spec = ctx.spec
+    for arch, fabric in ctx.fabrics.items():
+        L = fabric.links
+        want = {}
+        for a, z, t, p in zip(L.a_dev.tolist(), L.z_dev.tolist(), L.tier.tolist(), L.plane.tolist()):
+            if t == 1 and p == 0 and a % spec.hb_domain == 0:
+                want[NodeNames(spec.gpus, spec.hb_domain).name(a // spec.hb_domain)] = fabric.switch(z).name
+        got = {}
+        for e in _conf(out / arch / "topology.conf")[1]:
+            for node in _expand(e.get("Nodes", "")) if "Nodes" in e else []:
+                got[node] = e["SwitchName"]
+        assert got == want
+
+
+def test_every_rail_groups_nodes_on_leaves_like_rail0(built):
+    """The tree file's premise: on every rail and plane, the nodes sharing a leaf are the same."""
+    ctx, _ = built
+    k = ctx.spec.hb_domain
+    for fabric in ctx.fabrics.values():
+        L = fabric.links
+        g = L.tier == 1
+        partitions = {}
+        for gpu, leaf, plane in zip(L.a_dev[g].tolist(), L.z_dev[g].tolist(), L.plane[g].tolist()):
+            partitions.setdefault((gpu % k, plane), {}).setdefault(leaf, set()).add(gpu // k)
+        shapes = {frozenset(frozenset(v) for v in p.values()) for p in partitions.values()}
+        assert len(partitions) == k * ctx.spec.planes and len(shapes) == 1
+
+
+def test_slurm_block_structure(built):
+    ctx, out = built
+    spec = ctx.spec
+    nn = NodeNames(spec.gpus, spec.hb_domain)
+    for arch in ctx.fabrics:
+        comments, entries = _conf(out / arch / "topology-block.conf")
+        assert spec.provenance() in comments[0]
+        blocks, sizes = entries[:-1], entries[-1]
+        assert [b["BlockName"] for b in blocks] == [f"{n}-block" for n in nn.names()]
+        assert [_expand(b["Nodes"]) for b in blocks] == [[n] for n in nn.names()]
+        values = [int(x) for x in sizes["BlockSizes"].split(",")]
+        assert values[0] == 1 and values[-1] <= spec.domains < 2 * values[-1]
+        assert all(b == 2 * a for a, b in zip(values, values[1:]))
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["hb00", "hb01", "hb02", "hb05"], "hb[00-02,05]"),
+        (["hb07"], "hb07"),
+        (["rail0-1-leaf", "rail2-3-leaf"], "rail0-1-leaf,rail2-3-leaf"),
+        (["spine-b0-00", "spine-b0-01", "spine-b1-00"], "spine-b0-[00-01],spine-b1-00"),
+        (["leaf-g0-r0", "leaf-g1-r0"], "leaf-g0-r0,leaf-g1-r0"),
+        (["x9", "x10"], "x9,x10"),
+    ],
+)
+def test_slurm_hostlist(names, expected):
+    assert slurm.hostlist(names) == expected
+    assert _expand(expected) == names
+
+
+# --- golden files -----------------------------------------------------------------------
+
+GOLDEN_FILES = [
+    f"{arch}/{f}"
+    for arch in ("rail-optimized", "rail-only")
+    for f in ("netbox/devices.csv", "netbox/interfaces.csv", "netbox/cables.csv", "topology.graphml", "topology.conf", "topology-block.conf")
+]
+
+
+@pytest.fixture(scope="module")
+def demo_out(tmp_path_factory):
+    ctx = pipeline.build(load_spec("demo"))
+    out = tmp_path_factory.mktemp("demo")
+    for name in ("netbox", "graphml", "slurm"):
+        EXPORTERS[name](ctx, out)
+    return out
+
+
+@pytest.mark.parametrize("rel", GOLDEN_FILES)
+def test_golden_demo(rel, demo_out):
+    got = (demo_out / rel).read_bytes()
+    golden = GOLDEN / rel
+    if REGEN:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_bytes(got)
+    assert golden.exists(), f"missing golden {golden}; see the module docstring to regenerate"
+    assert got == golden.read_bytes(), f"{rel} differs from its golden file; see the module docstring to regenerate"

@@ -1,0 +1,416 @@
+"""The procurement workbook ``<name>.xlsx``, read back with openpyxl.
+
+Values, formulas (checked by evaluating them with the small evaluator below,
+since openpyxl stores no computed values), number formats, frozen headers,
+filters, the native chart, the split of long sheets, formula injection,
+byte-identical output, and the streamed rows against openpyxl's own writer.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import openpyxl
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from topogen import __version__, pipeline
+from topogen.cli import main
+from topogen.exports import workbook as wbx
+from topogen.exports.cabling import generate_rows
+from topogen.spec import CATALOGS_DIR, build_spec, load_spec
+
+EVIL = "=cmd|' /C calc'!A0"
+
+
+def make_ctx(spec):
+    """The build context the exporter renders: fabrics, BOMs and validation reports."""
+    ctx = pipeline.build(spec)
+    assert ctx.boms and ctx.reports
+    return ctx
+
+
+def write(ctx, tmp_path, name="w.xlsx", **kw) -> Path:
+    path = tmp_path / name
+    wbx.write_workbook(ctx, path, **kw)
+    return path
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    ctx = make_ctx(load_spec("demo"))
+    path = write(ctx, tmp_path_factory.mktemp("wb"))
+    return ctx, openpyxl.load_workbook(path)
+
+
+# --- a tiny evaluator for the formulas the workbook writes --------------------------------
+
+REF = re.compile(r"(?:'((?:[^']|'')+)'!)?\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?")
+IF_ZERO = re.compile(r'^IF\(([A-Z]+\d+)=0,"",(.+)\)$')
+
+
+class Calc:
+    """Evaluates ``=A1*B1``, ``=SUM(..)``, ``=SUMIF(..)``, references across sheets, ``IF(x=0,"",..)``."""
+
+    def __init__(self, wb):
+        self.wb = wb
+
+    def value(self, sheet: str, coord: str):
+        c = self.wb[sheet][coord]
+        if c.data_type == "f":
+            return self.eval(sheet, c.value)
+        return c.value
+
+    def _ref(self, sheet, c1, r1, c2=None, r2=None):
+        if c2 is None:
+            return self.value(sheet, f"{c1}{r1}")
+        return [self.value(sheet, f"{c}{r}") for r in range(int(r1), int(r2) + 1) for c in _cols(c1, c2)]
+
+    def eval(self, sheet: str, formula: str):
+        body = formula[1:]
+        m = IF_ZERO.match(body)
+        if m:
+            return "" if self.value(sheet, m.group(1)) == 0 else self.eval(sheet, "=" + m.group(2))
+
+        def sub(m):
+            s = (m.group(1) or sheet).replace("''", "'")
+            return f"_R({s!r}, {m.group(2)!r}, {m.group(3)}, {m.group(4)!r}, {m.group(5)!r})" if m.group(4) else f"_R({s!r}, {m.group(2)!r}, {m.group(3)})"
+
+        expr = REF.sub(sub, body)
+        env = {
+            "_R": self._ref,
+            "SUM": lambda xs: sum(x for x in xs if isinstance(x, (int, float))),
+            "SUMIF": lambda crit, want, vals: sum(v for c, v in zip(crit, vals) if str(c).lower() == want.lower()),
+        }
+        return eval(expr, env)  # noqa: S307 - test-only, formulas written by us
+
+
+def _cols(c1, c2):
+    from openpyxl.utils import column_index_from_string, get_column_letter
+
+    return [get_column_letter(i) for i in range(column_index_from_string(c1), column_index_from_string(c2) + 1)]
+
+
+def summary_row(ws, label: str) -> int:
+    for row in ws.iter_rows(min_col=1, max_col=1):
+        if row[0].value == label:
+            return row[0].row
+    raise AssertionError(f"no row {label!r} on {ws.title}")
+
+
+# --- structure, provenance ---------------------------------------------------------------
+
+
+def test_sheets_in_order(demo):
+    _ctx, wb = demo
+    assert wb.sheetnames == [
+        "Summary",
+        "BOM rail-optimized",
+        "BOM rail-only",
+        "Cabling rail-optimized",
+        "Cabling rail-only",
+        "Ports rail-optimized",
+        "Ports rail-only",
+        "Validation",
+    ]
+
+
+def test_provenance_in_properties_and_summary(demo):
+    ctx, wb = demo
+    digest = ctx.spec.digest()
+    assert wb["Summary"]["B3"].value == digest
+    assert wb["Summary"]["B2"].value == f"topogen {__version__}"
+    assert wb.properties.creator == f"topogen {__version__}"
+    assert digest in wb.properties.keywords
+    custom = {p.name: p.value for p in wb.custom_doc_props.props}
+    assert custom == {"generator": f"topogen {__version__}", "spec_sha256": digest}
+
+
+def test_headers_frozen_filtered_and_sized(demo):
+    _ctx, wb = demo
+    for name in wb.sheetnames[1:]:
+        ws = wb[name]
+        assert ws.freeze_panes in ("A2", "B2"), name
+        assert ws.auto_filter.ref and ws.auto_filter.ref.startswith("A1:"), name
+        assert ws.column_dimensions["A"].width >= 16, name
+        assert ws["A1"].font.b, name
+
+
+# --- BOM sheets ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_bom_rows_formulas_and_formats(demo, arch):
+    ctx, wb = demo
+    ws = wb[f"BOM {arch}"]
+    lines = ctx.boms[arch].sku_lines()
+    assert [c.value for c in ws[1]] == list(wbx.BOM_COLUMNS)
+    for r, x in enumerate(lines, 2):
+        assert [ws.cell(r, c).value for c in (1, 3, 5, 6, 8)] == [x.sku, x.category, x.quantity, x.unit_price, x.unit_power_w]
+        assert ws[f"G{r}"].value == f"=E{r}*F{r}"
+        assert ws[f"I{r}"].value == f"=E{r}*H{r}"
+        assert ws[f"F{r}"].number_format == wbx.MONEY and ws[f"G{r}"].number_format == wbx.MONEY
+        assert ws[f"E{r}"].number_format == wbx.COUNT
+    total = len(lines) + 2
+    assert ws[f"A{total}"].value == "Total"
+    assert ws[f"G{total}"].value == f"=SUM(G2:G{total - 1})"
+    assert ws[f"I{total}"].value == f"=SUM(I2:I{total - 1})"
+    calc = Calc(wb)
+    assert calc.value(ws.title, f"G{total}") == pytest.approx(ctx.boms[arch].cost)
+    assert calc.value(ws.title, f"I{total}") == pytest.approx(ctx.boms[arch].power_w)
+
+
+# --- Summary: totals, savings, chart ---------------------------------------------------------
+
+
+def test_summary_totals_evaluate_to_the_bom(demo):
+    ctx, wb = demo
+    ws = wb["Summary"]
+    calc = Calc(wb)
+    want = {
+        "Switches": "switches",
+        "Transceivers": "transceivers",
+        "Cables": "cables",
+        "Cost (USD)": "cost",
+        "Power (W)": "power_w",
+        "Cost per GPU (USD)": "cost_per_gpu",
+    }
+    for label, key in want.items():
+        r = summary_row(ws, label)
+        for col, arch in (("B", "rail-optimized"), ("C", "rail-only")):
+            assert calc.value("Summary", f"{col}{r}") == pytest.approx(ctx.boms[arch].totals()[key]), (label, arch)
+    r = summary_row(ws, "Cost (USD)")
+    opt, ro = ctx.boms["rail-optimized"].cost, ctx.boms["rail-only"].cost
+    assert calc.value("Summary", f"D{r}") == pytest.approx(opt - ro)
+    assert calc.value("Summary", f"E{r}") == pytest.approx((opt - ro) / opt)
+    assert ws[f"E{r}"].number_format == wbx.PERCENT and ws[f"B{r}"].number_format == wbx.MONEY_WHOLE
+    assert ws.cell(summary_row(ws, "Tiers"), 2).value == ctx.fabrics["rail-optimized"].tiers
+
+
+def test_editing_a_unit_price_recalculates_the_summary(demo, tmp_path):
+    ctx, _wb = demo
+    wb = openpyxl.load_workbook(write(ctx, tmp_path))
+    ws = wb["BOM rail-only"]
+    r = next(row[0].row for row in ws.iter_rows(min_row=2, max_col=3) if row[2].value == "switch")
+    qty, old = ws[f"E{r}"].value, ws[f"F{r}"].value
+    ws[f"F{r}"].value = old + 1000
+    ws[f"E{r}"].value = qty + 2
+    cost = summary_row(wb["Summary"], "Cost (USD)")
+    want = ctx.boms["rail-only"].cost - qty * old + (qty + 2) * (old + 1000)
+    assert Calc(wb).value("Summary", f"C{cost}") == pytest.approx(want)
+    assert Calc(wb).value("Summary", f"C{summary_row(wb['Summary'], 'Switches')}") == qty + 2
+
+
+def test_chart_compares_cost_by_component(demo):
+    ctx, wb = demo
+    ws = wb["Summary"]
+    charts = ws._charts
+    assert len(charts) == 1
+    chart = charts[0]
+    assert chart.tagname == "barChart"
+    head = summary_row(ws, "Cost by component (USD)")
+    assert [s.tx.strRef.f.replace("$", "") for s in chart.series] == [f"'Summary'!B{head}", f"'Summary'!C{head}"]
+    assert [s.val.numRef.f.replace("$", "") for s in chart.series] == [f"'Summary'!B{head + 1}:B{head + 3}", f"'Summary'!C{head + 1}:C{head + 3}"]
+    assert [ws.cell(head + i, 1).value for i in (1, 2, 3)] == ["Switches", "Transceivers", "Cables"]
+    calc = Calc(wb)
+    for col, arch in (("B", "rail-optimized"), ("C", "rail-only")):
+        parts = [calc.value("Summary", f"{col}{head + i}") for i in (1, 2, 3)]
+        assert sum(parts) == pytest.approx(ctx.boms[arch].cost)
+
+
+def test_single_architecture_has_no_savings_columns(tmp_path):
+    ctx = make_ctx(build_spec({"name": "one", "gpus": 64, "hb_domain": 8, "radix": 16, "arch": "rail-only"}))
+    wb = openpyxl.load_workbook(write(ctx, tmp_path))
+    assert "BOM rail-optimized" not in wb.sheetnames
+    ws = wb["Summary"]
+    head = summary_row(ws, "Totals")
+    assert [c.value for c in ws[head]] == ["Totals", "rail-only"]
+    assert ws.max_column == 2
+    assert len(ws._charts) == 1
+
+
+# --- Cabling ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_cabling_rows_match_the_wiring(demo, arch):
+    ctx, wb = demo
+    fabric = ctx.fabrics[arch]
+    ws = wb[f"Cabling {arch}"]
+    rows = list(ws.iter_rows(values_only=True))
+    assert rows[0] == wbx.CABLING_COLUMNS
+    assert rows[0][:6] == ("A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port")
+    media = ctx.boms[arch].media
+    want = [
+        (an, "HCA" if ar == "gpu" else "SW", ap, zn, "SW", zp, cable, tier, link, plane, sp, media[tier].name, media[tier].length_class)
+        for cable, tier, link, plane, an, ar, ap, sp, zn, _zr, zp, _zs in generate_rows(fabric)
+    ]
+    assert rows[1:] == want
+    assert ws.auto_filter.ref == f"A1:M{len(fabric.links) + 1}"
+
+
+def test_long_cabling_is_split_and_the_summary_says_so(tmp_path):
+    ctx = make_ctx(load_spec("demo"))
+    wb = openpyxl.load_workbook(write(ctx, tmp_path, max_rows=50))
+    n = len(ctx.fabrics["rail-optimized"].links)  # 128 cables: 49 + 49 + 30
+    names = [s for s in wb.sheetnames if s.startswith("Cabling rail-optimized")]
+    assert names == ["Cabling rail-optimized 1", "Cabling rail-optimized 2", "Cabling rail-optimized 3"]
+    got = []
+    for s in names:
+        rows = list(wb[s].iter_rows(values_only=True))
+        assert rows[0] == wbx.CABLING_COLUMNS and len(rows) <= 50
+        assert wb[s].auto_filter.ref == f"A1:M{len(rows)}"
+        got += [r[6] for r in rows[1:]]
+    assert got == list(range(1, n + 1))
+    notes = [r[0] for r in wb["Summary"].iter_rows(values_only=True) if r[0] and "split over 3 sheets" in str(r[0])]
+    assert notes and "Cabling rail-optimized 1, Cabling rail-optimized 2, Cabling rail-optimized 3" in notes[0]
+    assert "Cabling rail-only 1" in wb.sheetnames  # 64 cables: 49 + 15
+
+
+def test_split_at_excels_row_limit():
+    assert wbx.split("C", wbx.ROW_LIMIT - 1, wbx.ROW_LIMIT) == [wbx.Part("C", 0, wbx.ROW_LIMIT - 1)]
+    parts = wbx.split("C", wbx.ROW_LIMIT, wbx.ROW_LIMIT)
+    assert [p.title for p in parts] == ["C 1", "C 2"]
+    assert parts[0].stop - parts[0].start == wbx.ROW_LIMIT - 1 and parts[1].stop - parts[1].start == 1
+
+
+# --- Port map ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_port_map_lists_every_port(demo, arch):
+    ctx, wb = demo
+    fabric = ctx.fabrics[arch]
+    rows = list(wb[f"Ports {arch}"].iter_rows(values_only=True))
+    radix = fabric.spec.radix
+    assert rows[0] == wbx.PORTS_FIXED + tuple(f"p{i}" for i in range(1, radix + 1))
+    assert [r[0] for r in rows[1:]] == [s.name for s in fabric.switches]
+    used = fabric.ports_used()
+    expect: dict[tuple[str, str], str] = {}
+    for _c, _t, _l, _p, an, _ar, ap, _s, zn, _zr, zp, _zs in generate_rows(fabric):
+        expect[(zn, zp)] = f"{an}:{ap}"
+        if ap.startswith("p"):
+            expect[(an, ap)] = f"{zn}:{zp}"
+    for i, row in enumerate(rows[1:]):
+        assert row[5] == used[i]
+        for p in range(1, radix + 1):
+            assert row[5 + p] == expect.get((row[0], f"p{p}")), (row[0], p)
+
+
+# --- formula injection ---------------------------------------------------------------------
+
+
+def test_cell_helper_keeps_risky_text_as_text():
+    wb = openpyxl.Workbook(write_only=True)
+    ws = wb.create_sheet("x")
+    for text in (EVIL, "+1+1", "-2", "@SUM(A1)", "=1+1"):
+        c = wbx.cell(ws, text)
+        assert c.data_type == "s" and c.value == text and c.quotePrefix
+    plain = wbx.cell(ws, "leaf-g0-r0")
+    assert plain.data_type == "s" and not plain.quotePrefix
+    assert wbx.cell(ws, wbx.Formula("=A1*2")).data_type == "f"
+
+
+@pytest.fixture()
+def evil_catalog(tmp_path):
+    data = yaml.safe_load((CATALOGS_DIR / "paper.yaml").read_text())
+    data["switches"][0]["description"] = EVIL
+    data["switches"][0]["price_source"] = "+SUM(1,2)"
+    data["transceivers"][0]["power_source"] = "@HYPERLINK(\"x\")"
+    data["media"][0]["name"] = "-1+2 & <fiber>"
+    path = tmp_path / "evil.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["streamed", "openpyxl"])
+def test_injected_catalog_text_stays_text(tmp_path, evil_catalog, fast):
+    ctx = make_ctx(build_spec({"name": "evil", "gpus": 64, "hb_domain": 8, "radix": 16, "catalog": str(evil_catalog)}))
+    wb = openpyxl.load_workbook(write(ctx, tmp_path, fast=fast))
+    seen = set()
+    for ws in wb:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and c.value in (EVIL, "+SUM(1,2)", '@HYPERLINK("x")', "-1+2 & <fiber>"):
+                    assert c.data_type == "s", (ws.title, c.coordinate)
+                    assert c.quotePrefix, (ws.title, c.coordinate)
+                    seen.add((ws.title.split()[0], c.value))
+    assert ("BOM", EVIL) in seen and ("BOM", "+SUM(1,2)") in seen and ("BOM", '@HYPERLINK("x")') in seen
+    assert ("Cabling", "-1+2 & <fiber>") in seen
+
+
+def test_injected_text_is_never_a_formula_in_the_xml(tmp_path, evil_catalog):
+    ctx = make_ctx(build_spec({"name": "evil", "gpus": 64, "hb_domain": 8, "radix": 16, "catalog": str(evil_catalog)}))
+    with zipfile.ZipFile(write(ctx, tmp_path)) as z:
+        for name in z.namelist():
+            if name.startswith("xl/worksheets/sheet"):
+                xml = z.read(name).decode()
+                assert "cmd|" not in "".join(re.findall(r"<f>(.*?)</f>", xml)), name
+
+
+# --- determinism and the two writers -------------------------------------------------------
+
+
+def test_byte_identical_across_runs(tmp_path):
+    a = write(make_ctx(load_spec("demo")), tmp_path, "a.xlsx")
+    b = write(make_ctx(load_spec("demo")), tmp_path, "b.xlsx")
+    assert a.read_bytes() == b.read_bytes()
+    with zipfile.ZipFile(a) as z:
+        assert {zi.date_time for zi in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        core = z.read("docProps/core.xml").decode()
+    assert "1980-01-01T00:00:00Z" in core
+
+
+def test_streamed_rows_equal_openpyxl_rows(tmp_path):
+    ctx = make_ctx(build_spec({"name": "p", "gpus": 256, "hb_domain": 8, "radix": 16, "planes": 2}))
+    fast = openpyxl.load_workbook(write(ctx, tmp_path, "f.xlsx", fast=True, max_rows=700))
+    slow = openpyxl.load_workbook(write(ctx, tmp_path, "s.xlsx", fast=False, max_rows=700))
+    assert fast.sheetnames == slow.sheetnames
+    assert any(s.endswith(" 2") for s in fast.sheetnames)
+    for a, b in zip(fast, slow):
+        va = [[(c.value, c.data_type) for c in r] for r in a.iter_rows()]
+        vb = [[(c.value, c.data_type) for c in r] for r in b.iter_rows()]
+        assert va == vb, a.title
+
+
+def test_odd_switch_names_are_escaped(tmp_path):
+    ctx = make_ctx(load_spec("demo"))
+    f = ctx.fabrics["rail-only"]
+    f.switches = [replace(s, name=f"<{s.name}&>") for s in f.switches]
+    wb = openpyxl.load_workbook(write(ctx, tmp_path))
+    assert wb["Cabling rail-only"]["D2"].value == "<rail0-1-leaf&>"
+    assert wb["Ports rail-only"]["A2"].value == "<rail0-1-leaf&>"
+
+
+# --- Validation ------------------------------------------------------------------------------
+
+
+def test_validation_sheet_has_findings_checks_and_figures(demo):
+    ctx, wb = demo
+    rows = list(wb["Validation"].iter_rows(values_only=True))
+    assert rows[0] == wbx.FINDING_COLUMNS
+    findings = [r for r in rows[1:] if r[0] in ctx.fabrics and r[2] in ("error", "warning", "info")]
+    n = sum(len(ctx.reports[a].findings) for a in ctx.fabrics)
+    assert len(findings) == n
+    shared = [r for r in findings if r[1] == "rails.shared-switch"]
+    assert shared and shared[0][0] == "rail-only" and "rail0-1-leaf" in shared[0][3]
+    figures = {(r[0], r[1]): r[2] for r in rows if r[0] in ctx.fabrics and r[1] and r[1].startswith(("valid", "worst_case"))}
+    assert figures[("rail-only", "valid")] is True
+    assert figures[("rail-optimized", "worst_case_hops.switch_hops")] == 3
+
+
+# --- through the CLI ---------------------------------------------------------------------------
+
+
+def test_cli_writes_the_workbook(tmp_path):
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "demo", "--formats", "xlsx", "--out", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    wb = openpyxl.load_workbook(out / "demo.xlsx", read_only=True)
+    assert wb["Summary"]["B3"].value == load_spec("demo").digest()
+    shutil.rmtree(out)

@@ -1,0 +1,297 @@
+"""Bill of materials of one fabric, counted from its explicit wiring.
+
+Counting conventions (domain.md section 5):
+
+* every switch of the fabric is one box of the catalog's switch for the spec's
+  link speed and radix (the first that fits, in catalog order);
+* a link's media comes from the catalog's rules for its link tier and length
+  class (:func:`link_media`, :func:`topogen.catalog.length_class`);
+* an optical link has a transceiver at each end (the GPU/NIC end included); a
+  copper link has a cable and no transceiver;
+* a module with ``p`` ports serves ``p`` links of one device: its count on a
+  device is ``ceil(ports / p)``, rounded up per device and per link tier (the
+  ports of one tier are contiguous on a switch). For a switch the device is the
+  switch; for the GPU end the device is the HB domain's system (a DGX H100
+  leaves the node through twin-port cages shared by two NICs);
+* a cable carrying ``links_per_cable`` links (a splitter) is counted per upper
+  switch, rounded up; fiber and ordinary cables count one per link;
+* NICs (when the catalog lists them) are counted per GPU: ``ceil(planes / ports)``.
+
+Per-device counts come from ``numpy.bincount`` over the link table, so the BOM
+of a 131,072-GPU fabric takes milliseconds. Lines carry a tier: the switches of
+tier j, and the transceivers and cables of link tier j (the links that go up
+into tier j; NICs count in tier 1), so the per-tier costs add up to the total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import catalog as cat
+from .catalog import Catalog, Media
+from .errors import InputError
+from .model import Fabric, link_tier_name, tier_role
+
+CATEGORIES = ("switch", "nic", "transceiver", "cable")
+
+
+@dataclass(frozen=True, slots=True)
+class BomLine:
+    """A quantity of one SKU in one tier (``where``: switch role or link tier; ``end``: transceiver end)."""
+
+    category: str
+    sku: str
+    description: str
+    tier: int
+    where: str
+    end: str
+    quantity: int
+    unit_price: float
+    unit_power_w: float
+    price_source: str
+    power_source: str
+
+    @property
+    def extended_price(self) -> float:
+        return _money(self.quantity * self.unit_price)
+
+    @property
+    def total_power_w(self) -> float:
+        return _money(self.quantity * self.unit_power_w)
+
+
+@dataclass(frozen=True, slots=True)
+class SkuLine:
+    """One SKU over the whole fabric; ``used_in`` lists the tiers/ends it serves."""
+
+    category: str
+    sku: str
+    description: str
+    used_in: str
+    quantity: int
+    unit_price: float
+    unit_power_w: float
+    price_source: str
+    power_source: str
+
+    @property
+    def extended_price(self) -> float:
+        return _money(self.quantity * self.unit_price)
+
+    @property
+    def total_power_w(self) -> float:
+        return _money(self.quantity * self.unit_power_w)
+
+
+@dataclass(frozen=True, slots=True)
+class Bom:
+    """The bill of materials of one architecture: tier lines, SKU lines and totals."""
+
+    arch: str
+    catalog: str
+    catalog_sha256: str
+    gpus: int
+    tiers: int
+    switch_sku: str
+    media: dict[int, Media]
+    lines: tuple[BomLine, ...]
+
+    def quantity(self, category: str) -> int:
+        return sum(x.quantity for x in self.lines if x.category == category)
+
+    @property
+    def switches(self) -> int:
+        return self.quantity("switch")
+
+    @property
+    def transceivers(self) -> int:
+        """Transceiver modules (a twin-port module counts once)."""
+        return self.quantity("transceiver")
+
+    @property
+    def cables(self) -> int:
+        return self.quantity("cable")
+
+    @property
+    def cost(self) -> float:
+        return _money(sum(x.quantity * x.unit_price for x in self.lines))
+
+    @property
+    def power_w(self) -> float:
+        return _money(sum(x.quantity * x.unit_power_w for x in self.lines))
+
+    def cost_per_tier(self) -> list[float]:
+        return [_money(sum(x.quantity * x.unit_price for x in self.lines if x.tier == t)) for t in range(1, self.tiers + 1)]
+
+    def power_per_tier(self) -> list[float]:
+        return [_money(sum(x.quantity * x.unit_power_w for x in self.lines if x.tier == t)) for t in range(1, self.tiers + 1)]
+
+    def sku_lines(self) -> list[SkuLine]:
+        """Lines aggregated per SKU, in first-use order (tier, then category)."""
+        order: list[str] = []
+        agg: dict[str, list] = {}
+        for x in self.lines:
+            where = f"{x.where} ({x.end} end)" if x.end else x.where
+            if x.sku not in agg:
+                order.append(x.sku)
+                agg[x.sku] = [x, 0, []]
+            agg[x.sku][1] += x.quantity
+            if where not in agg[x.sku][2]:
+                agg[x.sku][2].append(where)
+        out = []
+        for sku in order:
+            x, qty, used = agg[sku]
+            out.append(SkuLine(x.category, sku, x.description, ", ".join(used), qty, x.unit_price, x.unit_power_w, x.price_source, x.power_source))
+        return out
+
+    def totals(self) -> dict[str, Any]:
+        return {
+            "switches": self.switches,
+            "transceivers": self.transceivers,
+            "cables": self.cables,
+            "nics": self.quantity("nic"),
+            "cost": self.cost,
+            "power_w": self.power_w,
+            "cost_per_gpu": _money(self.cost / self.gpus),
+            "power_per_gpu_w": _money(self.power_w / self.gpus, 3),
+            "cost_per_tier": self.cost_per_tier(),
+            "power_per_tier_w": self.power_per_tier(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arch": self.arch,
+            "catalog": self.catalog,
+            "catalog_sha256": self.catalog_sha256,
+            "currency": "USD",
+            "switch_sku": self.switch_sku,
+            "media": [self.media[t].to_dict() for t in sorted(self.media)],
+            "lines": [_line_dict(x) for x in self.sku_lines()],
+            "lines_by_tier": [_line_dict(x) for x in self.lines],
+            "totals": self.totals(),
+        }
+
+
+def _line_dict(x) -> dict[str, Any]:
+    d = {f: getattr(x, f) for f in x.__slots__}
+    d["extended_price"] = x.extended_price
+    d["total_power_w"] = x.total_power_w
+    return d
+
+
+def _money(x: float, digits: int = 2) -> float:
+    """Cents, with whole amounts as int so JSON shows ``47872`` and not ``47872.0``."""
+    x = round(float(x), digits)
+    return int(x) if x.is_integer() else x
+
+
+def _per_device(devs: np.ndarray, per_unit: int) -> int:
+    """Units needed when each device rounds its ports up to whole units of ``per_unit``."""
+    if per_unit == 1 or len(devs) == 0:
+        return int(len(devs))
+    c = np.bincount(devs)
+    return int(((c + per_unit - 1) // per_unit).sum())
+
+
+def link_media(fabric: Fabric, catalog: Catalog) -> dict[int, Media]:
+    """Media of every link tier of ``fabric`` (``{tier: Media}``), for the BOM and cabling exports.
+
+    Raises InputError when the catalog cannot supply the switch or a tier's media.
+    """
+    spec = fabric.spec
+    cat.check_spec(catalog, spec, {fabric.arch: fabric.tiers})
+    sw, mode = catalog.switch_for(spec.link_speed, spec.radix)  # type: ignore[misc]
+    out: dict[int, Media] = {}
+    for tier in range(1, fabric.tiers + 1):
+        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed)
+        if problems:  # pragma: no cover - check_spec raised already
+            raise InputError(problems)
+        out[tier] = m
+    return out
+
+
+def compile_bom(fabric: Fabric, catalog: Catalog) -> Bom:
+    """Count the BOM of ``fabric`` from its wiring, priced with ``catalog``."""
+    spec = fabric.spec
+    media = link_media(fabric, catalog)
+    sw, _mode = catalog.switch_for(spec.link_speed, spec.radix)  # type: ignore[misc]
+    L = fabric.links
+    n = fabric.gpus
+    lines: list[BomLine] = []
+    per_tier = fabric.switches_per_tier()
+    nic = catalog.nic_for(spec.link_speed)
+    for tier in range(1, fabric.tiers + 1):
+        if per_tier[tier - 1]:
+            lines.append(BomLine("switch", sw.sku, sw.description, tier, tier_role(tier), "", per_tier[tier - 1], sw.unit_price(spec.radix), sw.power_w, sw.price_source, sw.power_source))
+        if tier == 1 and nic is not None:
+            qty = n * -(-spec.planes // nic.ports)
+            lines.append(BomLine("nic", nic.sku, nic.description, 1, "gpu", "", qty, nic.price_usd, nic.power_w, nic.price_source, nic.power_source))
+        sel = L.tier == tier
+        nlinks = int(sel.sum())
+        if not nlinks:
+            continue
+        m = media[tier]
+        link = link_tier_name(tier)
+        z = L.z_dev[sel]
+        a = L.a_dev[sel]
+        if m.transceiver is not None:
+            t = m.transceiver
+            if tier == 1:
+                qty = _per_device(z - n, t.ports_per_module)
+            else:
+                qty = _per_device(np.concatenate([a, z]) - n, t.ports_per_module)
+            lines.append(_tx_line(t, tier, link, "switch", qty))
+            if tier == 1 and m.gpu_transceiver is not None:
+                g = m.gpu_transceiver
+                lines.append(_tx_line(g, tier, link, "gpu", _per_device(a // spec.hb_domain, g.ports_per_module)))
+        if m.cable is not None:
+            c = m.cable
+            qty = _per_device(z - n, c.links_per_cable)
+            lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
+    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, sw.sku, media, tuple(lines))
+
+
+def _tx_line(t, tier: int, link: str, end: str, qty: int) -> BomLine:
+    return BomLine("transceiver", t.sku, t.description, tier, link, end, qty, t.price_usd, t.power_w, t.price_source, t.power_source)
+
+
+def summary_fields(bom: Bom) -> dict[str, Any]:
+    """The BOM figures ``summary.json`` adds to an architecture's section."""
+    tot = bom.totals()
+    return {
+        "switch_sku": bom.switch_sku,
+        "transceivers": tot["transceivers"],
+        "cables": tot["cables"],
+        "cost": tot["cost"],
+        "power_w": tot["power_w"],
+        "cost_per_gpu": tot["cost_per_gpu"],
+        "power_per_gpu_w": tot["power_per_gpu_w"],
+        "cost_per_tier": tot["cost_per_tier"],
+        "power_per_tier_w": tot["power_per_tier_w"],
+        "media": [bom.media[t].to_dict() for t in sorted(bom.media)],
+    }
+
+
+def reduction(before: float, after: float) -> float | None:
+    """Fractional saving of ``after`` over ``before`` (None when ``before`` is 0: undefined)."""
+    if not before:
+        return None
+    return round(1 - after / before, 6)
+
+
+def comparison(boms: dict[str, Bom]) -> dict[str, Any] | None:
+    """Savings of rail-only over rail-optimized, when both were built."""
+    if "rail-optimized" not in boms or "rail-only" not in boms:
+        return None
+    opt, ro = boms["rail-optimized"], boms["rail-only"]
+    return {
+        "baseline": "rail-optimized",
+        "candidate": "rail-only",
+        "cost_reduction": reduction(opt.cost, ro.cost),
+        "power_reduction": reduction(opt.power_w, ro.power_w),
+        "switch_reduction": reduction(opt.switches, ro.switches),
+        "transceiver_reduction": reduction(opt.transceivers, ro.transceivers),
+    }

@@ -1,0 +1,706 @@
+"""Hardware catalogs: switch, transceiver, cable and NIC SKUs, and the media rules.
+
+A catalog is a YAML file under ``templates/catalogs/`` (selected by its stem,
+e.g. ``paper``, ``ndr-400g``, ``xdr-800g``) or any path. It is checked like the
+spec: every problem is collected, each names its field path
+(``switches[1].price_usd``), and the lot is raised as one
+:class:`~topogen.errors.InputError` (exit code 2). Unknown keys are rejected
+with the list of allowed ones.
+
+Top-level keys: ``name``, ``description``, ``switches``, ``transceivers``,
+``cables``, ``nics``, ``media``.
+
+* ``switches[]``: ``sku``, ``description``, ``ports`` (list of
+  ``{speed, radix, per_cage}``: the radix at each port speed, ``radix: any`` for
+  a per-port priced model, ``per_cage`` ports sharing one cage: 2 on twin-port
+  OSFP switches), ``price_usd`` (per box) *or* ``price_per_port_usd`` (box =
+  radix × it), ``power_w`` (chassis, without optics), ``price_source``,
+  ``power_source``.
+* ``transceivers[]``: ``sku``, ``description``, ``form_factor``, ``speed``
+  (Gb/s per port), ``reach_m`` (omit: no limit), ``ports_per_module`` (2 for
+  twin-port modules), ``fiber``, ``price_usd``, ``power_w``, sources.
+* ``cables[]``: ``sku``, ``description``, ``kind`` (``dac``, ``acc``, ``aec``
+  copper; ``fiber``), ``length_m``, ``speed`` (optional), ``links_per_cable``
+  (2 for a splitter from one twin-port cage), ``price_usd``, ``power_w``, sources.
+* ``nics[]`` (optional): ``sku``, ``description``, ``speed``, ``ports``,
+  ``price_usd``, ``power_w``, sources. The first NIC at the link speed is counted
+  once per GPU (per ``ports`` planes).
+* ``media[]``: rules, first match wins. Filters (omit = any): ``tier`` (link
+  tier name ``gpu-leaf``/``leaf-spine``/``spine-core``/... or number, or a list),
+  ``length`` (length class or list), ``switch`` (switch SKU or list), ``speed``.
+  Choice: ``transceiver`` (at every switch end), ``gpu_transceiver`` (GPU end of
+  gpu-leaf links; default: ``transceiver``), ``cable`` (one SKU or a list of the
+  same kind at several lengths: the shortest long enough is used), ``name``.
+  A copper cable alone is a copper link (no transceivers).
+
+Length classes are a property of the layout, not of the catalog; see
+:func:`length_class`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .counts import MAX_TIERS
+from .errors import InputError, Problem
+from .model import link_tier_name
+from .spec import CATALOGS_DIR, available_catalogs
+
+# length class -> longest cable it stands for (m); domain.md section 5 typical reaches
+LENGTH_CLASSES: dict[str, int] = {
+    "in-rack": 3,
+    "in-row": 15,
+    "cross-row": 30,
+    "cross-hall": 50,
+    "building": 100,
+}
+COPPER_KINDS = ("dac", "acc", "aec")
+CABLE_KINDS = (*COPPER_KINDS, "fiber")
+
+TOP_KEYS = ("name", "description", "switches", "transceivers", "cables", "nics", "media")
+SOURCE_KEYS = ("price_source", "power_source")
+SWITCH_KEYS = ("sku", "description", "ports", "price_usd", "price_per_port_usd", "power_w", *SOURCE_KEYS)
+PORT_KEYS = ("speed", "radix", "per_cage")
+TRANSCEIVER_KEYS = ("sku", "description", "form_factor", "speed", "reach_m", "ports_per_module", "fiber", "price_usd", "power_w", *SOURCE_KEYS)
+CABLE_KEYS = ("sku", "description", "kind", "length_m", "speed", "links_per_cable", "price_usd", "power_w", *SOURCE_KEYS)
+NIC_KEYS = ("sku", "description", "speed", "ports", "price_usd", "power_w", *SOURCE_KEYS)
+RULE_KEYS = ("name", "tier", "length", "switch", "speed", "transceiver", "gpu_transceiver", "cable")
+TIER_NAMES = {link_tier_name(t): t for t in range(1, MAX_TIERS + 1)}
+SKU_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}$")
+
+
+def length_class(tier: int, domains: int) -> str:
+    """Length class of the links of one link tier: the layout rule every phase shares.
+
+    The rule (domain.md section 5, typical reaches of published cost models):
+
+    * gpu-leaf: ``in-row`` (<= 15 m). Rail-aligned leaves serve one rank of many
+      HB domains, so they sit in network racks in the row of those domains
+      (DGX SuperPOD layout); a single-tier rail-only rail switch sits in-row too.
+      Exception: a cluster of one HB domain keeps its switches in or beside
+      that domain's rack, ``in-rack`` (<= 3 m, copper where the catalog says so).
+    * leaf-spine: ``cross-row`` (<= 30 m); spine-core: ``cross-hall`` (<= 50 m).
+    * tiers 4 and up: ``building`` (<= 100 m), an assumption with no published figure.
+
+    It depends on the link tier only (the two architectures place a tier alike),
+    so both architectures of one spec are priced on the same cable lengths.
+    """
+    if tier == 1:
+        return "in-rack" if domains == 1 else "in-row"
+    return {2: "cross-row", 3: "cross-hall"}.get(tier, "building")
+
+
+# --- catalog model ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PortMode:
+    """One way to run a switch's ports: ``radix`` ports of ``speed`` Gb/s (None = any radix)."""
+
+    speed: int
+    radix: int | None
+    per_cage: int
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchSku:
+    sku: str
+    description: str
+    ports: tuple[PortMode, ...]
+    price_usd: float | None
+    price_per_port_usd: float | None
+    power_w: float
+    price_source: str
+    power_source: str
+
+    def mode(self, speed: int, radix: int) -> PortMode | None:
+        for m in self.ports:
+            if m.speed == speed and (m.radix is None or m.radix == radix):
+                return m
+        return None
+
+    def unit_price(self, radix: int) -> float:
+        """Price of one box; a per-port priced model costs ``radix × price_per_port_usd``."""
+        if self.price_per_port_usd is not None:
+            return _num(radix * self.price_per_port_usd)
+        return self.price_usd  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class Transceiver:
+    sku: str
+    description: str
+    form_factor: str
+    speed: int
+    reach_m: float | None
+    ports_per_module: int
+    fiber: str
+    price_usd: float
+    power_w: float
+    price_source: str
+    power_source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    sku: str
+    description: str
+    kind: str
+    length_m: float
+    speed: int | None
+    links_per_cable: int
+    price_usd: float
+    power_w: float
+    price_source: str
+    power_source: str
+
+    @property
+    def copper(self) -> bool:
+        return self.kind in COPPER_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class Nic:
+    sku: str
+    description: str
+    speed: int
+    ports: int
+    price_usd: float
+    power_w: float
+    price_source: str
+    power_source: str
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRule:
+    """One media rule; ``None`` filters match anything."""
+
+    index: int
+    name: str
+    tiers: tuple[int, ...] | None
+    lengths: tuple[str, ...] | None
+    switches: tuple[str, ...] | None
+    speeds: tuple[int, ...] | None
+    transceiver: str | None
+    gpu_transceiver: str | None
+    cables: tuple[str, ...]
+
+    def matches(self, tier: int, length: str, switch: str, speed: int) -> bool:
+        return (
+            (self.tiers is None or tier in self.tiers)
+            and (self.lengths is None or length in self.lengths)
+            and (self.switches is None or switch in self.switches)
+            and (self.speeds is None or speed in self.speeds)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    """What one link tier of a fabric is built from (see :func:`topogen.bom.link_media`).
+
+    ``transceiver`` sits at every switch end; ``gpu_transceiver`` at the GPU end
+    of gpu-leaf links; ``cable`` is the cable or fiber of each link (None when the
+    catalog does not price cables, as in the paper's model).
+    """
+
+    tier: int
+    name: str
+    kind: str  # "optical" or "copper"
+    length_class: str
+    length_m: int
+    transceiver: Transceiver | None
+    gpu_transceiver: Transceiver | None
+    cable: Cable | None
+    rule: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "link": link_tier_name(self.tier),
+            "media": self.name,
+            "kind": self.kind,
+            "length_class": self.length_class,
+            "length_m": self.length_m,
+            "switch_transceiver": self.transceiver.sku if self.transceiver else None,
+            "gpu_transceiver": self.gpu_transceiver.sku if self.gpu_transceiver else None,
+            "cable": self.cable.sku if self.cable else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    name: str
+    label: str  # how errors name it: the catalog name or the path given
+    path: str
+    description: str
+    switches: tuple[SwitchSku, ...]
+    transceivers: dict[str, Transceiver]
+    cables: dict[str, Cable]
+    nics: tuple[Nic, ...]
+    rules: tuple[MediaRule, ...]
+    sha256: str = ""  # of the catalog file's bytes: outputs name the exact catalog they were priced with
+
+    def switch_for(self, speed: int, radix: int) -> tuple[SwitchSku, PortMode] | None:
+        """The first switch (catalog order) that runs ``radix`` ports at ``speed``."""
+        for sw in self.switches:
+            m = sw.mode(speed, radix)
+            if m is not None:
+                return sw, m
+        return None
+
+    def nic_for(self, speed: int) -> Nic | None:
+        return next((n for n in self.nics if n.speed == speed), None)
+
+    def supply(self) -> str:
+        """What switches the catalog offers, for hints: ``400G: radix 64; 800G: radix 64, 144``."""
+        by_speed: dict[int, list[str]] = {}
+        for sw in self.switches:
+            for m in sw.ports:
+                by_speed.setdefault(m.speed, []).append("any" if m.radix is None else str(m.radix))
+        parts = []
+        for speed in sorted(by_speed):
+            radixes = sorted(set(by_speed[speed]), key=lambda x: (x == "any", int(x) if x != "any" else 0))
+            parts.append(f"{speed}G: radix {', '.join(radixes)}")
+        return "; ".join(parts)
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def resolve_catalog_path(ref: str) -> Path:
+    """A catalog reference is the name of a bundled catalog or a path to a YAML file."""
+    if ref in available_catalogs():
+        return CATALOGS_DIR / f"{ref}.yaml"
+    return Path(ref)
+
+
+def load_catalog(ref: str) -> Catalog:
+    """Read and check a catalog (name or path); raise InputError listing every problem."""
+    path = resolve_catalog_path(ref)
+    label = ref
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError([Problem("catalog", f"catalog {ref!r} does not exist", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem("catalog", f"cannot read catalog {str(path)!r}: {exc}", "give a readable UTF-8 YAML file")]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError([Problem("catalog", f"YAML syntax error in catalog {str(path)!r}{where}: {problem}", "fix the YAML syntax")]) from None
+    cat = parse_catalog(data, label=label, path=str(path), default_name=path.stem)
+    return replace(cat, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def parse_catalog(data: Any, label: str, path: str = "", default_name: str = "catalog") -> Catalog:
+    """Check a catalog mapping (already parsed from YAML) and build a :class:`Catalog`."""
+    r = _Reader(label)
+    if not isinstance(data, dict):
+        r.add("", f"the catalog holds a {type(data).__name__}, not a mapping", f"write keys from: {', '.join(TOP_KEYS)}")
+        raise InputError(r.problems)
+    r.unknown(data, TOP_KEYS, "")
+    name = r.text(data, "name", "", default=default_name)
+    description = r.text(data, "description", "", default="")
+
+    switches = tuple(sw for i, item in enumerate(r.items(data, "switches", required=True)) if (sw := _switch(r, item, f"switches[{i}]")))
+    transceivers = [t for i, item in enumerate(r.items(data, "transceivers")) if (t := _transceiver(r, item, f"transceivers[{i}]"))]
+    cables = [c for i, item in enumerate(r.items(data, "cables")) if (c := _cable(r, item, f"cables[{i}]"))]
+    nics = tuple(n for i, item in enumerate(r.items(data, "nics")) if (n := _nic(r, item, f"nics[{i}]")))
+
+    seen: dict[str, str] = {}
+    for kind, objs in (("switches", switches), ("transceivers", transceivers), ("cables", cables), ("nics", nics)):
+        for i, o in enumerate(objs):
+            if o.sku in seen:
+                r.add(f"{kind}[{i}].sku", f"sku {o.sku!r} is already used by {seen[o.sku]}", "give every SKU a unique name")
+            else:
+                seen[o.sku] = f"{kind}[{i}]"
+    tx = {t.sku: t for t in transceivers}
+    cb = {c.sku: c for c in cables}
+    sw_skus = {s.sku for s in switches}
+    declared = {str(item.get("sku")) for key in ("switches", "transceivers", "cables") for item in _raw_items(data, key)}
+    rules = tuple(x for i, item in enumerate(r.items(data, "media", required=True)) if (x := _rule(r, item, f"media[{i}]", i, tx, cb, sw_skus, declared)))
+    if r.problems:
+        raise InputError(r.problems)
+    return Catalog(name, label, path, description, switches, tx, cb, nics, rules)
+
+
+class _Reader:
+    """Typed field access that records a Problem (with its path) instead of raising."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.problems: list[Problem] = []
+
+    def add(self, path: str, message: str, hint: str = "") -> None:
+        where = f"catalog {self.label}" + (f": {path}" if path else "")
+        self.problems.append(Problem(where, message, hint))
+
+    def unknown(self, d: dict, allowed: tuple[str, ...], path: str) -> None:
+        for key in sorted(str(k) for k in d if k not in allowed):
+            self.add(_join(path, key), f"unknown key {key!r}", f"allowed keys: {', '.join(allowed)}")
+
+    def items(self, d: dict, key: str, required: bool = False) -> list[dict]:
+        raw = d.get(key)
+        if raw is None:
+            if required:
+                self.add(key, f"{key} is required", f"give a list of {key} entries")
+            return []
+        if not isinstance(raw, list) or (required and not raw):
+            self.add(key, f"{key} must be a non-empty list, got {raw!r}" if required else f"{key} must be a list, got {raw!r}", f"write '{key}:' followed by '- ...' entries")
+            return []
+        out = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict):
+                self.add(f"{key}[{i}]", f"entry must be a mapping, got {item!r}", "write 'key: value' fields under the '- '")
+                out.append(None)
+            else:
+                out.append(item)
+        return out
+
+    def text(self, d: dict, key: str, path: str, default: str | None = None) -> str | None:
+        raw = d.get(key)
+        if raw is None:
+            if default is None:
+                self.add(_join(path, key), f"{key} is required", "give a text value")
+            return default
+        if not isinstance(raw, str) or not raw.strip():
+            self.add(_join(path, key), f"{key} must be non-empty text, got {raw!r}", "give a text value")
+            return default
+        return raw
+
+    def sku(self, d: dict, path: str) -> str | None:
+        raw = self.text(d, "sku", path)
+        if raw is not None and not SKU_RE.match(raw):
+            self.add(_join(path, "sku"), f"sku {raw!r} is not a valid SKU", "use letters, digits and . _ / + ( ) -, starting with a letter or digit, at most 80 characters")
+            return None
+        return raw
+
+    def number(self, d: dict, key: str, path: str, default: float | None = None, required: bool = False, positive: bool = False) -> float | None:
+        """A number >= 0 (> 0 when ``positive``); ``None`` (with a Problem) when bad."""
+        raw = d.get(key)
+        if raw is None:
+            if required:
+                self.add(_join(path, key), f"{key} is required", "give a number")
+            return default
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw != raw or raw in (float("inf"), float("-inf")):
+            self.add(_join(path, key), f"{key} must be a number, got {raw!r}", "write a plain number such as 1500 or 17.5")
+            return None
+        if raw < 0 or (positive and raw == 0):
+            what = "positive" if positive else "0 or more"
+            self.add(_join(path, key), f"{key} must be {what}, got {raw!r}", "prices, power and lengths cannot be negative")
+            return None
+        return _num(raw)
+
+    def integer(self, d: dict, key: str, path: str, default: int | None = None, required: bool = False) -> int | None:
+        raw = d.get(key)
+        if raw is None:
+            if required:
+                self.add(_join(path, key), f"{key} is required", "give a positive whole number")
+            return default
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw <= 0:
+            self.add(_join(path, key), f"{key} must be a positive whole number, got {raw!r}", "e.g. 400 for a speed in Gb/s, 2 for twin-port")
+            return None
+        return raw
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _num(x: float) -> float:
+    """Whole numbers as int (exact JSON, no ``.0``), others as float."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+def _sources(r: _Reader, d: dict, path: str) -> tuple[str, str]:
+    return r.text(d, "price_source", path, default="") or "", r.text(d, "power_source", path, default="") or ""
+
+
+def _switch(r: _Reader, d: dict | None, path: str) -> SwitchSku | None:
+    if d is None:
+        return None
+    n0 = len(r.problems)
+    r.unknown(d, SWITCH_KEYS, path)
+    sku = r.sku(d, path)
+    modes: list[PortMode] = []
+    raw_ports = d.get("ports")
+    if not isinstance(raw_ports, list) or not raw_ports:
+        r.add(_join(path, "ports"), f"ports must be a non-empty list, got {raw_ports!r}", "e.g. ports: [{speed: 400, radix: 64, per_cage: 2}]")
+    else:
+        for i, pm in enumerate(raw_ports):
+            pp = f"{path}.ports[{i}]"
+            if not isinstance(pm, dict):
+                r.add(pp, f"entry must be a mapping, got {pm!r}", "e.g. {speed: 400, radix: 64, per_cage: 2}")
+                continue
+            r.unknown(pm, PORT_KEYS, pp)
+            speed = r.integer(pm, "speed", pp, required=True)
+            radix: int | None
+            if pm.get("radix") == "any":
+                radix = None
+            else:
+                radix = r.integer(pm, "radix", pp, required=True)
+                if radix is None:
+                    continue
+            per_cage = r.integer(pm, "per_cage", pp, default=1)
+            if speed is None or per_cage is None:
+                continue
+            if radix is not None and radix % per_cage:
+                r.add(_join(pp, "per_cage"), f"radix {radix} is not a whole number of cages of {per_cage} ports", "per_cage must divide radix")
+                continue
+            modes.append(PortMode(speed, radix, per_cage))
+    has_box, has_port = "price_usd" in d, "price_per_port_usd" in d
+    if has_box == has_port:
+        r.add(_join(path, "price_usd"), "give exactly one of price_usd (per box) and price_per_port_usd", "price_per_port_usd prices a box as radix × it (the paper's model)")
+    price = r.number(d, "price_usd", path)
+    per_port = r.number(d, "price_per_port_usd", path)
+    if any(m.radix is None for m in modes) and has_box and not has_port:
+        r.add(_join(path, "price_usd"), "a switch with 'radix: any' must be priced per port", "use price_per_port_usd")
+    power = r.number(d, "power_w", path, default=0)
+    description = r.text(d, "description", path, default="") or ""
+    src = _sources(r, d, path)
+    if len(r.problems) > n0:
+        return None
+    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src)  # type: ignore[arg-type]
+
+
+def _transceiver(r: _Reader, d: dict | None, path: str) -> Transceiver | None:
+    if d is None:
+        return None
+    n0 = len(r.problems)
+    r.unknown(d, TRANSCEIVER_KEYS, path)
+    sku = r.sku(d, path)
+    speed = r.integer(d, "speed", path, required=True)
+    reach = r.number(d, "reach_m", path, positive=True)
+    ppm = r.integer(d, "ports_per_module", path, default=1)
+    price = r.number(d, "price_usd", path, required=True)
+    power = r.number(d, "power_w", path, default=0)
+    description = r.text(d, "description", path, default="") or ""
+    form = r.text(d, "form_factor", path, default="") or ""
+    fiber = r.text(d, "fiber", path, default="") or ""
+    src = _sources(r, d, path)
+    if len(r.problems) > n0:
+        return None
+    return Transceiver(sku, description, form, speed, reach, ppm, fiber, price, power, *src)  # type: ignore[arg-type]
+
+
+def _cable(r: _Reader, d: dict | None, path: str) -> Cable | None:
+    if d is None:
+        return None
+    n0 = len(r.problems)
+    r.unknown(d, CABLE_KEYS, path)
+    sku = r.sku(d, path)
+    kind = d.get("kind")
+    if kind not in CABLE_KINDS:
+        r.add(_join(path, "kind"), f"unknown cable kind {kind!r}", f"valid kinds: {', '.join(CABLE_KINDS)}")
+    length = r.number(d, "length_m", path, required=True, positive=True)
+    speed = r.integer(d, "speed", path)
+    lpc = r.integer(d, "links_per_cable", path, default=1)
+    price = r.number(d, "price_usd", path, required=True)
+    power = r.number(d, "power_w", path, default=0)
+    description = r.text(d, "description", path, default="") or ""
+    src = _sources(r, d, path)
+    if len(r.problems) > n0:
+        return None
+    return Cable(sku, description, kind, length, speed, lpc, price, power, *src)  # type: ignore[arg-type]
+
+
+def _nic(r: _Reader, d: dict | None, path: str) -> Nic | None:
+    if d is None:
+        return None
+    n0 = len(r.problems)
+    r.unknown(d, NIC_KEYS, path)
+    sku = r.sku(d, path)
+    speed = r.integer(d, "speed", path, required=True)
+    ports = r.integer(d, "ports", path, default=1)
+    price = r.number(d, "price_usd", path, required=True)
+    power = r.number(d, "power_w", path, default=0)
+    description = r.text(d, "description", path, default="") or ""
+    src = _sources(r, d, path)
+    if len(r.problems) > n0:
+        return None
+    return Nic(sku, description, speed, ports, price, power, *src)  # type: ignore[arg-type]
+
+
+def _raw_items(data: dict, key: str) -> list[dict]:
+    raw = data.get(key)
+    return [x for x in raw if isinstance(x, dict)] if isinstance(raw, list) else []
+
+
+def _as_list(raw: Any) -> list:
+    return raw if isinstance(raw, list) else [raw]
+
+
+def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Transceiver], cb: dict[str, Cable], sw_skus: set[str], declared: set[str]) -> MediaRule | None:
+    """One media rule. A reference to a SKU whose own entry is bad is not reported again."""
+    if d is None:
+        return None
+    n0 = len(r.problems)
+    broken = False
+    r.unknown(d, RULE_KEYS, path)
+    tiers = None
+    if d.get("tier") not in (None, "any"):
+        tiers = []
+        for t in _as_list(d["tier"]):
+            if isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= MAX_TIERS:
+                tiers.append(t)
+            elif t in TIER_NAMES:
+                tiers.append(TIER_NAMES[t])
+            else:
+                r.add(_join(path, "tier"), f"unknown link tier {t!r}", f"valid tiers: {', '.join(TIER_NAMES)} (or 1 to {MAX_TIERS}, or any)")
+    lengths = None
+    if d.get("length") not in (None, "any"):
+        lengths = []
+        for x in _as_list(d["length"]):
+            if x in LENGTH_CLASSES:
+                lengths.append(x)
+            else:
+                r.add(_join(path, "length"), f"unknown length class {x!r}", f"valid classes: {', '.join(f'{k} (<= {v} m)' for k, v in LENGTH_CLASSES.items())}")
+    switches = None
+    if d.get("switch") not in (None, "any"):
+        switches = []
+        for s in _as_list(d["switch"]):
+            if s in sw_skus:
+                switches.append(s)
+            elif s in declared:
+                broken = True
+            else:
+                r.add(_join(path, "switch"), f"unknown switch SKU {s!r}", f"switches in this catalog: {', '.join(sorted(sw_skus)) or 'none'}")
+    speeds = None
+    if d.get("speed") not in (None, "any"):
+        speeds = []
+        for s in _as_list(d["speed"]):
+            if isinstance(s, int) and not isinstance(s, bool) and s > 0:
+                speeds.append(s)
+            else:
+                r.add(_join(path, "speed"), f"speed must be a positive whole number (Gb/s), got {s!r}", "e.g. speed: 400")
+    refs: dict[str, str | None] = {}
+    for key in ("transceiver", "gpu_transceiver"):
+        s = d.get(key)
+        if s is not None and s not in tx and s in declared:
+            broken, s = True, None
+        elif s is not None and s not in tx:
+            r.add(_join(path, key), f"unknown transceiver SKU {s!r}", f"transceivers in this catalog: {', '.join(sorted(tx)) or 'none'}")
+            s = None
+        refs[key] = s
+    cables: list[str] = []
+    if d.get("cable") is not None:
+        for s in _as_list(d["cable"]):
+            if s in cb:
+                cables.append(s)
+            elif s in declared:
+                broken = True
+            else:
+                r.add(_join(path, "cable"), f"unknown cable SKU {s!r}", f"cables in this catalog: {', '.join(sorted(cb)) or 'none'}")
+    if len(r.problems) > n0 or broken:
+        return None
+    if refs["transceiver"] is None and not cables:
+        r.add(path, "a media rule needs a transceiver, a cable, or both", "e.g. transceiver: <sku> for optics, cable: <sku> for copper")
+        return None
+    if refs["gpu_transceiver"] is not None and refs["transceiver"] is None:
+        r.add(_join(path, "gpu_transceiver"), "gpu_transceiver needs a transceiver for the switch end", "add transceiver: <sku>")
+        return None
+    if refs["gpu_transceiver"] is not None and tiers is not None and 1 not in tiers:
+        r.add(_join(path, "gpu_transceiver"), "gpu_transceiver applies to gpu-leaf links only, but this rule does not match tier gpu-leaf", "remove it or add gpu-leaf to tier")
+        return None
+    kinds = sorted({cb[s].copper for s in cables})
+    if len(kinds) > 1:
+        r.add(_join(path, "cable"), "a rule's cables must be all copper or all fiber", "split copper and fiber into separate rules")
+        return None
+    if cables and cb[cables[0]].copper and refs["transceiver"] is not None:
+        r.add(_join(path, "transceiver"), f"copper cable {cables[0]!r} needs no transceiver", "drop transceiver for a copper link, or use a fiber cable")
+        return None
+    name = r.text(d, "name", path, default="") or ""
+    return MediaRule(index, name, _tuple(tiers), _tuple(lengths), _tuple(switches), _tuple(speeds), refs["transceiver"], refs["gpu_transceiver"], tuple(sorted(cables, key=lambda s: (cb[s].length_m, s))))
+
+
+def _tuple(x: list | None) -> tuple | None:
+    return None if x is None else tuple(x)
+
+
+# --- catalog against a spec -----------------------------------------------------------
+
+
+def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int) -> tuple[Media | None, list[Problem]]:
+    """The media of one link tier, or ``None`` and the problems that prevent it."""
+    length = length_class(tier, domains)
+    need_m = LENGTH_CLASSES[length]
+    link = link_tier_name(tier)
+    where = f"catalog {catalog.label}: media"
+    rule = next((x for x in catalog.rules if x.matches(tier, length, switch.sku, speed)), None)
+    if rule is None:
+        return None, [Problem(where, f"no media rule for link tier {link} ({length}, <= {need_m} m) at {speed}G on switch {switch.sku}", f"add a media rule matching tier: {link}")]
+    at = f"{where}[{rule.index}]"
+    problems: list[Problem] = []
+    tx = catalog.transceivers.get(rule.transceiver) if rule.transceiver else None
+    gtx = (catalog.transceivers.get(rule.gpu_transceiver) if rule.gpu_transceiver else tx) if tier == 1 else None
+    for key, t in (("transceiver", tx), ("gpu_transceiver", gtx if rule.gpu_transceiver else None)):
+        if t is None:
+            continue
+        if t.speed != speed:
+            problems.append(Problem(f"{at}.{key}", f"{t.sku} runs at {t.speed}G but the {link} links run at {speed}G", f"use a {speed}G transceiver for this link speed"))
+        if t.reach_m is not None and t.reach_m < need_m:
+            problems.append(Problem(f"{at}.{key}", f"{t.sku} reaches {t.reach_m} m but {link} links are {length} (up to {need_m} m)", "use a longer-reach module"))
+    if tx is not None and mode.per_cage % tx.ports_per_module:
+        problems.append(Problem(f"{at}.transceiver", f"{tx.sku} has {tx.ports_per_module} ports per module but {switch.sku} has {mode.per_cage} port(s) per cage at {mode.speed}G", "use a module whose ports fit the switch cage"))
+    cable = None
+    if rule.cables:
+        cable = next((catalog.cables[s] for s in rule.cables if catalog.cables[s].length_m >= need_m), None)
+        if cable is None:
+            longest = catalog.cables[rule.cables[-1]]
+            problems.append(Problem(f"{at}.cable", f"no cable of this rule is long enough for {link} links ({length}, up to {need_m} m); the longest is {longest.sku} ({longest.length_m} m)", f"add a cable of at least {need_m} m"))
+        elif cable.speed is not None and cable.speed != speed:
+            problems.append(Problem(f"{at}.cable", f"{cable.sku} is rated {cable.speed}G but the {link} links run at {speed}G", f"use a {speed}G cable"))
+    if problems:
+        return None, problems
+    kind = "copper" if cable is not None and cable.copper else "optical"
+    name = rule.name or _media_name(kind, tx, gtx, cable)
+    return Media(tier, name, kind, length, need_m, tx, gtx, cable, rule.index), []
+
+
+def _media_name(kind: str, tx: Transceiver | None, gtx: Transceiver | None, cable: Cable | None) -> str:
+    parts = []
+    if tx is not None:
+        parts.append(tx.sku if gtx is None or gtx.sku == tx.sku else f"{tx.sku} / {gtx.sku}")
+    if cable is not None:
+        parts.append(cable.sku)
+    return f"{kind}: " + " + ".join(parts)
+
+
+def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
+    """Raise InputError unless ``catalog`` can build every link tier of every architecture.
+
+    ``tiers_by_arch`` gives each architecture's tier count (from the closed form),
+    so this runs before any wiring is generated.
+    """
+    problems: list[Problem] = []
+    found = catalog.switch_for(spec.link_speed, spec.radix)
+    if found is None:
+        speeds = {m.speed for sw in catalog.switches for m in sw.ports}
+        if spec.link_speed not in speeds:
+            problems.append(Problem("link_speed", f"catalog {catalog.label} has no switch with {spec.link_speed}G ports", f"it supplies {catalog.supply()}"))
+        else:
+            problems.append(Problem("radix", f"catalog {catalog.label} has no {spec.link_speed}G switch with radix {spec.radix}", f"it supplies {catalog.supply()}"))
+        raise InputError(problems)
+    sw, mode = found
+    if catalog.nics and catalog.nic_for(spec.link_speed) is None:
+        problems.append(Problem(f"catalog {catalog.label}: nics", f"no NIC at {spec.link_speed}G", "add one, or remove nics to leave NICs out of the BOM"))
+    seen: set[int] = set()
+    for arch, tiers in tiers_by_arch.items():
+        for tier in range(1, tiers + 1):
+            if tier in seen:
+                continue
+            seen.add(tier)
+            problems.extend(resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed)[1])
+    if problems:
+        raise InputError(problems)

@@ -1,0 +1,145 @@
+"""Rail-only against rail-optimized: side-by-side figures for one spec or a sweep.
+
+Every row is computed from the explicit wiring of both architectures and its
+bill of materials (:func:`topogen.bom.compile_bom`), not from a formula, so the
+numbers are exactly those ``topogen build`` would report. Generating and
+counting both fabrics is fast (the rail-only paper's eight configurations, up
+to 65,536 GPUs and 262,144 links each, take well under a second in all).
+
+A sweep is the cartesian product of comma-separated values of ``gpus``,
+``hb_domain``, ``radix`` and ``link_speed`` (in that nesting order, values in
+the order given). Rows are plain dicts (the JSON shape of ``topogen compare
+--json``): ``gpus``, ``hb_domain``, ``radix``, ``link_speed``, ``planes``,
+``catalog``, one section per architecture (``tiers``, ``switches``,
+``switches_per_tier``, ``links``, ``transceivers``, ``cables``, ``cost``,
+``power_w``, ``cost_per_gpu``, ``closed_form_agrees``), and ``cost_reduction``
+/ ``power_reduction``: fractions saved by rail-only (``null`` when the
+rail-optimized figure is 0, e.g. power in the paper's catalog).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any, Mapping
+
+from . import bom, catalog, clos, counts
+from .errors import InputError, Problem
+from .model import ARCHES
+from .spec import Spec, load_spec
+
+SWEEP_KEYS = ("gpus", "hb_domain", "radix", "link_speed")
+
+
+def _split(key: str, raw: Any) -> list[Any]:
+    """``"32768,65536"`` -> ``["32768", "65536"]``; other values pass through as one item."""
+    if isinstance(raw, str) and "," in raw:
+        return [v.strip() for v in raw.split(",")]
+    return [raw]
+
+
+def sweep_specs(spec_ref: str | None, overrides: Mapping[str, Any]) -> list[Spec]:
+    """Resolve every combination of the comma-separated sweep values into a spec (both architectures).
+
+    Raises one InputError with every problem of every combination; a problem
+    that only some combinations have names them.
+    """
+    values = {k: list(dict.fromkeys(_split(k, overrides.get(k)))) for k in SWEEP_KEYS}
+    combos = [dict(zip(SWEEP_KEYS, c)) for c in product(*(values[k] for k in SWEEP_KEYS))]
+    specs: list[Spec] = []
+    failed: dict[tuple[str, str, str], list[str]] = {}
+    for combo in combos:
+        o = {**overrides, **combo, "arch": "both"}
+        if spec_ref is None and o.get("name") is None and all(o.get(k) is not None for k in ("gpus", "hb_domain", "radix")):
+            o["name"] = f"n{o['gpus']}-k{o['hb_domain']}-r{o['radix']}"
+        try:
+            specs.append(load_spec(spec_ref, o))
+        except InputError as exc:
+            label = ", ".join(f"{k}={v}" for k, v in combo.items() if len(values[k]) > 1)
+            for p in exc.problems:
+                failed.setdefault((p.path, p.message, p.hint), []).append(label)
+    if failed:
+        problems = []
+        for (path, message, hint), labels in failed.items():
+            if len(combos) > 1 and len(labels) < len(combos):
+                shown = "; ".join(labels[:3]) + ("; ..." if len(labels) > 3 else "")
+                message = f"{message} (for {shown})"
+            problems.append(Problem(path, message, hint))
+        raise InputError(problems)
+    return specs
+
+
+def compare_spec(spec: Spec, hw: catalog.Catalog) -> dict[str, Any]:
+    """One row: both architectures of ``spec`` built explicitly and priced with ``hw``."""
+    closed = {arch: counts.arch_counts(spec, arch) for arch in ARCHES}
+    catalog.check_spec(hw, spec, {arch: c.tiers for arch, c in closed.items()})
+    row: dict[str, Any] = {
+        "gpus": spec.gpus,
+        "hb_domain": spec.hb_domain,
+        "radix": spec.radix,
+        "link_speed": spec.link_speed,
+        "planes": spec.planes,
+        "catalog": hw.name,
+    }
+    boms = {}
+    for arch in ARCHES:
+        fabric = clos.generate(spec, arch)
+        b = bom.compile_bom(fabric, hw)
+        boms[arch] = b
+        spt, lpt = fabric.switches_per_tier(), fabric.links_per_tier()
+        row[arch] = {
+            "tiers": fabric.tiers,
+            "switches": b.switches,
+            "switches_per_tier": spt,
+            "links": sum(lpt),
+            "transceivers": b.transceivers,
+            "cables": b.cables,
+            "cost": b.cost,
+            "power_w": b.power_w,
+            "cost_per_gpu": b.totals()["cost_per_gpu"],
+            "closed_form_agrees": (tuple(spt), tuple(lpt)) == (closed[arch].switches_per_tier, closed[arch].links_per_tier),
+        }
+    cmp = bom.comparison(boms)
+    row["cost_reduction"] = cmp["cost_reduction"]
+    row["power_reduction"] = cmp["power_reduction"]
+    return row
+
+
+def compare(specs: list[Spec]) -> list[dict[str, Any]]:
+    """Rows for every spec, in order; each catalog is loaded once."""
+    loaded: dict[str, catalog.Catalog] = {}
+    rows = []
+    for spec in specs:
+        if spec.catalog not in loaded:
+            loaded[spec.catalog] = catalog.load_catalog(spec.catalog)
+        rows.append(compare_spec(spec, loaded[spec.catalog]))
+    return rows
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    """A fixed-width text table of the rows (the CLI prints it)."""
+    cats = ", ".join(dict.fromkeys(r["catalog"] for r in rows))
+    head = ("gpus", "K", "radix", "Gb/s")
+    per = ("tiers", "switches", "transceivers", "cost USD", "power kW")
+    widths_head = (8, 5, 6, 5)
+    widths_per = (5, 9, 12, 15, 9)
+    sep = " | "
+    arch_w = sum(widths_per) + len(widths_per) - 1
+    lines = [
+        f"catalog {cats}; counts from the explicit wiring; reduction = saving of rail-only over rail-optimized",
+        " " * (sum(widths_head) + len(widths_head) - 1) + sep + sep.join(f"{a:<{arch_w}}" for a in ARCHES) + sep + "reduction",
+        " ".join(f"{h:>{w}}" for h, w in zip(head, widths_head)) + sep + sep.join(" ".join(f"{h:>{w}}" for h, w in zip(per, widths_per)) for _ in ARCHES) + sep + f"{'cost':>6} {'power':>6}",
+    ]
+    lines.append("-" * len(lines[-1]))
+    for r in rows:
+        cells = [" ".join(f"{v:>{w}}" for v, w in zip((r["gpus"], r["hb_domain"], r["radix"], r["link_speed"]), widths_head))]
+        for a in ARCHES:
+            s = r[a]
+            vals = (s["tiers"], s["switches"], s["transceivers"], f"{s['cost']:,}", f"{s['power_w'] / 1000:,.1f}")
+            cells.append(" ".join(f"{v:>{w}}" for v, w in zip(vals, widths_per)))
+        cells.append(f"{_pct(r['cost_reduction']):>6} {_pct(r['power_reduction']):>6}")
+        lines.append(sep.join(cells))
+    return "\n".join(lines)

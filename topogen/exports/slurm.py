@@ -1,0 +1,174 @@
+"""``<arch>/topology.conf`` (Slurm topology/tree) and ``<arch>/topology-block.conf`` (topology/block).
+
+Slurm nodes are the HB-domain nodes of :class:`topogen.naming.NodeNames`
+(``hb03``: one node per HB domain, the same names as the NetBox devices).
+
+Tree (``TopologyPlugin=topology/tree``): the switch tree of **rail 0, plane 0**,
+with the real switch names. Why one rail: a node has one NIC per rail, so in
+both architectures it hangs under K leaf switches, while the tree plugin wants
+each node under exactly one leaf switch. The rails are wired alike at the leaf
+level (the same nodes share a leaf on every rail), so rail 0's tree gives the
+scheduler the locality it needs; the upper tiers are rail 0's exactly. Lines:
+``SwitchName=<leaf> Nodes=<nodes>`` for every leaf that carries rail 0, then
+``SwitchName=<upper> Switches=<children>`` tier by tier, only the switches
+reachable upward from those leaves (a child under several parents is how a
+Clos's parallel uplinks look; Slurm accepts it). Rail-only fabrics have no
+path between rails at all, so no other tree would be right there. Checked with
+slurmctld 22.05: these files load without a warning, whereas listing a node
+under every rail's leaf logs "Multiple leaf switches contain nodes".
+
+Block (``TopologyPlugin=topology/block``, Slurm 23.11+): one block per HB
+domain, ``BlockName=<node>-block Nodes=<node>``, in domain order, and
+``BlockSizes=`` the base block size (nodes per domain) and its power-of-two
+multiples up to the number of domains (Slurm's default, written out).
+Consecutive domains share leaf switches, so with a power-of-two radix the
+aggregated blocks of up to radix/2 domains sit under one leaf group.
+
+Both files start with ``#`` comment lines carrying the provenance. Node and
+switch lists use Slurm hostlist ranges (``hb[00-31]``) where names end in
+consecutive numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from ..model import Fabric
+from ..naming import NodeNames
+
+_TAIL = re.compile(r"^(.*?)(\d+)$")
+
+
+def hostlist(names: list[str]) -> str:
+    """Slurm hostlist of ``names`` (order kept): runs of equal-width trailing numbers become ranges.
+
+    ``["hb00", "hb01", "hb02", "hb05"]`` → ``hb[00-02,05]``; names without a
+    trailing number are listed as they are, comma-separated.
+    """
+    groups: list[tuple[str, int, list[list[int]]]] = []  # (prefix, digits, ranges); digits -1: plain name
+    for name in names:
+        m = _TAIL.match(name)
+        if not m:
+            groups.append((name, -1, []))
+            continue
+        prefix, digits = m.group(1), m.group(2)
+        value, w = int(digits), len(digits)
+        if groups and groups[-1][0] == prefix and groups[-1][1] == w:
+            ranges = groups[-1][2]
+            if value == ranges[-1][1] + 1:
+                ranges[-1][1] = value
+            else:
+                ranges.append([value, value])
+        else:
+            groups.append((prefix, w, [[value, value]]))
+    out = []
+    for prefix, w, ranges in groups:
+        if w < 0:
+            out.append(prefix)
+        elif len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+            out.append(f"{prefix}{ranges[0][0]:0{w}d}")
+        else:
+            parts = [f"{lo:0{w}d}" if lo == hi else f"{lo:0{w}d}-{hi:0{w}d}" for lo, hi in ranges]
+            out.append(f"{prefix}[{','.join(parts)}]")
+    return ",".join(out)
+
+
+def rail0_tree(fabric: Fabric) -> list[tuple[int, list[int]]]:
+    """The rail-0, plane-0 switch tree as ``(switch id, child ids)`` pairs, tier by tier.
+
+    Leaves come first with child *domains* (their rank-0 GPU's leaf); upper
+    switches follow with child *switch ids*, each list sorted by id.
+    """
+    L = fabric.links
+    k = fabric.hb_domain
+    g1 = (L.tier == 1) & (L.plane == 0) & (L.a_dev % k == 0)
+    gpus, leaves = L.a_dev[g1], L.z_dev[g1]
+    order = np.lexsort((gpus, leaves))
+    gpus, leaves = gpus[order], leaves[order]
+    out: list[tuple[int, list[int]]] = []
+    uniq, first = np.unique(leaves, return_index=True)
+    bounds = list(first) + [len(leaves)]
+    for i, leaf in enumerate(uniq.tolist()):
+        out.append((leaf, (gpus[bounds[i] : bounds[i + 1]] // k).tolist()))
+    reached = uniq
+    for tier in range(2, fabric.tiers + 1):
+        m = (L.tier == tier) & (L.plane == 0) & np.isin(L.a_dev, reached)
+        pairs = np.unique(np.stack([L.z_dev[m], L.a_dev[m]], axis=1), axis=0)
+        if not len(pairs):
+            break
+        parents, start = np.unique(pairs[:, 0], return_index=True)
+        bounds = list(start) + [len(pairs)]
+        for i, sw in enumerate(parents.tolist()):
+            out.append((sw, pairs[bounds[i] : bounds[i + 1], 1].tolist()))
+        reached = parents
+    return out
+
+
+def header(fabric: Fabric, what: str) -> list[str]:
+    spec = fabric.spec
+    return [
+        f"# Slurm {what} for {spec.name} ({fabric.arch}), generated by {spec.provenance()}",
+        f"# {spec.gpus} GPUs, HB domain {spec.hb_domain}: {spec.domains} nodes, one per HB domain (hb<domain>).",
+    ]
+
+
+def tree_lines(fabric: Fabric) -> Iterator[str]:
+    """Lines of topology.conf for the tree plugin (see the module docstring)."""
+    yield from header(fabric, "topology.conf (TopologyPlugin=topology/tree)")
+    yield "# Switch tree of rail 0, plane 0: each node has one NIC per rail, so it sits under one leaf"
+    yield "# per rail, and the tree plugin wants each node under exactly one leaf. Every rail groups the"
+    yield "# same nodes on its leaves, so rail 0's tree is the locality the scheduler needs."
+    yield "# HB domains as blocks: topology-block.conf (TopologyPlugin=topology/block, Slurm 23.11+)."
+    nn = NodeNames(fabric.gpus, fabric.hb_domain)
+    node_names = nn.names()
+    n = fabric.gpus
+    for sw, children in rail0_tree(fabric):
+        s = fabric.switch(sw)
+        if s.tier == 1:
+            yield f"SwitchName={s.name} Nodes={hostlist([node_names[d] for d in children])}"
+        else:
+            yield f"SwitchName={s.name} Switches={hostlist([fabric.switches[c - n].name for c in children])}"
+
+
+def block_sizes(domains: int, base: int) -> list[int]:
+    """``base`` and its power-of-two multiples up to ``domains`` base blocks (Slurm's default)."""
+    sizes, m = [], 1
+    while m <= domains:
+        sizes.append(base * m)
+        m *= 2
+    return sizes
+
+
+def block_lines(fabric: Fabric) -> Iterator[str]:
+    """Lines of topology-block.conf: one block per HB domain, then ``BlockSizes``."""
+    yield from header(fabric, "topology-block.conf (TopologyPlugin=topology/block, Slurm 23.11+)")
+    yield "# One block per HB domain, in domain order; consecutive domains share leaf switches, so"
+    yield "# aggregated blocks (BlockSizes: base size times powers of two) stay close in the network."
+    yield "# A node is a whole HB domain: where a domain spans several hosts (e.g. the compute trays of"
+    yield "# an NVL72 rack), put those hosts in its block and scale BlockSizes by hosts per domain."
+    nn = NodeNames(fabric.gpus, fabric.hb_domain)
+    for name in nn.names():
+        yield f"BlockName={name}-block Nodes={name}"
+    yield "BlockSizes=" + ",".join(map(str, block_sizes(nn.domains, 1)))
+
+
+def write_lines(path: Path, lines: Iterator[str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for line in lines:
+            fh.write(line + "\n")
+
+
+def export(ctx, dest: Path) -> list[Path]:
+    paths = []
+    for arch, fabric in ctx.fabrics.items():
+        d = dest / arch
+        d.mkdir(exist_ok=True)
+        for fname, lines in (("topology.conf", tree_lines(fabric)), ("topology-block.conf", block_lines(fabric))):
+            p = d / fname
+            write_lines(p, lines)
+            paths.append(p)
+    return paths

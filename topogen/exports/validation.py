@@ -1,0 +1,36 @@
+"""``<arch>/validation.json``: the validator's report of one architecture.
+
+Keys: ``generator``, ``spec_sha256``, ``spec`` (name), ``arch``, ``source``
+(the file validated, empty for a build), ``valid``, ``errors``, ``warnings``,
+``infos``, ``checks`` (one entry per check group: ``group``, ``number``,
+``title``, ``status`` pass/warning/error, ``detail``), ``figures`` (tiers,
+worst-case hops, oversubscription per tier, bisection, failure impact...),
+``not_listed`` (findings counted but not listed, per check id) and
+``findings`` (``check``, ``severity``, ``devices``, ``ports``, ``cables``,
+``message``, ``hint``). See :mod:`topogen.validate` for the check ids.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def generate_json(report) -> str:
+    """The file's text: deterministic (insertion-ordered keys, no timestamps)."""
+    return json.dumps(report.to_dict(), indent=2) + "\n"
+
+
+def write_report(report, path: Path) -> None:
+    path.write_text(generate_json(report), encoding="utf-8")
+
+
+def export(ctx, dest: Path) -> list[Path]:
+    paths = []
+    for arch, report in ctx.reports.items():
+        d = dest / arch
+        d.mkdir(exist_ok=True)
+        p = d / "validation.json"
+        write_report(report, p)
+        paths.append(p)
+    return paths

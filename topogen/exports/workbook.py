@@ -1,0 +1,803 @@
+"""``<name>.xlsx``: the procurement workbook (openpyxl, write-only streaming).
+
+Sheets, in order:
+
+``Summary``
+    provenance (tool version; spec sha256 in cell B3), the spec, each
+    architecture's totals (switches, transceivers, cables, NICs, cost, power,
+    cost per GPU) with the savings of rail-only, the cost by component with a
+    native bar chart, and notes. Totals are formulas over the BOM sheets, so
+    they follow any edit there.
+``BOM <arch>``
+    one row per SKU: SKU, description, category, where it is used, quantity,
+    unit price, extended price (``=quantity*unit price``), unit power, total
+    power (``=quantity*unit power``), price and power sources; a totals row of
+    ``SUM`` formulas.
+``Cabling <arch>``
+    one row per cable. The first six columns are the ones cabling-validation
+    tools read (``A-Node Name, A-Type, A-Port, Z-Node Name, Z-Type, Z-Port``;
+    type ``HCA`` for a GPU NIC end, ``SW`` for a switch end), then the cable id
+    of ``<arch>/cabling.csv``, tier, link, plane, speed, media and length class.
+    A sheet holds 1,048,576 rows; a longer cabling continues on ``Cabling <arch>
+    2``, ``3``... and the Summary says so.
+``Ports <arch>``
+    one row per switch, one column per port: the peer device and port
+    (``hb0003-gpu7:nic0``) on each used port, empty on a free port.
+``Validation``
+    each architecture's findings and key figures.
+
+Text from user input (catalog descriptions, sources, media names...) is never a
+formula: every string is written as a string cell, and one starting with
+``= + - @`` also gets Excel's quote prefix so that editing the cell keeps it
+text (formula injection). Output is deterministic: document and zip timestamps
+are fixed, so the same spec gives a byte-identical file.
+
+The cabling and port-map sheets are the only large ones: their rows are
+serialised from per-tier templates straight into openpyxl's write-only stream
+(:class:`_BulkSheet`), about twenty times faster than one openpyxl cell per
+value; ``fast=False`` takes openpyxl's own path and gives the same cells.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import shutil
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+from xml.sax.saxutils import escape
+
+import numpy as np
+import openpyxl
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart import BarChart, Reference
+from openpyxl.packaging.custom import StringProperty
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.worksheet._write_only import WriteOnlyWorksheet
+from openpyxl.writer.excel import ExcelWriter
+
+from .. import __version__
+from ..model import Fabric, link_tier_name
+from ..naming import GpuNames
+from .cabling import CHUNK, device_names, generate_rows
+from .text import FORMULA_START
+
+ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
+COL_LIMIT = 16_384  # columns per sheet in Excel
+FIXED_TIME = _dt.datetime(1980, 1, 1)  # the zip epoch: no clock reaches the file
+COMPRESSLEVEL = 1  # deflate level; zlib's default 6 takes 3x the time for a ~20% smaller file
+
+MONEY = '"$"#,##0.00'
+MONEY_WHOLE = '"$"#,##0'
+COUNT = "#,##0"
+WATTS = "#,##0.0"
+PERCENT = "0.0%"
+
+CABLING_COLUMNS = ("A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port", "Cable", "Tier", "Link", "Plane", "Speed (Gb/s)", "Media", "Length class")
+CABLING_WIDTHS = (18, 8, 8, 18, 8, 8, 10, 6, 12, 7, 13, 40, 13)
+NODE_TYPE = {True: "HCA", False: "SW"}  # A-Type / Z-Type of a GPU NIC end, a switch end
+PORTS_FIXED = ("Switch", "Role", "Tier", "Plane", "Rails", "Ports used")
+PORTS_WIDTHS = (20, 7, 6, 7, 9, 11)
+BOM_COLUMNS = ("SKU", "Description", "Category", "Used in", "Quantity", "Unit price", "Extended price", "Unit power (W)", "Total power (W)", "Price source", "Power source")
+BOM_WIDTHS = (26, 50, 12, 34, 12, 14, 17, 15, 16, 50, 40)
+COMPONENTS = (("switch", "Switches"), ("transceiver", "Transceivers"), ("cable", "Cables"), ("nic", "NICs"))
+FINDING_COLUMNS = ("Architecture", "Check", "Severity", "Devices", "Ports", "Cables", "Message", "Hint")
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9._:-]*$")  # names that need no XML escaping
+_BOLD = Font(bold=True)
+_TITLE = Font(bold=True, size=14)
+_HEAD_FILL = PatternFill("solid", fgColor="DDEBF7")
+
+
+# --------------------------------------------------------------------------- cells
+
+
+class Formula(str):
+    """A formula we mean to write (``"=SUM(A1:A3)"``); every other string is stored as text."""
+
+
+def is_risky(text: str) -> bool:
+    """True for text a spreadsheet would take for a formula when typed in (formula injection)."""
+    return text.startswith(FORMULA_START)
+
+
+def clean_text(text: str) -> str:
+    """Drop the control characters XML cannot hold (they would make the file unreadable)."""
+    return ILLEGAL_CHARACTERS_RE.sub("", text)
+
+
+def cell(ws, value: Any, fmt: str | None = None, font: Font | None = None, fill: PatternFill | None = None) -> Any:
+    """A write-only cell for ``value``.
+
+    A :class:`Formula` becomes a formula. Any other ``str`` is a string cell,
+    never a formula (openpyxl would otherwise turn ``"=..."`` into one), with
+    Excel's quote prefix when it starts with ``= + - @``.
+    """
+    if isinstance(value, Formula):
+        c = WriteOnlyCell(ws, value=str(value))
+    elif isinstance(value, str):
+        text = clean_text(value)
+        c = WriteOnlyCell(ws, value=text)
+        c.data_type = "s"
+        if is_risky(text):
+            c.quotePrefix = True
+    else:
+        c = WriteOnlyCell(ws, value=value)
+    if fmt:
+        c.number_format = fmt
+    if font:
+        c.font = font
+    if fill:
+        c.fill = fill
+    return c
+
+
+def safe_row(ws, values: Sequence[Any]) -> list:
+    """A row for ``ws.append`` in which no plain string can become a formula."""
+    return [cell(ws, v) if isinstance(v, str) and (v.startswith("=") or is_risky(v)) else v for v in values]
+
+
+def header_row(ws, names: Sequence[str]) -> list:
+    return [cell(ws, n, font=_BOLD, fill=_HEAD_FILL) for n in names]
+
+
+def set_widths(ws, widths: Sequence[float]) -> None:
+    for i, w in enumerate(widths, 1):
+        ws.column_dimensions[get_column_letter(i)].width = w
+
+
+def quote_style_id(ws) -> int:
+    """Style index of a plain quote-prefixed cell, for risky text in templated rows."""
+    c = WriteOnlyCell(ws, value="x")
+    c.quotePrefix = True
+    return c.style_id
+
+
+# ------------------------------------------------------------- bulk (streamed) rows
+
+
+@dataclass(frozen=True, slots=True)
+class _RowsXml:
+    xml: str
+    count: int
+
+
+class _BulkSheet(WriteOnlyWorksheet):
+    """A write-only worksheet that also takes rows already serialised as ``<row>`` XML.
+
+    openpyxl builds an element tree per cell (about 10k rows/s of 13 cells); a
+    cabling of hundreds of thousands of cables needs better. ``append_xml``
+    writes rows made from templates straight into the sheet's stream, after any
+    ``append``-ed rows, so the header, styles, freeze panes, filter and widths
+    still go through openpyxl. It needs openpyxl's standard-library XML writer
+    (no lxml installed); otherwise :data:`FAST` is False and rows go through
+    ``append``.
+    """
+
+    def _write_rows(self):
+        """openpyxl's ``_write_rows`` (3.1), plus pre-serialised rows."""
+        try:
+            xf = self._writer.xf.send(True)
+        except StopIteration:
+            self._already_saved()
+        with xf.element("sheetData"):
+            row_idx = 1
+            try:
+                while True:
+                    row = yield
+                    if isinstance(row, _RowsXml):
+                        xf._file(row.xml)
+                        row_idx += row.count
+                    else:
+                        self._writer.write_row(xf, self._values_to_row(row, row_idx), row_idx)
+                        row_idx += 1
+            except GeneratorExit:
+                pass
+        self._writer.xf.send(None)
+
+    def append_xml(self, xml: str, count: int) -> None:
+        self._get_writer()
+        if self._rows is None:
+            self._rows = self._write_rows()
+            next(self._rows)
+        self._rows.send(_RowsXml(xml, count))
+
+
+FAST = not openpyxl.LXML
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A column with the same value on every row written from one template."""
+
+    value: Any
+
+
+def _xml_text(text: str) -> str:
+    """The ``<t>`` element of an inline string: escaped, spaces preserved."""
+    text = clean_text(text)
+    space = ' xml:space="preserve"' if text != text.strip() else ""
+    return f"<t{space}>{escape(text)}</t>"
+
+
+def template(kinds: Sequence[Any], quote_style: int) -> str:
+    """A ``str.format`` template for one row.
+
+    ``kinds[i]`` is ``"s"`` (a string from the row that needs no escaping: a
+    device or port name), ``"n"`` (a number from the row) or a :class:`Const`
+    baked into the template (escaped; quote-prefixed when risky). Field ``{0}``
+    is the row number, ``{1}``... the row's values in order.
+    """
+    parts = ['<row r="{0}">']
+    k = 1
+    for i, kind in enumerate(kinds):
+        col = get_column_letter(i + 1)
+        if isinstance(kind, Const):
+            v = kind.value
+            if isinstance(v, str):
+                if v:
+                    style = f' s="{quote_style}"' if is_risky(v) else ""
+                    body = _xml_text(v).replace("{", "{{").replace("}", "}}")
+                    parts.append(f'<c r="{col}{{0}}"{style} t="inlineStr"><is>{body}</is></c>')
+            elif v is not None:
+                parts.append(f'<c r="{col}{{0}}" t="n"><v>{v}</v></c>')
+        elif kind == "s":
+            parts.append(f'<c r="{col}{{0}}" t="inlineStr"><is><t>{{{k}}}</t></is></c>')
+            k += 1
+        elif kind == "n":
+            parts.append(f'<c r="{col}{{0}}" t="n"><v>{{{k}}}</v></c>')
+            k += 1
+        else:
+            raise ValueError(f"unknown column kind {kind!r}")
+    parts.append("</row>")
+    return "".join(parts)
+
+
+def fill(kinds: Sequence[Any], row: Sequence[Any]) -> list:
+    """All cell values of a templated row, constants filled in (for openpyxl's path)."""
+    it = iter(row)
+    return [k.value if isinstance(k, Const) else next(it) for k in kinds]
+
+
+def _new_sheet(wb, title: str, bulk: bool):
+    if bulk:
+        ws = _BulkSheet(parent=wb, title=title)
+        wb._add_sheet(ws)
+        return ws
+    return wb.create_sheet(title)
+
+
+# ----------------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One sheet of a (possibly split) table: its title and its slice of the data rows."""
+
+    title: str
+    start: int
+    stop: int
+
+
+def split(base: str, rows: int, max_rows: int) -> list[Part]:
+    """Sheets for ``rows`` data rows under one header each, ``max_rows`` rows per sheet at most."""
+    per = max_rows - 1
+    if rows <= per:
+        return [Part(base, 0, rows)]
+    n = -(-rows // per)
+    return [Part(f"{base} {i + 1}", i * per, min((i + 1) * per, rows)) for i in range(n)]
+
+
+@dataclass
+class Layout:
+    """Sheet names and sizes, fixed before anything is written (write-only sheets stream in order)."""
+
+    bom: dict[str, str] = field(default_factory=dict)
+    bom_rows: dict[str, int] = field(default_factory=dict)
+    cabling: dict[str, list[Part]] = field(default_factory=dict)
+    ports: dict[str, list[Part]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def plan(ctx, max_rows: int) -> Layout:
+    lay = Layout()
+    for arch, fabric in ctx.fabrics.items():
+        lay.bom[arch] = f"BOM {arch}"
+        lay.bom_rows[arch] = len(sku_lines(ctx, arch))
+        lay.cabling[arch] = split(f"Cabling {arch}", len(fabric.links), max_rows)
+        lay.ports[arch] = split(f"Ports {arch}", len(fabric.switches), max_rows)
+        for what, parts, count in (("cabling", lay.cabling[arch], len(fabric.links)), ("port map", lay.ports[arch], len(fabric.switches))):
+            if len(parts) > 1:
+                lay.notes.append(
+                    f"The {arch} {what} has {count:,} rows, more than one sheet holds ({max_rows - 1:,} under "
+                    f"its header), so it is split over {len(parts)} sheets: {', '.join(p.title for p in parts)}."
+                )
+        radix = max((s.radix for s in fabric.switches), default=0)
+        if radix > COL_LIMIT - len(PORTS_FIXED):
+            lay.notes.append(f"The {arch} port map shows ports p1..p{COL_LIMIT - len(PORTS_FIXED)} only: a sheet has {COL_LIMIT:,} columns; the cabling sheets list every port.")
+    return lay
+
+
+def _bom(ctx, arch: str):
+    return (getattr(ctx, "boms", None) or {}).get(arch)
+
+
+def sku_lines(ctx, arch: str) -> list:
+    """The BOM's lines per SKU (:meth:`topogen.bom.Bom.sku_lines`), or none when no BOM was compiled."""
+    b = _bom(ctx, arch)
+    return b.sku_lines() if b is not None else []
+
+
+# ---------------------------------------------------------------------- cabling
+
+
+def media_columns(ctx, arch: str) -> dict[int, tuple[str, str]]:
+    """``{tier: (media name, length class)}`` from the architecture's BOM (empty without one)."""
+    b = _bom(ctx, arch)
+    if b is None:
+        return {}
+    return {int(t): (m.name, m.length_class) for t, m in b.media.items()}
+
+
+def cabling_kinds(tier: int, media: tuple[str, str]) -> list:
+    """Cabling columns for links of ``tier``: the end types, link name and media are constant per tier."""
+    return [
+        "s", Const(NODE_TYPE[tier == 1]), "s",  # A end: name, type, port
+        "s", Const(NODE_TYPE[False]), "s",  # Z end
+        "n", Const(tier), Const(link_tier_name(tier)), "n", "n",  # cable, tier, link, plane, speed
+        Const(media[0]), Const(media[1]),
+    ]
+
+
+def cabling_rows(fabric: Fabric) -> Iterator[tuple[int, tuple]]:
+    """``(tier, values)`` per cable, in cable order, from :func:`topogen.exports.cabling.generate_rows`.
+
+    ``values`` are the variable columns: A name, A port, Z name, Z port, cable
+    id, plane, speed.
+    """
+    for cable, tier, _link, plane, a_dev, _ar, a_port, a_speed, z_dev, _zr, z_port, _zs in generate_rows(fabric):
+        yield tier, (a_dev, a_port, z_dev, z_port, cable, plane, a_speed)
+
+
+def _names_trusted(fabric: Fabric) -> bool:
+    """Device names need no XML escaping (always true for generated names; checked, not assumed)."""
+    return all(_SAFE_NAME.match(s.name) for s in fabric.switches)
+
+
+def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fast: bool) -> None:
+    sheets = []
+    for p in parts:
+        ws = _new_sheet(wb, p.title, fast)
+        ws.freeze_panes = "B2"
+        set_widths(ws, CABLING_WIDTHS)
+        ws.auto_filter.ref = f"A1:{get_column_letter(len(CABLING_COLUMNS))}{p.stop - p.start + 1}"
+        ws.append(header_row(ws, CABLING_COLUMNS))
+        sheets.append(ws)
+    kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) for t in range(1, fabric.tiers + 1)}
+    templates = {t: template(k, quote_style_id(sheets[0])) for t, k in kinds.items()}
+    trusted = _names_trusted(fabric)
+    part, r = 0, 1
+    ws = sheets[0]
+    buf: list[str] = []
+    for i, (tier, values) in enumerate(cabling_rows(fabric)):
+        if i >= parts[part].stop:
+            if buf:
+                ws.append_xml("".join(buf), len(buf))
+                buf.clear()
+            part, r = part + 1, 1
+            ws = sheets[part]
+        r += 1
+        if not fast:
+            ws.append(safe_row(ws, fill(kinds[tier], values)))
+            continue
+        if not trusted:
+            values = (escape(values[0]), values[1], escape(values[2])) + values[3:]
+        buf.append(templates[tier].format(r, *values))
+        if len(buf) >= 4096:
+            ws.append_xml("".join(buf), len(buf))
+            buf.clear()
+    if buf:
+        ws.append_xml("".join(buf), len(buf))
+
+
+# --------------------------------------------------------------------- port map
+
+
+def _rails_text(rails: tuple[int, ...]) -> str:
+    if not rails:
+        return "all"
+    if len(rails) > 1 and rails == tuple(range(rails[0], rails[-1] + 1)):
+        return f"{rails[0]}-{rails[-1]}"
+    return ",".join(map(str, rails))
+
+
+def port_ends(fabric: Fabric) -> tuple[np.ndarray, ...]:
+    """Every switch end of every link, sorted by (switch, port).
+
+    Returns ``(switch index, port, peer device, peer port)`` arrays: a GPU–leaf
+    link has one switch end, a switch–switch link two.
+    """
+    L = fabric.links
+    n = fabric.gpus
+    up = L.a_dev >= n
+    sw = np.concatenate([L.z_dev - n, L.a_dev[up] - n])
+    port = np.concatenate([L.z_port, L.a_port[up]]).astype(np.int64)
+    peer = np.concatenate([L.a_dev, L.z_dev[up]])
+    peer_port = np.concatenate([L.a_port, L.z_port[up]])
+    order = np.argsort(sw * (int(port.max(initial=0)) + 1) + port, kind="stable")
+    return sw[order], port[order], peer[order], peer_port[order]
+
+
+def port_map_rows(fabric: Fabric) -> Iterator[tuple[tuple, list[tuple[int, str]]]]:
+    """Per switch, in device order: its fixed columns and its ``(port, "peer:peer_port")`` pairs.
+
+    Names are formatted a chunk of switches at a time, so memory stays flat.
+    """
+    sw, port, peer, peer_port = port_ends(fabric)
+    gn = GpuNames(fabric.gpus, fabric.hb_domain)
+    sw_names = np.array([s.name for s in fabric.switches], dtype=object)
+    bounds = np.searchsorted(sw, np.arange(len(fabric.switches) + 1))
+    step = max(1, CHUNK // max(1, fabric.spec.radix))
+    for s0 in range(0, len(fabric.switches), step):
+        s1 = min(s0 + step, len(fabric.switches))
+        lo, hi = int(bounds[s0]), int(bounds[s1])
+        pr = peer[lo:hi]
+        names = device_names(fabric, pr, sw_names, gn).tolist()
+        gpu = (pr < fabric.gpus).tolist()
+        labels = [f"{nm}:{'nic' if g else 'p'}{pp}" for nm, g, pp in zip(names, gpu, peer_port[lo:hi].tolist())]
+        ports = port[lo:hi].tolist()
+        for s in range(s0, s1):
+            a, b = int(bounds[s]) - lo, int(bounds[s + 1]) - lo
+            d = fabric.switches[s]
+            yield (d.name, d.role, d.tier, d.plane, _rails_text(d.rails), b - a), list(zip(ports[a:b], labels[a:b]))
+
+
+def write_port_map(wb, fabric: Fabric, parts: list[Part], fast: bool) -> None:
+    nfix = len(PORTS_FIXED)
+    radix = min(max((s.radix for s in fabric.switches), default=0), COL_LIMIT - nfix)
+    letters = [get_column_letter(i) for i in range(1, nfix + radix + 1)]
+    sheets = []
+    for p in parts:
+        ws = _new_sheet(wb, p.title, fast)
+        ws.freeze_panes = "B2"
+        set_widths(ws, PORTS_WIDTHS + (20,) * radix)
+        ws.auto_filter.ref = f"A1:{letters[-1]}{p.stop - p.start + 1}"
+        ws.append(header_row(ws, list(PORTS_FIXED) + [f"p{i}" for i in range(1, radix + 1)]))
+        sheets.append(ws)
+    head = template(["s", "s", "n", "n", "s", "n"], 0)[: -len("</row>")]
+    trusted = _names_trusted(fabric)
+    part, r = 0, 1
+    ws = sheets[0]
+    buf: list[str] = []
+    for i, (fixed, used) in enumerate(port_map_rows(fabric)):
+        if i >= parts[part].stop:
+            if buf:
+                ws.append_xml("".join(buf), len(buf))
+                buf.clear()
+            part, r = part + 1, 1
+            ws = sheets[part]
+        r += 1
+        if not fast:
+            row: list[Any] = list(fixed) + [None] * radix
+            for p, lab in used:
+                if p <= radix:
+                    row[nfix + p - 1] = lab
+            ws.append(safe_row(ws, row))
+            continue
+        if not trusted:
+            fixed = (escape(fixed[0]),) + fixed[1:]
+            used = [(p, escape(lab)) for p, lab in used]
+        cells = "".join(f'<c r="{letters[nfix + p - 1]}{r}" t="inlineStr"><is><t>{lab}</t></is></c>' for p, lab in used if p <= radix)
+        buf.append(head.format(r, *fixed) + cells + "</row>")
+        if len(buf) >= 1024:
+            ws.append_xml("".join(buf), len(buf))
+            buf.clear()
+    if buf:
+        ws.append_xml("".join(buf), len(buf))
+
+
+# -------------------------------------------------------------------------- BOM
+
+
+def bom_refs(lay: Layout, arch: str) -> dict[str, str] | None:
+    """Absolute references into one BOM sheet, for the Summary's formulas (None: no BOM lines)."""
+    n = lay.bom_rows[arch]
+    if not n:
+        return None
+    q = quote_sheetname(lay.bom[arch])
+    last = n + 1
+    return {
+        "category": f"{q}!$C$2:$C${last}",
+        "quantity": f"{q}!$E$2:$E${last}",
+        "extended": f"{q}!$G$2:$G${last}",
+        "total_price": f"{q}!$G${last + 1}",
+        "total_power": f"{q}!$I${last + 1}",
+    }
+
+
+def write_bom(wb, ctx, arch: str, lay: Layout) -> None:
+    """One row per SKU; extended price, total power and the totals are live formulas."""
+    ws = wb.create_sheet(lay.bom[arch])
+    ws.freeze_panes = "B2"
+    set_widths(ws, BOM_WIDTHS)
+    lines = sku_lines(ctx, arch)
+    last = len(lines) + 1
+    ws.auto_filter.ref = f"A1:{get_column_letter(len(BOM_COLUMNS))}{last}"
+    ws.append(header_row(ws, BOM_COLUMNS))
+    for r, x in enumerate(lines, 2):
+        ws.append([
+            cell(ws, x.sku),
+            cell(ws, x.description),
+            cell(ws, x.category),
+            cell(ws, x.used_in),
+            cell(ws, x.quantity, COUNT),
+            cell(ws, x.unit_price, MONEY),
+            cell(ws, Formula(f"=E{r}*F{r}"), MONEY),
+            cell(ws, x.unit_power_w, WATTS),
+            cell(ws, Formula(f"=E{r}*H{r}"), WATTS),
+            cell(ws, x.price_source),
+            cell(ws, x.power_source),
+        ])
+    if not lines:
+        ws.append([cell(ws, "no bill of materials was compiled for this architecture")])
+        return
+    ws.append([
+        cell(ws, "Total", font=_BOLD), None, None, None, None, None,
+        cell(ws, Formula(f"=SUM(G2:G{last})"), MONEY, font=_BOLD), None,
+        cell(ws, Formula(f"=SUM(I2:I{last})"), WATTS, font=_BOLD),
+    ])
+
+
+# ---------------------------------------------------------------------- Summary
+
+
+def write_summary(wb, ctx, lay: Layout) -> None:
+    """Provenance, spec, totals per architecture with savings, cost by component and its chart, notes."""
+    spec = ctx.spec
+    ws = wb.create_sheet("Summary")
+    arches = list(ctx.fabrics)
+    both = arches == ["rail-optimized", "rail-only"]
+    set_widths(ws, (36, 20, 20, 22, 11))
+    rows: list[list] = []
+
+    def add(*values) -> int:
+        rows.append(list(values))
+        return len(rows)  # its 1-based row number
+
+    add(cell(ws, f"{spec.name}: procurement workbook", font=_TITLE))
+    add(cell(ws, "Generated by"), cell(ws, f"topogen {__version__}"))
+    add(cell(ws, "Spec sha256"), cell(ws, spec.digest()))  # B3: the provenance cell
+    add()
+    add(*header_row(ws, ("Spec", "Value")))
+    spec_row = {}
+    for key, value in spec.to_dict().items():
+        spec_row[key] = add(cell(ws, key), cell(ws, value, COUNT if type(value) is int else None))
+    add()
+
+    sec = {a: ctx.summary["architectures"][a] for a in arches}
+    refs = {a: bom_refs(lay, a) for a in arches}
+    col = {a: get_column_letter(2 + i) for i, a in enumerate(arches)}
+    add(*header_row(ws, ["Totals", *arches, *(("Savings (rail-only vs rail-optimized)", "Savings %") if both else ())]))
+
+    def sumif(a: str, category: str, what: str) -> Formula | None:
+        r = refs[a]
+        return None if r is None else Formula(f'=SUMIF({r["category"]},"{category}",{r[what]})')
+
+    def metric(label: str, per_arch: dict[str, Any], fmt: str) -> int:
+        r = len(rows) + 1
+        vals = [None if per_arch[a] is None else cell(ws, per_arch[a], fmt) for a in arches]
+        savings = [cell(ws, Formula(f"=B{r}-C{r}"), fmt), cell(ws, Formula(f'=IF(B{r}=0,"",(B{r}-C{r})/B{r})'), PERCENT)] if both else []
+        return add(cell(ws, label), *vals, *savings)
+
+    has_nics = any(x.category == "nic" for a in arches for x in sku_lines(ctx, a))
+    metric("Tiers", {a: sec[a]["tiers"] for a in arches}, COUNT)
+    metric("Switches", {a: sumif(a, "switch", "quantity") or sec[a]["switches"] for a in arches}, COUNT)
+    metric("Transceivers", {a: sumif(a, "transceiver", "quantity") for a in arches}, COUNT)
+    metric("Cables", {a: sumif(a, "cable", "quantity") for a in arches}, COUNT)
+    if has_nics:
+        metric("NICs", {a: sumif(a, "nic", "quantity") for a in arches}, COUNT)
+    metric("Links", {a: sec[a]["links"] for a in arches}, COUNT)
+    metric("Unused switch ports", {a: sec[a]["unused_switch_ports"] for a in arches}, COUNT)
+    cost = metric("Cost (USD)", {a: refs[a] and Formula(f"={refs[a]['total_price']}") for a in arches}, MONEY_WHOLE)
+    power = metric("Power (W)", {a: refs[a] and Formula(f"={refs[a]['total_power']}") for a in arches}, WATTS)
+    gpus = f"$B${spec_row['gpus']}"
+    metric("Cost per GPU (USD)", {a: refs[a] and Formula(f"={col[a]}{cost}/{gpus}") for a in arches}, MONEY)
+    metric("Power per GPU (W)", {a: refs[a] and Formula(f"={col[a]}{power}/{gpus}") for a in arches}, WATTS)
+    reports = _reports(ctx)
+    if reports:
+        add(cell(ws, "Valid"), *[cell(ws, "yes" if reports[a].valid else "NO") if a in reports else None for a in arches])
+        add(cell(ws, "Validation errors / warnings"), *[cell(ws, f"{reports[a].errors} / {reports[a].warnings}") if a in reports else None for a in arches])
+        hops = {a: (reports[a].figures.get("worst_case_hops") or {}) if a in reports else {} for a in arches}
+        add(cell(ws, "Worst-case path"), *[cell(ws, hops[a].get("path", "")) if hops[a] else None for a in arches])
+    add()
+
+    add(*header_row(ws, ["Cost by component (USD)", *arches]))
+    first = len(rows) + 1
+    for category, label in COMPONENTS:
+        if category != "nic" or has_nics:
+            add(cell(ws, label), *[None if refs[a] is None else cell(ws, sumif(a, category, "extended"), MONEY_WHOLE) for a in arches])
+    last = len(rows)
+    add()
+
+    notes = list(lay.notes)
+    for a in arches:
+        notes += [f"{a}: {n}" for n in sec[a]["notes"]]
+        if refs[a] is None:
+            notes.append(f"{a}: no bill of materials was compiled, so its cost, power, transceiver and cable figures are empty.")
+    notes.append("Cabling sheets: one row per cable, A = lower end, Z = upper end; A-Type/Z-Type HCA is a GPU NIC port, SW a switch port; the Cable column is the cable id of <arch>/cabling.csv.")
+    notes.append(
+        f"Ports sheets: below the top tier, ports p1..p{spec.radix // 2} face down and the rest face up; "
+        "top-tier switches use every port facing down."
+    )
+    notes.append("Cost and power figures are formulas over the BOM sheets: edit a unit price or quantity there and the totals, savings and chart follow.")
+    add(*header_row(ws, ["Notes"]))
+    for n in notes:
+        add(cell(ws, n))
+    for row in rows:
+        ws.append(row)
+
+    if any(refs.values()):
+        chart = BarChart()
+        chart.type = "col"
+        chart.grouping = "clustered"
+        chart.title = "Cost by component"
+        chart.y_axis.title = "USD"
+        chart.y_axis.number_format = MONEY_WHOLE
+        chart.x_axis.delete = False  # openpyxl 3.1 hides axes unless told
+        chart.y_axis.delete = False
+        chart.add_data(Reference(ws, min_col=2, max_col=1 + len(arches), min_row=first - 1, max_row=last), titles_from_data=True)
+        chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+        chart.width, chart.height = 18, 9
+        ws.add_chart(chart, "G2")
+
+
+# ------------------------------------------------------------------- Validation
+
+
+def _reports(ctx) -> dict:
+    return getattr(ctx, "reports", None) or {}
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested key figures as ``("a.b.c", scalar)`` rows; lists become comma-joined text."""
+    if isinstance(value, dict):
+        out = []
+        for k, v in value.items():
+            out += flatten(v, f"{prefix}.{k}" if prefix else str(k))
+        return out
+    if isinstance(value, (list, tuple)):
+        return [(prefix, ", ".join(map(str, value)))]
+    if value is None or isinstance(value, (int, float, str)):
+        return [(prefix, value)]
+    return [(prefix, str(value))]
+
+
+def write_validation(wb, ctx) -> None:
+    """Findings of every architecture (a filterable table), then the checks and key figures."""
+    ws = wb.create_sheet("Validation")
+    ws.freeze_panes = "A2"
+    set_widths(ws, (16, 26, 10, 36, 30, 12, 90, 60))
+    reports = _reports(ctx)
+    ws.append(header_row(ws, FINDING_COLUMNS))
+    rows = 1
+    for arch in ctx.fabrics:
+        rep = reports.get(arch)
+        for f in getattr(rep, "findings", ()):
+            ws.append([cell(ws, arch), cell(ws, f.check), cell(ws, f.severity), cell(ws, _text(f.devices)), cell(ws, _text(f.ports)), cell(ws, _text(f.cables)), cell(ws, f.message), cell(ws, f.hint)])
+            rows += 1
+        for check, (sev, n) in sorted(getattr(rep, "suppressed", {}).items()):
+            ws.append([cell(ws, arch), cell(ws, check), cell(ws, sev), None, None, None, cell(ws, f"{n:,} more {check} findings, not listed")])
+            rows += 1
+    if rows == 1:
+        ws.append([cell(ws, "no findings" if reports else "validation did not run")])
+        rows += 1
+    ws.auto_filter.ref = f"A1:{get_column_letter(len(FINDING_COLUMNS))}{rows}"
+    if not reports:
+        return
+    from ..validate import GROUPS
+
+    ws.append([])
+    ws.append(header_row(ws, ("Architecture", "Check", "Status", "Detail")))
+    for arch in ctx.fabrics:
+        rep = reports.get(arch)
+        if rep is None:
+            continue
+        for g, (num, title) in GROUPS.items():
+            ws.append([cell(ws, arch), cell(ws, f"{num}. {title}"), cell(ws, rep.group_status(g)), cell(ws, rep.checks.get(g, ""))])
+    ws.append([])
+    ws.append(header_row(ws, ("Architecture", "Key figure", "Value")))
+    for arch in ctx.fabrics:
+        rep = reports.get(arch)
+        if rep is None:
+            continue
+        for k, v in flatten(rep.key_figures()):
+            ws.append([cell(ws, arch), cell(ws, k), cell(ws, v, COUNT if type(v) is int else None)])
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (list, tuple)):
+        return ", ".join(map(str, v))
+    return str(v)
+
+
+# ------------------------------------------------------------------------ saving
+
+
+class _FixedTimeZip(zipfile.ZipFile):
+    """A zip whose entries carry a fixed time and mode, so the same content gives the same bytes."""
+
+    def _info(self, name: str) -> zipfile.ZipInfo:
+        zi = zipfile.ZipInfo(name, date_time=FIXED_TIME.timetuple()[:6])
+        zi.compress_type = zipfile.ZIP_DEFLATED
+        zi.external_attr = 0o644 << 16
+        if hasattr(zi, "compress_level"):  # Python >= 3.13
+            zi.compress_level = self.compresslevel
+        else:
+            zi._compresslevel = self.compresslevel
+        return zi
+
+    def writestr(self, zinfo_or_arcname, data, compress_type=None, compresslevel=None):
+        if isinstance(zinfo_or_arcname, str):
+            zinfo_or_arcname = self._info(zinfo_or_arcname)
+        return super().writestr(zinfo_or_arcname, data, compress_type, compresslevel)
+
+    def write(self, filename, arcname=None, compress_type=None, compresslevel=None):
+        """Stream a (large, temporary) sheet file into the archive."""
+        zi = self._info(arcname or Path(filename).name)
+        zi.file_size = Path(filename).stat().st_size  # lets zipfile pick ZIP64 for huge sheets
+        with open(filename, "rb") as src, self.open(zi, "w") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def set_properties(wb, ctx) -> None:
+    """Provenance in the document properties (generator, spec hash), as on Summary!B3."""
+    spec = ctx.spec
+    gen = f"topogen {__version__}"
+    p = wb.properties
+    p.creator = gen
+    p.lastModifiedBy = gen
+    p.title = f"{spec.name}: procurement workbook"
+    p.subject = "GPU cluster scale-out network: bill of materials, cabling, port map"
+    p.description = f"generated by {spec.provenance()}"
+    p.keywords = f"{gen}; spec sha256:{spec.digest()}"
+    p.created = FIXED_TIME
+    p.modified = FIXED_TIME
+    wb.custom_doc_props.append(StringProperty(name="generator", value=gen))
+    wb.custom_doc_props.append(StringProperty(name="spec_sha256", value=spec.digest()))
+
+
+def save(wb, path: Path) -> None:
+    """Save without openpyxl's ``save_workbook``, which stamps the current time into the file."""
+    archive = _FixedTimeZip(path, "w", zipfile.ZIP_DEFLATED, allowZip64=True, compresslevel=COMPRESSLEVEL)
+    ExcelWriter(wb, archive).save()
+
+
+# ------------------------------------------------------------------------ export
+
+
+def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = FAST) -> None:
+    """Write the workbook of ``ctx`` to ``path``; ``max_rows`` is lowered only by tests of the split."""
+    wb = openpyxl.Workbook(write_only=True)
+    lay = plan(ctx, max_rows)
+    write_summary(wb, ctx, lay)
+    for arch in ctx.fabrics:
+        write_bom(wb, ctx, arch, lay)
+    for arch, fabric in ctx.fabrics.items():
+        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), fast)
+    for arch, fabric in ctx.fabrics.items():
+        write_port_map(wb, fabric, lay.ports[arch], fast)
+    write_validation(wb, ctx)
+    set_properties(wb, ctx)
+    save(wb, path)
+
+
+def export(ctx, dest: Path) -> list[Path]:
+    path = Path(dest) / f"{ctx.spec.name}.xlsx"
+    write_workbook(ctx, path)
+    return [path]
