@@ -100,8 +100,11 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
             lines.append(f"  {'':15s} BOM ({ctx.summary['catalog']}): {sec['transceivers']} transceivers, {sec['cables']} cables, cost ${sec['cost']:,} (${sec['cost_per_gpu']:,} per GPU), power {sec['power_w'] / 1000:,.1f} kW")
     if "comparison" in ctx.summary:
         cmp = ctx.summary["comparison"]
-        pct = {k: "n/a" if cmp[k] is None else f"{100 * cmp[k]:.1f}%" for k in ("cost_reduction", "power_reduction")}
-        lines.append(f"  rail-only saves {pct['cost_reduction']} of the cost and {pct['power_reduction']} of the power of rail-optimized")
+        parts = [f"{100 * cmp['cost_reduction']:.1f}% of the cost" if cmp["cost_reduction"] is not None else None]
+        parts.append(f"{100 * cmp['power_reduction']:.1f}% of the power" if cmp["power_reduction"] is not None else None)
+        said = " and ".join(p for p in parts if p)
+        if said:
+            lines.append(f"  rail-only saves {said} of rail-optimized" + ("" if parts[1] else " (this catalog prices no power)"))
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
 

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, clos, counts
-from . import bom, catalog
-from . import validate
+from . import __version__, bom, catalog, clos, counts, validate
 from .errors import InputError, Problem
 from .exports import EXPORTERS
 from .model import Fabric
@@ -45,10 +43,10 @@ class BuildContext:
 
 def build(spec: Spec) -> BuildContext:
     """Run every phase for ``spec`` (no files written)."""
+    closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}  # closed form, no wiring yet
     hw = catalog.load_catalog(spec.catalog)  # catalog, checked against the spec before any wiring
-    catalog.check_spec(hw, spec, {arch: counts.arch_counts(spec, arch).tiers for arch in spec.arches})
+    catalog.check_spec(hw, spec, {arch: c.tiers for arch, c in closed.items()})
     fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model
-    closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}
     ctx = BuildContext(spec, fabrics, closed)
     ctx.reports = {arch: validate.validate(f) for arch, f in fabrics.items()}  # validate
     ctx.catalog = hw
