@@ -316,6 +316,20 @@ def test_cell_helper_keeps_risky_text_as_text():
     assert wbx.cell(ws, wbx.Formula("=A1*2")).data_type == "f"
 
 
+def test_cell_text_fits_excel():
+    ws = openpyxl.Workbook(write_only=True).create_sheet("x")
+    long = wbx.cell(ws, "a\x01b" + "x" * 40000)
+    assert len(long.value) == wbx.CELL_TEXT_LIMIT and long.value.startswith("ab") and long.value.endswith(wbx.TRUNCATED)
+
+
+def test_key_figures_flatten_to_scalars():
+    import numpy as np
+
+    got = wbx.flatten({"a": {"b": np.int64(3), "c": [1, 2]}, "d": None, "e": np.float64(0.5)})
+    assert got == [("a.b", 3), ("a.c", "1, 2"), ("d", None), ("e", 0.5)]
+    assert type(got[0][1]) is int
+
+
 @pytest.fixture()
 def evil_catalog(tmp_path):
     data = yaml.safe_load((CATALOGS_DIR / "paper.yaml").read_text())
@@ -366,6 +380,7 @@ def test_byte_identical_across_runs(tmp_path):
     assert "1980-01-01T00:00:00Z" in core
 
 
+@pytest.mark.skipif(not wbx.FAST, reason="lxml is installed: openpyxl then writes rows itself")
 def test_streamed_rows_equal_openpyxl_rows(tmp_path):
     ctx = make_ctx(build_spec({"name": "p", "gpus": 256, "hb_domain": 8, "radix": 16, "planes": 2}))
     fast = openpyxl.load_workbook(write(ctx, tmp_path, "f.xlsx", fast=True, max_rows=700))

@@ -34,8 +34,9 @@ are fixed, so the same spec gives a byte-identical file.
 
 The cabling and port-map sheets are the only large ones: their rows are
 serialised from per-tier templates straight into openpyxl's write-only stream
-(:class:`_BulkSheet`), about twenty times faster than one openpyxl cell per
-value; ``fast=False`` takes openpyxl's own path and gives the same cells.
+(:class:`_BulkSheet`), fifteen times faster than one openpyxl cell per value
+(81,920 cables: 0.6 s against 9.3 s); ``fast=False`` takes openpyxl's own path
+and gives the same cells.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ from .text import FORMULA_START
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
 COL_LIMIT = 16_384  # columns per sheet in Excel
+CELL_TEXT_LIMIT = 32_767  # characters per cell in Excel
+TRUNCATED = " [truncated]"
 FIXED_TIME = _dt.datetime(1980, 1, 1)  # the zip epoch: no clock reaches the file
 COMPRESSLEVEL = 1  # deflate level; zlib's default 6 takes 3x the time for a ~20% smaller file
 
@@ -106,8 +109,14 @@ def is_risky(text: str) -> bool:
 
 
 def clean_text(text: str) -> str:
-    """Drop the control characters XML cannot hold (they would make the file unreadable)."""
-    return ILLEGAL_CHARACTERS_RE.sub("", text)
+    """Text a cell can hold: no control characters XML cannot carry, at most 32,767 characters.
+
+    Either would make Excel refuse or "repair" the file.
+    """
+    text = ILLEGAL_CHARACTERS_RE.sub("", text)
+    if len(text) > CELL_TEXT_LIMIT:
+        text = text[: CELL_TEXT_LIMIT - len(TRUNCATED)] + TRUNCATED
+    return text
 
 
 def cell(ws, value: Any, fmt: str | None = None, font: Font | None = None, fill: PatternFill | None = None) -> Any:
@@ -671,6 +680,8 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
         return out
     if isinstance(value, (list, tuple)):
         return [(prefix, ", ".join(map(str, value)))]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # numpy scalar -> int/float/bool
     if value is None or isinstance(value, (int, float, str)):
         return [(prefix, value)]
     return [(prefix, str(value))]
@@ -783,6 +794,7 @@ def save(wb, path: Path) -> None:
 
 def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = FAST) -> None:
     """Write the workbook of ``ctx`` to ``path``; ``max_rows`` is lowered only by tests of the split."""
+    fast = fast and FAST
     wb = openpyxl.Workbook(write_only=True)
     lay = plan(ctx, max_rows)
     write_summary(wb, ctx, lay)
