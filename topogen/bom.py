@@ -38,8 +38,25 @@ from .model import Fabric, link_tier_name, tier_role
 CATEGORIES = ("switch", "nic", "transceiver", "cable")
 
 
+class _Extended:
+    """Extended price and total power of a line with quantity, unit price and unit power."""
+
+    __slots__ = ()
+    quantity: int
+    unit_price: float
+    unit_power_w: float
+
+    @property
+    def extended_price(self) -> float:
+        return _money(self.quantity * self.unit_price)
+
+    @property
+    def total_power_w(self) -> float:
+        return _money(self.quantity * self.unit_power_w)
+
+
 @dataclass(frozen=True, slots=True)
-class BomLine:
+class BomLine(_Extended):
     """A quantity of one SKU in one tier (``where``: switch role or link tier; ``end``: transceiver end)."""
 
     category: str
@@ -54,17 +71,9 @@ class BomLine:
     price_source: str
     power_source: str
 
-    @property
-    def extended_price(self) -> float:
-        return _money(self.quantity * self.unit_price)
-
-    @property
-    def total_power_w(self) -> float:
-        return _money(self.quantity * self.unit_power_w)
-
 
 @dataclass(frozen=True, slots=True)
-class SkuLine:
+class SkuLine(_Extended):
     """One SKU over the whole fabric; ``used_in`` lists the tiers/ends it serves."""
 
     category: str
@@ -76,14 +85,6 @@ class SkuLine:
     unit_power_w: float
     price_source: str
     power_source: str
-
-    @property
-    def extended_price(self) -> float:
-        return _money(self.quantity * self.unit_price)
-
-    @property
-    def total_power_w(self) -> float:
-        return _money(self.quantity * self.unit_power_w)
 
 
 @dataclass(frozen=True, slots=True)

@@ -692,7 +692,6 @@ def _check_tiers(w: _Wire) -> None:
     w.report.figures["tiers"] = used
     w.report.figures["min_tiers"] = minimum
     if used != minimum:
-        more = "more" if used > minimum else "fewer"
         w.add(
             "tiers.count",
             "warning",
@@ -1155,7 +1154,7 @@ def _check_capacity(w: _Wire, comp: _Components, maxflow_links: int) -> None:
                 mine = set(upp[starts[b] : ends[b]].tolist())
                 stripe = np.unique(upp[lab[S + upp] == lab[low[starts[b]]]])
                 missing = [w.sw_names[u] for u in stripe.tolist() if u not in mine]
-                text.append(f"{name} reaches {int(deg[b])} of the {int(width[b])} upper switches of its stripe (none to {_some(missing)})" + ("" if text else f": " + ", ".join(parts)))
+                text.append(f"{name} reaches {int(deg[b])} of the {int(width[b])} upper switches of its stripe (none to {_some(missing)})" + ("" if text else ": " + ", ".join(parts)))
             return (
                 (name,) + tuple(w.sw_names[int(uk[k] % S)] for k in range(starts[b], ends[b])),
                 ports,

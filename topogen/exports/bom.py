@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..bom import Bom
+from .files import arch_dir
 from .text import cell_safe
 
 COLUMNS = (
@@ -63,8 +64,7 @@ def export(ctx, dest: Path) -> list[Path]:
     paths = []
     prov = ctx.spec.provenance()
     for arch, bom in ctx.boms.items():
-        d = dest / arch
-        d.mkdir(exist_ok=True)
+        d = arch_dir(dest, arch)
         for name, writer in (("bom.csv", write_bom_csv), ("bom.json", write_bom_json)):
             p = d / name
             writer(bom, p, prov)

@@ -10,18 +10,16 @@ validate`` reads this file back (also after hand edits).
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-from ..model import Fabric, link_tier_name, tier_role
+from ..model import Fabric, link_tier_name
 from ..naming import GpuNames
+from .files import CHUNK, per_arch, write_csv
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
-CHUNK = 65536
 
 
 def device_names(fabric: Fabric, ids: np.ndarray, switch_names: np.ndarray, gpu_names: GpuNames) -> np.ndarray:
@@ -83,25 +81,8 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
 
 
 def write_cabling(fabric: Fabric, path: Path) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(header_comment(fabric) + "\n")
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(COLUMNS)
-        buf: list = []
-        for row in generate_rows(fabric):
-            buf.append(row)
-            if len(buf) >= CHUNK:
-                w.writerows(buf)
-                buf.clear()
-        w.writerows(buf)
+    write_csv(path, COLUMNS, generate_rows(fabric), comment=header_comment(fabric))
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    paths = []
-    for arch, fabric in ctx.fabrics.items():
-        d = dest / arch
-        d.mkdir(exist_ok=True)
-        p = d / "cabling.csv"
-        write_cabling(fabric, p)
-        paths.append(p)
-    return paths
+    return per_arch(ctx.fabrics, dest, "cabling.csv", write_cabling)

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..model import Fabric
 from ..naming import GpuNames
-from .cabling import CHUNK, device_names
+from .cabling import device_names
+from .files import CHUNK, per_arch
 
 # (key id, domain, attribute name, GraphML type)
 KEYS = (
@@ -130,11 +131,4 @@ def write_graphml(fabric: Fabric, path: Path) -> None:
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    paths = []
-    for arch, fabric in ctx.fabrics.items():
-        d = dest / arch
-        d.mkdir(exist_ok=True)
-        p = d / "topology.graphml"
-        write_graphml(fabric, p)
-        paths.append(p)
-    return paths
+    return per_arch(ctx.fabrics, dest, "topology.graphml", write_graphml)

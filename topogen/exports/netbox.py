@@ -36,17 +36,16 @@ pass through :func:`topogen.exports.text.cell_safe`.
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import numpy as np
 
 from ..model import Fabric, link_tier_name
 from ..naming import NodeNames
-from .cabling import CHUNK
+from .files import CHUNK, arch_dir, write_csv
 from .text import cell_safe
 
 DEVICE_COLUMNS = ("name", "role", "device_type", "manufacturer", "site", "status", "comments")
@@ -287,25 +286,10 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
             yield (a_d, TERMINATION, a_p, z_d, TERMINATION, z_p, ctype, STATUS, length, unit, str(cid), notes[t].format(pl))
 
 
-def write_csv(path: Path, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
-    """A plain CSV (header + rows, ``\\n`` line ends), written in blocks."""
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(columns)
-        buf: list = []
-        for row in rows:
-            buf.append(row)
-            if len(buf) >= CHUNK:
-                w.writerows(buf)
-                buf.clear()
-        w.writerows(buf)
-
-
 def export(ctx, dest: Path) -> list[Path]:
     paths = []
     for arch, fabric in ctx.fabrics.items():
-        d = dest / arch / "netbox"
-        d.mkdir(parents=True, exist_ok=True)
+        d = arch_dir(dest, arch, "netbox")
         types = device_types(ctx, fabric)
         for fname, cols, rows in (
             ("devices.csv", DEVICE_COLUMNS, device_rows(fabric, types)),

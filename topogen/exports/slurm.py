@@ -39,6 +39,7 @@ import numpy as np
 
 from ..model import Fabric
 from ..naming import NodeNames
+from .files import arch_dir
 
 _TAIL = re.compile(r"^(.*?)(\d+)$")
 
@@ -165,8 +166,7 @@ def write_lines(path: Path, lines: Iterator[str]) -> None:
 def export(ctx, dest: Path) -> list[Path]:
     paths = []
     for arch, fabric in ctx.fabrics.items():
-        d = dest / arch
-        d.mkdir(exist_ok=True)
+        d = arch_dir(dest, arch)
         for fname, lines in (("topology.conf", tree_lines(fabric)), ("topology-block.conf", block_lines(fabric))):
             p = d / fname
             write_lines(p, lines)

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from ..naming import GpuNames
-from .cabling import CHUNK, device_names
+from .cabling import device_names
+from .files import CHUNK, per_arch
 
 _dump = json.JSONEncoder(separators=(",", ":"), sort_keys=False).encode
 
@@ -68,11 +69,4 @@ def write_topology(fabric, path: Path) -> None:
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    paths = []
-    for arch, fabric in ctx.fabrics.items():
-        d = dest / arch
-        d.mkdir(exist_ok=True)
-        p = d / "topology.json"
-        write_topology(fabric, p)
-        paths.append(p)
-    return paths
+    return per_arch(ctx.fabrics, dest, "topology.json", write_topology)

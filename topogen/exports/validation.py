@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .files import per_arch
+
 
 def generate_json(report) -> str:
     """The file's text: deterministic (insertion-ordered keys, no timestamps)."""
@@ -26,11 +28,4 @@ def write_report(report, path: Path) -> None:
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    paths = []
-    for arch, report in ctx.reports.items():
-        d = dest / arch
-        d.mkdir(exist_ok=True)
-        p = d / "validation.json"
-        write_report(report, p)
-        paths.append(p)
-    return paths
+    return per_arch(ctx.reports, dest, "validation.json", write_report)

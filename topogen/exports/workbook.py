@@ -64,7 +64,8 @@ from openpyxl.writer.excel import ExcelWriter
 from .. import __version__
 from ..model import Fabric, link_tier_name
 from ..naming import GpuNames
-from .cabling import CHUNK, device_names, generate_rows
+from .cabling import device_names, generate_rows
+from .files import CHUNK
 from .text import FORMULA_START
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included

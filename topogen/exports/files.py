@@ -1,0 +1,43 @@
+"""Thin writers shared by the exporters: per-architecture directories and chunked CSV."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, TypeVar
+
+T = TypeVar("T")
+CHUNK = 65536
+
+
+def arch_dir(dest: Path, arch: str, *sub: str) -> Path:
+    """``dest/<arch>[/sub...]``, created."""
+    d = dest.joinpath(arch, *sub)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def per_arch(items: Mapping[str, T], dest: Path, filename: str, write: Callable[[T, Path], None]) -> list[Path]:
+    """Write ``dest/<arch>/<filename>`` for every architecture with ``write(item, path)``."""
+    paths = []
+    for arch, item in items.items():
+        p = arch_dir(dest, arch) / filename
+        write(item, p)
+        paths.append(p)
+    return paths
+
+
+def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable], comment: str | None = None) -> None:
+    """A CSV with ``\\n`` line ends, an optional leading ``#`` comment line, written in blocks."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        if comment is not None:
+            fh.write(comment + "\n")
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(columns)
+        buf: list = []
+        for row in rows:
+            buf.append(row)
+            if len(buf) >= CHUNK:
+                w.writerows(buf)
+                buf.clear()
+        w.writerows(buf)
