@@ -45,10 +45,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from .counts import MAX_TIERS
 from .errors import InputError, Problem
+from .yamlfile import read_yaml
 from .model import link_tier_name
 from .spec import CATALOGS_DIR, available_catalogs
 
@@ -284,21 +284,10 @@ def load_catalog(ref: str) -> Catalog:
     """Read and check a catalog (name or path); raise InputError listing every problem."""
     path = resolve_catalog_path(ref)
     label = ref
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError([Problem("catalog", f"catalog {ref!r} does not exist", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem("catalog", f"cannot read catalog {str(path)!r}: {exc}", "give a readable UTF-8 YAML file")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError([Problem("catalog", f"YAML syntax error in catalog {str(path)!r}{where}: {problem}", "fix the YAML syntax")]) from None
+    missing = Problem("catalog", f"catalog {ref!r} does not exist", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file")
+    data = read_yaml(path, "catalog", f"catalog {str(path)!r}", missing)
     cat = parse_catalog(data, label=label, path=str(path), default_name=path.stem)
-    return replace(cat, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return replace(cat, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 def parse_catalog(data: Any, label: str, path: str = "", default_name: str = "catalog") -> Catalog:

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
 
 from . import __version__, counts
 from .errors import InputError, Problem
+from .yamlfile import read_yaml
 
 ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
 PACKING_CHOICES = ("shared", "dedicated")
@@ -98,24 +98,9 @@ def resolve_spec_path(ref: str) -> Path:
 
 def read_spec_file(path: Path) -> dict[str, Any]:
     """Read a YAML spec file into a mapping; syntax errors name the line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        presets = ", ".join(available_presets())
-        what = f"no preset named {path.stem!r}" if path.parent == CLUSTERS_DIR else f"file {str(path)!r} does not exist"
-        raise InputError([Problem("spec", what, f"give a YAML file or a preset name ({presets})")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem("spec", f"cannot read {str(path)!r}: {exc}", "give a readable UTF-8 YAML file")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        ctx_mark = getattr(exc, "context_mark", None)
-        if ctx_mark is not None and getattr(exc, "context", None) and (not mark or ctx_mark.line != mark.line):
-            where += f" ({exc.context} at line {ctx_mark.line + 1})"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError([Problem("spec", f"YAML syntax error in {path}{where}: {problem}", "fix the YAML syntax")]) from None
+    presets = ", ".join(available_presets())
+    what = f"no preset named {path.stem!r}" if path.parent == CLUSTERS_DIR else f"file {str(path)!r} does not exist"
+    data = read_yaml(path, "spec", str(path), Problem("spec", what, f"give a YAML file or a preset name ({presets})"))
     if data is None:
         data = {}
     if not isinstance(data, dict):
