@@ -113,3 +113,16 @@ def test_python_dash_m(tmp_path):
 @pytest.mark.parametrize("preset", ["demo", "gh200-32k"])
 def test_presets_build(preset, tmp_path):
     build(tmp_path, preset, "--formats", "cabling")
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_to_networkx_equals_topology_json(tmp_path, arch):
+    from topogen.graph import to_networkx
+
+    out, _ = build(tmp_path, "demo", "--formats", "topology")
+    loaded = nx.node_link_graph(json.loads((out / arch / "topology.json").read_text()), edges="edges")
+    g = to_networkx(clos.generate(load_spec("demo"), arch))
+    assert g.graph == loaded.graph
+    assert dict(g.nodes(data=True)) == dict(loaded.nodes(data=True))
+    assert sorted(g.edges(keys=True, data=True), key=lambda e: e[2]) == sorted(loaded.edges(keys=True, data=True), key=lambda e: e[2])
+    assert g.number_of_edges() == len(clos.generate(load_spec("demo"), arch).links)

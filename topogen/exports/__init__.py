@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import cabling, diagrams, topology
-from . import graphml, netbox, slurm
-from . import bom
-from . import workbook
-from . import validation
+from . import bom, cabling, diagrams, graphml, netbox, slurm, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
@@ -30,5 +26,3 @@ EXPORTERS: dict[str, Exporter] = {
     "slurm": slurm.export,
     "validation": validation.export,
 }
-
-CORE_FORMATS = ("cabling", "topology")

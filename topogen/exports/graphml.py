@@ -26,12 +26,9 @@ from pathlib import Path
 from typing import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
-import numpy as np
-
+from ..graph import edge_columns, gpu_columns
 from ..model import Fabric
-from ..naming import GpuNames
-from .cabling import device_names
-from .files import CHUNK, per_arch
+from .files import per_arch
 
 # (key id, domain, attribute name, GraphML type)
 KEYS = (
@@ -82,14 +79,11 @@ def generate_graphml(fabric: Fabric) -> Iterator[str]:
     }
     for key, value in graph.items():
         yield f'<data key="g_{key}">{escape(str(value))}</data>\n'
-    gn = GpuNames(fabric.gpus, fabric.hb_domain)
-    k = fabric.hb_domain
-    for start in range(0, fabric.gpus, CHUNK):
-        ids = np.arange(start, min(start + CHUNK, fabric.gpus))
+    for names, rails, doms in gpu_columns(fabric):
         yield "".join(
             f'<node id="{nm}"><data key="n_role">gpu</data><data key="n_tier">0</data>'
-            f'<data key="n_rail">{g % k}</data><data key="n_hb_domain">{g // k}</data></node>\n'
-            for nm, g in zip(gn.many(ids).tolist(), ids.tolist())
+            f'<data key="n_rail">{r}</data><data key="n_hb_domain">{d}</data></node>\n'
+            for nm, r, d in zip(names, rails, doms)
         )
     for s in fabric.switches:
         yield (
@@ -97,29 +91,12 @@ def generate_graphml(fabric: Fabric) -> Iterator[str]:
             f'<data key="n_plane">{s.plane}</data><data key="n_rails">{rails_text(s.rails)}</data>'
             f'<data key="n_radix">{s.radix}</data></node>\n'
         )
-    L = fabric.links
-    sw_names = np.array([s.name for s in fabric.switches], dtype=object)
-    for start in range(0, len(L), CHUNK):
-        sl = slice(start, min(start + CHUNK, len(L)))
-        a, z = L.a_dev[sl], L.z_dev[sl]
-        an = device_names(fabric, a, sw_names, gn).tolist()
-        zn = device_names(fabric, z, sw_names, gn).tolist()
-        agpu = (a < fabric.gpus).tolist()
+    for c in edge_columns(fabric):
         yield "".join(
             f'<edge id="{cid}" source="{s_}" target="{t_}"><data key="e_tier">{ti}</data>'
-            f'<data key="e_plane">{pl}</data><data key="e_a_port">{"nic" if g else "p"}{ap}</data>'
-            f'<data key="e_z_port">p{zp}</data><data key="e_speed">{sp}</data></edge>\n'
-            for cid, s_, t_, ti, pl, ap, g, zp, sp in zip(
-                range(start + 1, sl.stop + 1),
-                an,
-                zn,
-                L.tier[sl].tolist(),
-                L.plane[sl].tolist(),
-                L.a_port[sl].tolist(),
-                agpu,
-                L.z_port[sl].tolist(),
-                L.a_speed[sl].tolist(),
-            )
+            f'<data key="e_plane">{pl}</data><data key="e_a_port">{ap}</data>'
+            f'<data key="e_z_port">{zp}</data><data key="e_speed">{sp}</data></edge>\n'
+            for cid, s_, t_, ti, pl, ap, zp, sp in zip(c["key"], c["source"], c["target"], c["tier"], c["plane"], c["a_port"], c["z_port"], c["speed"])
         )
     yield "</graph>\n</graphml>\n"
 

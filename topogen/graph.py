@@ -1,0 +1,86 @@
+"""The fabric as a graph: one attribute schema for networkx, topology.json and GraphML.
+
+Node ids are device names. Node attributes: ``role`` (gpu, leaf, spine, core,
+tier4...), ``tier`` (0 for GPUs); GPUs ``rail`` and ``hb_domain``; switches
+``plane``, ``rails`` (the rails carried; empty for rail-optimized spines and
+cores, which carry all) and ``radix``. Edges (one per cable, so parallel cables
+are parallel edges of a multigraph): ``key`` (the cable id of cabling.csv),
+``tier`` (1 = GPU–leaf), ``plane``, ``a_port``, ``z_port``, ``speed`` (Gb/s);
+the edge's first end is the lower device.
+
+Counts: ``gpus + switches`` nodes and ``links`` edges. The record generators
+work in chunks of numpy-formatted columns, so exporters can stream 10^6-GPU
+fabrics; :func:`to_networkx` is for fabrics that fit a Python graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import networkx as nx
+import numpy as np
+
+from .exports.files import CHUNK
+from .model import Fabric, Switch
+from .naming import GpuNames
+
+
+def switch_attrs(s: Switch) -> dict[str, Any]:
+    return {"role": s.role, "tier": s.tier, "plane": s.plane, "rails": list(s.rails), "radix": s.radix}
+
+
+def gpu_columns(fabric: Fabric) -> Iterator[tuple[list[str], list[int], list[int]]]:
+    """Chunks of (GPU names, rails, HB domains)."""
+    gn = GpuNames(fabric.gpus, fabric.hb_domain)
+    for start in range(0, fabric.gpus, CHUNK):
+        ids = np.arange(start, min(start + CHUNK, fabric.gpus))
+        dom, rail = np.divmod(ids, fabric.hb_domain)
+        yield gn.many(ids).tolist(), rail.tolist(), dom.tolist()
+
+
+def edge_columns(fabric: Fabric) -> Iterator[dict[str, list]]:
+    """Chunks of edge columns: key, source, target, tier, plane, a_port, z_port, speed."""
+    from .exports.cabling import device_names
+
+    gn = GpuNames(fabric.gpus, fabric.hb_domain)
+    sw_names = np.array([s.name for s in fabric.switches], dtype=object)
+    L = fabric.links
+    for start in range(0, len(L), CHUNK):
+        sl = slice(start, min(start + CHUNK, len(L)))
+        a, z = L.a_dev[sl], L.z_dev[sl]
+        agpu = (a < fabric.gpus).tolist()
+        yield {
+            "key": list(range(start + 1, sl.stop + 1)),
+            "source": device_names(fabric, a, sw_names, gn).tolist(),
+            "target": device_names(fabric, z, sw_names, gn).tolist(),
+            "tier": L.tier[sl].tolist(),
+            "plane": L.plane[sl].tolist(),
+            "a_port": [f"nic{p}" if g else f"p{p}" for p, g in zip(L.a_port[sl].tolist(), agpu)],
+            "z_port": [f"p{p}" for p in L.z_port[sl].tolist()],
+            "speed": L.a_speed[sl].tolist(),
+        }
+
+
+def graph_attrs(fabric: Fabric) -> dict[str, Any]:
+    spec = fabric.spec
+    return {"arch": fabric.arch, "tiers": fabric.tiers, "spec": spec.to_dict(), "generator": spec.provenance()}
+
+
+def to_networkx(fabric: Fabric) -> nx.MultiGraph:
+    """The fabric as a networkx MultiGraph with the attributes documented above.
+
+    Equal to ``networkx.node_link_graph`` of the build's topology.json. Holds one
+    Python object per GPU and per cable: fine for tens of thousands of GPUs; for
+    larger fabrics work on :class:`~topogen.model.LinkTable` columns instead.
+    """
+    g = nx.MultiGraph(**graph_attrs(fabric))
+    for names, rails, doms in gpu_columns(fabric):
+        g.add_nodes_from((n, {"role": "gpu", "tier": 0, "rail": r, "hb_domain": d}) for n, r, d in zip(names, rails, doms))
+    g.add_nodes_from((s.name, switch_attrs(s)) for s in fabric.switches)
+    for cols in edge_columns(fabric):
+        attrs = ("tier", "plane", "a_port", "z_port", "speed")
+        g.add_edges_from(
+            (s, t, k, dict(zip(attrs, vals)))
+            for s, t, k, *vals in zip(cols["source"], cols["target"], cols["key"], *(cols[a] for a in attrs))
+        )
+    return g
