@@ -112,10 +112,6 @@ class LinkTable:
         return int(self.a_dev.shape[0])
 
     @classmethod
-    def empty(cls) -> "LinkTable":
-        return cls(**{c: np.zeros(0, dtype=_DTYPES[c]) for c in LINK_COLUMNS})
-
-    @classmethod
     def from_columns(cls, **cols) -> "LinkTable":
         """Build a table from array-likes, casting each column to its dtype."""
         missing = [c for c in LINK_COLUMNS if c not in cols]
@@ -130,7 +126,7 @@ class LinkTable:
     @classmethod
     def concat(cls, tables: list["LinkTable"]) -> "LinkTable":
         if not tables:
-            return cls.empty()
+            return cls.from_columns(**{c: () for c in LINK_COLUMNS})
         return cls(**{c: np.concatenate([getattr(t, c) for t in tables]) for c in LINK_COLUMNS})
 
     def take(self, index: np.ndarray) -> "LinkTable":
