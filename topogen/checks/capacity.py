@@ -1,0 +1,257 @@
+"""Check 5, non-blocking and balanced: uplink capacity, striping, provisioning, bisection.
+
+Ids: ``capacity.oversubscription`` (downlink against uplink capacity per
+switch), ``capacity.striping`` (same number of parallel links to each upper
+switch), ``capacity.provisioning`` (``provision: full`` builds every uplink
+port below the top tier), ``capacity.bisection`` (networkx max-flow across a
+cut, small clusters).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..model import tier_role
+from .graphs import components, run_starts, unique
+from .planes import PlaneGraph
+from .text import LIST, place, port_ranges, ratio, ratio_text, some
+from .wire import Wire
+
+MAXFLOW_LINKS = 16384  # max-flow bisection only when the fabric has at most this many cables
+
+
+def check(w: Wire, graph: PlaneGraph, maxflow_links: int = MAXFLOW_LINKS) -> None:
+    per_tier = _oversubscription(w)
+    _striping(w)
+    bis = _bisection(w, graph, maxflow_links)
+    w.report.figures["bisection"] = bis
+    tiers_txt = ", ".join(f"{r} {ratio_text(v)}" for r, v in per_tier.items()) or "single tier"
+    detail = f"oversubscription {tiers_txt}; striping {'balanced' if not w.counts.get('capacity.striping') else 'UNBALANCED'}"
+    if bis.get("checked"):
+        detail += f"; max-flow {'confirms' if bis['full'] else 'REFUTES'} full bisection across {bis['cut']}"
+    else:
+        detail += f"; max-flow bisection skipped ({bis.get('reason')})"
+    w.report.checks["capacity"] = detail
+
+
+def _oversubscription(w: Wire) -> dict[str, float | None]:
+    """Downlink against uplink Gb/s of every switch below the top tier; with ``provision: full``, every uplink cabled.
+
+    Returns the worst ratio per tier (``None``: no uplinks), also stored as a figure.
+    """
+    n, S = w.n, w.S
+    allowed = float(getattr(w.spec, "oversubscription", 1) or 1)
+    up = np.zeros(S, np.int64)
+    down = np.zeros(S, np.int64)
+    nup = np.zeros(S, np.int64)
+    ndown = np.zeros(S, np.int64)
+    lo_sw = w.adj & (w.lo >= n)
+    np.add.at(up, w.lo[lo_sw] - n, w.speed[lo_sw])
+    np.add.at(nup, w.lo[lo_sw] - n, 1)
+    hs = w.adj & (w.hi >= n)
+    np.add.at(down, w.hi[hs] - n, w.speed[hs])
+    np.add.at(ndown, w.hi[hs] - n, 1)
+    top = w.fabric.tiers
+    below = (w.sw_tier < top) & (down > 0)
+    ratios = np.full(S, np.nan)
+    ratios[below] = np.where(up[below] > 0, down[below] / np.maximum(up[below], 1), np.inf)
+    over = below & (ratios > allowed * (1 + 1e-9))
+
+    def over_msg(s: int):
+        name = w.sw_names[s]
+        free = _free_uplink_ports(w, s)
+        req = "1:1" if allowed == 1 else f"at most {allowed:g}:1"
+        text = (
+            f"{name} has {int(ndown[s])} downlink(s) ({int(down[s])} Gb/s) but {int(nup[s])} uplink(s) ({int(up[s])} Gb/s): "
+            f"{ratio(down[s], up[s])} oversubscribed, {req} required"
+        )
+        if free:
+            text += f"; uplink port(s) without a cable: {port_ranges(free)}"
+        return (name,), tuple(f"{name}:p{p}" for p in free[:LIST]), text, "cable the missing uplinks (as many Gb/s up as down)", ()
+
+    w.add_many("capacity.oversubscription", "error", np.flatnonzero(over), over_msg)
+    if w.spec.provision == "full":
+
+        def short_msg(s: int):
+            name = w.sw_names[s]
+            free = _free_uplink_ports(w, s)
+            return (
+                (name,),
+                tuple(f"{name}:p{p}" for p in free[:LIST]),
+                f"{name} has {int(nup[s])} of its {int(w.sw_radix[s] - w.sw_down[s])} uplinks cabled; provision: full builds them all"
+                + (f"; uplink port(s) without a cable: {port_ranges(free)}" if free else ""),
+                "cable the missing uplinks to the upper switches of the switch's stripe (or set provision: minimal)",
+                (),
+            )
+
+        w.add_many("capacity.provisioning", "error", np.flatnonzero(below & (nup < w.sw_radix - w.sw_down) & ~over), short_msg)
+    per_tier: dict[str, float | None] = {}
+    for t in range(1, top):
+        sel = below & (w.sw_tier == t)
+        if sel.any():
+            r = float(np.max(ratios[sel]))
+            per_tier[tier_role(t)] = None if np.isinf(r) else round(r, 4)
+    w.report.figures["oversubscription_per_tier"] = per_tier
+    return per_tier
+
+
+def _striping(w: Wire) -> None:
+    """Balanced striping: the same number of parallel links to each upper switch, and to every upper switch of the stripe.
+
+    The lower and upper switches joined by one tier of cables form complete
+    bipartite stripes in a Clos.
+    """
+    n, S = w.n, w.S
+    ss = np.flatnonzero(w.adj & (w.lo >= n))
+    key = (w.lo[ss] - n) * S + (w.hi[ss] - n)
+    uk, cnt = unique(key, counts=True)
+    low = uk // S
+    upp = uk % S
+    starts = run_starts(low)
+    if not len(starts):
+        return
+    mn = np.minimum.reduceat(cnt, starts)
+    mx = np.maximum.reduceat(cnt, starts)
+    deg = np.diff(np.r_[starts, len(low)])
+    # stripes: components of the (lower, upper) pairs, uppers as nodes of their own
+    lab = components(2 * S, low, S + upp)
+    stripe_uppers = np.bincount(unique(lab[S + upp] * 2 * S + upp) // (2 * S), minlength=2 * S)
+    width = stripe_uppers[lab[low[starts]]]
+    bad = np.flatnonzero((mn != mx) | (deg < width))
+    ends = np.r_[starts[1:], len(low)]
+
+    def stripe_msg(b: int):
+        s = int(low[starts[b]])
+        name = w.sw_names[s]
+        parts = []
+        ports = []
+        text = []
+        sel_ss = ss[w.lo[ss] - n == s]
+        for k in range(starts[b], ends[b]):
+            u = int(uk[k] % S)
+            ps = sorted(w.lo_port[sel_ss[w.hi[sel_ss] - n == u]].tolist())
+            parts.append(f"{int(cnt[k])} to {w.sw_names[u]} ({port_ranges(ps)})")
+            ports.extend(f"{name}:p{p}" for p in ps)
+        cab = tuple(int(w.gi[j]) for j in sel_ss[:LIST])
+        free = _free_uplink_ports(w, s)
+        ports.extend(f"{name}:p{p}" for p in free[:LIST])
+        if mn[b] != mx[b]:
+            text.append(f"{name} stripes its uplinks unevenly: " + ", ".join(parts))
+        if deg[b] < width[b]:
+            mine = set(upp[starts[b] : ends[b]].tolist())
+            stripe = np.unique(upp[lab[S + upp] == lab[low[starts[b]]]])
+            missing = [w.sw_names[u] for u in stripe.tolist() if u not in mine]
+            text.append(f"{name} reaches {int(deg[b])} of the {int(width[b])} upper switches of its stripe (none to {some(missing)})" + ("" if text else ": " + ", ".join(parts)))
+        return (
+            (name,) + tuple(w.sw_names[int(uk[k] % S)] for k in range(starts[b], ends[b])),
+            ports,
+            "; ".join(text) + (f"; uplink port(s) without a cable: {port_ranges(free)}" if free else ""),
+            "give the switch the same number of parallel links to each upper switch of its group (ECMP balance)",
+            cab,
+        )
+
+    w.add_many("capacity.striping", "error", bad, stripe_msg)
+
+
+def _free_uplink_ports(w: Wire, s: int) -> list[int]:
+    """Uplink ports (above the switch's down ports) of switch index ``s`` that hold no cable."""
+    d = w.n + s
+    used = set(w.lo_port[w.lo == d].tolist()) | set(w.hi_port[w.hi == d].tolist())
+    return [p for p in range(int(w.sw_down[s]) + 1, int(w.sw_radix[s]) + 1) if p not in used]
+
+
+def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:
+    """Max-flow between the two halves of the cluster (or of each rail) in every plane.
+
+    The cut: HB domains ``0 .. D/2-1`` against the rest (the first half of the
+    groups and pods of a Clos, so traffic has to cross its top tier). With one
+    domain the GPUs are cut by rank. Full bisection: the flow equals the smaller
+    half's injection bandwidth (its GPUs x the spec's link speed), so a GPU
+    without its cable also shows as a shortfall.
+    """
+    n, K, spec = w.n, w.K, w.spec
+    D = spec.domains
+    if len(w.L) > limit:
+        return {"checked": False, "reason": f"{len(w.L)} cables > {limit}; per-switch 1:1 and balanced striping above stand in for it"}
+    import networkx as nx  # only small fabrics pay for it
+
+    gpu = np.arange(n)
+    dom, rank = gpu // K, gpu % K
+    cuts = []
+    if w.rail_only:
+        if D < 2:
+            return {"checked": False, "reason": "each rail has a single GPU"}
+        for p in range(w.planes):
+            for r in range(K):
+                cuts.append((p, r, (rank == r) & (dom < D // 2), (rank == r) & (dom >= D // 2)))
+        desc = f"HB domains 0-{D // 2 - 1} | {D // 2}-{D - 1} within each rail ({K} rail(s) x {w.planes} plane(s))"
+    else:
+        if n < 2:
+            return {"checked": False, "reason": "a single GPU"}
+        if D >= 2:
+            a = dom < D // 2
+            desc = f"HB domains 0-{D // 2 - 1} | {D // 2}-{D - 1} ({w.planes} plane(s))"
+        else:
+            a = rank < K // 2
+            desc = f"ranks 0-{K // 2 - 1} | {K // 2}-{K - 1} of the one HB domain ({w.planes} plane(s))"
+        for p in range(w.planes):
+            cuts.append((p, None, a, ~a))
+    worst = None
+    edge_label = graph.label[graph.u]
+    inj = int(spec.link_speed)  # what a GPU's NIC injects into one plane
+    for p, r, A, B in cuts:
+        # only the parts of the network that hold the cut's GPUs (one rail's Clos in rail-only)
+        inp = np.isin(edge_label, graph.label[p * n + np.flatnonzero(A | B)])
+        lo, hi, sp = w.lo[inp], w.hi[inp], w.speed[inp]
+        side = np.zeros(n, np.int8)
+        side[A], side[B] = 1, 2
+        gl = (lo < n) & (hi >= n)
+        glinks = np.bincount(lo[gl], minlength=n)
+        # a GPU with one cable is contracted into its switch: S -> switch (or switch -> T)
+        one = gl & (glinks[np.minimum(lo, n - 1)] == 1) & (side[np.minimum(lo, n - 1)] > 0)
+        G = nx.DiGraph()
+        for s_ in (1, 2):
+            sel = one & (side[np.minimum(lo, n - 1)] == s_)
+            caps = np.bincount(hi[sel], weights=np.minimum(sp[sel], inj), minlength=w.ndev)
+            for d in np.flatnonzero(caps).tolist():
+                if s_ == 1:
+                    G.add_edge("S", d, capacity=int(caps[d]))
+                else:
+                    G.add_edge(d, "T", capacity=int(caps[d]))
+        rest = ~one & (hi >= n) & ((lo >= n) | (side[np.minimum(lo, n - 1)] > 0))
+        key = lo[rest] * w.ndev + hi[rest]
+        uk, inv = np.unique(key, return_inverse=True)
+        cap = np.bincount(inv.ravel(), weights=sp[rest], minlength=len(uk)).astype(np.int64)
+        ul, uh = np.divmod(uk, w.ndev)
+        for u, v, c in zip(ul.tolist(), uh.tolist(), cap.tolist()):
+            G.add_edge(u, v, capacity=c)
+            G.add_edge(v, u, capacity=c)
+        multi = np.unique(lo[rest & (lo < n)]) if rest.any() else np.zeros(0, np.int64)
+        for g in multi.tolist():  # GPUs with several cables stay nodes of their own
+            G.add_edge("S", g, capacity=inj) if side[g] == 1 else G.add_edge(g, "T", capacity=inj)
+        demand = inj * int(min(A.sum(), B.sum()))
+        flow = int(nx.maximum_flow_value(G, "S", "T")) if "S" in G and "T" in G else 0
+        res = (flow - demand, p, r, flow, demand)
+        if worst is None or res < worst:
+            worst = res
+        if flow < demand:
+            w.add(
+                "capacity.bisection",
+                "error",
+                (),
+                (),
+                f"{place(p, r)}: max-flow across {desc.split(' (')[0]} is {flow} Gb/s, below the {demand} Gb/s one half injects: not full bisection",
+                "look for missing uplinks or oversubscribed switches (capacity.oversubscription, capacity.striping)",
+            )
+    _gap, p, r, flow, demand = worst
+    return {
+        "checked": True,
+        "cut": desc,
+        "cuts": len(cuts),
+        "full": not w.counts.get("capacity.bisection"),
+        "worst_flow_gbps": flow,
+        "demand_gbps": demand,
+        "worst_cut": place(p, r),
+    }

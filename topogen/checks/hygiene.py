@@ -1,0 +1,197 @@
+"""Check 1, port budget and cabling hygiene: every cable as written, before any is trusted.
+
+Ids: ``hygiene.dangling`` (an end on no device), ``hygiene.self-link``,
+``hygiene.bad-port`` (not a port of that device), ``hygiene.port-reuse``,
+``hygiene.port-budget`` (more cables than radix), ``hygiene.gpu-no-link``,
+``hygiene.gpu-extra-link`` (per NIC port = plane), ``hygiene.speed-mismatch``
+(two ends disagree), ``hygiene.link-speed`` (both ends off the spec's speed),
+``hygiene.plane-mismatch`` (a cable joins two planes). ``hygiene.unknown-device``
+comes from the file reader.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graphs import run_starts
+from .text import LIST, port_ranges
+from .wire import Wire
+
+
+def check(w: Wire) -> None:
+    n, spec = w.n, w.spec
+
+    def dangling(i: int):
+        ends = [(d, p) for d, p in ((w.a[i], w.ap[i]), (w.z[i], w.zp[i])) if 0 <= d < w.ndev]
+        return (
+            [w.name(d) for d, _ in ends],
+            [w.port(d, p) for d, p in ends],
+            f"{w.cable(i)} has an end on no device of the fabric (device ids {int(w.a[i])}, {int(w.z[i])}; the fabric has {w.ndev})",
+            "every cable needs a known device and port at both ends",
+            (i,),
+        )
+
+    w.add_many("hygiene.dangling", "error", np.flatnonzero(~w.valid), dangling)
+
+    def self_link(i: int):
+        (d, _d), (pa, pz) = w.ends(i)
+        return (d,), (pa, pz), f"{w.cable(i)} joins {d} to itself ({pa} to {pz})", "cable the port to the device of the adjacent tier it belongs to", (i,)
+
+    w.add_many("hygiene.self-link", "error", np.flatnonzero(w.valid & (w.a == w.z)), self_link)
+    # every end of every cable with known devices
+    vi = np.flatnonzero(w.valid)
+    e_dev = np.concatenate([w.a[vi], w.z[vi]])
+    e_port = np.concatenate([w.ap[vi], w.zp[vi]])
+    e_link = np.concatenate([vi, vi])
+    e_far = np.concatenate([w.z[vi], w.a[vi]])
+    e_farp = np.concatenate([w.zp[vi], w.ap[vi]])
+    is_gpu = e_dev < n
+    swi = np.where(is_gpu, 0, e_dev - n)
+    radix = w.sw_radix[swi] if w.S else np.zeros(len(e_dev), np.int64)
+    bad = np.where(is_gpu, (e_port < 0) | (e_port >= w.planes), (e_port < 1) | (e_port > radix))
+
+    def bad_port(e: int):
+        d, p, i = int(e_dev[e]), int(e_port[e]), int(e_link[e])
+        if d < n:
+            valid_ports = port_ranges(list(range(w.planes)), "nic")
+            msg = f"{w.cable(i)} uses {w.port(d, p)}, but each GPU has {w.planes} NIC port(s) ({valid_ports}), one per plane"
+        else:
+            msg = f"{w.cable(i)} uses {w.port(d, p)}, but {w.name(d)} has ports p1-p{int(w.sw_radix[d - n])}"
+        return (w.name(d),), (w.port(d, p),), msg, "use a port that exists on the device", (i,)
+
+    w.add_many("hygiene.bad-port", "error", np.flatnonzero(bad), bad_port)
+    # port reuse
+    key = e_dev * (int(max(e_port.max(initial=0), w.sw_radix.max(initial=0))) + 2) + (e_port + 1)
+    order = np.argsort(key, kind="stable")
+    starts = run_starts(key[order])
+    sizes = np.diff(np.r_[starts, len(key)])
+
+    def reuse(j: int):
+        run = order[starts[j] : starts[j] + sizes[j]]
+        run = run[np.argsort(e_link[run], kind="stable")]  # in cable order
+        d, p = int(e_dev[run[0]]), int(e_port[run[0]])
+        links = [int(e_link[e]) for e in run]
+        fars = [w.port(int(e_far[e]), int(e_farp[e])) for e in run]
+        return (
+            [w.name(d)] + [f.split(":")[0] for f in fars],
+            [w.port(d, p)] + fars,
+            f"port {w.port(d, p)} is used by {len(run)} cables: " + "; ".join(f"{w.cable(i)} to {f}" for i, f in zip(links, fars)),
+            "a port takes one cable: move all but one of these cables to free ports",
+            links,
+        )
+
+    w.add_many("hygiene.port-reuse", "error", np.flatnonzero(sizes > 1), reuse)
+    # port budget
+    if w.S:
+        used = np.bincount(e_dev[~is_gpu] - n, minlength=w.S)
+
+        def over_budget(s: int):
+            d = n + s
+            mine = np.flatnonzero(e_dev == d)
+            ports = e_port[mine]
+            _u, first = np.unique(ports, return_index=True)
+            extra = np.ones(len(mine), bool)
+            extra[first] = False  # the second and later cables on a port, and ports past the radix
+            excess = mine[extra | (ports < 1) | (ports > w.sw_radix[s])]
+            ex_ports = sorted({int(e_port[e]) for e in excess})
+            return (
+                (w.name(d),),
+                tuple(w.port(d, p) for p in ex_ports),
+                f"{w.name(d)} has {int(used[s])} cables on a {int(w.sw_radix[s])}-port switch; over budget on {port_ranges(ex_ports)}",
+                "remove or move the extra cables: a switch takes at most radix cables",
+                tuple(int(e_link[e]) for e in excess[:LIST]),
+            )
+
+        w.add_many("hygiene.port-budget", "error", np.flatnonzero(used > w.sw_radix), over_budget)
+    # GPUs: exactly one cable per NIC port (plane)
+    gpu_ok = is_gpu & ~bad
+    gk = e_dev[gpu_ok] * w.planes + e_port[gpu_ok]
+    per = np.bincount(gk, minlength=n * w.planes)
+
+    def no_link(k: int):
+        g, p = divmod(k, w.planes)
+        gpu, nic = w.gpu_names.name(g), w.port(g, p)
+        return (gpu,), (nic,), f"{gpu} has no cable on nic{p} (plane {p})", f"cable {nic} to its rail leaf of plane {p}", ()
+
+    w.add_many("hygiene.gpu-no-link", "error", np.flatnonzero(per == 0), no_link)
+    many = np.flatnonzero(per > 1)
+    if len(many):
+        gk_all = np.full(len(e_dev), -1, np.int64)
+        gk_all[gpu_ok] = gk
+
+        def extra(k: int):
+            es = np.flatnonzero(gk_all == k)
+            g, p = divmod(k, w.planes)
+            fars = [w.port(int(e_far[e]), int(e_farp[e])) for e in es]
+            return (
+                [w.gpu_names.name(g)] + [f.split(":")[0] for f in fars],
+                [w.port(g, p)] + fars,
+                f"{w.gpu_names.name(g)} has {len(es)} cables on plane {p}: " + "; ".join(f"{w.cable(int(e_link[e]))} to {f}" for e, f in zip(es, fars)),
+                "a GPU has exactly one cable per plane: remove all but the one to its rail leaf",
+                [int(e_link[e]) for e in es],
+            )
+
+        w.add_many("hygiene.gpu-extra-link", "error", many, extra)
+    _speeds(w)
+    _planes(w)
+    rep = w.report
+    rep.checks["hygiene"] = (
+        f"{len(w.L)} cables; ports within radix, none used twice; every GPU one cable per plane; {spec.link_speed} Gb/s at both ends"
+        if rep.group_status("hygiene") == "pass"
+        else f"{sum(v for c, v in w.counts.items() if c.startswith('hygiene.'))} problem(s) with ports, ends, speeds or planes"
+    )
+
+
+def _speeds(w: Wire) -> None:
+    """Both ends of a cable at one speed, and that speed the spec's."""
+    speed = w.spec.link_speed
+
+    def mismatch(i: int):
+        devs, (pa, pz) = w.ends(i)
+        return (
+            devs,
+            (pa, pz),
+            f"{w.cable(i)}: {pa} runs at {int(w.a_speed[i])} Gb/s but {pz} at {int(w.z_speed[i])} Gb/s",
+            f"both ends of a cable run at one speed; the spec's links are {speed} Gb/s",
+            (i,),
+        )
+
+    def off_spec(i: int):
+        devs, (pa, pz) = w.ends(i)
+        return (
+            devs,
+            (pa, pz),
+            f"{w.cable(i)} ({pa} to {pz}) runs at {int(w.a_speed[i])} Gb/s; the spec's links are {speed} Gb/s",
+            "radix and capacity are counted at the spec's link speed: use that speed or change link_speed in the spec",
+            (i,),
+        )
+
+    w.add_many("hygiene.speed-mismatch", "error", np.flatnonzero(w.valid & (w.a_speed != w.z_speed)), mismatch)
+    w.add_many("hygiene.link-speed", "error", np.flatnonzero(w.valid & (w.a_speed == w.z_speed) & (w.a_speed != speed)), off_spec)
+
+
+def _planes(w: Wire) -> None:
+    """Both ends of a cable in one plane (a GPU end: its NIC index)."""
+    n = w.n
+
+    def plane_of(dev: np.ndarray, port: np.ndarray) -> np.ndarray:
+        out = np.where(dev < n, port, 0)
+        s = dev >= n
+        out[s] = w.sw_plane[dev[s] - n]
+        return out
+
+    pa = plane_of(np.where(w.good, w.a, 0), w.ap)
+    pz = plane_of(np.where(w.good, w.z, 0), w.zp)
+    gpu_bad = ((w.a < n) & ((w.ap < 0) | (w.ap >= w.planes))) | ((w.z < n) & ((w.zp < 0) | (w.zp >= w.planes)))
+
+    def mismatch(i: int):
+        devs, (qa, qz) = w.ends(i)
+        return (
+            devs,
+            (qa, qz),
+            f"{w.cable(i)} joins {qa} (plane {int(pa[i])}) to {qz} (plane {int(pz[i])})",
+            "planes are independent copies of the fabric: cable a device only to devices of its own plane (a GPU's nic<p> to plane p)",
+            (i,),
+        )
+
+    w.add_many("hygiene.plane-mismatch", "error", np.flatnonzero(w.good & ~gpu_bad & (pa != pz)), mismatch)

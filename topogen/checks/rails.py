@@ -1,0 +1,118 @@
+"""Check 3, rail isolation: GPUs on the switches of their rail, rails kept apart as the spec asks.
+
+Ids: ``rails.cross-rail`` (rail-only: a cable joins two rails' networks),
+``rails.leaf-alignment`` (rail-optimized: a GPU on another rail's leaf),
+``rails.shared-switch`` (several rails on one switch: info, error when the
+spec asks for dedicated rails).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graphs import run_starts
+from .text import port_ranges
+from .wire import Wire
+
+
+def check(w: Wire) -> None:
+    n, K = w.n, w.K
+    gl = np.flatnonzero((w.lo < n) & (w.hi >= n) & w.adj)
+    rank = w.lo[gl] % K
+    sw = w.hi[gl] - n
+    wrong = gl[~_in_rails(w, sw, rank)]
+
+    def gpu_msg(j: int):
+        i, g, d, pg, ps = w.oriented(j)
+        s = d - n
+        rails = w.fabric.switches[s].rails
+        rtext = f"rail {rails[0]}" if len(rails) == 1 else f"rails {rails[0]}-{rails[-1]}"
+        if w.rail_only:
+            text = f"{w.cable(i)} puts {pg} (rail {g % K}) on {ps}, a switch of {rtext}: a network path now joins two rails"
+            hint = f"rail-only rails are separate networks: cable {pg} to a switch of rail {g % K}"
+        else:
+            text = f"{w.cable(i)} puts {pg} (rail {g % K}) on {ps}, the leaf of {rtext}: leaves must be rail-aligned"
+            hint = f"cable {pg} to the rail-{g % K} leaf of its group"
+        return (w.name(g), w.sw_names[s]), (pg, ps), text, hint, (i,)
+
+    w.add_many("rails.cross-rail" if w.rail_only else "rails.leaf-alignment", "error", wrong, gpu_msg)
+    if w.rail_only:
+        _switch_to_switch(w)
+    shared_count = _shared_switches(w, gl)
+    w.report.figures["shared_switches"] = shared_count
+    status = w.report.group_status("rails")
+    detail = "every network path stays within one rail" if w.rail_only else "every leaf is rail-aligned"
+    if shared_count:
+        detail += f"; {shared_count} switch(es) carry several rails (logical isolation)"
+    w.report.checks["rails"] = detail if status != "error" else "cables join different rails, or rails share switches against the spec"
+
+
+def _in_rails(w: Wire, sw: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Whether rail ``rank[i]`` is among the rails of switch ``sw[i]`` (switch index)."""
+    ok = (w.sw_rail_lo[sw] <= rank) & (rank <= w.sw_rail_hi[sw])
+    odd = np.flatnonzero(~w.sw_rail_contig[sw])
+    for j in odd:
+        rails = w.fabric.switches[int(sw[j])].rails
+        ok[j] = not rails or int(rank[j]) in rails
+    return ok
+
+
+def _switch_to_switch(w: Wire) -> None:
+    """Rail-only: a switch cables only to switches carrying the same rails."""
+    n = w.n
+    ss = np.flatnonzero((w.lo >= n) & w.adj)
+    a, b = w.lo[ss] - n, w.hi[ss] - n
+    same = (w.sw_rail_lo[a] == w.sw_rail_lo[b]) & (w.sw_rail_hi[a] == w.sw_rail_hi[b]) & (w.sw_nrails[a] == w.sw_nrails[b])
+    odd = np.flatnonzero(same & ~(w.sw_rail_contig[a] & w.sw_rail_contig[b]))
+    for j in odd:
+        same[j] = w.fabric.switches[int(a[j])].rails == w.fabric.switches[int(b[j])].rails
+
+    def sw_msg(j: int):
+        i, lo, hi, pl, ph = w.oriented(j)
+        rl, rh = w.fabric.switches[lo - n].rails, w.fabric.switches[hi - n].rails
+        return (
+            (w.name(lo), w.name(hi)),
+            (pl, ph),
+            f"{w.cable(i)} joins {pl} (rails {list(rl)}) to {ph} (rails {list(rh)}): a network path now joins different rails",
+            "rail-only rails are separate networks: cable each switch only to switches of its own rail",
+            (i,),
+        )
+
+    w.add_many("rails.cross-rail", "error", ss[~same], sw_msg)
+
+
+def _shared_switches(w: Wire, gl: np.ndarray) -> int:
+    """Leaves that carry several rails: which rails, on how many ports each. Returns how many."""
+    n, K = w.n, w.K
+    multi = np.flatnonzero((w.sw_nrails > 1) & (w.sw_tier == 1))
+    if not len(multi):
+        return 0
+    is_multi = np.zeros(w.S, bool)
+    is_multi[multi] = True
+    sel = gl[is_multi[w.hi[gl] - n]]
+    key = (w.hi[sel] - n) * K + w.lo[sel] % K
+    order = np.lexsort((w.hi_port[sel], key))
+    sk, sp = key[order], w.hi_port[sel][order]
+    starts = run_starts(sk)
+    groups: dict[int, list[tuple[int, list[int]]]] = {}
+    for s0, s1 in zip(starts, np.r_[starts[1:], len(sk)]):
+        s, r = divmod(int(sk[s0]), K)
+        groups.setdefault(s, []).append((r, sp[s0:s1].tolist()))
+    sev = "info" if w.spec.rail_packing == "shared" else "error"
+    shared_count = 0
+    for s in sorted(groups):
+        rails = groups[s]
+        if len(rails) < 2:
+            continue
+        shared_count += 1
+        name = w.sw_names[s]
+        parts = "; ".join(f"rail {r} on {len(p)} port(s) ({port_ranges(p)})" for r, p in rails)
+        if sev == "info":
+            text = f"{name} carries {len(rails)} rails, isolated logically (VLAN/partition per rail), not physically: {parts}"
+            hint = "set rail_packing: dedicated to give every rail its own switches"
+        else:
+            text = f"{name} carries {len(rails)} rails on one switch, but the spec asks for dedicated rails (rail_packing: dedicated): {parts}"
+            hint = "give each rail its own switch (the generator does with rail_packing: dedicated), or accept logical isolation with rail_packing: shared"
+        ports = [f"{name}:p{p[0]}" for _r, p in rails]
+        w.add("rails.shared-switch", sev, (name,), ports, text, hint)
+    return shared_count

@@ -1,0 +1,105 @@
+"""Check 4, reachability: every GPU reaches every other, and the worst-case path.
+
+Ids: ``reach.unlinked`` (GPUs with no cable in a plane), ``reach.partition``
+(a plane, or a rail in rail-only, split in parts). Proved with connected
+components; the worst-case path is an exact breadth-first search over the
+switches that hold GPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..model import tier_role
+from .graphs import leaf_distance, unique
+from .planes import PlaneGraph
+from .text import LIST, place, some
+from .wire import Wire
+
+
+def check(w: Wire, graph: PlaneGraph) -> None:
+    n, P, K = w.n, w.planes, w.K
+    linked = graph.linked()
+    label = graph.label
+    for p in range(P):
+        sl = slice(p * n, (p + 1) * n)
+        unl = np.flatnonzero(~linked[sl])
+        if len(unl):
+            names = w.gpu_names.many(unl[:LIST]).tolist()
+            how = "reachable only through two HB-domain hops (no NIC path of their own)" if w.rail_only and K > 1 else "unreachable through the network"
+            w.add(
+                "reach.unlinked",
+                "error",
+                names,
+                [f"{x}:nic{p}" for x in names],
+                f"plane {p}: {len(unl)} GPU(s) have no cable, {how}: {some(names, len(unl))}",
+                "see hygiene.gpu-no-link; cable every GPU's NIC port of each plane",
+            )
+        lab = label[sl]
+        if w.rail_only:
+            # vectorised split test: number of distinct labels per rail
+            lk = np.flatnonzero(linked[sl])
+            key = unique((lk % K) * (graph.size + 1) + lab[lk])
+            per_rail = np.bincount(key // (graph.size + 1), minlength=K)
+            groups = [(r, np.flatnonzero(linked[sl] & (np.arange(n) % K == r))) for r in np.flatnonzero(per_rail > 1)]
+        else:
+            groups = [(None, np.flatnonzero(linked[sl]))]
+        for r, members in groups:
+            if len(members) == 0:
+                continue
+            labs, cnt = unique(lab[members], counts=True)
+            if len(labs) < 2:
+                continue
+            main = labs[np.argmax(cnt)]
+            others = members[lab[members] != main]
+            names = w.gpu_names.many(others[:LIST]).tolist()
+            sw_nodes = np.flatnonzero(np.isin(label[P * n :], labs[labs != main]))
+            sw_names = [w.sw_names[s] for s in sw_nodes[:LIST]]
+            w.add(
+                "reach.partition",
+                "error",
+                names + sw_names,
+                [f"{x}:nic{p}" for x in names],
+                f"{place(p, r)} is split into {len(labs)} parts: {len(others)} of its {len(members)} GPUs cannot reach the rest through the network: {some(names, len(others))}"
+                + (f" (behind {some(sw_names, len(sw_nodes))})" if sw_names else ""),
+                "restore the missing uplinks so every leaf reaches the upper tiers of its " + ("rail" if w.rail_only else "fabric"),
+            )
+    hops = _worst_path(w)
+    w.report.figures["worst_case_hops"] = hops
+    if w.report.group_status("reach") == "pass":
+        if w.rail_only:
+            proof = f"each rail of each plane is one connected network and the {w.spec.domains} HB domains are complete ({K} GPUs each), so every pair communicates with at most one HB hop"
+        else:
+            proof = "each plane is one connected network holding all GPUs"
+    else:
+        proof = "some GPUs cannot reach others (see findings)"
+    w.report.checks["reach"] = f"{proof}; worst case {hops['switch_hops']} switch(es) and {hops['hb_hops']} HB hop(s) ({hops['path']})"
+
+
+def _worst_path(w: Wire) -> dict[str, Any]:
+    """Worst-case GPU-to-GPU path: switches traversed and HB-domain hops."""
+    n = w.n
+    worst = 0
+    any_pair = False
+    for p in range(w.planes):
+        inp = w.plane == p
+        ss = inp & (w.lo >= n) & w.adj
+        gpu_sw = unique(w.hi[inp & (w.lo < n) & (w.hi >= n)] - n)
+        if len(gpu_sw):
+            any_pair = True
+            dist = leaf_distance(w.S, gpu_sw, w.lo[ss] - n, w.hi[ss] - n)
+            worst = max(worst, dist + 1)
+    hb = 1 if w.rail_only and w.K > 1 else 0
+    switch_hops = worst if any_pair and n > 1 else 0
+    path = "GPU"
+    if switch_hops % 2 == 1:
+        m = (switch_hops + 1) // 2
+        roles = [tier_role(t) for t in range(1, m + 1)]
+        path = " > ".join(["GPU"] + roles + roles[-2::-1] + ["GPU"])
+    elif switch_hops:
+        path = f"GPU > {switch_hops} switches > GPU"
+    if hb:
+        path = "GPU > HB domain > " + path
+    return {"switch_hops": int(switch_hops), "hb_hops": hb, "path": path}

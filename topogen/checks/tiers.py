@@ -1,0 +1,82 @@
+"""Check 2, tier structure: cables join adjacent tiers, every switch is reachable, tier count.
+
+Ids: ``tiers.adjacent`` (links join adjacent tiers only), ``tiers.unreachable``
+(a switch with no cable or no GPU behind it), ``tiers.count`` (tier count
+against the minimum for the spec).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import counts
+from ..model import tier_role
+from .graphs import components
+from .wire import Wire
+
+
+def check(w: Wire) -> None:
+    n, spec = w.n, w.spec
+
+    def skips(j: int):
+        i, lo, hi, pl, ph = w.oriented(j)
+        return (
+            (w.name(lo), w.name(hi)),
+            (pl, ph),
+            f"{w.cable(i)} joins {pl} ({w.role(lo)}, tier {int(w.lo_t[j])}) to {ph} ({w.role(hi)}, tier {int(w.hi_t[j])}): links join adjacent tiers only (gpu-leaf, leaf-spine, spine-core...)",
+            f"cable {pl} to a {tier_role(int(w.lo_t[j]) + 1)} of its group",
+            (i,),
+        )
+
+    w.add_many("tiers.adjacent", "error", np.flatnonzero(~w.adj), skips)
+    # every switch holds cables and has GPUs behind it
+    ends = w.sw_cables
+    w.add_many(
+        "tiers.unreachable",
+        "error",
+        np.flatnonzero(ends == 0),
+        lambda s: (
+            (w.sw_names[s],),
+            (),
+            f"{w.sw_names[s]} ({tier_role(int(w.sw_tier[s]))}) has no cables: nothing can reach it",
+            "cable the switch into its group, or remove it from the design",
+            (),
+        ),
+    )
+    lab = components(w.ndev, w.lo, w.hi)
+    has_gpu = np.zeros(w.ndev, bool)
+    has_gpu[lab[:n]] = True
+    w.add_many(
+        "tiers.unreachable",
+        "error",
+        np.flatnonzero(~has_gpu[lab[n:]] & (ends > 0)),
+        lambda s: (
+            (w.sw_names[s],),
+            (),
+            f"{w.sw_names[s]} ({tier_role(int(w.sw_tier[s]))}) is cabled, but no GPU can reach it (its part of the network holds no GPU)",
+            "cable the switch to the lower tier of its group",
+            (),
+        ),
+    )
+    # tier count
+    used = int(w.sw_tier[ends > 0].max(initial=0))
+    k, K = spec.radix, spec.hb_domain
+    if w.rail_only:
+        minimum = counts.rail_only_tiers(spec.gpus, K, k)
+    else:
+        minimum = counts.rail_optimized_tiers(spec.gpus, K, k, spec.rail_packing == "shared")
+    w.report.figures["tiers"] = used
+    w.report.figures["min_tiers"] = minimum
+    if used != minimum:
+        w.add(
+            "tiers.count",
+            "warning",
+            (),
+            (),
+            f"the wiring uses {used} tier(s); the minimum for {spec.gpus} GPUs, HB domain {K}, radix {k} ({w.fabric.arch}) is {minimum}",
+            "a Clos with the fewest tiers that fit costs the fewest switches and hops" if used > minimum else "fewer tiers than the minimum cannot be full bisection",
+        )
+    w.report.checks["tiers"] = (
+        f"{used} tier(s) ({'the minimum' if used == minimum else f'minimum {minimum}'}); every cable joins adjacent tiers; "
+        f"{int((ends > 0).sum())}/{w.S} switches cabled and reachable from GPUs"
+    )
