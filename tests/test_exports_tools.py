@@ -29,22 +29,33 @@ from topogen.spec import build_spec, load_spec
 GOLDEN = Path(__file__).parent / "golden" / "tools" / "demo"
 REGEN = os.environ.get("TOPOGEN_REGEN_GOLDEN") == "1"
 
-# (gpus, hb_domain, radix, planes, rail_packing, provision): 1-, 2- and 3-tier, shared and dedicated,
-# partial groups, two planes, a rack-scale HB domain
+# (gpus, hb_domain, radix, planes, rail_packing, provision, gpus_per_node): 1-, 2- and 3-tier, shared
+# and dedicated, partial groups, two planes, a rack-scale HB domain as one node, NVL72-like racks of
+# 18 trays of 4 GPUs (one with two planes), GH200-like domains of 256 one-GPU nodes
 GRID = [
-    (64, 8, 16, 1, "shared", "full"),
-    (96, 8, 16, 2, "shared", "full"),
-    (40, 8, 8, 1, "dedicated", "minimal"),
-    (288, 72, 16, 1, "shared", "full"),
-    (512, 8, 8, 1, "shared", "full"),
+    (64, 8, 16, 1, "shared", "full", None),
+    (96, 8, 16, 2, "shared", "full", None),
+    (40, 8, 8, 1, "dedicated", "minimal", None),
+    (288, 72, 16, 1, "shared", "full", None),
+    (512, 8, 8, 1, "shared", "full", None),
+    (288, 72, 16, 1, "shared", "full", 4),
+    (216, 72, 16, 2, "dedicated", "minimal", 4),
+    (512, 256, 16, 1, "shared", "full", 1),
 ]
 
 
-def _spec(gpus, hb, radix, planes, packing, provision, name="grid"):
-    return build_spec({"name": name, "gpus": gpus, "hb_domain": hb, "radix": radix, "planes": planes, "rail_packing": packing, "provision": provision})
+def _spec(gpus, hb, radix, planes, packing, provision, per_node=None, name="grid"):
+    data = {"name": name, "gpus": gpus, "hb_domain": hb, "radix": radix, "planes": planes, "rail_packing": packing, "provision": provision}
+    if per_node is not None:
+        data["gpus_per_node"] = per_node
+    return build_spec(data)
 
 
-@pytest.fixture(scope="module", params=GRID, ids=lambda p: "n{}-k{}-r{}-pl{}-{}-{}".format(*p))
+def _nodes(spec) -> NodeNames:
+    return NodeNames(spec.gpus, spec.hb_domain, spec.gpus_per_node)
+
+
+@pytest.fixture(scope="module", params=GRID, ids=lambda p: "n{}-k{}-r{}-pl{}-{}-{}-g{}".format(*p))
 def built(request, tmp_path_factory):
     """A build of one grid spec with the three exporters written to a temp dir."""
     ctx = pipeline.build(_spec(*request.param))
@@ -83,6 +94,71 @@ def test_node_names_prefix_gpu_names(gpus, hb):
         assert f"{nn.name(d)}-{nn.interface(r, 1)}" == f"{gn.name(gpu)}-nic1"
     assert nn.names() == [nn.name(d) for d in range(gpus // hb)]
     assert len(set(nn.names())) == gpus // hb
+    assert nn.names() == NodeNames(gpus, hb, hb).names()
+
+
+@pytest.mark.parametrize(("gpus", "hb", "per_node"), [(9216, 72, 4), (4104, 72, 1), (144, 72, 36), (32768, 256, 1), (65536, 256, 8), (64, 8, 1)])
+def test_node_names_several_per_domain(gpus, hb, per_node):
+    """``hb<d>-n<i>``: node i of domain d holds ranks i*g .. i*g+g-1; node + interface name one GPU NIC."""
+    gn, nn = GpuNames(gpus, hb), NodeNames(gpus, hb, per_node)
+    per = hb // per_node
+    names = nn.names()
+    assert len(names) == len(set(names)) == nn.nodes == gpus // per_node
+    assert names == [nn.name(i) for i in range(nn.nodes)]
+    assert nn.domain_names(1) == names[per : 2 * per]
+    for gpu in (0, per_node - 1, per_node, hb - 1, gpus - hb, gpus - 1):
+        node = nn.name(gpu // per_node)
+        d, r = divmod(gpu, hb)
+        assert node == f"{gn.name(d * hb).split('-')[0]}-n{r // per_node:0{len(str(per - 1))}d}"
+        assert f"{node.rsplit('-', 1)[0]}-{nn.interface(r, 0)}" == f"{gn.name(gpu)}-nic0"
+
+
+def test_node_names_of_rack_scale_presets():
+    assert NodeNames(9216, 72, 4).names()[:2] == ["hb000-n00", "hb000-n01"]
+    assert NodeNames(9216, 72, 4).names()[-1] == "hb127-n17"
+    assert NodeNames(32768, 256, 1).names()[-1] == "hb127-n255"
+    assert NodeNames(9216, 72, 4).interface(71, 0) == "gpu71-nic0"
+
+
+# --- gpus_per_node in the spec ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("preset", "per_node"), [("demo", 8), ("dgx-h100-superpod", 8), ("gb200-nvl72", 4), ("gh200-32k", 1), ("gh200-64k", 1)])
+def test_presets_set_gpus_per_node(preset, per_node):
+    spec = load_spec(preset)
+    assert spec.gpus_per_node == per_node
+    assert spec.to_dict()["gpus_per_node"] == per_node
+
+
+def test_gpus_per_node_defaults_to_the_hb_domain():
+    """Writing ``gpus_per_node: K`` or leaving it out is the same resolved spec: same echo, same hash."""
+    base = {"name": "x", "gpus": 288, "hb_domain": 72, "radix": 16}
+    implied, explicit, split = build_spec(base), build_spec({**base, "gpus_per_node": 72}), build_spec({**base, "gpus_per_node": 4})
+    assert implied.gpus_per_node == 72 and implied.nodes == 4
+    assert implied == explicit and implied.to_dict() == explicit.to_dict() and implied.digest() == explicit.digest()
+    assert implied.to_dict()["gpus_per_node"] == 72
+    assert split.to_dict()["gpus_per_node"] == 4 and split.nodes == 72
+    assert split.digest() != implied.digest()
+    assert list(split.to_dict()) == list(implied.to_dict())
+
+
+def test_gpus_per_node_flag(tmp_path):
+    from click.testing import CliRunner
+
+    from topogen.cli import main
+
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "--gpus", "144", "--hb-domain", "72", "--radix", "16", "--gpus-per-node", "4", "--arch", "rail-only", "--formats", "slurm", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "summary.json").read_text())["spec"]["gpus_per_node"] == 4
+    assert (out / "rail-only" / "topology-block.conf").read_text().splitlines()[-3:] == [
+        "BlockName=hb00-block Nodes=hb00-n[00-17]",
+        "BlockName=hb01-block Nodes=hb01-n[00-17]",
+        "BlockSizes=18,36",
+    ]
+    bad = CliRunner().invoke(main, ["build", "--gpus", "144", "--hb-domain", "72", "--radix", "16", "--gpus-per-node", "0", "--out", str(tmp_path / "b")])
+    assert bad.exit_code == 2
+    assert bad.stderr == "error: gpus_per_node: gpus_per_node must be a positive whole number, got '0'; " + "GPUs per compute node (host), dividing hb_domain (8 for DGX H100, 4 for GB200 NVL72 trays, 1 for GH200 superchips); default hb_domain\n"
 
 
 # --- NetBox -----------------------------------------------------------------------------
@@ -122,10 +198,17 @@ def test_netbox_row_counts_equal_fabric_counts(built):
         devices = _read_csv(d / "devices.csv")[1]
         interfaces = _read_csv(d / "interfaces.csv")[1]
         cables = _read_csv(d / "cables.csv")[1]
-        assert len(devices) == spec.domains + len(fabric.switches)
+        assert len(devices) == spec.gpus // spec.gpus_per_node + len(fabric.switches)
         assert len(interfaces) == spec.gpus * spec.planes + sum(s.radix for s in fabric.switches)
         assert len(cables) == len(fabric.links)
-        assert sum(r["role"] == "gpu-node" for r in devices) == spec.domains
+        nodes = [r for r in devices if r["role"] == "gpu-node"]
+        assert [r["name"] for r in nodes] == _nodes(spec).names()
+        assert {r["device_type"] for r in nodes} == {f"gpu-node-{spec.gpus_per_node * spec.planes}x{spec.link_speed}g"}
+        nics: dict[str, int] = {}
+        for r in interfaces:
+            if r["name"].startswith("gpu"):
+                nics[r["device"]] = nics.get(r["device"], 0) + 1
+        assert nics == {r["name"]: spec.gpus_per_node * spec.planes for r in nodes}
 
 
 def test_netbox_cables_end_on_declared_interfaces(built):
@@ -148,10 +231,14 @@ def test_netbox_cables_end_on_declared_interfaces(built):
 
 
 def test_netbox_cables_match_cabling_csv(built):
-    """Cable ``label`` is the cabling.csv id; GPU ends are node + ``gpu<rank>-nic<plane>`` of that GPU."""
+    """Cable ``label`` is the cabling.csv id; GPU ends are node + ``gpu<rank>-nic<plane>`` of that GPU.
+
+    The node holding a GPU is number ``gpu // gpus_per_node``; dropping the
+    ``-n<node>`` part of its name leaves the GPU's name.
+    """
     ctx, out = built
     spec = ctx.spec
-    gn, nn = GpuNames(spec.gpus, spec.hb_domain), NodeNames(spec.gpus, spec.hb_domain)
+    gn, nn = GpuNames(spec.gpus, spec.hb_domain), _nodes(spec)
     for arch in ctx.fabrics:
         cabling = _read_cabling(out / arch / "cabling.csv")
         cables = _read_csv(out / arch / "netbox" / "cables.csv")[1]
@@ -160,8 +247,9 @@ def test_netbox_cables_match_cabling_csv(built):
             if cab["a_role"] == "gpu":
                 gpu = gn.parse(cab["a_device"])
                 plane = int(cab["a_port"].removeprefix("nic"))
-                assert (nb["side_a_device"], nb["side_a_name"]) == (nn.name(gpu // spec.hb_domain), nn.interface(gpu % spec.hb_domain, plane))
-                assert f"{nb['side_a_device']}-{nb['side_a_name']}" == f"{cab['a_device']}-{cab['a_port']}"
+                assert (nb["side_a_device"], nb["side_a_name"]) == (nn.name(gpu // spec.gpus_per_node), nn.interface(gpu % spec.hb_domain, plane))
+                domain = re.sub(r"-n\d+$", "", nb["side_a_device"])
+                assert f"{domain}-{nb['side_a_name']}" == f"{cab['a_device']}-{cab['a_port']}"
             else:
                 assert (nb["side_a_device"], nb["side_a_name"]) == (cab["a_device"], cab["a_port"])
             assert (nb["side_b_device"], nb["side_b_name"]) == (cab["z_device"], cab["z_port"])
@@ -278,11 +366,15 @@ def test_graphml_agrees_with_topology_json(built):
 
 # --- Slurm ------------------------------------------------------------------------------
 
-_RANGE = re.compile(r"^(.*)\[([^\]]+)\]$")
+_BRACKET = re.compile(r"\[([^\]]+)\]")
 
 
 def _expand(hostlist: str) -> list[str]:
-    """Independent expansion of the hostlists we write (``a[00-02,05],b``)."""
+    """Independent expansion of the hostlists we write (``a[00-02,05],b``, ``hb[0-1]-n[00-17]``).
+
+    Several bracket ranges in one name expand to every combination, leftmost
+    slowest, as Slurm's ``scontrol show hostnames`` does.
+    """
     names, depth, item = [], 0, ""
     parts = []
     for ch in hostlist + ",":
@@ -294,14 +386,15 @@ def _expand(hostlist: str) -> list[str]:
         depth -= ch == "]"
         item += ch
     for part in parts:
-        m = _RANGE.match(part)
-        if not m:
-            names.append(part)
-            continue
-        for rng in m.group(2).split(","):
-            lo, _, hi = rng.partition("-")
-            hi = hi or lo
-            names += [f"{m.group(1)}{i:0{len(lo)}d}" for i in range(int(lo), int(hi) + 1)]
+        texts = _BRACKET.split(part)  # literal, range, literal, range, ..., literal
+        done = [texts[0]]
+        for rng, tail in zip(texts[1::2], texts[2::2]):
+            values = []
+            for r in rng.split(","):
+                lo, _, hi = r.partition("-")
+                values += [f"{i:0{len(lo)}d}" for i in range(int(lo), int(hi or lo) + 1)]
+            done = [f"{d}{v}{tail}" for d in done for v in values]
+        names += done
     return names
 
 
@@ -316,10 +409,10 @@ def _conf(path: Path) -> tuple[list[str], list[dict]]:
 
 
 def test_slurm_tree_structure(built):
-    """Each node under exactly one leaf (its rank-0 GPU's leaf); children declared before parents."""
+    """Each node under exactly one leaf (its domain's rank-0 GPU's leaf); children declared before parents."""
     ctx, out = built
     spec = ctx.spec
-    nn = NodeNames(spec.gpus, spec.hb_domain)
+    nn = _nodes(spec)
     for arch, fabric in ctx.fabrics.items():
         comments, entries = _conf(out / arch / "topology.conf")
         assert comments and spec.provenance() in comments[0]
@@ -338,20 +431,23 @@ def test_slurm_tree_structure(built):
                 assert children and set(children) <= declared
                 assert all(by_name[c].tier == sw.tier - 1 for c in children)
             declared.add(e["SwitchName"])
-        assert sorted(nodes) == nn.names()
+        assert sorted(nodes) == nn.names() and len(nodes) == len(set(nodes))
         tops = [e for e in entries if by_name[e["SwitchName"]].tier == fabric.tiers]
         assert tops, "the tree reaches the top tier"
 
 
 def test_slurm_tree_leaves_are_rank0_leaves(built):
+    """Every node of an HB domain hangs under the leaf of the domain's rank-0 GPU (rail 0, plane 0)."""
     ctx, out = built
     spec = ctx.spec
+    nn = _nodes(spec)
     for arch, fabric in ctx.fabrics.items():
         L = fabric.links
         want = {}
         for a, z, t, p in zip(L.a_dev.tolist(), L.z_dev.tolist(), L.tier.tolist(), L.plane.tolist()):
             if t == 1 and p == 0 and a % spec.hb_domain == 0:
-                want[NodeNames(spec.gpus, spec.hb_domain).name(a // spec.hb_domain)] = fabric.switch(z).name
+                for node in nn.domain_names(a // spec.hb_domain):
+                    want[node] = fabric.switch(z).name
         got = {}
         for e in _conf(out / arch / "topology.conf")[1]:
             for node in _expand(e.get("Nodes", "")) if "Nodes" in e else []:
@@ -374,17 +470,20 @@ def test_every_rail_groups_nodes_on_leaves_like_rail0(built):
 
 
 def test_slurm_block_structure(built):
+    """One block per HB domain holding exactly that domain's nodes; BlockSizes in nodes, base = nodes per domain."""
     ctx, out = built
     spec = ctx.spec
-    nn = NodeNames(spec.gpus, spec.hb_domain)
+    nn = _nodes(spec)
+    per = spec.hb_domain // spec.gpus_per_node
+    gn = GpuNames(spec.gpus, spec.hb_domain)
     for arch in ctx.fabrics:
         comments, entries = _conf(out / arch / "topology-block.conf")
         assert spec.provenance() in comments[0]
         blocks, sizes = entries[:-1], entries[-1]
-        assert [b["BlockName"] for b in blocks] == [f"{n}-block" for n in nn.names()]
-        assert [_expand(b["Nodes"]) for b in blocks] == [[n] for n in nn.names()]
+        assert [b["BlockName"] for b in blocks] == [gn.name(d * spec.hb_domain).replace(f"-gpu{0:0{gn.rw}d}", "-block") for d in range(spec.domains)]
+        assert [_expand(b["Nodes"]) for b in blocks] == [nn.names()[d * per : (d + 1) * per] for d in range(spec.domains)]
         values = [int(x) for x in sizes["BlockSizes"].split(",")]
-        assert values[0] == 1 and values[-1] <= spec.domains < 2 * values[-1]
+        assert values[0] == per and values[-1] <= spec.domains * per < 2 * values[-1]
         assert all(b == 2 * a for a, b in zip(values, values[1:]))
 
 
@@ -397,6 +496,7 @@ def test_slurm_block_structure(built):
         (["spine-b0-00", "spine-b0-01", "spine-b1-00"], "spine-b0-[00-01],spine-b1-00"),
         (["leaf-g0-r0", "leaf-g1-r0"], "leaf-g0-r0,leaf-g1-r0"),
         (["x9", "x10"], "x9,x10"),
+        (["hb0-n0", "hb0-n1", "hb0-n2"], "hb0-n[0-2]"),
     ],
 )
 def test_slurm_hostlist(names, expected):

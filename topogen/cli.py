@@ -29,13 +29,14 @@ def spec_options(f):
         click.option("--provision", help="full (default) or minimal uplinks on partly filled switches."),
         click.option("--catalog", help="Hardware catalog name or path (default paper)."),
         click.option("--planes", help="NIC ports per GPU, one fabric plane each (default 1)."),
+        click.option("--gpus-per-node", "gpus_per_node", help="GPUs per compute node (NetBox device, Slurm node), dividing --hb-domain (default: the HB domain)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "provision", "catalog", "planes")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "provision", "catalog", "planes", "gpus_per_node")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:

@@ -16,7 +16,15 @@ Devices
     With several planes every switch name starts with ``pl<plane>-``.
 
 Nodes (NetBox devices, Slurm nodes; see :class:`NodeNames`)
-    ``hb<domain>``: one per HB domain, NIC interfaces ``gpu<rank>-nic<plane>``.
+    Compute nodes (hosts) of ``gpus_per_node`` GPUs (spec field, default: the
+    HB domain). One node per HB domain: ``hb<domain>``, e.g. ``hb03``. Several
+    nodes per domain: ``hb<domain>-n<node>``, ``node`` 0-based within the
+    domain and zero-padded to the width of the largest (``hb003-n17``: the
+    18th compute tray of NVL72 rack 3). NIC interfaces are always
+    ``gpu<rank>-nic<plane>`` with ``rank`` the GPU's rank in its HB domain
+    (= its rail), not its index on the node, so a GPU's interface name does not
+    depend on the host size, names its rail, and node + interface still
+    identify one GPU NIC: ``hb003-n17`` + ``gpu70-nic0`` is GPU ``hb003-gpu70``.
 
 Ports
     GPU NIC ports ``nic<plane>``; switch ports ``p<n>``, 1-based. Below the top
@@ -92,25 +100,46 @@ def parse_port(text: str) -> tuple[str, int] | None:
 class NodeNames:
     """Host names for inventory and scheduler files (NetBox devices, Slurm nodes).
 
-    Rule: **one node per HB domain**, named ``hb<domain>`` with the same
-    zero-padding as the GPU names, so GPU ``hb03-gpu7`` lives on node ``hb03``.
-    Its NIC ports are interfaces ``gpu<rank>-nic<plane>`` (rank padded as in the
-    GPU name), so ``<node>-<interface>`` reads ``<gpu name>-nic<plane>``. The
-    HB domain is the unit the network and the scheduler place work on; a spec
-    has no host size, so rack-scale domains (NVL72, GH200) are one node too.
+    A node holds ``gpus_per_node`` consecutive GPUs of one HB domain (default:
+    the whole domain), so node ``i`` (0-based over the cluster) holds GPUs
+    ``i*g .. i*g+g-1`` and is node ``i mod (K/g)`` of domain ``i div (K/g)``.
+    One node per domain keeps the name ``hb<domain>`` (DGX/HGX: the server),
+    with the GPU names' padding, so ``<node>-<interface>`` reads
+    ``<gpu name>-nic<plane>``. Smaller nodes (GB200 NVL72: 18 trays of 4;
+    GH200: one superchip each) are ``hb<domain>-n<node>``. Interfaces are
+    ``gpu<rank>-nic<plane>`` with the rank in the HB domain (rail), padded as
+    in the GPU name, whatever the node size (see the module docstring).
     """
 
-    def __init__(self, gpus: int, hb_domain: int):
+    def __init__(self, gpus: int, hb_domain: int, gpus_per_node: int | None = None):
         g = GpuNames(gpus, hb_domain)
         self.domains = gpus // hb_domain
         self.hb = hb_domain
+        self.per_node = gpus_per_node or hb_domain
+        self.per_domain = hb_domain // self.per_node
+        self.nodes = self.domains * self.per_domain
         self.dw, self.rw = g.dw, g.rw
+        self.nw = width(self.per_domain)
 
-    def name(self, domain: int) -> str:
-        return f"hb{int(domain):0{self.dw}d}"
+    def name(self, node: int) -> str:
+        """Name of node ``node`` (0-based over the cluster; the domain when one node per domain)."""
+        d, i = divmod(int(node), self.per_domain)
+        if self.per_domain == 1:
+            return f"hb{d:0{self.dw}d}"
+        return f"hb{d:0{self.dw}d}-n{i:0{self.nw}d}"
 
     def names(self) -> list[str]:
-        return [f"hb{d:0{self.dw}d}" for d in range(self.domains)]
+        """Every node name, in node order (domain-major)."""
+        if self.per_domain == 1:
+            return [f"hb{d:0{self.dw}d}" for d in range(self.domains)]
+        tails = [f"-n{i:0{self.nw}d}" for i in range(self.per_domain)]
+        return [f"hb{d:0{self.dw}d}{t}" for d in range(self.domains) for t in tails]
+
+    def domain_names(self, domain: int) -> list[str]:
+        """Names of the nodes of HB domain ``domain``, in order."""
+        first = int(domain) * self.per_domain
+        return [self.name(i) for i in range(first, first + self.per_domain)]
 
     def interface(self, rank: int, plane: int) -> str:
+        """Interface of the NIC port ``plane`` of the GPU of rank ``rank`` in its HB domain."""
         return f"gpu{int(rank):0{self.rw}d}-nic{int(plane)}"

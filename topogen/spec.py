@@ -40,9 +40,12 @@ DEFAULTS: dict[str, Any] = {
     "provision": "full",
     "catalog": "paper",
     "planes": 1,
+    "gpus_per_node": None,  # None: hb_domain (one node per HB domain)
 }
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = ("gpus", "hb_domain", "radix")
+# fields left out of the canonical form (to_dict, digest) while they hold this derived default,
+# so specs written before the field existed keep their hash and every output stays the same
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +62,23 @@ class Spec:
     provision: str
     catalog: str
     planes: int
+    gpus_per_node: int
 
     @property
     def domains(self) -> int:
         return self.gpus // self.hb_domain
 
     @property
+    def nodes(self) -> int:
+        """Compute nodes (hosts): ``gpus / gpus_per_node``; one per HB domain by default."""
+        return self.gpus // self.gpus_per_node
+
+    @property
     def arches(self) -> tuple[str, ...]:
         return ("rail-optimized", "rail-only") if self.arch == "both" else (self.arch,)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every resolved field (defaults filled in): what summary.json echoes and the hash covers."""
         return asdict(self)
 
     def digest(self) -> str:
@@ -176,10 +186,40 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     else:
         values["catalog"] = cat
 
+    _node_size(merged["gpus_per_node"], values, problems)
     _cross_checks(values, problems)
     if problems:
         raise InputError(problems)
     return Spec(**{k: values[k] for k in ALLOWED_KEYS})
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
+
+
+def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
+    """``gpus_per_node``: default hb_domain; else a positive whole number dividing hb_domain.
+
+    A node (host, compute tray) never spans HB domains, and the domains are
+    split into equal nodes, so it must divide K.
+    """
+    k = values.get("hb_domain")
+    if raw is None:
+        if k is not None:
+            values["gpus_per_node"] = k
+        return
+    g = _as_int(raw)
+    if g is None or g <= 0:
+        problems.append(Problem("gpus_per_node", f"gpus_per_node must be a positive whole number, got {raw!r}", _int_hint("gpus_per_node")))
+        return
+    if k is None:
+        return
+    if k % g:
+        hint = f"use one of {', '.join(map(str, _divisors(k)))}" if k <= 10**9 else f"use a divisor of {k}"
+        problems.append(Problem("gpus_per_node", f"gpus_per_node {g} does not divide hb_domain {k}", hint))
+        return
+    values["gpus_per_node"] = g
 
 
 def _int_hint(key: str) -> str:
@@ -189,6 +229,7 @@ def _int_hint(key: str) -> str:
         "radix": "switch ports at link speed, an even number (e.g. 64)",
         "link_speed": "NIC/link speed in Gb/s (e.g. 400 or 800)",
         "planes": "NIC ports (independent fabric planes) per GPU, 1 to 8",
+        "gpus_per_node": "GPUs per compute node (host), dividing hb_domain (8 for DGX H100, 4 for GB200 NVL72 trays, 1 for GH200 superchips); default hb_domain",
     }[key]
 
 

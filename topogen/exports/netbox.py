@@ -7,14 +7,17 @@ API). NetBox looks the referenced objects up by name, so create first: the site
 interface templates (interfaces.csv creates every port).
 
 Modelling rule (shared with the Slurm files through
-:class:`topogen.naming.NodeNames`): **one device per HB domain**, named like
-the domain (``hb03``), with one interface per GPU NIC port,
-``gpu<rank>-nic<plane>``. For K = 8 that is the DGX/HGX server; for rack-scale
-domains (GB200 NVL72, GH200 NVL256) it is the rack seen as one unit, since the
-spec does not say how many GPUs a host (tray) holds. Every switch is a device
+:class:`topogen.naming.NodeNames`): **one device per compute node** of
+``gpus_per_node`` GPUs (spec field; default the whole HB domain), with one
+interface per NIC port of its GPUs, ``gpu<rank>-nic<plane>`` (rank in the HB
+domain). One node per domain is named like the domain (``hb03``: for K = 8 the
+DGX/HGX server); smaller nodes are ``hb<domain>-n<node>`` (GB200 NVL72 with
+``gpus_per_node: 4``: 18 compute trays ``hb003-n00 .. hb003-n17`` per rack;
+GH200 with 1: one device per superchip). Every switch is a device
 with all its ports ``p1 .. p<radix>``; ports without a cable are disabled.
 Switch device types are the catalog SKU the BOM chose; GPU nodes get a generic
-type (``gpu-node-8x400g``); the manufacturer is ``generic`` (catalogs name none).
+type named by NIC ports and speed (``gpu-node-8x400g``, ``gpu-node-4x800g``);
+the manufacturer is ``generic`` (catalogs name none).
 
 Columns
     devices: ``name, role, device_type, manufacturer, site, status, comments``
@@ -96,7 +99,7 @@ def device_types(ctx, fabric: Fabric) -> DeviceTypes:
     bom = getattr(ctx, "boms", {}).get(fabric.arch)
     return DeviceTypes(
         manufacturer="generic",
-        node=f"gpu-node-{spec.hb_domain * spec.planes}x{spec.link_speed}g",
+        node=f"gpu-node-{spec.gpus_per_node * spec.planes}x{spec.link_speed}g",
         switch=bom.switch_sku if bom is not None else f"switch-{spec.radix}p-{spec.link_speed}g",
     )
 
@@ -144,23 +147,34 @@ def _rails_text(rails: tuple[int, ...]) -> str:
     return f"rails {rails[0]}-{rails[-1]}"
 
 
-def _gpu_span(nn: NodeNames, domain: int) -> tuple[str, str]:
-    """Names of the first and last GPU of a domain (for the device comment)."""
-    node = nn.name(domain)
-    return f"{node}-gpu{0:0{nn.rw}d}", f"{node}-gpu{nn.hb - 1:0{nn.rw}d}"
+def node_names(fabric: Fabric) -> NodeNames:
+    return NodeNames(fabric.gpus, fabric.hb_domain, fabric.spec.gpus_per_node)
+
+
+def _gpu_span(nn: NodeNames, node: int) -> tuple[str, str]:
+    """Names of the first and last GPU of a node (for the device comment)."""
+    d, i = divmod(node, nn.per_domain)
+    domain = f"hb{d:0{nn.dw}d}"
+    lo = i * nn.per_node
+    return f"{domain}-gpu{lo:0{nn.rw}d}", f"{domain}-gpu{lo + nn.per_node - 1:0{nn.rw}d}"
 
 
 def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
-    """One row per HB-domain node, then one per switch (device id order)."""
+    """One row per compute node (node order), then one per switch (device id order)."""
     spec = fabric.spec
     prov = provenance(fabric)
-    nn = NodeNames(fabric.gpus, fabric.hb_domain)
+    nn = node_names(fabric)
     site, maker = cell_safe(spec.name), cell_safe(types.manufacturer)
     node_type, switch_type = cell_safe(types.node), cell_safe(types.switch)
-    k = fabric.hb_domain
-    for d, name in enumerate(nn.names()):
-        first, last = _gpu_span(nn, d)
-        note = f"HB domain {d}: {k} GPUs {first}..{last}, {spec.planes} NIC port(s) each; {prov}"
+    g, per = nn.per_node, nn.per_domain
+    for i, name in enumerate(nn.names()):
+        first, last = _gpu_span(nn, i)
+        d, j = divmod(i, per)
+        if per == 1:
+            note = f"HB domain {d}: {g} GPUs {first}..{last}, {spec.planes} NIC port(s) each; {prov}"
+        else:
+            gpus = f"GPU {first}" if g == 1 else f"{g} GPUs {first}..{last}"
+            note = f"HB domain {d} node {j} (of {per}): {gpus}, {spec.planes} NIC port(s) each; {prov}"
         yield (name, NODE_ROLE, node_type, maker, site, STATUS, note)
     for s in fabric.switches:
         note = f"tier {s.tier} {s.role}, plane {s.plane}, {_rails_text(s.rails)}; {prov}"
@@ -172,17 +186,17 @@ class _Ends:
 
     def __init__(self, fabric: Fabric):
         self.fabric = fabric
-        self.nn = NodeNames(fabric.gpus, fabric.hb_domain)
+        self.nn = node_names(fabric)
         self.node_names = np.array(self.nn.names(), dtype=object)
         self.sw_names = np.array([s.name for s in fabric.switches], dtype=object)
         k = fabric.hb_domain
         self.nic_names = np.array([[self.nn.interface(r, p) for p in range(fabric.spec.planes)] for r in range(k)], dtype=object)
 
     def devices(self, ids: np.ndarray) -> np.ndarray:
-        n, k = self.fabric.gpus, self.fabric.hb_domain
+        n = self.fabric.gpus
         out = np.empty(len(ids), dtype=object)
         g = ids < n
-        out[g] = self.node_names[ids[g] // k]
+        out[g] = self.node_names[ids[g] // self.nn.per_node]
         out[~g] = self.sw_names[ids[~g] - n]
         return out
 
@@ -218,7 +232,7 @@ def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 def interface_rows(fabric: Fabric) -> Iterator[tuple]:
-    """NIC interfaces of every node (GPU-id order, plane-minor), then every switch port.
+    """NIC interfaces of every node (GPU-id order, so node by node; plane-minor), then every switch port.
 
     Row count: ``gpus * planes + sum(switch radix)``.
     """
@@ -236,7 +250,7 @@ def interface_rows(fabric: Fabric) -> Iterator[tuple]:
     for start in range(0, n * planes, CHUNK):
         idx = np.arange(start, min(start + CHUNK, n * planes))
         gpu, plane = np.divmod(idx, planes)
-        nodes = ends.node_names[gpu // k].tolist()
+        nodes = ends.node_names[gpu // ends.nn.per_node].tolist()
         nics = ends.nic_names[gpu % k, plane].tolist()
         peers = leaf[idx]
         cabled = peers >= 0
