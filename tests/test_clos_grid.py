@@ -58,12 +58,13 @@ def check_fabric(f, closed):
     down = np.array([s.down_ports for s in f.switches])
     assert np.all(L.z_port <= down[L.z_dev - spec.gpus])
     assert np.all(L.a_port[~g] > down[L.a_dev[~g] - spec.gpus])
-    # 1:1 below the top: uplinks >= downlinks on every non-top switch
+    # 1:1 below the top (leaves: at most the spec's down:up): uplink capacity covers downlinks
     n_sw = len(f.switches)
     downs = np.bincount(L.z_dev - spec.gpus, minlength=n_sw)
     ups = np.bincount(L.a_dev[~g] - spec.gpus, minlength=n_sw)
     non_top = f.switch_tiers() < f.tiers
-    assert np.all(ups[non_top] >= downs[non_top])
+    allowed = np.where(f.switch_tiers() == 1, spec.oversubscription_ratio, 1.0)
+    assert np.all(ups[non_top] * allowed[non_top] >= downs[non_top])
     # balanced striping: a switch has the same number of links to each upper switch it uses
     up = ~g
     pair = (L.a_dev[up] - spec.gpus) * (n_sw + 1) + (L.z_dev[up] - spec.gpus)
@@ -104,6 +105,9 @@ VARIANTS = [
     {"provision": "minimal"},
     {"rail_packing": "dedicated", "provision": "minimal"},
     {"planes": 2},
+    {"oversubscription": "3:1"},
+    {"oversubscription": "7:1", "provision": "minimal"},
+    {"oversubscription": "3:1", "rail_packing": "dedicated"},
 ]
 SUBGRID = [(8, 64, d) for d in (1, 3, 33, 129, 1000)] + [(72, 144, d) for d in (1, 5, 73)] + [(256, 32, d) for d in (1, 3, 40)]
 

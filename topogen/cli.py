@@ -30,13 +30,14 @@ def spec_options(f):
         click.option("--catalog", help="Hardware catalog name or path (default paper)."),
         click.option("--planes", help="NIC ports per GPU, one fabric plane each (default 1)."),
         click.option("--gpus-per-node", "gpus_per_node", help="GPUs per compute node (NetBox device, Slurm node), dividing --hb-domain (default: the HB domain)."),
+        click.option("--oversubscription", help="Leaf down:up ratio, e.g. 3:1 (default 1:1, non-blocking)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "provision", "catalog", "planes", "gpus_per_node")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:

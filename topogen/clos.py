@@ -50,13 +50,14 @@ class _Links:
         return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(5))
 
 
-def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Links) -> list[tuple[int, int, int]]:
+def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Links, leaf_up: int | None = None) -> list[tuple[int, int, int]]:
     """Build tiers 2..t above leaves ``0 .. L-1`` (local ids), striping balanced.
 
     Returns ``(tier, block, pos)`` of each new switch, in id order (ids L, L+1...).
     Links are appended to ``links`` with local switch ids on both ends.
     """
     h = radix // 2
+    leaf_down, leaf_uplinks = counts.leaf_split(radix, leaf_up)
     used = list(leaf_used)
     next_id = len(leaf_used)
     made: list[tuple[int, int, int]] = []
@@ -64,6 +65,7 @@ def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Lin
     for j in range(2, tiers + 1):
         top = j == tiers
         down = radix if top else h
+        up, cap = (leaf_uplinks, leaf_down) if j == 2 else (h, h)  # ports of the switches below
         chunks = [level] if top else [level[i : i + h] for i in range(0, len(level), h)]
         if top and len(level) > radix:
             raise AssertionError(f"{len(level)} pods exceed radix {radix}")
@@ -72,14 +74,14 @@ def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Lin
             block_ids: list[int] = []
             for p in range(max(len(sb) for sb in chunk)):
                 members = [sb[p] for sb in chunk if len(sb) > p]
-                s, ups = counts.stripe_width(tuple(used[m] for m in members), h, down, full, top)
+                s, ups = counts.stripe_width(tuple(used[m] for m in members), up, down, full, top, cap)
                 first = next_id
                 next_id += s
                 per_upper = sum(u // s for u in ups)
                 for q in range(s):
                     made.append((j, 0 if top else b, len(block_ids) + q))
                     used.append(per_upper)
-                _emit_stripe(members, ups, s, first, h, j, links)
+                _emit_stripe(members, ups, s, first, cap, j, links)
                 block_ids.extend(range(first, first + s))
             new_level.append(block_ids)
         level = new_level
@@ -89,7 +91,7 @@ def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Lin
 def _emit_stripe(members: list[int], ups: tuple[int, ...], s: int, first: int, h: int, tier: int, links: _Links) -> None:
     """Cable each member's uplinks to the stripe's ``s`` upper switches.
 
-    Member uplink ports ``h+1 ..`` go to upper 0 first (``c`` parallel links per
+    ``h`` is the members' downlink port count. Member uplink ports ``h+1 ..`` go to upper 0 first (``c`` parallel links per
     upper, consecutive ports); each upper takes the members in order on its
     down ports ``1 ..``.
     """
@@ -127,7 +129,7 @@ def rail_optimized(spec) -> Fabric:
     shared = spec.rail_packing == "shared"
     full = spec.provision == "full"
     domains = n // hb
-    t = counts.rail_optimized_tiers(n, hb, k, shared)
+    t = counts.rail_optimized_tiers(n, hb, k, shared, spec.leaf_up)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
@@ -140,7 +142,8 @@ def rail_optimized(spec) -> Fabric:
             notes.append(f"all {n} GPUs fit one {k}-port switch: its {hb} rails share it, isolated logically (VLAN/partition per rail)")
     else:
         h = k // 2
-        groups = counts.rail_optimized_groups(domains, hb, k, shared)
+        ld = counts.leaf_split(k, spec.leaf_up)[0]  # leaf downlinks: HB domains per group
+        groups = counts.rail_optimized_groups(domains, hb, k, shared, spec.leaf_up)
         leaf_used: list[int] = []
         leaf_base = np.zeros(len(groups), np.int64)
         rho = np.zeros(len(groups), np.int64)
@@ -150,15 +153,15 @@ def rail_optimized(spec) -> Fabric:
             rho[g], gsize[g] = rh, d
             for i in range(nleaves):
                 rails = tuple(range(i * rh, min(hb, (i + 1) * rh)))
-                raw.append((1, rails, 0, g, 0, h, ""))
+                raw.append((1, rails, 0, g, 0, ld, ""))
                 leaf_used.append(d * len(rails))
             if rh > 1:
                 notes.append(f"group {g} holds {d} HB domain(s): {rh} rails share each of its leaves, isolated logically (VLAN/partition per rail)")
-        g = dom // h
+        g = dom // ld
         leaf = leaf_base[g] + rank // rho[g]
-        port = (rank % rho[g]) * gsize[g] + dom % h + 1
+        port = (rank % rho[g]) * gsize[g] + dom % ld + 1
         links.add(gpu, 0, leaf, port, 1)
-        for tier, block, pos in _stack(leaf_used, t, k, full, links):
+        for tier, block, pos in _stack(leaf_used, t, k, full, links, spec.leaf_up):
             raw.append((tier, (), 0, block, pos, k if tier == t else h, ""))
     return _finish(spec, "rail-optimized", t, raw, links, notes)
 
@@ -177,7 +180,7 @@ def rail_only(spec) -> Fabric:
     shared = spec.rail_packing == "shared"
     full = spec.provision == "full"
     domains = n // hb
-    t = counts.rail_only_tiers(n, hb, k)
+    t = counts.rail_only_tiers(n, hb, k, spec.leaf_up)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
@@ -195,17 +198,18 @@ def rail_only(spec) -> Fabric:
             notes.append(f"each rail has {domains} GPUs: no two rails fit one {k}-port switch, so each rail has its own switch")
     else:
         h = k // 2
-        leaf_used = [min(h, domains - i * h) for i in range(ceil(domains / h))]
+        ld = counts.leaf_split(k, spec.leaf_up)[0]  # leaf downlinks
+        leaf_used = [min(ld, domains - i * ld) for i in range(ceil(domains / ld))]
         one = _Links()
         ed = np.arange(domains, dtype=np.int64)
-        one.add(ed, 0, ed // h, ed % h + 1, 1)
-        uppers = _stack(leaf_used, t, k, full, one)
+        one.add(ed, 0, ed // ld, ed % ld + 1, 1)
+        uppers = _stack(leaf_used, t, k, full, one, spec.leaf_up)
         a, ap, z, zp, tr = one.columns()
         per_rail = len(leaf_used) + len(uppers)
         gpu_link = tr == 1
         for r in range(hb):
             for i in range(len(leaf_used)):
-                raw.append((1, (r,), r, 0, i, h, f"rail{r}"))
+                raw.append((1, (r,), r, 0, i, ld, f"rail{r}"))
             for tier, block, pos in uppers:
                 raw.append((tier, (r,), r, block, pos, k if tier == t else h, f"rail{r}"))
         # replicate the one-rail template for every rail, rail-major

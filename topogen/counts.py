@@ -29,16 +29,30 @@ MAX_TIERS = 6
 UNBOUNDED = 10**6  # tier count reported when no number of tiers can fit (radix < 4)
 
 
-def clos_capacity(radix: int, tiers: int) -> int:
-    """Endpoints a full-bisection folded Clos of ``tiers`` tiers can serve."""
-    h = radix // 2
-    return radix * h ** (tiers - 1)
+def leaf_split(radix: int, leaf_up: int | None = None) -> tuple[int, int]:
+    """A leaf's (downlink, uplink) ports: ``radix/2`` each at 1:1, else ``radix - u`` and ``u``.
+
+    Oversubscription applies at the leaf tier only (d:u = down:up); every tier
+    above stays 1:1.
+    """
+    up = radix // 2 if leaf_up is None else leaf_up
+    return radix - up, up
 
 
-def tiers_for_endpoints(endpoints: int, radix: int) -> int:
-    """Fewest tiers whose full-bisection Clos serves ``endpoints`` (may exceed MAX_TIERS)."""
+def clos_capacity(radix: int, tiers: int, leaf_up: int | None = None) -> int:
+    """Endpoints a folded Clos of ``tiers`` tiers can serve: ``k·(k/2)^(t-2)·d`` (k at one tier).
+
+    With 1:1 leaves (d = k/2) that is the full-bisection ``k·(k/2)^(t-1)``.
+    """
+    if tiers == 1:
+        return radix
+    return radix * (radix // 2) ** (tiers - 2) * leaf_split(radix, leaf_up)[0]
+
+
+def tiers_for_endpoints(endpoints: int, radix: int, leaf_up: int | None = None) -> int:
+    """Fewest tiers whose Clos serves ``endpoints`` (may exceed MAX_TIERS)."""
     t = 1
-    while clos_capacity(radix, t) < endpoints:
+    while clos_capacity(radix, t, leaf_up) < endpoints:
         if radix < 4:  # h == 1: capacity never grows
             return UNBOUNDED
         t += 1
@@ -66,11 +80,13 @@ def divisors(n: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=65536)
-def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool, top: bool = True) -> tuple[int, tuple[int, ...]]:
+def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool, top: bool = True, cap: int | None = None) -> tuple[int, tuple[int, ...]]:
     """Balanced striping of one stripe: how many upper switches, and each lower's uplinks.
 
     ``used`` holds the used downlinks of each lower switch in the stripe, ``h``
-    their uplink ports, ``down`` the downlink ports of an upper switch.
+    their uplink ports, ``down`` the downlink ports of an upper switch, ``cap``
+    their downlink ports (``h`` at 1:1; an oversubscribed leaf has more down
+    than up, and a partly filled one needs ``used·h/cap`` uplinks).
 
     * Top tier: the upper switch count ``s`` is the smallest divisor of ``h``
       whose ports suffice, so every lower switch has the same number
@@ -90,7 +106,8 @@ def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool, top: bool
         if full:
             ups = (h,) * len(used)
         else:
-            ups = tuple(min(h, ceil(u / s) * s) for u in used)
+            c = h if cap is None else cap
+            ups = tuple(min(h, ceil(ceil(u * h / c) / s) * s) for u in used)
         if sum(ups) <= s * down:
             return s, ups
     raise ValueError(f"no balanced striping for {len(used)} lower switches (h={h}, down={down})")
@@ -112,15 +129,16 @@ class LeafRun:
         return self.rails * self.per_rail
 
 
-def rail_optimized_groups(domains: int, hb: int, radix: int, shared: bool) -> list[tuple[int, int, int]]:
+def rail_optimized_groups(domains: int, hb: int, radix: int, shared: bool, leaf_up: int | None = None) -> list[tuple[int, int, int]]:
     """Groups of HB domains of a rail-optimized fabric, with their rail packing.
 
     Returns ``(domains_in_group, rails_per_leaf, leaves_in_group)`` per group.
-    A group holds h = radix/2 domains (the last may hold fewer); leaf (group,
-    rail) serves that rank of each domain in the group. With ``shared`` packing a
-    partly filled group packs ``h // domains_in_group`` whole rails on one leaf.
+    A group holds as many domains as a leaf has downlinks (radix/2 at 1:1; the
+    last group may hold fewer); leaf (group, rail) serves that rank of each
+    domain in the group. With ``shared`` packing a partly filled group packs
+    ``downlinks // domains_in_group`` whole rails on one leaf.
     """
-    h = radix // 2
+    h = leaf_split(radix, leaf_up)[0]
     out = []
     g0 = 0
     while g0 < domains:
@@ -131,10 +149,10 @@ def rail_optimized_groups(domains: int, hb: int, radix: int, shared: bool) -> li
     return out
 
 
-def rail_optimized_leaves(domains: int, hb: int, radix: int, shared: bool) -> list[LeafRun]:
+def rail_optimized_leaves(domains: int, hb: int, radix: int, shared: bool, leaf_up: int | None = None) -> list[LeafRun]:
     """Leaf runs of a rail-optimized fabric, in leaf order (group-major, rail-minor)."""
     runs: list[LeafRun] = []
-    for d, rho, nleaves in rail_optimized_groups(domains, hb, radix, shared):
+    for d, rho, nleaves in rail_optimized_groups(domains, hb, radix, shared, leaf_up):
         full_leaves = hb // rho
         if full_leaves:
             runs.append(LeafRun(full_leaves, rho, d))
@@ -143,9 +161,9 @@ def rail_optimized_leaves(domains: int, hb: int, radix: int, shared: bool) -> li
     return _merge_runs(runs)
 
 
-def rail_only_leaves(domains: int, radix: int) -> list[LeafRun]:
+def rail_only_leaves(domains: int, radix: int, leaf_up: int | None = None) -> list[LeafRun]:
     """Leaf runs of one rail of a multi-tier rail-only fabric."""
-    h = radix // 2
+    h = leaf_split(radix, leaf_up)[0]
     runs = []
     if domains // h:
         runs.append(LeafRun(domains // h, 1, h))
@@ -164,7 +182,7 @@ def _merge_runs(runs: list[LeafRun]) -> list[LeafRun]:
     return merged
 
 
-def rail_optimized_tiers(gpus: int, hb: int, radix: int, shared: bool) -> int:
+def rail_optimized_tiers(gpus: int, hb: int, radix: int, shared: bool, leaf_up: int | None = None) -> int:
     """Tier count of the rail-optimized fabric.
 
     One switch when the whole cluster fits on it and rails may share a switch
@@ -173,13 +191,13 @@ def rail_optimized_tiers(gpus: int, hb: int, radix: int, shared: bool) -> int:
     """
     if gpus <= radix and (shared or hb == 1):
         return 1
-    leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, radix, shared))
+    leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, radix, shared, leaf_up))
     return tiers_for_leaves(leaves, radix)
 
 
-def rail_only_tiers(gpus: int, hb: int, radix: int) -> int:
+def rail_only_tiers(gpus: int, hb: int, radix: int, leaf_up: int | None = None) -> int:
     """Tier count of each rail of the rail-only fabric (all rails are alike)."""
-    return tiers_for_endpoints(gpus // hb, radix)
+    return tiers_for_endpoints(gpus // hb, radix, leaf_up)
 
 
 def rails_per_switch(gpus: int, hb: int, radix: int, shared: bool) -> int:
@@ -250,8 +268,10 @@ def _chunk_runs(runs: list[tuple[int, object]], size: int) -> list[tuple[int, tu
 
 
 @lru_cache(maxsize=4096)
-def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, top: bool) -> tuple[tuple[int, ...], int, int]:
+def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, top: bool, cap: int) -> tuple[tuple[int, ...], int, int]:
     """One block built over ``chunk`` (each item: used downlinks of a sub-block's switches).
+
+    ``h`` and ``cap`` are the sub-block switches' uplink and downlink ports.
 
     Returns (used downlinks of the new block's switches in position order,
     number of new switches, number of links from the sub-blocks into them).
@@ -261,16 +281,17 @@ def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, to
     links = 0
     for p in range(maxpos):
         used = tuple(sb[p] for sb in chunk if len(sb) > p)
-        s, ups = stripe_width(used, h, down, full, top)
+        s, ups = stripe_width(used, h, down, full, top, cap)
         links += sum(ups)
         per_upper = sum(u // s for u in ups)
         new_used.extend([per_upper] * s)
     return tuple(new_used), len(new_used), links
 
 
-def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool) -> tuple[list[int], list[int]]:
+def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool, leaf_up: int | None = None) -> tuple[list[int], list[int]]:
     """Switches and links of tiers 2..t above the given leaves, by arithmetic only."""
     h = radix // 2
+    leaf_down, leaf_uplinks = leaf_split(radix, leaf_up)
     level: list[tuple[int, object]] = [(r.count, (r.used,)) for r in leaves]
     switches: list[int] = []
     links: list[int] = []
@@ -287,7 +308,8 @@ def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool)
         nsw = nlk = 0
         new_level: list[tuple[int, object]] = []
         for mult, chunk in chunks:
-            used, s, lk = _block(chunk, h, down, full, top)
+            up, cap = (leaf_uplinks, leaf_down) if j == 2 else (h, h)
+            used, s, lk = _block(chunk, up, down, full, top, cap)
             nsw += mult * s
             nlk += mult * lk
             new_level.append((mult, used))
@@ -297,13 +319,13 @@ def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool)
     return switches, links
 
 
-def rail_optimized_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1) -> Counts:
-    t = rail_optimized_tiers(gpus, hb, radix, shared)
+def rail_optimized_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
+    t = rail_optimized_tiers(gpus, hb, radix, shared, leaf_up)
     if t == 1:
         return Counts("rail-optimized", 1, (planes,), (gpus * planes,), radix * planes)
-    leaves = rail_optimized_leaves(gpus // hb, hb, radix, shared)
+    leaves = rail_optimized_leaves(gpus // hb, hb, radix, shared, leaf_up)
     nleaves = sum(r.count for r in leaves)
-    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full)
+    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full, leaf_up)
     sw = [nleaves, *up_sw]
     lk = [gpus, *up_lk]
     return Counts(
@@ -315,15 +337,15 @@ def rail_optimized_counts(gpus: int, hb: int, radix: int, shared: bool, full: bo
     )
 
 
-def rail_only_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1) -> Counts:
+def rail_only_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
     domains = gpus // hb
-    t = rail_only_tiers(gpus, hb, radix)
+    t = rail_only_tiers(gpus, hb, radix, leaf_up)
     if t == 1:
         rho = rails_per_switch(gpus, hb, radix, shared)
         nsw = ceil(hb / rho)
         return Counts("rail-only", 1, (planes * nsw,), (planes * gpus,), planes * radix * nsw)
-    leaves = rail_only_leaves(domains, radix)
-    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full)
+    leaves = rail_only_leaves(domains, radix, leaf_up)
+    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full, leaf_up)
     sw = [sum(r.count for r in leaves), *up_sw]
     lk = [domains, *up_lk]
     return Counts(
@@ -340,7 +362,7 @@ def arch_counts(spec, arch: str) -> Counts:
     shared = spec.rail_packing == "shared"
     full = spec.provision == "full"
     if arch == "rail-optimized":
-        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes)
+        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes, spec.leaf_up)
     if arch == "rail-only":
-        return rail_only_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes)
+        return rail_only_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes, spec.leaf_up)
     raise ValueError(f"unknown architecture {arch!r}")

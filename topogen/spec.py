@@ -41,11 +41,11 @@ DEFAULTS: dict[str, Any] = {
     "catalog": "paper",
     "planes": 1,
     "gpus_per_node": None,  # None: hb_domain (one node per HB domain)
+    "oversubscription": "1:1",  # leaf down:up; tiers above stay 1:1
 }
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = ("gpus", "hb_domain", "radix")
-# fields left out of the canonical form (to_dict, digest) while they hold this derived default,
-# so specs written before the field existed keep their hash and every output stays the same
+RATIO_RE = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,19 @@ class Spec:
     catalog: str
     planes: int
     gpus_per_node: int
+    oversubscription: str
+
+    @property
+    def leaf_up(self) -> int:
+        """Uplink ports of a leaf: ``radix/2`` at 1:1, ``radix·u/(d+u)`` for d:u."""
+        d, u = (int(x) for x in self.oversubscription.split(":"))
+        return self.radix * u // (d + u)
+
+    @property
+    def oversubscription_ratio(self) -> float:
+        """Leaf downlink over uplink capacity (1.0 at 1:1)."""
+        d, u = (int(x) for x in self.oversubscription.split(":"))
+        return d / u
 
     @property
     def domains(self) -> int:
@@ -187,6 +200,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         values["catalog"] = cat
 
     _node_size(merged["gpus_per_node"], values, problems)
+    _ratio(merged["oversubscription"], values, problems)
     _cross_checks(values, problems)
     if problems:
         raise InputError(problems)
@@ -222,6 +236,47 @@ def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Non
     values["gpus_per_node"] = g
 
 
+def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
+    """``oversubscription``: leaf down:up as ``"d:u"`` (or a number d meaning d:1), at least 1:1.
+
+    The leaf's ports must split exactly: ``radix·u/(d+u)`` uplinks. Stored reduced ("48:16" -> "3:1").
+    """
+    from math import gcd
+
+    m = RATIO_RE.match(raw) if isinstance(raw, str) else None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        d, u = raw, 1
+    elif m:
+        d, u = int(m.group(1)), int(m.group(2))
+    else:
+        problems.append(Problem("oversubscription", f"oversubscription must be a ratio down:up such as '3:1', got {raw!r}", "write it as \"d:u\" with whole numbers, e.g. 1:1 (the default, non-blocking), 3:1 or 7:1"))
+        return
+    if u <= 0 or d < u:
+        problems.append(Problem("oversubscription", f"oversubscription {d}:{u} is below 1:1", "a leaf needs at least as many Gb/s down as up: use 1:1 or more, e.g. 3:1"))
+        return
+    g = gcd(d, u)
+    d, u = d // g, u // g
+    r = values.get("radix")
+    if r is not None and (d, u) != (1, 1) and (r * u) % (d + u):
+        def name(up: int) -> str:
+            g2 = gcd(r - up, up)
+            return f"{(r - up) // g2}:{up // g2} ({r - up} down, {up} up)"
+
+        exact = r * u / (d + u)
+        near = [up for up in sorted({int(exact), int(exact) + 1}) if 1 <= up <= r // 2]
+        simple = sorted(((r - up) // gcd(r - up, up), up // gcd(r - up, up)) for up in range(1, r // 2 + 1))
+        simple = sorted(simple, key=lambda x: (x[0] + x[1], x))[:5]
+        problems.append(
+            Problem(
+                "oversubscription",
+                f"oversubscription {d}:{u} does not split a {r}-port leaf into whole down and up ports ({r}·{u}/{d + u} uplinks)",
+                f"nearest: {' or '.join(name(x) for x in near)}; simple ratios for radix {r}: {', '.join(f'{x}:{y}' for x, y in simple)}",
+            )
+        )
+        return
+    values["oversubscription"] = f"{d}:{u}"
+
+
 def _int_hint(key: str) -> str:
     return {
         "gpus": "the number of GPUs N, a multiple of hb_domain (e.g. 1024)",
@@ -245,6 +300,8 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
         return
     n, k, r = v["gpus"], v["hb_domain"], v["radix"]
     shared = v.get("rail_packing", "shared") == "shared"
+    d, u = (int(x) for x in v.get("oversubscription", "1:1").split(":"))
+    leaf_up = None if (d, u) == (1, 1) else r * u // (d + u)
     arches = ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
     tiers = {}
     for arch in arches:
@@ -252,12 +309,12 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
             if r % 2 and not (n <= r and (shared or k == 1)):
                 tiers[arch] = None
             else:
-                tiers[arch] = counts.rail_optimized_tiers(n, k, r, shared) if r >= 2 else counts.UNBOUNDED
+                tiers[arch] = counts.rail_optimized_tiers(n, k, r, shared, leaf_up) if r >= 2 else counts.UNBOUNDED
         elif arch == "rail-only":
             if r % 2 and n // k > r:
                 tiers[arch] = None
             else:
-                tiers[arch] = counts.rail_only_tiers(n, k, r) if r >= 2 else counts.UNBOUNDED
+                tiers[arch] = counts.rail_only_tiers(n, k, r, leaf_up) if r >= 2 else counts.UNBOUNDED
     odd = [a for a, t in tiers.items() if t is None]
     if odd:
         problems.append(Problem("radix", f"radix {r} is odd, but the {' and '.join(odd)} {'fabrics need' if len(odd) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {r - 1} or {r + 1}" if r > 2 else "use an even radix of at least 4"))

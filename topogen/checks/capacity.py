@@ -42,7 +42,7 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     Returns the worst ratio per tier (``None``: no uplinks), also stored as a figure.
     """
     n, S = w.n, w.S
-    allowed = float(getattr(w.spec, "oversubscription", 1) or 1)
+    leaf_ratio = w.spec.oversubscription_ratio  # the spec's leaf down:up; every tier above is 1:1
     up = np.zeros(S, np.int64)
     down = np.zeros(S, np.int64)
     nup = np.zeros(S, np.int64)
@@ -57,12 +57,13 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     below = (w.sw_tier < top) & (down > 0)
     ratios = np.full(S, np.nan)
     ratios[below] = np.where(up[below] > 0, down[below] / np.maximum(up[below], 1), np.inf)
-    over = below & (ratios > allowed * (1 + 1e-9))
+    allowed_sw = np.where(w.sw_tier == 1, leaf_ratio, 1.0)
+    over = below & (ratios > allowed_sw * (1 + 1e-9))
 
     def over_msg(s: int):
         name = w.sw_names[s]
         free = _free_uplink_ports(w, s)
-        req = "1:1" if allowed == 1 else f"at most {allowed:g}:1"
+        req = "1:1" if allowed_sw[s] == 1 else f"at most {w.spec.oversubscription}"
         text = (
             f"{name} has {int(ndown[s])} downlink(s) ({int(down[s])} Gb/s) but {int(nup[s])} uplink(s) ({int(up[s])} Gb/s): "
             f"{ratio(down[s], up[s])} oversubscribed, {req} required"
@@ -231,7 +232,8 @@ def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:
         multi = np.unique(lo[rest & (lo < n)]) if rest.any() else np.zeros(0, np.int64)
         for g in multi.tolist():  # GPUs with several cables stay nodes of their own
             G.add_edge("S", g, capacity=inj) if side[g] == 1 else G.add_edge(g, "T", capacity=inj)
-        demand = inj * int(min(A.sum(), B.sum()))
+        # an oversubscribed leaf passes up only 1/ratio of what its GPUs inject
+        demand = int(inj * int(min(A.sum(), B.sum())) / spec.oversubscription_ratio)
         flow = int(nx.maximum_flow_value(G, "S", "T")) if "S" in G and "T" in G else 0
         res = (flow - demand, p, r, flow, demand)
         if worst is None or res < worst:
