@@ -56,13 +56,11 @@ def cuts(fabric):
         yield f"random-{i}", set(rng.sample(members, rng.randint(1, len(members) - 1)))
 
 
-@pytest.mark.parametrize("provision", ["full", "minimal"])
-@pytest.mark.parametrize("arch,k,radix,domains", CASES, ids=lambda c: str(c))
-def test_full_bisection(arch, k, radix, domains, provision):
-    spec = build_spec({"gpus": k * domains, "hb_domain": k, "radix": radix, "arch": arch, "provision": provision})
-    fabric = clos.generate(spec, arch)
+def cut_flows(fabric):
+    """(cut name, max-flow, |A|, |B|) for each cut of :func:`cuts`, one unit of capacity per cable."""
     base = flow_graph(fabric)
-    members = set(range(spec.gpus)) if arch == "rail-optimized" else set(range(0, spec.gpus, k))
+    n, k = fabric.gpus, fabric.hb_domain
+    members = set(range(n)) if fabric.arch == "rail-optimized" else set(range(0, n, k))
     for name, side_a in cuts(fabric):
         side_b = members - side_a
         g = base.copy()
@@ -70,4 +68,12 @@ def test_full_bisection(arch, k, radix, domains, provision):
             g.add_edge("s", v, capacity=1)
         for v in side_b:
             g.add_edge(v, "t", capacity=1)
-        assert nx.maximum_flow_value(g, "s", "t") == min(len(side_a), len(side_b)), name
+        yield name, nx.maximum_flow_value(g, "s", "t"), len(side_a), len(side_b)
+
+
+@pytest.mark.parametrize("provision", ["full", "minimal"])
+@pytest.mark.parametrize("arch,k,radix,domains", CASES, ids=lambda c: str(c))
+def test_full_bisection(arch, k, radix, domains, provision):
+    spec = build_spec({"gpus": k * domains, "hb_domain": k, "radix": radix, "arch": arch, "provision": provision})
+    for name, flow, a, b in cut_flows(clos.generate(spec, arch)):
+        assert flow == min(a, b), name

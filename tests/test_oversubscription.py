@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import pytest
 
@@ -10,7 +9,7 @@ from topogen import clos, counts, validate
 from topogen.model import Fabric
 from topogen.spec import build_spec
 
-from test_bisection import cuts, flow_graph
+from test_bisection import cut_flows
 
 
 def spec_for(n, k, r, ratio, **kw):
@@ -86,16 +85,6 @@ CASES = [("rail-only", 1, 8, 38, "3:1"), ("rail-only", 1, 16, 100, "7:1"), ("rai
 def test_bisection_is_the_ratio(arch, k, radix, domains, ratio, provision):
     """Every cut carries at least min(|A|, |B|)·u/d: the leaves are the only oversubscribed tier."""
     spec = spec_for(k * domains, k, radix, ratio, arch=arch, provision=provision)
-    fabric = clos.generate(spec, arch)
     d, u = (int(x) for x in spec.oversubscription.split(":"))
-    base = flow_graph(fabric)
-    members = set(range(spec.gpus)) if arch == "rail-optimized" else set(range(0, spec.gpus, k))
-    for name, side_a in cuts(fabric):
-        side_b = members - side_a
-        g = base.copy()
-        for v in side_a:
-            g.add_edge("s", v, capacity=1)
-        for v in side_b:
-            g.add_edge(v, "t", capacity=1)
-        flow = nx.maximum_flow_value(g, "s", "t")
-        assert flow * d >= min(len(side_a), len(side_b)) * u, name
+    for name, flow, a, b in cut_flows(clos.generate(spec, arch)):
+        assert flow * d >= min(a, b) * u, name

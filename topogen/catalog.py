@@ -530,6 +530,50 @@ def _as_list(raw: Any) -> list:
     return raw if isinstance(raw, list) else [raw]
 
 
+class _Bad:
+    """A rejected filter value: the message and hint to report."""
+
+    def __init__(self, message: str, hint: str):
+        self.message, self.hint = message, hint
+
+
+_BROKEN = object()  # a reference to an entry that is itself invalid (already reported)
+
+
+def _sku_ref(known, declared: set[str], kind: str, plural: str):
+    """Parser for a SKU reference: the SKU, _BROKEN for a declared-but-invalid entry, or _Bad."""
+
+    def parse(sku):
+        if sku in known:
+            return sku
+        if sku in declared:
+            return _BROKEN
+        return _Bad(f"unknown {kind} SKU {sku!r}", f"{plural} in this catalog: {', '.join(sorted(known)) or 'none'}")
+
+    return parse
+
+
+def _filter(r: "_Reader", d: dict, key: str, path: str, parse, any_means_all: bool = True) -> tuple[list | None, bool]:
+    """A media rule's list field: ``None`` when absent (or ``any``), else the accepted values.
+
+    Returns (values, broken): rejected values are reported at ``path.key``;
+    ``broken`` says a value referred to an invalid entry reported elsewhere.
+    """
+    raw = d.get(key)
+    if raw is None or (any_means_all and raw == "any"):
+        return None, False
+    out, broken = [], False
+    for x in _as_list(raw):
+        v = parse(x)
+        if v is _BROKEN:
+            broken = True
+        elif isinstance(v, _Bad):
+            r.add(_join(path, key), v.message, v.hint)
+        else:
+            out.append(v)
+    return out, broken
+
+
 def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Transceiver], cb: dict[str, Cable], sw_skus: set[str], declared: set[str]) -> MediaRule | None:
     """One media rule. A reference to a SKU whose own entry is bad is not reported again."""
     if d is None:
@@ -537,42 +581,28 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
     n0 = len(r.problems)
     broken = False
     r.unknown(d, RULE_KEYS, path)
-    tiers = None
-    if d.get("tier") not in (None, "any"):
-        tiers = []
-        for t in _as_list(d["tier"]):
-            if isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= MAX_TIERS:
-                tiers.append(t)
-            elif t in TIER_NAMES:
-                tiers.append(TIER_NAMES[t])
-            else:
-                r.add(_join(path, "tier"), f"unknown link tier {t!r}", f"valid tiers: {', '.join(TIER_NAMES)} (or 1 to {MAX_TIERS}, or any)")
-    lengths = None
-    if d.get("length") not in (None, "any"):
-        lengths = []
-        for x in _as_list(d["length"]):
-            if x in LENGTH_CLASSES:
-                lengths.append(x)
-            else:
-                r.add(_join(path, "length"), f"unknown length class {x!r}", f"valid classes: {', '.join(f'{k} (<= {v} m)' for k, v in LENGTH_CLASSES.items())}")
-    switches = None
-    if d.get("switch") not in (None, "any"):
-        switches = []
-        for s in _as_list(d["switch"]):
-            if s in sw_skus:
-                switches.append(s)
-            elif s in declared:
-                broken = True
-            else:
-                r.add(_join(path, "switch"), f"unknown switch SKU {s!r}", f"switches in this catalog: {', '.join(sorted(sw_skus)) or 'none'}")
-    speeds = None
-    if d.get("speed") not in (None, "any"):
-        speeds = []
-        for s in _as_list(d["speed"]):
-            if isinstance(s, int) and not isinstance(s, bool) and s > 0:
-                speeds.append(s)
-            else:
-                r.add(_join(path, "speed"), f"speed must be a positive whole number (Gb/s), got {s!r}", "e.g. speed: 400")
+    def tier(t):
+        if isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= MAX_TIERS:
+            return t
+        if t in TIER_NAMES:
+            return TIER_NAMES[t]
+        return _Bad(f"unknown link tier {t!r}", f"valid tiers: {', '.join(TIER_NAMES)} (or 1 to {MAX_TIERS}, or any)")
+
+    def length(x):
+        if x in LENGTH_CLASSES:
+            return x
+        return _Bad(f"unknown length class {x!r}", f"valid classes: {', '.join(f'{k} (<= {v} m)' for k, v in LENGTH_CLASSES.items())}")
+
+    def speed(x):
+        if isinstance(x, int) and not isinstance(x, bool) and x > 0:
+            return x
+        return _Bad(f"speed must be a positive whole number (Gb/s), got {x!r}", "e.g. speed: 400")
+
+    tiers, _ = _filter(r, d, "tier", path, tier)
+    lengths, _ = _filter(r, d, "length", path, length)
+    switches, broken_sw = _filter(r, d, "switch", path, _sku_ref(sw_skus, declared, "switch", "switches"))
+    speeds, _ = _filter(r, d, "speed", path, speed)
+    broken = broken or broken_sw
     refs: dict[str, str | None] = {}
     for key in ("transceiver", "gpu_transceiver"):
         s = d.get(key)
@@ -582,15 +612,9 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
             r.add(_join(path, key), f"unknown transceiver SKU {s!r}", f"transceivers in this catalog: {', '.join(sorted(tx)) or 'none'}")
             s = None
         refs[key] = s
-    cables: list[str] = []
-    if d.get("cable") is not None:
-        for s in _as_list(d["cable"]):
-            if s in cb:
-                cables.append(s)
-            elif s in declared:
-                broken = True
-            else:
-                r.add(_join(path, "cable"), f"unknown cable SKU {s!r}", f"cables in this catalog: {', '.join(sorted(cb)) or 'none'}")
+    cables, broken_cb = _filter(r, d, "cable", path, _sku_ref(cb, declared, "cable", "cables"), any_means_all=False)
+    cables = cables or []
+    broken = broken or broken_cb
     if len(r.problems) > n0 or broken:
         return None
     if refs["transceiver"] is None and not cables:

@@ -20,9 +20,8 @@ from typing import Any, Iterator
 import networkx as nx
 import numpy as np
 
-from .exports.files import CHUNK
-from .model import Fabric, Switch
-from .naming import GpuNames
+from .model import CHUNK, Fabric, Switch
+from .naming import GpuNames, device_names
 
 
 def switch_attrs(s: Switch) -> dict[str, Any]:
@@ -40,8 +39,6 @@ def gpu_columns(fabric: Fabric) -> Iterator[tuple[list[str], list[int], list[int
 
 def edge_columns(fabric: Fabric) -> Iterator[dict[str, list]]:
     """Chunks of edge columns: key, source, target, tier, plane, a_port, z_port, speed."""
-    from .exports.cabling import device_names
-
     gn = GpuNames(fabric.gpus, fabric.hb_domain)
     sw_names = np.array([s.name for s in fabric.switches], dtype=object)
     L = fabric.links

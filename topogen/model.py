@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 ARCHES = ("rail-optimized", "rail-only")
+CHUNK = 65536  # rows per streamed chunk when exporters format names and lines
 
 TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
 

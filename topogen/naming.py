@@ -143,3 +143,22 @@ class NodeNames:
     def interface(self, rank: int, plane: int) -> str:
         """Interface of the NIC port ``plane`` of the GPU of rank ``rank`` in its HB domain."""
         return f"gpu{int(rank):0{self.rw}d}-nic{int(plane)}"
+
+
+def device_names(fabric, ids: np.ndarray, switch_names: np.ndarray, gpu_names: GpuNames) -> np.ndarray:
+    """Names of devices ``ids`` (GPUs formatted on the fly, switches looked up)."""
+    n = fabric.gpus
+    out = np.empty(len(ids), dtype=object)
+    g = ids < n
+    if g.any():
+        out[g] = gpu_names.many(ids[g])
+    if (~g).any():
+        out[~g] = switch_names[ids[~g] - n]
+    return out
+
+
+def device_roles(fabric, ids: np.ndarray, switch_roles: np.ndarray) -> np.ndarray:
+    out = np.full(len(ids), "gpu", dtype=object)
+    s = ids >= fabric.gpus
+    out[s] = switch_roles[ids[s] - fabric.gpus]
+    return out

@@ -16,29 +16,11 @@ from typing import Iterator
 import numpy as np
 
 from ..model import Fabric, link_tier_name
-from ..naming import GpuNames
-from .files import CHUNK, per_arch, write_csv
+from ..model import CHUNK
+from ..naming import GpuNames, device_names, device_roles
+from .files import per_arch, write_csv
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
-
-
-def device_names(fabric: Fabric, ids: np.ndarray, switch_names: np.ndarray, gpu_names: GpuNames) -> np.ndarray:
-    """Names of devices ``ids`` (GPUs formatted on the fly, switches looked up)."""
-    n = fabric.gpus
-    out = np.empty(len(ids), dtype=object)
-    g = ids < n
-    if g.any():
-        out[g] = gpu_names.many(ids[g])
-    if (~g).any():
-        out[~g] = switch_names[ids[~g] - n]
-    return out
-
-
-def device_roles(fabric: Fabric, ids: np.ndarray, switch_roles: np.ndarray) -> np.ndarray:
-    out = np.full(len(ids), "gpu", dtype=object)
-    s = ids >= fabric.gpus
-    out[s] = switch_roles[ids[s] - fabric.gpus]
-    return out
 
 
 def header_comment(fabric: Fabric) -> str:

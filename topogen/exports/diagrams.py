@@ -175,15 +175,19 @@ def _draw(g: graphviz.Digraph, frame: graphviz.Digraph, view: ov.View, prefix: s
 def _rank_rows(g: graphviz.Digraph, rows: dict[int, list[str]], labels: dict[int, tuple[str, ...]]) -> None:
     """Put each row on one rank, left to right, behind its label."""
     for r, members in rows.items():
-        chain = ([_row_id(r)] if r in labels else []) + members
-        with g.subgraph() as s:
-            s.attr(rank="same")
-            for m in chain:
-                s.node(m)
-        for x, y in zip(chain, chain[1:]):
-            g.edge(x, y, style="invis")
+        _same_rank(g, ([_row_id(r)] if r in labels else []) + members)
     labelled = [_row_id(r) for r in rows if r in labels]
     for x, y in zip(labelled, labelled[1:]):
+        g.edge(x, y, style="invis")
+
+
+def _same_rank(g: graphviz.Digraph, chain: list[str]) -> None:
+    """Nodes on one rank, kept in this left-to-right order by invisible edges."""
+    with g.subgraph() as s:
+        s.attr(rank="same")
+        for m in chain:
+            s.node(m)
+    for x, y in zip(chain, chain[1:]):
         g.edge(x, y, style="invis")
 
 
@@ -219,12 +223,7 @@ def detail_graph(fabric: Fabric, name: str) -> graphviz.Digraph:
             g.node(nm, nm, fillcolor=fill, color=border, fontsize="9", topogen_devices="1", topogen_row=str(j))
         rows.append(names)
     for members in rows:
-        with g.subgraph() as s:
-            s.attr(rank="same")
-            for m in members:
-                s.node(m)
-        for x, y in zip(members, members[1:]):
-            g.edge(x, y, style="invis")
+        _same_rank(g, members)
     # one edge per cable: a per-cable loop is fine here, a detail diagram has at most DETAIL_MAX_CABLES
     L = fabric.links
     sw_names = [s.name for s in fabric.switches]

@@ -6,8 +6,9 @@ import csv
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, TypeVar
 
+from ..model import CHUNK
+
 T = TypeVar("T")
-CHUNK = 65536
 
 
 def arch_dir(dest: Path, arch: str, *sub: str) -> Path:

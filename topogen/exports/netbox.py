@@ -48,7 +48,8 @@ import numpy as np
 
 from ..model import Fabric, link_tier_name
 from ..naming import NodeNames
-from .files import CHUNK, arch_dir, write_csv
+from ..model import CHUNK
+from .files import arch_dir, write_csv
 from .text import cell_safe
 
 DEVICE_COLUMNS = ("name", "role", "device_type", "manufacturer", "site", "status", "comments")

@@ -64,8 +64,9 @@ from openpyxl.writer.excel import ExcelWriter
 from .. import __version__
 from ..model import Fabric, link_tier_name
 from ..naming import GpuNames
-from .cabling import device_names, generate_rows
-from .files import CHUNK
+from ..model import CHUNK
+from ..naming import device_names
+from .cabling import generate_rows
 from .text import FORMULA_START
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
@@ -390,28 +391,48 @@ def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[
     kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) for t in range(1, fabric.tiers + 1)}
     templates = {t: template(k, quote_style_id(sheets[0])) for t, k in kinds.items()}
     trusted = _names_trusted(fabric)
-    part, r = 0, 1
-    ws = sheets[0]
-    buf: list[str] = []
-    for i, (tier, values) in enumerate(cabling_rows(fabric)):
-        if i >= parts[part].stop:
-            if buf:
-                ws.append_xml("".join(buf), len(buf))
-                buf.clear()
-            part, r = part + 1, 1
-            ws = sheets[part]
-        r += 1
+    out = _SplitSheets(sheets, parts, batch=4096)
+    for tier, values in cabling_rows(fabric):
+        r = out.next_row()
         if not fast:
-            ws.append(safe_row(ws, fill(kinds[tier], values)))
+            out.ws.append(safe_row(out.ws, fill(kinds[tier], values)))
             continue
         if not trusted:
             values = (escape(values[0]), values[1], escape(values[2])) + values[3:]
-        buf.append(templates[tier].format(r, *values))
-        if len(buf) >= 4096:
-            ws.append_xml("".join(buf), len(buf))
-            buf.clear()
-    if buf:
-        ws.append_xml("".join(buf), len(buf))
+        out.add_xml(templates[tier].format(r, *values))
+    out.flush()
+
+
+class _SplitSheets:
+    """Rows streamed over a sheet split into parts: the sheet and row number of each, and buffered row XML."""
+
+    def __init__(self, sheets: list, parts: list[Part], batch: int):
+        self.sheets, self.parts, self.batch = sheets, parts, batch
+        self.part, self.row, self.index = 0, 1, 0
+        self.buf: list[str] = []
+
+    @property
+    def ws(self):
+        return self.sheets[self.part]
+
+    def next_row(self) -> int:
+        """Advance to the next data row (moving to the next part when this one is full); its 1-based row number."""
+        if self.index >= self.parts[self.part].stop:
+            self.flush()
+            self.part, self.row = self.part + 1, 1
+        self.index += 1
+        self.row += 1
+        return self.row
+
+    def add_xml(self, xml: str) -> None:
+        self.buf.append(xml)
+        if len(self.buf) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buf:
+            self.ws.append_xml("".join(self.buf), len(self.buf))
+            self.buf.clear()
 
 
 # --------------------------------------------------------------------- port map
@@ -480,34 +501,22 @@ def write_port_map(wb, fabric: Fabric, parts: list[Part], fast: bool) -> None:
         sheets.append(ws)
     head = template(["s", "s", "n", "n", "s", "n"], 0)[: -len("</row>")]
     trusted = _names_trusted(fabric)
-    part, r = 0, 1
-    ws = sheets[0]
-    buf: list[str] = []
-    for i, (fixed, used) in enumerate(port_map_rows(fabric)):
-        if i >= parts[part].stop:
-            if buf:
-                ws.append_xml("".join(buf), len(buf))
-                buf.clear()
-            part, r = part + 1, 1
-            ws = sheets[part]
-        r += 1
+    out = _SplitSheets(sheets, parts, batch=1024)
+    for fixed, used in port_map_rows(fabric):
+        r = out.next_row()
         if not fast:
             row: list[Any] = list(fixed) + [None] * radix
             for p, lab in used:
                 if p <= radix:
                     row[nfix + p - 1] = lab
-            ws.append(safe_row(ws, row))
+            out.ws.append(safe_row(out.ws, row))
             continue
         if not trusted:
             fixed = (escape(fixed[0]),) + fixed[1:]
             used = [(p, escape(lab)) for p, lab in used]
         cells = "".join(f'<c r="{letters[nfix + p - 1]}{r}" t="inlineStr"><is><t>{lab}</t></is></c>' for p, lab in used if p <= radix)
-        buf.append(head.format(r, *fixed) + cells + "</row>")
-        if len(buf) >= 1024:
-            ws.append_xml("".join(buf), len(buf))
-            buf.clear()
-    if buf:
-        ws.append_xml("".join(buf), len(buf))
+        out.add_xml(head.format(r, *fixed) + cells + "</row>")
+    out.flush()
 
 
 # -------------------------------------------------------------------------- BOM
