@@ -38,8 +38,10 @@ def csv_lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
 
-def write(tmp_path: Path, lines: list[str], name: str = "cabling.csv") -> Path:
-    p = tmp_path / name
+def write(tmp_path: Path, lines: list[str], name: str = "cabling.csv", arch: str = "") -> Path:
+    """Write ``lines`` to ``tmp_path/[arch/]name`` (an arch directory names the architecture)."""
+    p = tmp_path / arch / name
+    p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text("\n".join(lines) + "\n")
     return p
 
@@ -79,34 +81,34 @@ def test_validate_command_on_cabling_and_topology(out, arch):
 
 def test_hand_edited_port_reuse_names_both_lines(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-optimized" / "cabling.csv")
-    # line 3 is cable 1 (hb00-gpu0 -> leaf-g0-r0:p1); give cable 2's leaf port to it as well
-    row1, row2 = lines[2].split(","), lines[3].split(",")
+    # line 2 is cable 1 (hb00-gpu0 -> leaf-g0-r0:p1); give cable 2's leaf port to it as well
+    row1, row2 = lines[1].split(","), lines[2].split(",")
     row1[8], row1[10] = row2[8], row2[10]
-    lines[2] = ",".join(row1)
-    p = write(tmp_path, lines)
+    lines[1] = ",".join(row1)
+    p = write(tmp_path, lines, arch="rail-optimized")
     res = run(p, "--spec", "demo")
     assert res.exit_code == 1
-    assert f"port {row2[8]}:{row2[10]} is used by 2 cables: cable 1 (line 3) to hb00-gpu0:nic0; cable 2 (line 4) to hb00-gpu1:nic0" in res.output
+    assert f"port {row2[8]}:{row2[10]} is used by 2 cables: cable 1 (line 2) to hb00-gpu0:nic0; cable 2 (line 3) to hb00-gpu1:nic0" in res.output
 
 
 def test_reversed_ends_are_the_same_cable(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-optimized" / "cabling.csv")
-    for k in (2, 70):  # a GPU cable and a leaf-spine cable, written upper end first
+    for k in (1, 69):  # a GPU cable and a leaf-spine cable, written upper end first
         f = lines[k].split(",")
         f[4:8], f[8:12] = f[8:12], f[4:8]
         lines[k] = ",".join(f)
-    res = run(write(tmp_path, lines), "--spec", "demo")
+    res = run(write(tmp_path, lines, arch="rail-optimized"), "--spec", "demo")
     assert res.exit_code == 0, res.output
 
 
 def test_unknown_device_is_named_with_its_lines(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-optimized" / "cabling.csv")
-    lines[5] = lines[5].replace("leaf-g0-r3", "leaf-g9-r3")
+    lines[4] = lines[4].replace("leaf-g0-r3", "leaf-g9-r3")
     spec = load_spec("demo")
-    w = wiring.load(write(tmp_path, lines), spec)
+    w = wiring.load(write(tmp_path, lines, arch="rail-optimized"), spec)
     f = [x for x in w.findings if x.check == "hygiene.unknown-device"]
     assert len(f) == 1 and f[0].devices == ("leaf-g9-r3",) and f[0].cables == (4,)
-    assert "its 1 cable(s) are ignored (line 6)" in f[0].message
+    assert "its 1 cable(s) are ignored (line 5)" in f[0].message
     r = validate.validate(w.fabric, labels=w.labels, pre=w.findings)
     assert not r.valid and r.by_check("hygiene.gpu-no-link")[0].ports == ("hb00-gpu3:nic0",)
 
@@ -119,24 +121,24 @@ def test_dangling_and_bad_port_rows(out, tmp_path):
         f[col] = value
         lines[k] = ",".join(f)
 
-    set_field(2, 8, "")  # cable 1 loses its upper device
-    set_field(3, 10, "x1")  # cable 2: not a port name
-    set_field(4, 6, "p1")  # cable 3: a GPU has no p1
-    set_field(5, 10, "p99")  # cable 4: past the radix (16)
-    res = run(write(tmp_path, lines), "--spec", "demo")
+    set_field(1, 8, "")  # cable 1 loses its upper device
+    set_field(2, 10, "x1")  # cable 2: not a port name
+    set_field(3, 6, "p1")  # cable 3: a GPU has no p1
+    set_field(4, 10, "p99")  # cable 4: past the radix (16)
+    res = run(write(tmp_path, lines, arch="rail-optimized"), "--spec", "demo")
     assert res.exit_code == 1
-    assert "hygiene.dangling: cable 1 (line 3): end z has no device: a dangling cable" in res.output
-    assert "hygiene.bad-port: cable 2 (line 4): 'x1' is not a port name of leaf-g0-r1" in res.output
-    assert "hygiene.bad-port: cable 3 (line 5): 'p1' is not a port name of hb00-gpu2" in res.output
-    assert "hygiene.bad-port: cable 4 (line 6) uses leaf-g0-r3:p99, but leaf-g0-r3 has ports p1-p16" in res.output
+    assert "hygiene.dangling: cable 1 (line 2): end z has no device: a dangling cable" in res.output
+    assert "hygiene.bad-port: cable 2 (line 3): 'x1' is not a port name of leaf-g0-r1" in res.output
+    assert "hygiene.bad-port: cable 3 (line 4): 'p1' is not a port name of hb00-gpu2" in res.output
+    assert "hygiene.bad-port: cable 4 (line 5) uses leaf-g0-r3:p99, but leaf-g0-r3 has ports p1-p16" in res.output
 
 
 def test_speed_edit_is_a_mismatch(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-only" / "cabling.csv")
-    lines[9] = lines[9][: lines[9].rindex(",")] + ",800"
-    res = run(write(tmp_path, lines), "--spec", "demo")
+    lines[8] = lines[8][: lines[8].rindex(",")] + ",800"
+    res = run(write(tmp_path, lines, arch="rail-only"), "--spec", "demo")
     assert res.exit_code == 1
-    assert "hygiene.speed-mismatch: cable 8 (line 10): hb00-gpu7:nic0 runs at 400 Gb/s but rail6-7-leaf:p9 at 800 Gb/s" in res.output
+    assert "hygiene.speed-mismatch: cable 8 (line 9): hb00-gpu7:nic0 runs at 400 Gb/s but rail6-7-leaf:p9 at 800 Gb/s" in res.output
 
 
 def test_edited_json_edge(out, tmp_path):
@@ -175,26 +177,26 @@ def bad_input(path: Path, *args) -> str:
 
 def test_missing_columns(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-only" / "cabling.csv")
-    lines[1] = lines[1].replace(",z_port,", ",zport,")
-    msg = bad_input(write(tmp_path, lines))
-    assert "error: cabling.csv line 2: missing column(s) z_port in the header" in msg
+    lines[0] = lines[0].replace(",z_port,", ",zport,")
+    msg = bad_input(write(tmp_path, lines, arch="rail-only"))
+    assert "error: cabling.csv line 1: missing column(s) z_port in the header" in msg
     assert "required columns: a_device, a_port, z_device, z_port, a_speed_gbps, z_speed_gbps" in msg
 
 
 def test_row_with_wrong_field_count(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-only" / "cabling.csv")
-    lines[6] = lines[6].rsplit(",", 1)[0]
-    lines[8] = lines[8] + ",extra"
-    msg = bad_input(write(tmp_path, lines))
-    assert "cabling.csv line 7: 11 field(s), but the header has 12" in msg
-    assert "cabling.csv line 9: 13 field(s), but the header has 12" in msg
+    lines[5] = lines[5].rsplit(",", 1)[0]
+    lines[7] = lines[7] + ",extra"
+    msg = bad_input(write(tmp_path, lines, arch="rail-only"))
+    assert "cabling.csv line 6: 11 field(s), but the header has 12" in msg
+    assert "cabling.csv line 8: 13 field(s), but the header has 12" in msg
 
 
 def test_row_with_bad_number(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-only" / "cabling.csv")
-    lines[4] = lines[4].replace(",400,", ",fast,", 1)
-    msg = bad_input(write(tmp_path, lines))
-    assert "cabling.csv line 5: a_speed_gbps 'fast' is not a positive whole number" in msg
+    lines[3] = lines[3].replace(",400,", ",fast,", 1)
+    msg = bad_input(write(tmp_path, lines, arch="rail-only"))
+    assert "cabling.csv line 4: a_speed_gbps 'fast' is not a positive whole number" in msg
 
 
 def test_empty_file(tmp_path):
@@ -223,14 +225,36 @@ def test_json_edge_missing_field(out, tmp_path):
     assert "topology.json edges[5]: speed 'fast' is not a positive whole number" in msg
 
 
-def test_architecture_from_header_flag_or_spec(out, tmp_path):
+def test_architecture_from_directory_flag_or_spec(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-only" / "cabling.csv")
-    p = write(tmp_path, lines[1:])  # no header comment: the arch is unknown
+    assert lines[0].startswith("cable,tier,link,")  # plain CSV: the header is line 1
+    p = write(tmp_path, lines)  # outside an <arch> directory: the arch is unknown
     assert "cannot tell the architecture of cabling.csv" in bad_input(p)
     assert run(p, "--spec", "demo", "--arch", "rail-only").exit_code == 0
     assert run(p, "--spec", "demo", "--arch", "rail-optimized").exit_code == 1  # wrong arch: names unknown
+    assert run(write(tmp_path, lines, arch="rail-only"), "--spec", "demo").exit_code == 0  # the directory names it
     conflict = bad_input(out / "demo" / "rail-only" / "cabling.csv", "--arch", "rail-optimized")
     assert "cabling.csv says arch rail-only, but --arch says rail-optimized" in conflict
+
+
+def test_old_cabling_csv_with_a_comment_line_is_still_read(out, tmp_path):
+    """Files written before the plain-CSV change start with a ``#`` provenance line; they still validate."""
+    build = out / "demo"
+    sha = json.loads((build / "summary.json").read_text())["spec_sha256"][:16]
+    lines = csv_lines(build / "rail-only" / "cabling.csv")
+    old = tmp_path / "demo"
+    (old / "rail-only").mkdir(parents=True)
+    (old / "summary.json").write_text((build / "summary.json").read_text())  # an old build: no manifest entry needed
+    p = write(old / "rail-only", [f"# generated by topogen 0.1.0; spec demo sha256:{sha}; arch rail-only", *lines])
+    res = run(p)
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("demo / rail-only: VALID")
+
+
+def test_plain_cabling_csv_finds_its_spec_through_the_manifest(out):
+    res = run(out / "demo" / "rail-only" / "cabling.csv")
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("demo / rail-only: VALID")
 
 
 def test_spec_required_when_the_file_does_not_name_one(out, tmp_path):

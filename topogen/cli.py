@@ -155,8 +155,9 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwar
     topogen validate out/demo/rail-only/topology.json
 
     Without --spec, a wiring file is checked against the spec it names
-    (topology.json embeds it; a cabling.csv's hash is matched with the
-    summary.json beside it). Exit status: 0 valid, 1 errors found, 2 bad input.
+    (topology.json embeds it; a cabling.csv in out/<name>/<arch>/ takes the
+    spec from that build's summary.json, the architecture from its directory).
+    Exit status: 0 valid, 1 errors found, 2 bad input.
     """
     from . import validate as checks
     from . import wiring

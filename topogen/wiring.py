@@ -126,6 +126,10 @@ def _read_cabling(path: Path, text: str) -> RawWiring:
             continue
         numbers.append(no)
         body.append(line)
+    if sha is None:  # a plain CSV (header on line 1): the build it belongs to names spec and arch
+        sha = build_spec_sha(path)
+        if sha is not None and arch is None:
+            arch = dir_arch(path)
     try:
         parsed = list(csv.reader(body, strict=True))
     except csv.Error as exc:
@@ -237,8 +241,10 @@ def _read_topology(path: Path, text: str) -> RawWiring:
 def claimed_spec(raw: RawWiring) -> tuple[dict[str, Any], str] | None:
     """The spec a file says it implements, and where that was found (or None).
 
-    topology.json embeds it; a cabling.csv names its hash, matched against the
-    ``summary.json`` that ``topogen build`` wrote next to it (``out/<name>/``).
+    topology.json embeds it. A cabling.csv names its spec's hash through the
+    ``manifest.json`` of the build that lists it (old files: their ``#``
+    line), matched against the ``summary.json`` that ``topogen build`` wrote
+    next to it (``out/<name>/``).
     """
     if raw.spec_data is not None:
         return dict(raw.spec_data), f"{raw.path.name} (graph.spec)"
@@ -253,16 +259,36 @@ def claimed_spec(raw: RawWiring) -> tuple[dict[str, Any], str] | None:
     return None
 
 
+def build_spec_sha(path: Path) -> str | None:
+    """The spec hash of the build a file belongs to: the ``manifest.json`` (up to two levels up) that lists it."""
+    for root in (path.parent.parent, path.parent):
+        try:
+            manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+            rel = path.resolve().relative_to(root.resolve()).as_posix()
+        except (OSError, ValueError):
+            continue
+        files = manifest.get("files") if isinstance(manifest, dict) else None
+        sha = manifest.get("spec_sha256") if isinstance(manifest, dict) else None
+        if isinstance(sha, str) and isinstance(files, list) and any(isinstance(f, dict) and f.get("path") == rel for f in files):
+            return sha[:16]
+    return None
+
+
+def dir_arch(path: Path) -> str | None:
+    """The architecture a wiring file's directory names (``out/<name>/<arch>/cabling.csv``), or None."""
+    return path.parent.name if path.parent.name in ARCHES else None
+
+
 def choose_arch(raw: RawWiring, flag: str | None, spec: Spec) -> str:
-    """The architecture of the file: its header, else ``--arch``, else the spec's single arch."""
+    """The architecture of the file: its old ``#`` header, else ``--arch``, else its directory, else the spec's single arch."""
     for value, what in ((raw.arch, f"{raw.path.name} says arch"), (flag, "--arch")):
         if value is not None and value not in ARCHES:
             raise InputError([Problem("arch", f"{what} {value!r}, which is not an architecture", f"use {' or '.join(ARCHES)}")])
     if raw.arch and flag and raw.arch != flag:
         raise InputError([Problem("arch", f"{raw.path.name} says arch {raw.arch}, but --arch says {flag}", "drop --arch, or validate the file of that architecture")])
-    arch = raw.arch or flag or (spec.arch if spec.arch in ARCHES else None)
+    arch = raw.arch or flag or dir_arch(raw.path) or (spec.arch if spec.arch in ARCHES else None)
     if arch is None:
-        raise InputError([Problem("arch", f"cannot tell the architecture of {raw.path.name}: its first line does not name it and the spec builds both", "pass --arch rail-optimized or --arch rail-only")])
+        raise InputError([Problem("arch", f"cannot tell the architecture of {raw.path.name}: neither the file nor its directory names it and the spec builds both", "pass --arch rail-optimized or --arch rail-only")])
     return arch
 
 

@@ -28,11 +28,13 @@ def per_arch(items: Mapping[str, T], dest: Path, filename: str, write: Callable[
     return paths
 
 
-def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable], comment: str | None = None) -> None:
-    """A CSV with ``\\n`` line ends, an optional leading ``#`` comment line, written in blocks."""
+def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable]) -> None:
+    """A plain CSV: the header on line 1, ``\\n`` line ends, rows written in blocks.
+
+    No comment line: provenance belongs in ``manifest.json`` (a leading ``#``
+    line makes ``pandas.read_csv`` and ``csv.DictReader`` read garbage).
+    """
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        if comment is not None:
-            fh.write(comment + "\n")
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(columns)
         buf: list = []
