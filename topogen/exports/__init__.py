@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import bom, cabling, diagrams, graphml, netbox, slurm, topology, validation, workbook
+from . import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, slurm, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
@@ -24,5 +24,6 @@ EXPORTERS: dict[str, Exporter] = {
     "netbox": netbox.export,
     "graphml": graphml.export,
     "slurm": slurm.export,
+    "ibnetdiscover": ibnetdiscover.export,
     "validation": validation.export,
 }

@@ -1,0 +1,100 @@
+"""Read ``ibnetdiscover`` output (and the plan's ``.topo`` files, same format) into :class:`Found`.
+
+The format: optional ``key=value`` lines (``vendid=``, ``switchguid=``...) and
+``#`` comments; a header per node, ``Switch|Ca|Rt <ports> "<id>" # "<node
+description>" ...``; then one line per connected port, ``[<port>](<port
+guid>)? "<peer id>"[<peer port>](<peer port guid>)? # ...``. Every cable is
+listed from both ends when both nodes were discovered; it is kept once.
+
+Device names are node descriptions (the first word when the description
+holds several, as in ``hb03-gpu5 mlx5_5``); ports become topogen's port
+names: switch port ``[n]`` is ``p<n>``, channel-adapter port ``[n]`` is
+``nic<n-1>`` (one port per plane). A line that fits none of these shapes is
+an input error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import InputError, Problem
+from . import Cable, End, Found
+
+NODE_RE = re.compile(r'^(?P<type>Switch|Ca|Rt)\s+(?P<ports>\d+)\s+"(?P<id>[^"]+)"\s*(?:#\s*"(?P<desc>[^"]*)".*)?$')
+PORT_RE = re.compile(r'^\[(?P<port>\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-F]+\))?\s*"(?P<peer>[^"]+)"\[(?P<pport>\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-F]+\))?\s*(?:#(?P<comment>.*))?$')
+DESC_RE = re.compile(r'"([^"]*)"')
+KEYVAL_RE = re.compile(r"^[A-Za-z]+=\S*")
+MAX_PROBLEMS = 20
+
+
+def looks_like(text: str) -> bool:
+    """True when ``text`` (the start of a file) holds an ibnetdiscover node record."""
+    return any(NODE_RE.match(line.strip()) for line in text.splitlines()[:200])
+
+
+def _port_name(kind: str, port: int) -> str:
+    return f"nic{port - 1}" if kind == "Ca" else f"p{port}"
+
+
+def _name(desc: str, node_id: str) -> str:
+    desc = desc.strip()
+    return desc.split()[0] if desc else node_id
+
+
+def read(paths: list[Path]) -> Found:
+    """Read one or more ibnetdiscover files (one per subnet) into one :class:`Found`."""
+    found = Found("ibnetdiscover", [str(p) for p in paths])
+    problems: list[Problem] = []
+    seen: set[tuple[End, End]] = set()
+    for path in paths:
+        records = _parse(Path(path), problems)
+        kinds = {nid: (kind, name) for nid, (kind, name, _ports) in records.items()}
+        for nid, (kind, name, ports) in records.items():
+            for port, peer, pport, comment, where in ports:
+                if peer in kinds:
+                    pkind, pname = kinds[peer]
+                else:  # the peer's own record is missing (a partial discovery): trust the comment
+                    m = DESC_RE.search(comment or "")
+                    pkind, pname = ("Ca" if peer.startswith("H-") else "Switch"), _name(m.group(1) if m else "", peer)
+                cable = Cable(End(name, _port_name(kind, port)), End(pname, _port_name(pkind, pport)), where)
+                k = cable.key()
+                if k not in seen:
+                    seen.add(k)
+                    found.cables.append(cable)
+    if problems:
+        if len(problems) > MAX_PROBLEMS:
+            problems = problems[:MAX_PROBLEMS] + [Problem("as-built", f"... and {len(problems) - MAX_PROBLEMS} more bad line(s)", "fix the lines above")]
+        raise InputError(problems)
+    return found
+
+
+def _parse(path: Path, problems: list[Problem]) -> dict[str, tuple[str, str, list]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem("as-built", f"cannot read {str(path)!r}: {exc}", "give ibnetdiscover output (ibnetdiscover > fabric.topo)")]) from None
+    records: dict[str, tuple[str, str, list]] = {}
+    current: list | None = None
+    kind = ""
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or KEYVAL_RE.match(line):
+            continue
+        where = f"{path.name} line {no}"
+        m = NODE_RE.match(line)
+        if m:
+            kind = m.group("type")
+            name = _name(m.group("desc") or "", m.group("id"))
+            current = []
+            records[m.group("id")] = (kind, name, current)
+            continue
+        m = PORT_RE.match(line)
+        if m:
+            if current is None:
+                problems.append(Problem(where, "a port line before any Switch/Ca node line", 'each node starts with: Switch <ports> "S-<guid>" # "<name>"'))
+                continue
+            current.append((int(m.group("port")), m.group("peer"), int(m.group("pport")), m.group("comment"), where))
+            continue
+        problems.append(Problem(where, f"not an ibnetdiscover line: {line[:80]!r}", 'expected a node line (Switch <ports> "S-<guid>" # "<name>") or a port line ([<port>] "<peer id>"[<peer port>])'))
+    return records
