@@ -123,28 +123,61 @@ def _nx_leaf_distance(V, leaves, ea, eb):
     return best
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_leaf_distance_matches_networkx_on_random_graphs(seed):
-    """The class trick (one BFS source per neighbour set) gives exact distances on any graph."""
+@pytest.mark.parametrize("seed,nodes", [(s, (4, 120)) for s in range(8)] + [(s, (300, 1500)) for s in range(6)])
+def test_leaf_distance_matches_networkx_on_random_graphs(seed, nodes):
+    """Bounded searches (leaves, twin classes, centres) give exact distances on any graph.
+
+    On the large sparse graphs the first batch's bounds rarely meet, so later
+    batches (searches from the unsettled leaves) must settle them.
+    """
     rng = random.Random(seed)
-    V = rng.randint(4, 120)
-    m = rng.randint(V // 2, 3 * V)
+    V = rng.randint(*nodes)
+    m = rng.randint(V // 2, 3 * V) if V < 300 else rng.randint(V, 2 * V)
     ea = np.array([rng.randrange(V) for _ in range(m)], np.int64)
     eb = np.array([rng.randrange(V) for _ in range(m)], np.int64)
-    leaves = np.array(sorted(rng.sample(range(V), rng.randint(2, V))), np.int64)
+    leaves = np.array(sorted(rng.sample(range(V), rng.randint(2, V) if V < 300 else V // 2)), np.int64)
     assert validate.leaf_distance(V, leaves, ea, eb) == _nx_leaf_distance(V, leaves, ea, eb)
 
 
-@pytest.mark.parametrize("gpus,k,radix", [(504, 8, 16), (640, 8, 8), (96, 2, 6)])
-def test_leaf_distance_matches_networkx_on_fabrics(gpus, k, radix):
+def _switch_graphs(gpus: int, k: int, radix: int):
+    """Per architecture: the fabric, its leaves and its switch-switch cables (switch ids from 0)."""
     spec = build_spec({"gpus": gpus, "hb_domain": k, "radix": radix})
     for arch in spec.arches:
         f = clos.generate(spec, arch)
         L = f.links
         ss = L.a_dev >= f.gpus
-        leaves = np.unique(L.z_dev[~ss]) - f.gpus
-        got = validate.leaf_distance(len(f.switches), leaves, L.a_dev[ss] - f.gpus, L.z_dev[ss] - f.gpus)
-        assert got == _nx_leaf_distance(len(f.switches), leaves, L.a_dev[ss] - f.gpus, L.z_dev[ss] - f.gpus) == 2 * (f.tiers - 1)
+        yield f, np.unique(L.z_dev[~ss]) - f.gpus, L.a_dev[ss] - f.gpus, L.z_dev[ss] - f.gpus
+
+
+@pytest.mark.parametrize("gpus,k,radix", [(504, 8, 16), (640, 8, 8), (96, 2, 6)])
+def test_leaf_distance_matches_networkx_on_fabrics(gpus, k, radix):
+    for f, leaves, ea, eb in _switch_graphs(gpus, k, radix):
+        got = validate.leaf_distance(len(f.switches), leaves, ea, eb)
+        assert got == _nx_leaf_distance(len(f.switches), leaves, ea, eb) == 2 * (f.tiers - 1)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_leaf_distance_matches_networkx_on_edited_fabrics(seed):
+    """Hand-edited wiring: the bounds still give networkx's all-pairs answer.
+
+    Cables dropped, random cables added, a leaf left with one uplink (its path
+    then climbs through another pod, so the distances are no longer those of
+    the tier structure).
+    """
+    rng = random.Random(seed)
+    shape = rng.choice([(504, 8, 16), (640, 8, 8), (96, 2, 6), (256, 8, 8), (1024, 8, 16), (128, 4, 8)])
+    for f, leaves, ea, eb in _switch_graphs(*shape):
+        V = len(f.switches)
+        keep = np.ones(len(ea), bool)
+        keep[[rng.randrange(len(keep)) for _ in range(rng.randint(0, 6))]] = False
+        ea, eb = ea[keep], eb[keep]
+        extra = rng.randint(0, 3)
+        ea = np.r_[ea, [rng.randrange(V) for _ in range(extra)]].astype(np.int64)
+        eb = np.r_[eb, [rng.randrange(V) for _ in range(extra)]].astype(np.int64)
+        lone = np.flatnonzero(ea == rng.choice(leaves.tolist()))
+        if seed % 2 and len(lone) > 1:  # one uplink left on that leaf
+            ea, eb = np.delete(ea, lone[1:]), np.delete(eb, lone[1:])
+        assert validate.leaf_distance(V, leaves, ea, eb) == _nx_leaf_distance(V, leaves, ea, eb)
 
 
 # --- figures -----------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ Checks and their finding ids (stable; ``validation.json`` and tests use them):
    spec asks for dedicated rails).
 4. ``reach``: ``reach.unlinked`` (GPUs with no cable in a plane),
    ``reach.partition`` (a plane, or a rail in rail-only, split in parts).
-   Proved with connected components; the worst-case path is an exact
-   breadth-first search over the switches that hold GPUs.
+   Proved with connected components; the worst-case path is exact, from
+   bounded breadth-first searches (linear in cables on a Clos).
 5. ``capacity``: ``capacity.oversubscription`` (downlink against uplink capacity
    per switch), ``capacity.striping`` (same number of parallel links to each upper
    switch), ``capacity.provisioning`` (``provision: full`` builds every uplink port

@@ -55,7 +55,7 @@ def unique(x: np.ndarray, counts: bool = False):
 
 
 def _mix(x: np.ndarray, seed: int) -> np.ndarray:
-    """splitmix64 of ``x + seed``: hash of a neighbour id, summed per leaf."""
+    """splitmix64 of ``x + seed``: hash of a neighbour id, summed per node."""
     with np.errstate(over="ignore"):
         z = (x.astype(np.uint64) + np.uint64(seed)) * np.uint64(0x9E3779B97F4A7C15)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -63,73 +63,189 @@ def _mix(x: np.ndarray, seed: int) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
+class _Csr:
+    """An undirected simple graph as sorted adjacency (``src`` ascending, then ``dst``)."""
+
+    def __init__(self, V: int, ea: np.ndarray, eb: np.ndarray):
+        ea = np.asarray(ea, np.int64)
+        eb = np.asarray(eb, np.int64)
+        key = unique(np.concatenate([ea * V + eb, eb * V + ea]))
+        self.V = V
+        self.src, self.dst = np.divmod(key, V)  # both directions, deduplicated, sorted by src
+        self.deg = np.bincount(self.src, minlength=V)
+        self.off = np.zeros(V + 1, np.int64)
+        np.cumsum(self.deg, out=self.off[1:])
+        self.starts = run_starts(self.src)
+        self.usrc = self.src[self.starts]
+
+    def twins(self) -> np.ndarray:
+        """Representative of each node's class of nodes with the same neighbour set.
+
+        Classes come from two 64-bit hashes of the neighbour list, then are
+        proved exact by comparing every member's list with its representative's;
+        should a hash ever collide, every node is its own class (still correct,
+        only slower).
+        """
+        V, deg, off, dst = self.V, self.deg, self.off, self.dst
+        rep = np.arange(V, dtype=np.int64)
+        nodes = np.flatnonzero(deg > 0)
+        if not len(nodes):
+            return rep
+        h1 = np.zeros(V, np.uint64)
+        h2 = np.zeros(V, np.uint64)
+        h1[self.usrc] = np.add.reduceat(_mix(dst, 1), self.starts)
+        h2[self.usrc] = np.add.reduceat(_mix(dst, 7), self.starts)
+        cls_key = np.stack([deg[nodes].astype(np.uint64), h1[nodes], h2[nodes]], axis=1)
+        _u, first, inv = np.unique(cls_key, axis=0, return_index=True, return_inverse=True)
+        rep_of = nodes[first][inv.ravel()]
+        member = np.repeat(nodes, deg[nodes])
+        k = np.arange(len(member)) - np.repeat(off[nodes], deg[nodes])
+        if np.array_equal(dst[off[member] + k], dst[off[np.repeat(rep_of, deg[nodes])] + k]):
+            rep[nodes] = rep_of
+        return rep
+
+    def sweep(self, sources: np.ndarray, bits: np.ndarray, nbits: int) -> np.ndarray:
+        """Breadth-first distances from ``nbits`` source sets at once, one bit of a word per set.
+
+        Source ``sources[i]`` belongs to set ``bits[i]``. Returns ``dist[node, set]``,
+        the distance from the node to the nearest source of the set (-1: none
+        reachable). Each round ORs the neighbours' words: ``O(edges)`` per round,
+        as many rounds as the largest distance.
+        """
+        V = self.V
+        W = max(1, (nbits + 63) // 64)
+        R = np.zeros((V, W), np.uint64)
+        np.bitwise_or.at(R, (sources, bits // 64), np.left_shift(np.uint64(1), (bits % 64).astype(np.uint64)))
+        dist = np.full((V, nbits), -1, np.int32)
+        dist[sources, bits] = 0
+        d = 0
+        while len(self.src):
+            d += 1
+            new = R.copy()
+            new[self.usrc] |= _or_gather(R, self.dst, self.starts)
+            rows = np.flatnonzero((new != R).any(axis=1))
+            if not len(rows):
+                break
+            fresh = np.unpackbits((new[rows] & ~R[rows]).astype("<u8").view(np.uint8), axis=1, bitorder="little")[:, :nbits].astype(bool)
+            sub = dist[rows]
+            sub[fresh] = d
+            dist[rows] = sub
+            R = new
+        return dist
+
+
 def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray) -> int:
     """Largest switch-graph distance between two of ``leaves`` that are connected.
 
-    ``V`` nodes, undirected edges ``ea–eb``. Leaves with the same set of
-    neighbours are at equal distance from every other node, so one
-    representative per class is the source of a breadth-first search run on
-    bitsets (64 sources per machine word). A Clos pod is one class, so a
-    65,536-GPU fabric needs a few hundred sources, not thousands.
+    ``V`` nodes, undirected edges ``ea–eb``. Exact on any graph, in a few
+    linear passes on a Clos, by bounding every leaf's eccentricity (its largest
+    distance to another leaf of its component, ``e(v)``) from a few
+    breadth-first searches run 64 at a time on bitsets:
+
+    * a search from a leaf ``u`` gives ``e(u)`` exactly, and so a lower bound
+      ``D ≥ e(u)`` of the answer ``D = max e``; leaves with the same neighbour
+      set (twins: every leaf of a pod) have equal ``e``, so one search serves
+      the class;
+    * a search from any node ``c`` bounds every leaf from above:
+      ``e(v) ≤ d(v, c) + max_u d(c, u)`` (triangle inequality);
+    * the answer is proved once every leaf's upper bound is at most the best
+      lower bound. In a generated Clos the first batch already proves it (a
+      top-tier switch is at ``t-1`` from every leaf, a leaf has another at
+      ``2(t-1)``). On a hand-edited wiring the bounds may not meet; each next
+      batch searches from the leaves whose bound is still too high (their
+      search settles them exactly) and from the nodes least far from the
+      leaves already searched, so the loop ends after at most one search per
+      class of leaves (the all-pairs worst case, never wrong).
+
+    A set of sources holds one node per connected component, so one bit
+    serves every component (rails of a rail-only fabric) at once.
     """
-    leaves = unique(leaves)
-    if len(leaves) < 2:
+    leaves = unique(np.asarray(leaves, np.int64))
+    if len(leaves) < 2 or not len(ea):
         return 0
-    key = unique(np.concatenate([ea * V + eb, eb * V + ea]))
-    src, dst = np.divmod(key, V)  # sorted by src, deduplicated
+    g = _Csr(V, ea, eb)
+    label = components(V, g.src, g.dst)
+    per_comp = np.bincount(label[leaves], minlength=V)
+    leaves = leaves[per_comp[label[leaves]] >= 2]  # a leaf alone in its part has no pair
+    if not len(leaves):
+        return 0
+    comps, lc = np.unique(label[leaves], return_inverse=True)  # leaf -> dense component index
+    node_c = np.full(V, -1, np.int64)
+    node_c[comps] = np.arange(len(comps))
+    node_c = node_c[label]  # node -> dense component index (-1: no leaf pair there)
+    twin = g.twins()
+    lrep = np.full(V, V, np.int64)
+    np.minimum.at(lrep, twin[leaves], leaves)
+    twin[leaves] = lrep[twin[leaves]]  # a leaf's class is named by a leaf (a non-leaf twin has no e)
     is_leaf = np.zeros(V, bool)
     is_leaf[leaves] = True
-    lp = is_leaf[src]
-    pl, pn = src[lp], dst[lp]
-    deg = np.bincount(pl, minlength=V)
-    starts = run_starts(pl)
-    h1 = np.zeros(V, np.uint64)
-    h2 = np.zeros(V, np.uint64)
-    if len(pl):
-        h1[pl[starts]] = np.add.reduceat(_mix(pn, 1), starts)
-        h2[pl[starts]] = np.add.reduceat(_mix(pn, 7), starts)
-    connected = leaves[deg[leaves] > 0]
-    reps = leaves[deg[leaves] == 0]  # isolated leaves: their own class (distance to others infinite)
-    if len(connected):
-        cls_key = np.stack([deg[connected].astype(np.uint64), h1[connected], h2[connected]], axis=1)
-        _u, first, inv = np.unique(cls_key, axis=0, return_index=True, return_inverse=True)
-        inv = inv.ravel()
-        rep_of = connected[first][inv]
-        # prove the hash classes exact: each member's neighbour list equals its representative's
-        off = np.zeros(V + 1, np.int64)  # pn is in CSR order: leaf rows sorted, then neighbours
-        np.cumsum(deg, out=off[1:])
-        member = np.repeat(connected, deg[connected])
-        rep = np.repeat(rep_of, deg[connected])
-        k = np.arange(len(member)) - np.repeat(off[connected], deg[connected])
-        exact = np.array_equal(pn[off[member] + k], pn[off[rep] + k])
-        reps = np.concatenate([reps, connected[first] if exact else connected])
-    if len(src) == 0:
-        return 0
-    # bitset BFS from the representatives over the whole switch graph
-    order = np.argsort(dst, kind="stable")
-    s_sorted, d_sorted = src[order], dst[order]
-    gstart = run_starts(d_sorted)
-    udst = d_sorted[gstart]
-    worst = 0
-    chunk = 512
-    for c0 in range(0, len(reps), chunk):
-        rs = reps[c0 : c0 + chunk]
-        W = (len(rs) + 63) // 64
-        R = np.zeros((V, W), np.uint64)
-        j = np.arange(len(rs))
-        R[rs, j // 64] = np.left_shift(np.uint64(1), (j % 64).astype(np.uint64))
-        d = 0
-        while True:
-            d += 1
-            agg = _or_gather(R, s_sorted, gstart)
-            new = R.copy()
-            new[udst] |= agg
-            if np.array_equal(new, R):
-                break
-            if not np.array_equal(new[leaves], R[leaves]):
-                worst = max(worst, d)
-            R = new
-    return worst
+    # depth: distance to the nearest leaf (top-tier switches are the deepest)
+    depth = g.sweep(leaves, np.zeros(len(leaves), np.int64), 1)[:, 0]
+    lorder = np.argsort(lc, kind="stable")
+    lstarts = run_starts(lc[lorder])
+    ub = np.full(len(leaves), np.iinfo(np.int64).max)  # upper bound of e(v) per leaf
+    exact = np.full(V, -1, np.int64)  # e of a searched leaf's twin class, by representative
+    lb = 0
+    tried = np.zeros(V, bool)
+    ecc_lb = np.zeros(V, np.int64)  # lower bound of max_u d(x, u), from the leaves searched
+    cand = np.flatnonzero((node_c >= 0) & (twin == np.arange(V)) & (g.deg > 0))  # one node per twin class
+    first = True
+    while True:
+        active = ub > lb
+        if not active.any():
+            return int(lb)
+        # next sources, per component: 32 leaves still unsettled (largest bound first), 32 centres
+        al = leaves[active & (exact[twin[leaves]] < 0) & (twin[leaves] == leaves)]  # one leaf per unsettled class
+        if first:
+            al_key = (node_c[al], _spread_rank(node_c[al]))
+        else:
+            al_key = (node_c[al], -ub[np.searchsorted(leaves, al)], al)
+        cen = cand[~tried[cand] & ~is_leaf[cand] & np.isin(node_c[cand], np.unique(lc[active]))]
+        src_l, bit_l = _per_component(al, al_key, node_c[al], 32)
+        src_c, bit_c = _per_component(cen, (node_c[cen], ecc_lb[cen], -depth[cen], cen), node_c[cen], 32)
+        src = np.concatenate([src_l, src_c])
+        bit = np.concatenate([bit_l, bit_c + 32])
+        tried[src] = True
+        first = False
+        dist = g.sweep(src, bit, 64)
+        dl = dist[leaves][lorder]  # leaves grouped by component
+        far = np.full((len(comps), 64), -1, np.int32)
+        far[lc[lorder][lstarts]] = np.maximum.reduceat(dl, lstarts, axis=0)  # max over the part's leaves
+        dl = dist[leaves]
+        reach = dl >= 0
+        bound = np.where(reach, dl + far[lc], np.iinfo(np.int32).max).min(axis=1)
+        ub = np.minimum(ub, bound)
+        e_src = far[node_c[src_l], bit_l]  # a leaf source: its exact eccentricity
+        exact[twin[src_l]] = e_src
+        lb = max(lb, int(e_src.max(initial=0)))
+        known = exact[twin[leaves]]
+        ub = np.where(known >= 0, np.minimum(ub, known), ub)
+        if len(src_l):
+            ecc_lb = np.maximum(ecc_lb, dist[:, bit_l].max(axis=1))
+
+
+def _spread_rank(group: np.ndarray) -> np.ndarray:
+    """An order key spreading picks over each group: members evenly spaced first."""
+    order = np.argsort(group, kind="stable")
+    starts = run_starts(group[order])
+    size = np.diff(np.r_[starts, len(group)])
+    pos = np.arange(len(group)) - np.repeat(starts, size)
+    rank = np.empty(len(group), np.int64)
+    # bit-reversal-like spread: rank by pos * golden ratio mod 1 within the group
+    rank[order] = ((pos * 0.6180339887498949) % 1.0 * (1 << 30)).astype(np.int64)
+    return rank
+
+
+def _per_component(nodes: np.ndarray, key: tuple, comp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` of ``nodes`` in each component by ``key`` (lexsort keys, most significant first), with their rank."""
+    if not len(nodes):
+        return nodes, np.zeros(0, np.int64)
+    order = np.lexsort(tuple(reversed(key)))
+    c = comp[order]
+    starts = run_starts(c)
+    rank = np.arange(len(c)) - np.repeat(starts, np.diff(np.r_[starts, len(c)]))
+    keep = rank < k
+    return nodes[order][keep], rank[keep]
 
 
 def _or_gather(R: np.ndarray, src: np.ndarray, gstart: np.ndarray, budget: int = 1 << 22) -> np.ndarray:

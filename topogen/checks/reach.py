@@ -2,8 +2,8 @@
 
 Ids: ``reach.unlinked`` (GPUs with no cable in a plane), ``reach.partition``
 (a plane, or a rail in rail-only, split in parts). Proved with connected
-components; the worst-case path is an exact breadth-first search over the
-switches that hold GPUs.
+components; the worst-case path is exact, from bounded breadth-first searches
+over the switches that hold GPUs (linear on a Clos; see :func:`leaf_distance`).
 """
 
 from __future__ import annotations
