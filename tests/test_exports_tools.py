@@ -20,7 +20,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from topogen import pipeline
+from topogen import clos, pipeline
 from topogen.exports import EXPORTERS, netbox, slurm
 from topogen.exports.text import cell_safe
 from topogen.naming import GpuNames, NodeNames
@@ -151,7 +151,7 @@ def test_gpus_per_node_flag(tmp_path):
     res = CliRunner().invoke(main, ["build", "--gpus", "144", "--hb-domain", "72", "--radix", "16", "--gpus-per-node", "4", "--arch", "rail-only", "--formats", "slurm", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads((out / "summary.json").read_text())["spec"]["gpus_per_node"] == 4
-    assert (out / "rail-only" / "topology-block.conf").read_text().splitlines()[-3:] == [
+    assert (out / "rail-only" / "slurm" / "block" / "topology.conf").read_text().splitlines()[-3:] == [
         "BlockName=hb00-block Nodes=hb00-n[00-17]",
         "BlockName=hb01-block Nodes=hb01-n[00-17]",
         "BlockSizes=18,36",
@@ -408,32 +408,82 @@ def _conf(path: Path) -> tuple[list[str], list[dict]]:
     return comments, entries
 
 
+TREE = ("slurm", "tree", "topology.conf")
+BLOCK = ("slurm", "block", "topology.conf")
+
+
+def _aggregates(comments: list[str]) -> dict[str, list[str]]:
+    """``{slurm switch: member switches}`` from the header's ``#   name = N switches hostlist`` lines."""
+    out = {}
+    for c in comments:
+        m = re.match(r"^#   (\S+) = [\d,]+ switches (\S+)$", c)
+        if m:
+            out[m.group(1)] = _expand(m.group(2))
+    return out
+
+
 def test_slurm_tree_structure(built):
-    """Each node under exactly one leaf (its domain's rank-0 GPU's leaf); children declared before parents."""
+    """Each node under exactly one leaf; children declared before parents; every upper switch of rail 0 in one aggregate."""
     ctx, out = built
     spec = ctx.spec
     nn = _nodes(spec)
     for arch, fabric in ctx.fabrics.items():
-        comments, entries = _conf(out / arch / "topology.conf")
+        comments, entries = _conf(out.joinpath(arch, *TREE))
         assert comments and spec.provenance() in comments[0]
+        assert any(f"cp <out>/{arch}/slurm/tree/topology.conf /etc/slurm/topology.conf" in c for c in comments)
         by_name = {s.name: s for s in fabric.switches}
+        agg = _aggregates(comments)
+        members = {e["SwitchName"]: agg.get(e["SwitchName"], [e["SwitchName"]]) for e in entries}
         declared: set[str] = set()
         nodes: list[str] = []
+        covered: list[str] = []
         for e in entries:
             assert set(e) in ({"SwitchName", "Nodes"}, {"SwitchName", "Switches"})
-            sw = by_name[e["SwitchName"]]
-            assert sw.plane == 0 and e["SwitchName"] not in declared
+            sws = [by_name[m] for m in members[e["SwitchName"]]]
+            tiers = {sw.tier for sw in sws}
+            tier = min(tiers)
+            assert len(tiers) == 1 and all(sw.plane == 0 for sw in sws) and e["SwitchName"] not in declared
             if "Nodes" in e:
-                assert sw.tier == 1 and (0 in sw.rails or not sw.rails)
+                assert tiers == {1} and len(sws) == 1 and (0 in sws[0].rails or not sws[0].rails)
                 nodes += _expand(e["Nodes"])
             else:
                 children = _expand(e["Switches"])
                 assert children and set(children) <= declared
-                assert all(by_name[c].tier == sw.tier - 1 for c in children)
+                assert all({by_name[m].tier for m in members[c]} == {tier - 1} for c in children)
+            covered += members[e["SwitchName"]]
             declared.add(e["SwitchName"])
         assert sorted(nodes) == nn.names() and len(nodes) == len(set(nodes))
-        tops = [e for e in entries if by_name[e["SwitchName"]].tier == fabric.tiers]
+        reach = {fabric.switch(sw).name for sw, _ in slurm.rail0_tree(fabric)}
+        assert sorted(covered) == sorted(reach)  # every rail-0 switch in exactly one Slurm switch
+        tops = [e for e in entries if by_name[members[e["SwitchName"]][0]].tier == fabric.tiers]
         assert tops, "the tree reaches the top tier"
+
+
+def test_slurm_aggregates_join_the_same_children(built):
+    """Switches merged into one Slurm switch have exactly the same (aggregated) children: placement is unchanged."""
+    ctx, _ = built
+    for fabric in ctx.fabrics.values():
+        tree = slurm.aggregated_tree(fabric)
+        group_of = {m: t.name for t in tree for m in t.members}
+        kids = {}
+        for sw, children in slurm.rail0_tree(fabric):
+            s = fabric.switch(sw)
+            if s.tier > 1:
+                kids[s.name] = {group_of[fabric.switch(c).name] for c in children}
+        for t in tree:
+            if t.tier > 1:
+                assert all(kids[m] == set(t.children) for m in t.members), t.name
+        names = [t.name for t in tree]
+        assert len(names) == len(set(names))
+
+
+def test_slurm_tree_of_131072_gpus_has_few_switches():
+    """A 131,072-GPU rail-optimized fabric: rail 0's tree reaches 10,752 of its 14,336 switches; the Slurm tree lists 645."""
+    spec = build_spec({"name": "big", "gpus": 131072, "hb_domain": 8, "radix": 64, "arch": "rail-optimized"})
+    fabric = clos.generate(spec, "rail-optimized")
+    tree = slurm.aggregated_tree(fabric)
+    assert sum(len(t.members) for t in tree) == 10752
+    assert [sum(t.tier == j for t in tree) for j in (1, 2, 3, 4)] == [512, 128, 4, 1]  # leaves, pods, core groups, top
 
 
 def test_slurm_tree_leaves_are_rank0_leaves(built):
@@ -449,7 +499,7 @@ def test_slurm_tree_leaves_are_rank0_leaves(built):
                 for node in nn.domain_names(a // spec.hb_domain):
                     want[node] = fabric.switch(z).name
         got = {}
-        for e in _conf(out / arch / "topology.conf")[1]:
+        for e in _conf(out.joinpath(arch, *TREE))[1]:
             for node in _expand(e.get("Nodes", "")) if "Nodes" in e else []:
                 got[node] = e["SwitchName"]
         assert got == want
@@ -477,7 +527,7 @@ def test_slurm_block_structure(built):
     per = spec.hb_domain // spec.gpus_per_node
     gn = GpuNames(spec.gpus, spec.hb_domain)
     for arch in ctx.fabrics:
-        comments, entries = _conf(out / arch / "topology-block.conf")
+        comments, entries = _conf(out.joinpath(arch, *BLOCK))
         assert spec.provenance() in comments[0]
         blocks, sizes = entries[:-1], entries[-1]
         assert [b["BlockName"] for b in blocks] == [gn.name(d * spec.hb_domain).replace(f"-gpu{0:0{gn.rw}d}", "-block") for d in range(spec.domains)]
@@ -485,6 +535,14 @@ def test_slurm_block_structure(built):
         values = [int(x) for x in sizes["BlockSizes"].split(",")]
         assert values[0] == per and values[-1] <= spec.domains * per < 2 * values[-1]
         assert all(b == 2 * a for a, b in zip(values, values[1:]))
+
+
+@pytest.mark.parametrize(("domains", "count", "largest"), [(1, 1, 1), (16384, 15, 16384), (32768, 16, 32768), (65536, 16, 32768), (1 << 20, 16, 32768)])
+def test_slurm_block_sizes_at_most_16(domains, count, largest):
+    """Slurm refuses more than 16 BlockSizes (fatal: Invalid BlockSizes value): 65,536 HB domains stop at 2^15."""
+    sizes = slurm.block_sizes(domains, 1)
+    assert len(sizes) == count <= 16 and sizes[-1] == largest
+    assert slurm.block_sizes(domains, 18) == [18 * x for x in sizes]
 
 
 @pytest.mark.parametrize(
@@ -509,7 +567,7 @@ def test_slurm_hostlist(names, expected):
 GOLDEN_FILES = [
     f"{arch}/{f}"
     for arch in ("rail-optimized", "rail-only")
-    for f in ("netbox/devices.csv", "netbox/interfaces.csv", "netbox/cables.csv", "topology.graphml", "topology.conf", "topology-block.conf")
+    for f in ("netbox/devices.csv", "netbox/interfaces.csv", "netbox/cables.csv", "topology.graphml", "slurm/tree/topology.conf", "slurm/block/topology.conf")
 ]
 
 

@@ -1,52 +1,65 @@
-"""``<arch>/topology.conf`` (Slurm topology/tree) and ``<arch>/topology-block.conf`` (topology/block).
+"""Slurm topology files: ``<arch>/slurm/tree/topology.conf`` and ``<arch>/slurm/block/topology.conf``.
+
+Slurm reads a file named ``topology.conf`` next to ``slurm.conf``, so each
+plugin gets its own directory holding exactly that file: copy
+``slurm/tree/topology.conf`` with ``TopologyPlugin=topology/tree``, or
+``slurm/block/topology.conf`` with ``TopologyPlugin=topology/block`` (Slurm
+23.11+), to ``/etc/slurm/topology.conf`` and restart slurmctld. Both file
+headers say so.
 
 Slurm nodes are the compute nodes of :class:`topogen.naming.NodeNames`, the
 same names as the NetBox devices: ``hb03`` when a node is a whole HB domain
 (the default), ``hb003-n17`` when the spec's ``gpus_per_node`` splits each
 domain into nodes (GB200 NVL72: 18 trays of 4 GPUs).
 
-Tree (``TopologyPlugin=topology/tree``): the switch tree of **rail 0, plane 0**,
-with the real switch names. Why one rail: a node has one NIC per rail, so in
-both architectures it hangs under K leaf switches, while the tree plugin wants
-each node under exactly one leaf switch. The rails are wired alike at the leaf
-level (the same nodes share a leaf on every rail), so rail 0's tree gives the
-scheduler the locality it needs; the upper tiers are rail 0's exactly. Lines:
-``SwitchName=<leaf> Nodes=<nodes>`` for every leaf that carries rail 0, then
-``SwitchName=<upper> Switches=<children>`` tier by tier, only the switches
-reachable upward from those leaves (a child under several parents is how a
-Clos's parallel uplinks look; Slurm accepts it). Rail-only fabrics have no
-path between rails at all, so no other tree would be right there. Checked with
-slurmctld 22.05: these files load without a warning, whereas listing a node
-under every rail's leaf logs "Multiple leaf switches contain nodes".
-With several nodes per HB domain, every node of a domain goes under that
-domain's rail-0 leaf, although only the first node has a rail-0 NIC: a node's
-other peers are reached through the HB domain (NVLink to the GPU on the
-peer's rail: rail-only forwarding, NCCL's PXN), and every rail groups the same
-domains on its leaves, so the domain's leaf group is the node's locality. Put
-each node under its own GPUs' rail leaves instead and rail-only would give one
-disconnected tree per rail, on which Slurm could not place a job wider than
-a rail although the HB domains join the rails. The tree files of the
-gb200-nvl72 (18 nodes per domain) and gh200-32k (256) presets, both
-architectures, also load into slurmctld 22.05 without a warning.
+Tree (``topology/tree``): the switch tree of **rail 0, plane 0**, with
+**equivalent upper-tier switches aggregated**. Why one rail: a node has one NIC
+per rail, so in both architectures it hangs under K leaf switches, while the
+tree plugin wants each node under exactly one leaf switch. The rails are wired
+alike at the leaf level (the same nodes share a leaf on every rail), so rail
+0's leaves give the scheduler the locality it needs. Rail-only fabrics have no
+path between rails at all, so no other tree would be right there. With several
+nodes per HB domain, every node of a domain goes under that domain's rail-0
+leaf: a node reaches the other rails through the HB domain (NVLink), and every
+rail groups the same domains on its leaves.
 
-Block (``TopologyPlugin=topology/block``, Slurm 23.11+): one block per HB
-domain, ``BlockName=<domain>-block Nodes=<its nodes>`` (``hb03-block
-Nodes=hb03``; ``hb003-block Nodes=hb003-n[00-17]`` for an NVL72 rack of 18
-trays), in domain order, and ``BlockSizes=`` the base block size (nodes per
-domain) and its power-of-two multiples up to the number of domains (Slurm's
-default, written out; sizes count nodes).
-Consecutive domains share leaf switches, so with a power-of-two radix the
-aggregated blocks of up to radix/2 domains sit under one leaf group.
+Aggregation: above the leaves, switches whose children are the same set of
+(aggregated) switches are interchangeable for placement, so they become one
+Slurm switch. In a Clos that is one Slurm switch per pod (the spines of block
+``b`` all join the same leaves: ``spine-b03`` stands for ``spine-b03-[00-31]``)
+and one for each group of top-tier switches joining the same pods (usually
+one). A group keeps its members' common name without the trailing position
+(``spine-b03``, ``core``, ``rail0-spine``); a one-member group keeps the real
+name; names that would clash get ``<role>-t<tier>-<index>``. The file's
+header lists each aggregated switch with its members. Why: the tree plugin's
+switch-path computation grows roughly with the cube of the switch count;
+listing all 10,752 rail-0 switches of a 131,072-GPU rail-optimized fabric took
+slurmctld 26.05 22 minutes, while the aggregated tree (a few hundred
+switches) loads in seconds and places jobs on the same leaves and pods.
+Checked with slurmctld 22.05 (``tests/test_slurm_ctld.py``): no topology
+warning, a node under exactly one leaf.
 
-Both files start with ``#`` comment lines carrying the provenance. Node and
-switch lists use Slurm hostlist ranges (``hb[00-31]``) where names end in
-consecutive numbers; nodes of several per domain take one range per part
-(``hb[000-071]-n[00-17]``, which Slurm expands to every combination).
+Block (``topology/block``, Slurm 23.11+): one block per HB domain,
+``BlockName=<domain>-block Nodes=<its nodes>`` (``hb03-block Nodes=hb03``;
+``hb003-block Nodes=hb003-n[00-17]`` for an NVL72 rack of 18 trays), in domain
+order, and ``BlockSizes=`` the base block size (nodes per domain) and its
+power-of-two multiples up to the number of domains, **at most 16 values**
+(Slurm refuses more: ``fatal: Invalid BlockSizes value``), so with 2^16 or
+more domains the largest aggregate is 2^15 base blocks. Consecutive domains
+share leaf switches, so with a power-of-two radix the aggregated blocks of up
+to radix/2 domains sit under one leaf group.
+
+Both files start with ``#`` comment lines (Slurm skips them) carrying the
+provenance and the install instructions. Node and switch lists use Slurm
+hostlist ranges (``hb[00-31]``) where names end in consecutive numbers; nodes
+of several per domain take one range per part (``hb[000-071]-n[00-17]``,
+which Slurm expands to every combination).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -124,6 +137,64 @@ def rail0_tree(fabric: Fabric) -> list[tuple[int, list[int]]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class SlurmSwitch:
+    """One ``SwitchName`` line: a rail-0 leaf (``nodes``: HB domains) or an aggregate of equivalent upper switches."""
+
+    name: str
+    tier: int
+    members: list[str]  # the real switches it stands for (one for a leaf)
+    domains: list[int]  # leaves: the HB domains below it
+    children: list[str]  # upper switches: child Slurm switch names
+
+
+def aggregated_tree(fabric: Fabric) -> list[SlurmSwitch]:
+    """Rail 0's tree with the switches of a tier that join the same children merged (module docstring).
+
+    Leaves first, then tier by tier; within a tier, groups in the order of
+    their first member's id, so the output is deterministic.
+    """
+    by_tier: dict[int, list[tuple[int, list[int]]]] = {}
+    for sw, children in rail0_tree(fabric):
+        by_tier.setdefault(fabric.switch(sw).tier, []).append((sw, children))
+    out = [SlurmSwitch(fabric.switch(sw).name, 1, [fabric.switch(sw).name], doms, []) for sw, doms in by_tier.get(1, [])]
+    group_of = {sw: fabric.switch(sw).name for sw, _ in by_tier.get(1, [])}
+    for tier in sorted(t for t in by_tier if t > 1):
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for sw, children in by_tier[tier]:
+            groups.setdefault(tuple(sorted({group_of[c] for c in children}, key=_natural)), []).append(sw)
+        members = [[fabric.switch(sw).name for sw in ids] for ids in groups.values()]
+        names = _group_names(members, fabric.switch(by_tier[tier][0][0]).role, tier)
+        for name, ids, key, mem in zip(names, groups.values(), groups, members):
+            group_of.update((sw, name) for sw in ids)
+            out.append(SlurmSwitch(name, tier, mem, [], list(key)))
+    return out
+
+
+_POS = re.compile(r"^(.*?)-?\d+$")
+
+
+def _natural(name: str) -> tuple:
+    """Sort key: names with numbers in numeric order (``leaf-g2`` before ``leaf-g10``)."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def _group_names(members: list[list[str]], role: str, tier: int) -> list[str]:
+    """A name per group: the one member's name, else the members' common name without the position."""
+    names = []
+    for mem in members:
+        if len(mem) == 1:
+            names.append(mem[0])
+            continue
+        bases = {(_POS.match(m).group(1) if _POS.match(m) else m) for m in mem}
+        names.append(bases.pop() if len(bases) == 1 else "")
+    taken = [x for x in names if x]
+    for i, x in enumerate(names):
+        if not x or taken.count(x) > 1:
+            names[i] = f"{role}-t{tier}-{i}"
+    return names
+
+
 def node_names(fabric: Fabric) -> NodeNames:
     return NodeNames(fabric.gpus, fabric.hb_domain, fabric.spec.gpus_per_node)
 
@@ -145,19 +216,28 @@ def header(fabric: Fabric, what: str) -> list[str]:
     spec = fabric.spec
     nn = node_names(fabric)
     if nn.per_domain == 1:
-        nodes = f"{spec.domains} nodes, one per HB domain (hb<domain>)."
+        nodes = f"{spec.domains:,} nodes, one per HB domain (hb<domain>)."
     else:
         size = "one GPU" if nn.per_node == 1 else f"{nn.per_node} GPUs"
-        nodes = f"{nn.nodes} nodes of {size}, {nn.per_domain} per HB domain (hb<domain>-n<node>)."
+        nodes = f"{nn.nodes:,} nodes of {size}, {nn.per_domain} per HB domain (hb<domain>-n<node>)."
     return [
         f"# Slurm {what} for {spec.name} ({fabric.arch}), generated by {spec.provenance()}",
-        f"# {spec.gpus} GPUs, HB domain {spec.hb_domain}: {nodes}",
+        f"# {spec.gpus:,} GPUs, HB domain {spec.hb_domain}: {nodes}",
+    ]
+
+
+def install_lines(plugin: str, sub: str, arch: str) -> list[str]:
+    return [
+        f"# Install: copy this file to the directory of slurm.conf as topology.conf (e.g.",
+        f"#   cp <out>/{arch}/slurm/{sub}/topology.conf /etc/slurm/topology.conf), set",
+        f"#   TopologyPlugin=topology/{plugin} in slurm.conf, and restart slurmctld.",
     ]
 
 
 def tree_lines(fabric: Fabric) -> Iterator[str]:
-    """Lines of topology.conf for the tree plugin (see the module docstring)."""
-    yield from header(fabric, "topology.conf (TopologyPlugin=topology/tree)")
+    """Lines of the tree plugin's topology.conf (see the module docstring)."""
+    yield from header(fabric, "topology.conf for TopologyPlugin=topology/tree")
+    yield from install_lines("tree", "tree", fabric.arch)
     nn = node_names(fabric)
     if nn.per_domain == 1:
         yield "# Switch tree of rail 0, plane 0: each node has one NIC per rail, so it sits under one leaf"
@@ -167,31 +247,45 @@ def tree_lines(fabric: Fabric) -> Iterator[str]:
         yield "# Switch tree of rail 0, plane 0, every node under its HB domain's rail-0 leaf: a node has NICs"
         yield "# on its own GPUs' rails only, but reaches the other rails through the HB domain (NVLink), and"
         yield "# every rail groups the same HB domains on its leaves, so that leaf is the node's locality."
-    yield "# HB domains as blocks: topology-block.conf (TopologyPlugin=topology/block, Slurm 23.11+)."
-    n = fabric.gpus
-    for sw, children in rail0_tree(fabric):
-        s = fabric.switch(sw)
-        if s.tier == 1:
-            yield f"SwitchName={s.name} Nodes={domain_hostlist(nn, children)}"
+    tree = aggregated_tree(fabric)
+    merged = [t for t in tree if len(t.members) > 1]
+    yield "# Leaves are real switches. Above them, switches that join the same children are one Slurm"
+    yield "# switch (same placement, and slurmctld loads a few hundred switches in seconds where all of"
+    yield "# a large fabric's switches take many minutes):"
+    if not merged:
+        yield "#   (none: every upper switch here joins different children)"
+    for t in merged:
+        yield f"#   {t.name} = {len(t.members):,} switches {hostlist(t.members)}"
+    yield "# HB domains as blocks: ../block/topology.conf (TopologyPlugin=topology/block, Slurm 23.11+)."
+    for t in tree:
+        if t.tier == 1:
+            yield f"SwitchName={t.name} Nodes={domain_hostlist(nn, t.domains)}"
         else:
-            yield f"SwitchName={s.name} Switches={hostlist([fabric.switches[c - n].name for c in children])}"
+            yield f"SwitchName={t.name} Switches={hostlist(t.children)}"
+
+
+MAX_BLOCK_SIZES = 16  # Slurm's limit: more BlockSizes values are "fatal: Invalid BlockSizes value"
 
 
 def block_sizes(domains: int, base: int) -> list[int]:
-    """``base`` and its power-of-two multiples up to ``domains`` base blocks (Slurm's default)."""
+    """``base`` and its power-of-two multiples up to ``domains`` base blocks, at most 16 values."""
     sizes, m = [], 1
-    while m <= domains:
+    while m <= domains and len(sizes) < MAX_BLOCK_SIZES:
         sizes.append(base * m)
         m *= 2
     return sizes
 
 
 def block_lines(fabric: Fabric) -> Iterator[str]:
-    """Lines of topology-block.conf: one block per HB domain, then ``BlockSizes``."""
-    yield from header(fabric, "topology-block.conf (TopologyPlugin=topology/block, Slurm 23.11+)")
+    """Lines of the block plugin's topology.conf: one block per HB domain, then ``BlockSizes``."""
+    yield from header(fabric, "topology.conf for TopologyPlugin=topology/block (Slurm 23.11+)")
+    yield from install_lines("block", "block", fabric.arch)
     yield "# One block per HB domain, in domain order; consecutive domains share leaf switches, so"
     yield "# aggregated blocks (BlockSizes: base size times powers of two) stay close in the network."
     nn = node_names(fabric)
+    sizes = block_sizes(nn.domains, nn.per_domain)
+    if sizes[-1] * 2 <= nn.domains * nn.per_domain:
+        yield f"# BlockSizes stops at {len(sizes)} values (Slurm's limit): the largest aggregate is {sizes[-1] // nn.per_domain:,} of {nn.domains:,} HB domains."
     if nn.per_domain == 1:
         yield "# A node is a whole HB domain: where a domain spans several hosts (e.g. the compute trays of"
         yield "# an NVL72 rack), put those hosts in its block and scale BlockSizes by hosts per domain."
@@ -201,7 +295,7 @@ def block_lines(fabric: Fabric) -> Iterator[str]:
         yield f"# A block is the {nn.per_domain} nodes of one HB domain; BlockSizes count nodes."
         for d in range(nn.domains):
             yield f"BlockName=hb{d:0{nn.dw}d}-block Nodes={domain_hostlist(nn, [d])}"
-    yield "BlockSizes=" + ",".join(map(str, block_sizes(nn.domains, nn.per_domain)))
+    yield "BlockSizes=" + ",".join(map(str, sizes))
 
 
 def write_lines(path: Path, lines: Iterator[str]) -> None:
@@ -211,11 +305,11 @@ def write_lines(path: Path, lines: Iterator[str]) -> None:
 
 
 def export(ctx, dest: Path) -> list[Path]:
+    """``<arch>/slurm/tree/topology.conf`` and ``<arch>/slurm/block/topology.conf`` per architecture."""
     paths = []
     for arch, fabric in ctx.fabrics.items():
-        d = arch_dir(dest, arch)
-        for fname, lines in (("topology.conf", tree_lines(fabric)), ("topology-block.conf", block_lines(fabric))):
-            p = d / fname
+        for plugin, lines in (("tree", tree_lines(fabric)), ("block", block_lines(fabric))):
+            p = arch_dir(dest, arch, "slurm", plugin) / "topology.conf"
             write_lines(p, lines)
             paths.append(p)
     return paths

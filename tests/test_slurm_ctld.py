@@ -1,0 +1,193 @@
+"""The Slurm tree file in Debian's real slurmctld, with nodes declared from the NetBox devices.
+
+Each case builds a spec, declares the ``gpu-node`` devices of the NetBox
+``devices.csv`` as Slurm nodes, installs ``<arch>/slurm/tree/topology.conf``
+beside a minimal ``slurm.conf`` (``TopologyPlugin=topology/tree``), starts
+``slurmctld -D`` against a private ``munged``, waits for "Running as primary
+controller" and fails on any topology warning or error in its log. The
+131,072-GPU case records how long slurmctld takes to load the tree (printed,
+and kept as the ``slurmctld_load_s`` test property; no timing assertion).
+
+The block plugin needs Slurm 23.11+; Debian 12 ships slurmctld 22.05, which
+has no ``topology/block``, so here only the tree file is loaded (the block
+file's structure and its 16-value BlockSizes cap are tested in
+``test_exports_tools.py``).
+
+Needs ``slurm-wlm`` and ``munge`` (``.ci/run`` installs them).
+"""
+
+from __future__ import annotations
+
+import csv
+import getpass
+import re
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from topogen import pipeline
+from topogen.exports import EXPORTERS
+from topogen.exports.slurm import hostlist
+from topogen.spec import build_spec, load_spec
+
+SLURMCTLD = shutil.which("slurmctld") or "/usr/sbin/slurmctld"
+MUNGED = shutil.which("munged") or "/usr/sbin/munged"
+MUNGEKEY = shutil.which("mungekey") or "/usr/sbin/mungekey"
+HAVE_SLURM = all(Path(p).exists() for p in (SLURMCTLD, MUNGED, MUNGEKEY))
+pytestmark = pytest.mark.skipif(not HAVE_SLURM, reason="slurmctld/munged not installed (apt-get install slurm-wlm munge; .ci/run does)")
+
+READY = "Running as primary controller"
+# a log line about the topology that is a warning or an error
+TOPOLOGY_TROUBLE = re.compile(r"(?i)(topolog|switch).*(error|warn|fatal|invalid|unknown|not found|multiple)|(error|warn|fatal).*(topolog|switch)")
+
+
+@pytest.fixture(scope="module")
+def munge(tmp_path_factory):
+    """A private munged (own key and socket), stopped after the module."""
+    d = tmp_path_factory.mktemp("munge")
+    d.chmod(0o700)
+    key = d / "munge.key"
+    subprocess.run([MUNGEKEY, "--create", "--keyfile", str(key)], check=True, capture_output=True)
+    key.chmod(0o600)
+    sock = d / "munge.sock"
+    args = [MUNGED, f"--key-file={key}", f"--socket={sock}", f"--pid-file={d / 'munged.pid'}", f"--log-file={d / 'munged.log'}", f"--seed-file={d / 'munged.seed'}", "--force"]
+    subprocess.run(args, check=True, capture_output=True)
+    yield sock
+    pid = int((d / "munged.pid").read_text().strip())
+    subprocess.run(["kill", str(pid)], check=False)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def gpu_nodes(devices_csv: Path) -> list[str]:
+    """Names of the compute-node devices of a NetBox devices.csv."""
+    with open(devices_csv, encoding="utf-8", newline="") as fh:
+        return [r["name"] for r in csv.DictReader(fh) if r["role"] == "gpu-node"]
+
+
+def slurm_conf(d: Path, sock: Path, nodes: list[str], debug: str) -> str:
+    port = free_port()
+    return "\n".join(
+        [
+            "ClusterName=topogen",
+            "SlurmctldHost=localhost",
+            f"SlurmUser={getpass.getuser()}",
+            "AuthType=auth/munge",
+            "CredType=cred/munge",
+            f"AuthInfo=socket={sock}",
+            f"StateSaveLocation={d / 'state'}",
+            f"SlurmctldPidFile={d / 'slurmctld.pid'}",
+            f"SlurmctldLogFile={d / 'slurmctld.log'}",
+            f"SlurmctldDebug={debug}",
+            "LogTimeFormat=iso8601_ms",
+            f"SlurmctldPort={port}",
+            f"SlurmdPort={port + 1}",
+            "TopologyPlugin=topology/tree",
+            "SelectType=select/cons_tres",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "MpiDefault=none",
+            "MailProg=/bin/true",
+            f"NodeName={hostlist(nodes)} NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN",
+            "PartitionName=all Nodes=ALL Default=YES",
+            "",
+        ]
+    )
+
+
+def run_slurmctld(d: Path, sock: Path, topology: Path, nodes: list[str], debug: str = "debug", timeout_s: float = 900) -> tuple[str, float]:
+    """Start slurmctld on ``topology``; return its log and the seconds until it was ready."""
+    (d / "state").mkdir(parents=True)
+    shutil.copy(topology, d / "topology.conf")
+    conf = d / "slurm.conf"
+    conf.write_text(slurm_conf(d, sock, nodes, debug))
+    log = d / "slurmctld.log"
+    t0 = time.monotonic()
+    proc = subprocess.Popen([SLURMCTLD, "-D", "-c", "-f", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={"SLURM_CONF": str(conf), "PATH": "/usr/sbin:/usr/bin:/bin"})
+    ready_s = None
+    try:
+        while time.monotonic() - t0 < timeout_s:
+            text = log.read_text(errors="replace") if log.exists() else ""
+            if READY in text:
+                ready_s = time.monotonic() - t0
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    text = log.read_text(errors="replace") if log.exists() else ""
+    assert ready_s is not None, f"slurmctld did not become ready (exit {proc.returncode}); log tail:\n{text[-3000:]}"
+    return text, ready_s
+
+
+def topology_trouble(log: str) -> list[str]:
+    return [ln for ln in log.splitlines() if TOPOLOGY_TROUBLE.search(ln) or "fatal" in ln.lower()]
+
+
+def build(spec, tmp_path: Path) -> Path:
+    ctx = pipeline.build(spec)
+    out = tmp_path / "out"
+    for name in ("netbox", "slurm"):
+        EXPORTERS[name](ctx, out)
+    return out
+
+
+CASES = {
+    "demo": lambda: load_spec("demo"),
+    "three-tier-two-planes": lambda: build_spec({"name": "t3", "gpus": 504, "hb_domain": 8, "radix": 16, "planes": 2}),
+    "nvl72-trays": lambda: build_spec({"name": "nvl", "gpus": 1152, "hb_domain": 72, "radix": 32, "gpus_per_node": 4}),
+    "gh200-superchips": lambda: build_spec({"name": "gh", "gpus": 2048, "hb_domain": 256, "radix": 64, "gpus_per_node": 1}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_tree_loads_without_topology_warnings(case, arch, munge, tmp_path):
+    out = build(CASES[case](), tmp_path)
+    nodes = gpu_nodes(out / arch / "netbox" / "devices.csv")
+    tree = out / arch / "slurm" / "tree" / "topology.conf"
+    log, _ = run_slurmctld(tmp_path / "ctld", munge, tree, nodes)
+    assert "_read_topo_file: Reading the topology.conf file" in log
+    assert topology_trouble(log) == []
+    switches = sum(1 for ln in tree.read_text().splitlines() if ln.startswith("SwitchName="))
+    assert log.count("_log_switches: Switch level:") == switches  # slurmctld read every switch we wrote
+
+
+def test_detector_catches_a_bad_tree(munge, tmp_path):
+    """The warning check is real: a node under two leaves makes slurmctld complain, and the test sees it."""
+    bad = tmp_path / "bad.conf"
+    bad.write_text("SwitchName=a Nodes=hb[00-01]\nSwitchName=b Nodes=hb[01-02]\nSwitchName=top Switches=a,b\n")
+    log, _ = run_slurmctld(tmp_path / "ctld", munge, bad, ["hb00", "hb01", "hb02"])
+    assert topology_trouble(log), log[-2000:]
+
+
+def test_131072_gpu_tree_loads_in_seconds(munge, tmp_path, record_property, capsys):
+    """The 131,072-GPU rail-optimized tree (K = 8, 64-port: 14,336 switches in the fabric) loads in slurmctld.
+
+    The figure is recorded, not asserted: timing depends on the machine.
+    """
+    spec = build_spec({"name": "big", "gpus": 131072, "hb_domain": 8, "radix": 64, "arch": "rail-optimized"})
+    out = build(spec, tmp_path)
+    nodes = gpu_nodes(out / "rail-optimized" / "netbox" / "devices.csv")
+    assert len(nodes) == 16384
+    tree = out / "rail-optimized" / "slurm" / "tree" / "topology.conf"
+    log, ready_s = run_slurmctld(tmp_path / "ctld", munge, tree, nodes, debug="info")
+    assert topology_trouble(log) == []
+    switches = sum(1 for ln in tree.read_text().splitlines() if ln.startswith("SwitchName="))
+    record_property("slurmctld_load_s", round(ready_s, 2))
+    with capsys.disabled():
+        print(f"\nslurmctld {subprocess.run([SLURMCTLD, '-V'], capture_output=True, text=True).stdout.strip()}: 131,072-GPU tree ({switches} Slurm switches, {len(nodes):,} nodes) ready in {ready_s:.1f} s")
