@@ -42,7 +42,10 @@ DEFAULTS: dict[str, Any] = {
     "planes": 1,
     "gpus_per_node": None,  # None: hb_domain (one node per HB domain)
     "oversubscription": "1:1",  # leaf down:up; tiers above stay 1:1
+    "hb_bandwidth_gbps": None,  # B_F: HB-domain (NVLink) Gb/s per GPU, for the analyses
+    "workload": None,  # the analyses' workload (topogen/analysis/workload.py)
 }
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = ("gpus", "hb_domain", "radix")
 RATIO_RE = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
@@ -64,6 +67,13 @@ class Spec:
     planes: int
     gpus_per_node: int
     oversubscription: str
+    hb_bandwidth_gbps: float | None = None
+    workload: Any = None  # topogen.analysis.workload.Workload
+
+    @property
+    def scale_out_gbps(self) -> float:
+        """B_S: scale-out Gb/s per GPU, link speed x NIC ports (planes). The one place the analyses read it."""
+        return float(self.link_speed * self.planes)
 
     @property
     def leaf_up(self) -> int:
@@ -92,7 +102,11 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """Every resolved field (defaults filled in): what summary.json echoes and the hash covers."""
-        return asdict(self)
+        d = asdict(self)
+        for key in OPTIONAL_KEYS:
+            if d[key] is None:
+                del d[key]
+        return d
 
     def digest(self) -> str:
         """sha256 of the canonical JSON of the spec: the provenance stamp of every output."""
@@ -202,9 +216,24 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     _node_size(merged["gpus_per_node"], values, problems)
     _ratio(merged["oversubscription"], values, problems)
     _cross_checks(values, problems)
+    _analysis_fields(merged, values, problems)
     if problems:
         raise InputError(problems)
-    return Spec(**{k: values[k] for k in ALLOWED_KEYS})
+    return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS})
+
+
+def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:
+    """``hb_bandwidth_gbps`` and the ``workload:`` section (parsed by topogen.analysis.workload)."""
+    from .analysis.workload import parse_number, parse_workload
+
+    raw = merged["hb_bandwidth_gbps"]
+    if raw is not None:
+        v = parse_number(raw)
+        if v is None or v <= 0:
+            problems.append(Problem("hb_bandwidth_gbps", f"hb_bandwidth_gbps must be a positive number of Gb/s per GPU, got {raw!r}", "7200 for NVLink 4 (900 GB/s), 14400 for NVLink 5 (1.8 TB/s), 7680 for DGX GH200"))
+        else:
+            values["hb_bandwidth_gbps"] = v
+    values["workload"] = parse_workload(merged["workload"], values.get("gpus"), values.get("hb_domain"), problems)
 
 
 def _divisors(n: int) -> list[int]:

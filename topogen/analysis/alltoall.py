@@ -1,0 +1,59 @@
+"""Uniform all-to-all (MoE expert dispatch) on rail-optimized Clos and on rail-only [derived].
+
+An all-to-all among ``K·M`` GPUs (M HB domains of K), ``s`` bytes per ordered
+pair, per-GPU egress bandwidths B_S (scale-out NIC) and B_F (HB domain), in
+bytes/s (shared/analysis.md §2):
+
+- NIC bytes per GPU are ``K·(M−1)·s`` on both architectures;
+- NVLink bytes per GPU are ``(K−1)·s`` on the Clos and ``(K−1)·M·s`` on
+  rail-only, which relays every cross-rail byte through the HB domain (PXN);
+- Clos: ``T = max(K(M−1)·s/B_S, (K−1)·s/B_F)`` (the first term whenever M ≥ 2 and B_F ≥ B_S);
+- rail-only, relay pipelined: ``T = max(K(M−1)·s/B_S, (K−1)·M·s/B_F)``: no
+  overhead while ``B_F/B_S ≥ (K−1)·M / (K·(M−1))``;
+- rail-only, store-and-forward (an upper bound): ``T = K(M−1)·s/B_S + (K−1)·M·s/B_F``,
+  an overhead of ``(K−1)·M/(K·(M−1)) · B_S/B_F`` over the Clos.
+
+The rail-only paper's abstracts quote 4.1–5.6 % (v3/v4) and 8.2–11.2 % (v5)
+overhead from a model that is not public; these bounds do not claim to
+reproduce them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+def moe_bytes_per_pair(tokens_per_gpu: float, top_k: int, d_model: int, activation_bytes: float, group_gpus: int) -> float:
+    """s of one MoE dispatch: each GPU sends tokens·top_k·d_model·bytes, spread evenly over the group."""
+    return tokens_per_gpu * top_k * d_model * activation_bytes / group_gpus
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAll:
+    nic_bytes_per_gpu: float
+    nvlink_bytes_per_gpu_clos: float
+    nvlink_bytes_per_gpu_rail_only: float
+    clos_s: float
+    rail_only_pipelined_s: float
+    rail_only_serial_s: float
+    overhead_pipelined: float | None  # fraction over clos_s; None when clos_s is 0
+    overhead_serial: float | None
+    hb_ratio_needed: float | None  # B_F/B_S at and above which the pipelined relay costs nothing
+
+    def as_dict(self) -> dict[str, float | None]:
+        return asdict(self)
+
+
+def alltoall(hb_domain: int, domains: int, bytes_per_pair: float, scale_out_Bps: float, hb_Bps: float) -> AllToAll:
+    """Completion times and bytes of one uniform all-to-all over ``domains`` HB domains of ``hb_domain`` GPUs."""
+    k, m, s = hb_domain, domains, bytes_per_pair
+    nic = k * (m - 1) * s
+    nv_clos = (k - 1) * s
+    nv_ro = (k - 1) * m * s
+    clos = max(nic / scale_out_Bps, nv_clos / hb_Bps)
+    piped = max(nic / scale_out_Bps, nv_ro / hb_Bps)
+    serial = nic / scale_out_Bps + nv_ro / hb_Bps if m > 1 else nv_ro / hb_Bps
+    over_p = piped / clos - 1 if clos > 0 else None
+    over_s = serial / clos - 1 if clos > 0 else None
+    need = (k - 1) * m / (k * (m - 1)) if m > 1 else None
+    return AllToAll(nic, nv_clos, nv_ro, clos, piped, serial, over_p, over_s, need)

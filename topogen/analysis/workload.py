@@ -1,0 +1,443 @@
+"""The spec's optional ``workload:`` section: the model, the GPU, the parallelism, the checkpoint.
+
+::
+
+    workload:
+      model: palm-540b          # a preset under templates/models/, a YAML path, or a mapping
+      gpu: gh200                # a preset under templates/gpus/, a YAML path, or a mapping
+      batch: 2048x2048          # optional: tokens (32M, 2e6) or SEQUENCESxLENGTH; default the model's
+      parallelism:              # optional
+        tp: 1                   # tensor parallel, inside one HB domain (divides K)
+        pp: 1                   # pipeline stages (TP·PP divides N)
+        dp: fsdp                # ddp, zero1, zero2, fsdp, hsdp or megatron
+        hsdp_shard_gpus: 256    # hsdp: GPUs per shard group (divides K or a multiple of K dividing N)
+        optimizer: sharded      # replicated or sharded (default: replicated for ddp/megatron)
+        weight_bytes: 2         # b_w, bytes per gathered weight
+        grad_bytes: 2           # b_g, bytes per reduced gradient
+        optimizer_bytes: 12     # optimizer state bytes per parameter (fp32 master + Adam moments)
+        expert_parallel: 64     # MoE: GPUs of one all-to-all group (default the model's, else N)
+        micro_batch_tokens: 4096  # MoE: tokens one GPU dispatches per all-to-all (default seq_len)
+      checkpoint:               # optional
+        interval_h: 4
+        write_GBps: 273         # what the storage delivers; or write_s: the target write time
+        path: storage-fabric    # or compute-nics (shares the rails with training)
+        bytes_per_param: 14     # 2 + 4 + 4 + 4 (mixed-precision Adam)
+
+A model mapping has ``name, layers, d_model, params, batch, m_cc`` and may add
+``seq_len, active_params, training_tokens, training_flop, batch_schedule,
+moe: {experts, top_k, moe_layers, expert_parallel}`` and ``sources: {field:
+"status: where"}`` (status one of paper, derived, fit, assumed, user). A GPU
+mapping has ``name, flops, memory_gb`` and may add ``hb_bandwidth_gbps``.
+Numbers may be written ``175e9``, ``32M``, ``2.56e24``.
+
+Everything is checked against the cluster (N, K) and reported together: TP
+larger than K, parallelism that does not divide, a model whose states do not
+fit the GPU's memory.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import InputError, Problem
+from ..yamlfile import read_yaml
+from . import dp_traffic
+from .checkpoint import OPTIMIZERS, PATHS
+from .params import Param
+
+TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
+MODELS_DIR = TEMPLATES / "models"
+GPUS_DIR = TEMPLATES / "gpus"
+SOURCE_STATUSES = ("paper", "derived", "fit", "assumed", "user")
+
+WORKLOAD_KEYS = ("model", "gpu", "batch", "parallelism", "checkpoint")
+MODEL_KEYS = ("name", "layers", "d_model", "params", "batch", "m_cc", "seq_len", "active_params", "training_tokens", "training_flop", "batch_schedule", "moe", "sources", "description")
+MOE_KEYS = ("experts", "top_k", "moe_layers", "expert_parallel")
+GPU_KEYS = ("name", "flops", "memory_gb", "hb_bandwidth_gbps", "sources", "description")
+PARALLEL_KEYS = ("tp", "pp", "dp", "hsdp_shard_gpus", "optimizer", "weight_bytes", "grad_bytes", "optimizer_bytes", "expert_parallel", "micro_batch_tokens")
+CHECKPOINT_KEYS = ("interval_h", "write_GBps", "write_s", "path", "bytes_per_param")
+
+SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12, "P": 1e15}
+NUMBER_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([kKMGBTP]?)\s*$")
+BATCH_RE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
+
+UNITS = {
+    "layers": "blocks", "d_model": "", "params": "parameters", "batch": "tokens", "m_cc": "collectives per block",
+    "seq_len": "tokens", "active_params": "parameters", "training_tokens": "tokens", "training_flop": "FLOP",
+    "flops": "FLOP/s", "memory_gb": "GB", "hb_bandwidth_gbps": "Gb/s per GPU", "moe.experts": "experts",
+    "moe.top_k": "experts per token", "moe.moe_layers": "blocks", "moe.expert_parallel": "GPUs",
+}
+
+
+def parse_number(raw: Any) -> float | None:
+    """``175e9``, ``32M``, ``2.56e24``, 8 -> float; anything else (bools included) -> None."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, (int, float)):
+        return float(raw) if math.isfinite(raw) else None
+    if isinstance(raw, str):
+        m = NUMBER_RE.match(raw)
+        if m:
+            v = float(m.group(1)) * SUFFIX[m.group(2)]
+            return v if math.isfinite(v) else None
+    return None
+
+
+def parse_batch(raw: Any) -> tuple[float, int | None] | None:
+    """A batch as tokens (``32M``) or sequences × length (``2048x2048``) -> (tokens, sequences or None)."""
+    if isinstance(raw, str):
+        m = BATCH_RE.match(raw)
+        if m:
+            seqs, length = int(m.group(1)), int(m.group(2))
+            return (float(seqs * length), seqs) if seqs > 0 and length > 0 else None
+    v = parse_number(raw)
+    return (v, None) if v is not None and v > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A transformer as the models need it; ``sources`` maps a field to (status, where)."""
+
+    name: str
+    layers: int
+    d_model: int
+    params: float
+    batch_tokens: float
+    m_cc: float
+    seq_len: int | None = None
+    active_params: float | None = None
+    training_tokens: float | None = None
+    training_flop: float | None = None
+    batch_schedule: tuple[float, ...] = ()
+    experts: int | None = None
+    top_k: int | None = None
+    moe_layers: int | None = None
+    expert_parallel: int | None = None
+    description: str = ""
+    sources: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts is not None and self.top_k is not None
+
+    def source(self, key: str) -> tuple[str, str]:
+        for k, status, where in self.sources:
+            if k == key:
+                return status, where
+        return "user", f"model {self.name}"
+
+    def param(self, key: str, label: str, value: Any) -> Param:
+        status, where = self.source(key)
+        return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), status, where)
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    name: str
+    flops: float
+    memory_gb: float | None = None
+    hb_bandwidth_gbps: float | None = None
+    description: str = ""
+    sources: tuple[tuple[str, str, str], ...] = ()
+
+    def param(self, key: str, label: str, value: Any) -> Param:
+        for k, status, where in self.sources:
+            if k == key:
+                return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), status, where)
+        return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), "user", f"gpu {self.name}")
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    tp: int = 1
+    pp: int = 1
+    dp: str = "fsdp"
+    hsdp_shard_gpus: int | None = None
+    optimizer: str = "sharded"
+    weight_bytes: float = 2.0
+    grad_bytes: float = 2.0
+    optimizer_bytes: float = 12.0
+    expert_parallel: int | None = None
+    micro_batch_tokens: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointPlan:
+    interval_h: float = 4.0
+    write_GBps: float | None = None
+    write_s: float | None = None
+    path: str = "storage-fabric"
+    bytes_per_param: float = 14.0
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """The resolved ``workload:`` section: what the analyses run on the spec's fabric."""
+
+    model: Model
+    gpu: Gpu | None = None
+    batch_tokens: float = 0.0  # the batch used (the workload's ``batch``, else the model's)
+    batch_given: bool = False  # True when the workload (or a flag) set the batch
+    parallelism: Parallelism = field(default_factory=Parallelism)
+    checkpoint: CheckpointPlan | None = None
+
+
+def available(kind: str) -> list[str]:
+    d = MODELS_DIR if kind == "model" else GPUS_DIR
+    return sorted(p.stem for p in d.glob("*.yaml"))
+
+
+def _preset(kind: str, ref: str, path: str, problems: list[Problem]) -> dict[str, Any] | None:
+    """A preset name or a YAML path -> its mapping (problems named under ``path``)."""
+    d = MODELS_DIR if kind == "model" else GPUS_DIR
+    p = Path(ref)
+    if not (p.suffix in (".yaml", ".yml") or "/" in ref):
+        p = d / f"{ref}.yaml"
+        what = f"no {kind} preset named {ref!r}"
+    else:
+        what = f"{kind} file {ref!r} does not exist"
+    names = ", ".join(available(kind))
+    try:
+        data = read_yaml(p, path, str(p), Problem(path, what, f"use one of: {names}, a path to a .yaml file, or a mapping"))
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None
+    if not isinstance(data, dict):
+        problems.append(Problem(path, f"{p} holds a {type(data).__name__}, not a mapping", f"write 'key: value' lines with keys from: {', '.join(MODEL_KEYS if kind == 'model' else GPU_KEYS)}"))
+        return None
+    return data
+
+
+def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], path: str, problems: list[Problem]) -> None:
+    for key in sorted(str(k) for k in data if k not in allowed):
+        problems.append(Problem(f"{path}.{key}", f"unknown key {key!r}", f"allowed keys: {', '.join(allowed)}"))
+
+
+def _num(data: Mapping[str, Any], key: str, path: str, problems: list[Problem], *, required: bool = False, integer: bool = False, default: Any = None, hint: str = "") -> Any:
+    raw = data.get(key)
+    if raw is None:
+        if required:
+            problems.append(Problem(f"{path}.{key}", f"{key} is required", hint))
+        return default
+    v = parse_number(raw)
+    if v is None or v <= 0 or (integer and not float(v).is_integer()):
+        kind = "a positive whole number" if integer else "a positive number (e.g. 175e9 or 32M)"
+        problems.append(Problem(f"{path}.{key}", f"{key} must be {kind}, got {raw!r}", hint))
+        return default
+    return int(v) if integer else v
+
+
+def _sources(raw: Any, path: str, problems: list[Problem]) -> tuple[tuple[str, str, str], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        problems.append(Problem(f"{path}.sources", "sources must be a mapping field -> 'status: where'", f"status one of {', '.join(SOURCE_STATUSES)}"))
+        return ()
+    out = []
+    for key, text in raw.items():
+        status, _, where = str(text).partition(":")
+        if status.strip() not in SOURCE_STATUSES:
+            problems.append(Problem(f"{path}.sources.{key}", f"source {text!r} does not start with a status", f"write 'STATUS: where', STATUS one of {', '.join(SOURCE_STATUSES)}"))
+            continue
+        out.append((str(key), status.strip(), where.strip()))
+    return tuple(sorted(out))
+
+
+def _mapping(kind: str, raw: Any, path: str, problems: list[Problem]) -> tuple[dict[str, Any] | None, str]:
+    """A preset name, a .yaml path or a mapping -> (the mapping with unknown keys reported, default name)."""
+    name_default = "custom"
+    if isinstance(raw, str):
+        name_default = Path(raw).stem
+        raw = _preset(kind, raw, path, problems)
+        if raw is None:
+            return None, name_default
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, f"{kind} must be a preset name, a .yaml path or a mapping, got {raw!r}", f"presets: {', '.join(available(kind))}"))
+        return None, name_default
+    _unknown(raw, MODEL_KEYS if kind == "model" else GPU_KEYS, path, problems)
+    return raw, name_default
+
+
+def parse_model(raw: Any, path: str, problems: list[Problem]) -> Model | None:
+    """A model preset name, YAML path or mapping -> :class:`Model` (None after a problem)."""
+    n0 = len(problems)
+    raw, name_default = _mapping("model", raw, path, problems)
+    if raw is None:
+        return None
+    layers = _num(raw, "layers", path, problems, required=True, integer=True, hint="transformer blocks l, e.g. 96")
+    d_model = _num(raw, "d_model", path, problems, required=True, integer=True, hint="embedding width, e.g. 12288")
+    params = _num(raw, "params", path, problems, required=True, hint="parameters P, e.g. 175e9")
+    m_cc = _num(raw, "m_cc", path, problems, required=True, hint="MP collectives per block: 8 for GPT/OPT, 12 for PaLM")
+    batch = None
+    if raw.get("batch") is None:
+        problems.append(Problem(f"{path}.batch", "batch is required", "tokens (e.g. 32M) or SEQUENCESxLENGTH (e.g. 2048x2048)"))
+    else:
+        batch = parse_batch(raw["batch"])
+        if batch is None:
+            problems.append(Problem(f"{path}.batch", f"batch must be tokens or SEQUENCESxLENGTH, got {raw['batch']!r}", "e.g. 32M, 2e6 or 2048x2048"))
+    schedule: list[float] = []
+    for i, b in enumerate(raw.get("batch_schedule") or []):
+        pb = parse_batch(b)
+        if pb is None:
+            problems.append(Problem(f"{path}.batch_schedule[{i}]", f"not a batch: {b!r}", "tokens or SEQUENCESxLENGTH"))
+        else:
+            schedule.append(pb[0])
+    moe = raw.get("moe") or {}
+    if not isinstance(moe, dict):
+        problems.append(Problem(f"{path}.moe", "moe must be a mapping", f"keys: {', '.join(MOE_KEYS)}"))
+        moe = {}
+    _unknown(moe, MOE_KEYS, f"{path}.moe", problems)
+    m = dict(
+        seq_len=_num(raw, "seq_len", path, problems, integer=True),
+        active_params=_num(raw, "active_params", path, problems),
+        training_tokens=_num(raw, "training_tokens", path, problems),
+        training_flop=_num(raw, "training_flop", path, problems),
+        experts=_num(moe, "experts", f"{path}.moe", problems, integer=True),
+        top_k=_num(moe, "top_k", f"{path}.moe", problems, integer=True),
+        moe_layers=_num(moe, "moe_layers", f"{path}.moe", problems, integer=True),
+        expert_parallel=_num(moe, "expert_parallel", f"{path}.moe", problems, integer=True),
+    )
+    if moe and (m["experts"] is None or m["top_k"] is None):
+        problems.append(Problem(f"{path}.moe", "an MoE model needs experts and top_k", "e.g. experts: 256, top_k: 8"))
+    sources = _sources(raw.get("sources"), path, problems)
+    name = raw.get("name", name_default)
+    if len(problems) > n0:
+        return None
+    return Model(str(name), layers, d_model, params, batch[0], m_cc, batch_schedule=tuple(schedule), description=str(raw.get("description", "")), sources=sources, **m)
+
+
+def parse_gpu(raw: Any, path: str, problems: list[Problem]) -> Gpu | None:
+    n0 = len(problems)
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        raw = {"flops": raw}
+    raw, name_default = _mapping("gpu", raw, path, problems)
+    if raw is None:
+        return None
+    flops = _num(raw, "flops", path, problems, required=True, hint="dense BF16 FLOP/s per GPU, e.g. 989.4e12")
+    mem = _num(raw, "memory_gb", path, problems)
+    hb = _num(raw, "hb_bandwidth_gbps", path, problems)
+    sources = _sources(raw.get("sources"), path, problems)
+    if len(problems) > n0:
+        return None
+    return Gpu(str(raw.get("name", name_default)), flops, mem, hb, str(raw.get("description", "")), sources)
+
+
+def _divisors(n: int) -> str:
+    ds = [d for d in range(1, min(n, 4096) + 1) if n % d == 0]
+    return ", ".join(map(str, ds[:12])) + (" ..." if len(ds) > 12 else "")
+
+
+def _parallelism(raw: Any, path: str, problems: list[Problem]) -> Parallelism | None:
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, "parallelism must be a mapping", f"keys: {', '.join(PARALLEL_KEYS)}"))
+        return None
+    n0 = len(problems)
+    _unknown(raw, PARALLEL_KEYS, path, problems)
+    dp = raw.get("dp", "fsdp")
+    if dp not in dp_traffic.SCHEMES:
+        problems.append(Problem(f"{path}.dp", f"unknown DP scheme {dp!r}", f"valid: {', '.join(dp_traffic.SCHEMES)}"))
+    opt = raw.get("optimizer")
+    if opt is None:
+        opt = "replicated" if dp in ("ddp", "megatron") else "sharded"
+    elif opt not in OPTIMIZERS:
+        problems.append(Problem(f"{path}.optimizer", f"unknown optimizer placement {opt!r}", f"valid: {', '.join(OPTIMIZERS)}"))
+    elif opt == "replicated" and dp in ("zero1", "zero2", "fsdp", "hsdp"):
+        problems.append(Problem(f"{path}.optimizer", f"{dp} shards the optimizer state, it cannot be replicated", "use optimizer: sharded, or dp: ddp / megatron"))
+    elif opt == "sharded" and dp == "ddp":
+        problems.append(Problem(f"{path}.optimizer", "ddp keeps a full optimizer state on every GPU", "use dp: zero1 (or fsdp) for a sharded optimizer"))
+    vals = dict(
+        tp=_num(raw, "tp", path, problems, integer=True, default=1),
+        pp=_num(raw, "pp", path, problems, integer=True, default=1),
+        hsdp_shard_gpus=_num(raw, "hsdp_shard_gpus", path, problems, integer=True),
+        weight_bytes=_num(raw, "weight_bytes", path, problems, default=2.0),
+        grad_bytes=_num(raw, "grad_bytes", path, problems, default=2.0),
+        optimizer_bytes=_num(raw, "optimizer_bytes", path, problems, default=12.0),
+        expert_parallel=_num(raw, "expert_parallel", path, problems, integer=True),
+        micro_batch_tokens=_num(raw, "micro_batch_tokens", path, problems),
+    )
+    if len(problems) > n0:
+        return None
+    return Parallelism(dp=dp, optimizer=opt, **vals)
+
+
+def _checkpoint(raw: Any, path: str, problems: list[Problem]) -> CheckpointPlan | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, "checkpoint must be a mapping", f"keys: {', '.join(CHECKPOINT_KEYS)}"))
+        return None
+    n0 = len(problems)
+    _unknown(raw, CHECKPOINT_KEYS, path, problems)
+    gbps = _num(raw, "write_GBps", path, problems)
+    secs = _num(raw, "write_s", path, problems)
+    if (raw.get("write_GBps") is None) == (raw.get("write_s") is None):
+        problems.append(Problem(path, "give exactly one of write_GBps (what the storage writes) and write_s (the target write time)", "e.g. write_GBps: 273 or write_s: 60"))
+    where = raw.get("path", "storage-fabric")
+    if where not in PATHS:
+        problems.append(Problem(f"{path}.path", f"unknown checkpoint path {where!r}", f"valid: {', '.join(PATHS)}"))
+    interval = _num(raw, "interval_h", path, problems, default=4.0)
+    beta = _num(raw, "bytes_per_param", path, problems, default=14.0, hint="14 for mixed-precision Adam (2+4+4+4), 12 without the 16-bit copy, 2 for weights only")
+    if len(problems) > n0:
+        return None
+    return CheckpointPlan(interval, gbps, secs, where, beta)
+
+
+def parse_workload(raw: Any, gpus: int | None, hb_domain: int | None, problems: list[Problem], path: str = "workload") -> Workload | None:
+    """The ``workload:`` mapping -> :class:`Workload`, checked against N = ``gpus`` and K = ``hb_domain``.
+
+    Appends every problem to ``problems`` (named ``workload.<field>``) and returns None after any.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, f"workload must be a mapping, got {raw!r}", f"keys: {', '.join(WORKLOAD_KEYS)}"))
+        return None
+    n0 = len(problems)
+    _unknown(raw, WORKLOAD_KEYS, path, problems)
+    model = None
+    if raw.get("model") is None:
+        problems.append(Problem(f"{path}.model", "model is required", f"a preset ({', '.join(available('model'))}), a .yaml path or a mapping"))
+    else:
+        model = parse_model(raw["model"], f"{path}.model", problems)
+    gpu = parse_gpu(raw["gpu"], f"{path}.gpu", problems) if raw.get("gpu") is not None else None
+    batch = None
+    if raw.get("batch") is not None:
+        batch = parse_batch(raw["batch"])
+        if batch is None:
+            problems.append(Problem(f"{path}.batch", f"batch must be tokens or SEQUENCESxLENGTH, got {raw['batch']!r}", "e.g. 32M, 2e6 or 2048x2048"))
+    par = _parallelism(raw.get("parallelism"), f"{path}.parallelism", problems)
+    ck = _checkpoint(raw.get("checkpoint"), f"{path}.checkpoint", problems)
+    if len(problems) > n0 or model is None or par is None:
+        return None
+    if gpus is not None and hb_domain is not None:
+        _against_cluster(model, gpu, par, gpus, hb_domain, f"{path}.parallelism", problems)
+        if len(problems) > n0:
+            return None
+    return Workload(model, gpu, batch[0] if batch else model.batch_tokens, batch is not None, par, ck)
+
+
+def _against_cluster(model: Model, gpu: Gpu | None, par: Parallelism, n: int, k: int, path: str, problems: list[Problem]) -> None:
+    """TP inside one HB domain, parallel degrees that divide, and model states that fit the GPU."""
+    tp, pp = par.tp, par.pp
+    if tp > k:
+        problems.append(Problem(f"{path}.tp", f"tp {tp} is larger than the HB domain ({k} GPUs): tensor-parallel traffic must stay inside one domain", f"use a divisor of {k}: {_divisors(k)}"))
+    elif k % tp:
+        problems.append(Problem(f"{path}.tp", f"tp {tp} does not divide the HB domain ({k} GPUs), so a TP group would span two domains", f"use a divisor of {k}: {_divisors(k)}"))
+    elif n % (tp * pp):
+        problems.append(Problem(f"{path}.pp", f"tp x pp = {tp * pp} does not divide the {n} GPUs, so the DP degree is not whole", f"use pp dividing {n // tp}: {_divisors(n // tp)}"))
+    for key, g in (("hsdp_shard_gpus", par.hsdp_shard_gpus), ("expert_parallel", par.expert_parallel)):
+        if g is not None and (n % g or (g > k and g % k) or (g < k and k % g)):
+            problems.append(Problem(f"{path}.{key}", f"{key} {g} must divide the {n} GPUs and either divide the HB domain ({k}) or be a whole number of domains", f"e.g. {k} (one domain) or {k * 2 if n % (k * 2) == 0 else k}"))
+    if par.dp == "hsdp" and par.hsdp_shard_gpus is None:
+        problems.append(Problem(f"{path}.hsdp_shard_gpus", "dp hsdp needs hsdp_shard_gpus (the GPUs one copy of the model is sharded over)", f"e.g. {k} (one HB domain)"))
+    if problems or gpu is None or gpu.memory_gb is None:
+        return
+    need = dp_traffic.memory_bytes_per_gpu(par.dp, model.params, n, weight_bytes=par.weight_bytes, grad_bytes=par.grad_bytes, optimizer_bytes=par.optimizer_bytes, shard_gpus=par.hsdp_shard_gpus or k, tp=tp, pp=pp, sharded_optimizer=par.optimizer == "sharded")
+    have = gpu.memory_gb * 1e9
+    if need > have:
+        problems.append(Problem(f"{path}.dp", f"model {model.name} does not fit: its states need {need / 1e9:,.1f} GB per GPU under {par.dp} (tp {tp}, pp {pp}), the {gpu.name} has {gpu.memory_gb:g} GB", "shard it more: dp fsdp, a larger hsdp_shard_gpus, or larger tp x pp (activations are not counted)"))
