@@ -9,6 +9,7 @@ import click
 
 from . import __version__, pipeline
 from .errors import InputError, Problem
+from .exports.workers import default_jobs
 from .model import link_tier_name
 from .spec import Spec, load_spec
 
@@ -62,14 +63,15 @@ def main() -> None:
 @spec_options
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Output directory (default out/<name>).")
 @click.option("--formats", help="Comma-separated exporters to run (default all).")
-def build(spec: str | None, out: str | None, formats: str | None, **kwargs) -> None:
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
+def build(spec: str | None, out: str | None, formats: str | None, jobs: int | None, **kwargs) -> None:
     """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/."""
     try:
         s = resolve(spec, kwargs)
         fmts = pipeline.resolve_formats(formats)
         out_dir = Path(out) if out else Path("out") / s.name
         ctx = pipeline.build(s)
-        pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts))
+        pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs())
     except InputError as exc:
         fail_input(exc)
     click.echo(render_summary(ctx, out_dir))

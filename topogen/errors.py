@@ -29,6 +29,10 @@ class InputError(Exception):
         self.problems = list(problems)
         super().__init__("\n".join(p.render() for p in self.problems))
 
+    def __reduce__(self):
+        """Pickle by the problems (an exporter's error crosses back from a worker process)."""
+        return (type(self), (self.problems,))
+
     def render(self) -> str:
         n = len(self.problems)
         head = "error: " if n == 1 else f"error: {n} problems in the input:\n  "

@@ -7,7 +7,6 @@ atomically. The CLI is a thin layer over these two calls.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,8 @@ from typing import Any
 
 from . import __version__, bom, catalog, clos, counts, validate
 from .errors import InputError, Problem
-from .exports import EXPORTERS
+from .exports import EXPORTERS, workers
+from .exports.files import digest, write_output_text
 from .model import Fabric
 from .outdir import atomic_dir
 from .spec import Spec
@@ -77,17 +77,19 @@ def export_formats(ctx: BuildContext, formats: list[str]) -> list[str]:
     return [f for f in EXPORTERS if f in formats or f == "validation"]
 
 
-def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str]) -> list[Path]:
-    """Write the chosen exports, ``summary.json`` and ``manifest.json`` into ``out_dir`` atomically."""
-    written: list[Path] = []
+def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: int = 1) -> list[Path]:
+    """Write the chosen exports, ``summary.json`` and ``manifest.json`` into ``out_dir`` atomically.
+
+    ``jobs > 1`` runs the exporters in that many worker processes forked after
+    the build (:mod:`topogen.exports.workers`); the files are byte-identical.
+    """
     with atomic_dir(out_dir) as tmp:
-        for name in formats:
-            written.extend(EXPORTERS[name](ctx, tmp))
+        written = workers.run(ctx, tmp, formats, jobs)
         summary_path = tmp / "summary.json"
-        summary_path.write_text(json.dumps(ctx.summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        write_output_text(summary_path, json.dumps(ctx.summary, indent=2, sort_keys=False) + "\n")
         written.append(summary_path)
         manifest = _manifest(ctx, tmp, written)
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        write_output_text(tmp / "manifest.json", json.dumps(manifest, indent=2) + "\n")
         rel = [p.relative_to(tmp) for p in written]
     return [Path(out_dir) / r for r in rel] + [Path(out_dir) / "manifest.json"]
 
@@ -95,9 +97,6 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str]) -> list[
 def _manifest(ctx: BuildContext, root: Path, files: list[Path]) -> dict[str, Any]:
     entries = []
     for p in sorted(files, key=lambda q: q.relative_to(root).as_posix()):
-        h = hashlib.sha256()
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        entries.append({"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size, "sha256": h.hexdigest()})
+        size, sha = digest(p)  # hashed while written; files written by other tools are read
+        entries.append({"path": p.relative_to(root).as_posix(), "bytes": size, "sha256": sha})
     return {"generator": f"topogen {__version__}", "spec_sha256": ctx.spec.digest(), "files": entries}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..bom import Bom
-from .files import arch_dir, write_csv
+from .files import arch_dir, write_csv, write_output_text
 from .text import cell_safe
 
 COLUMNS = (
@@ -51,7 +51,7 @@ def write_bom_csv(bom: Bom, path: Path, provenance: str) -> None:
 
 def write_bom_json(bom: Bom, path: Path, provenance: str) -> None:
     doc = {"generator": provenance, **bom.to_dict()}
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_output_text(path, json.dumps(doc, indent=2) + "\n")
 
 
 def export(ctx, dest: Path) -> list[Path]:

@@ -32,6 +32,7 @@ import graphviz
 from .. import overview as ov
 from ..model import Fabric, tier_role
 from ..naming import GpuNames
+from .files import write_output_text
 
 DETAIL_MAX_DEVICES = 300
 DETAIL_MAX_CABLES = 1000
@@ -293,7 +294,7 @@ def export(ctx, dest: Path) -> list[Path]:
     for rel, graph in diagrams(ctx):
         p = dest / f"{rel}.dot"
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(graph.source, encoding="utf-8")
+        write_output_text(p, graph.source)
         paths.append(p)
         if dot is None:
             continue

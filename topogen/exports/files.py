@@ -1,14 +1,99 @@
-"""Thin writers shared by the exporters: per-architecture directories and chunked CSV."""
+"""Thin writers shared by the exporters: per-architecture directories, chunked CSV, hashed outputs.
+
+Every file an exporter opens with :func:`open_output` is hashed while it is
+written, so ``manifest.json`` never reads the outputs back; :func:`digest`
+falls back to reading a file nobody registered (a file written by a tool such
+as Graphviz, or by an exporter that uses plain ``open``).
+"""
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
+import os
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, TypeVar
+from typing import IO, Any, Callable, Iterable, Mapping, TypeVar
 
 from ..model import CHUNK
 
 T = TypeVar("T")
+
+# absolute path -> (bytes, sha256 hex, mtime_ns) of every file closed by open_output in this process
+_WRITTEN: dict[str, tuple[int, str, int]] = {}
+
+
+class _HashingFile(io.RawIOBase):
+    """A binary file that hashes and counts every byte on its way to the disk."""
+
+    def __init__(self, path: Path):
+        self._path = os.path.abspath(path)
+        self._file = io.FileIO(self._path, "w")
+        self._sha = hashlib.sha256()
+        self._bytes = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        n = self._file.write(data)
+        self._sha.update(memoryview(data)[:n])
+        self._bytes += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+            _WRITTEN[self._path] = (self._bytes, self._sha.hexdigest(), os.stat(self._path).st_mtime_ns)
+        super().close()
+
+
+def open_output(path: Path, mode: str = "w", encoding: str = "utf-8", newline: str | None = None) -> IO[Any]:
+    """Open an output file for writing (text, or binary with ``mode="wb"``), hashed as it is written.
+
+    Behaves like ``open(path, mode, encoding=..., newline=...)`` with a 1 MiB
+    buffer; on close the file's size and sha256 are registered for the manifest.
+    """
+    buffered = io.BufferedWriter(_HashingFile(path), buffer_size=1 << 20)
+    if "b" in mode:
+        return buffered
+    return io.TextIOWrapper(buffered, encoding=encoding, newline=newline)
+
+
+def write_output_text(path: Path, text: str, newline: str | None = None) -> None:
+    """``path.write_text(text)`` through :func:`open_output`."""
+    with open_output(path, newline=newline) as fh:
+        fh.write(text)
+
+
+def take_written() -> dict[str, tuple[int, str, int]]:
+    """The registrations of this process, cleared (a worker process hands them to the parent)."""
+    out = dict(_WRITTEN)
+    _WRITTEN.clear()
+    return out
+
+
+def register(entries: Mapping[str, tuple[int, str, int]]) -> None:
+    """Adopt registrations made in another process (a parallel exporter)."""
+    _WRITTEN.update(entries)
+
+
+def digest(path: Path) -> tuple[int, str]:
+    """``(bytes, sha256 hex)`` of a written file: as registered while writing, else read back.
+
+    A registration counts only while the file's size and mtime are those seen
+    at close, so a file rewritten afterwards by other means is read again.
+    """
+    key = os.path.abspath(path)
+    st = os.stat(key)
+    got = _WRITTEN.pop(key, None)
+    if got is not None and got[0] == st.st_size and got[2] == st.st_mtime_ns:
+        return got[0], got[1]
+    h = hashlib.sha256()
+    with open(key, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return st.st_size, h.hexdigest()
 
 
 def arch_dir(dest: Path, arch: str, *sub: str) -> Path:
@@ -34,7 +119,7 @@ def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable]) -> N
     No comment line: provenance belongs in ``manifest.json`` (a leading ``#``
     line makes ``pandas.read_csv`` and ``csv.DictReader`` read garbage).
     """
-    with open(path, "w", encoding="utf-8", newline="") as fh:
+    with open_output(path, newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(columns)
         buf: list = []

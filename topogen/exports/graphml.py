@@ -28,7 +28,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ..graph import edge_columns, gpu_columns
 from ..model import Fabric
-from .files import per_arch
+from .files import open_output, per_arch
 
 # (key id, domain, attribute name, GraphML type)
 KEYS = (
@@ -102,7 +102,7 @@ def generate_graphml(fabric: Fabric) -> Iterator[str]:
 
 
 def write_graphml(fabric: Fabric, path: Path) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    with open_output(path, newline="\n") as fh:
         for piece in generate_graphml(fabric):
             fh.write(piece)
 

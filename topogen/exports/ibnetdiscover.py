@@ -33,7 +33,7 @@ import numpy as np
 
 from ..model import Fabric
 from ..naming import GpuNames, device_names, width
-from .files import arch_dir
+from .files import arch_dir, open_output
 
 GUID_BASE = 0x0002C90000000000  # Mellanox/NVIDIA OUI 00:02:c9 in the top bytes, device id below
 IBSIM_SWITCHES = 256  # ibsim 0.10 defaults (``ibsim`` prints them at start-up)
@@ -179,7 +179,7 @@ def header(fabric: Fabric, sub: Subnet) -> list[str]:
 
 
 def write_subnet(fabric: Fabric, sub: Subnet, path: Path) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    with open_output(path, newline="\n") as fh:
         fh.write("\n".join(header(fabric, sub)) + "\n")
         buf: list[str] = []
         for line in generate_lines(fabric, sub):

@@ -67,7 +67,7 @@ import numpy as np
 
 from ..model import Fabric
 from ..naming import NodeNames
-from .files import arch_dir
+from .files import arch_dir, open_output
 
 _TAIL = re.compile(r"^(.*?)(\d+)$")
 
@@ -299,7 +299,7 @@ def block_lines(fabric: Fabric) -> Iterator[str]:
 
 
 def write_lines(path: Path, lines: Iterator[str]) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    with open_output(path, newline="\n") as fh:
         for line in lines:
             fh.write(line + "\n")
 

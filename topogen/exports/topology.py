@@ -19,13 +19,13 @@ import json
 from pathlib import Path
 
 from ..graph import edge_columns, gpu_columns, graph_attrs, switch_attrs
-from .files import per_arch
+from .files import open_output, per_arch
 
 _dump = json.JSONEncoder(separators=(",", ":"), sort_keys=False).encode
 
 
 def write_topology(fabric, path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
+    with open_output(path) as fh:
         fh.write('{"directed":false,"multigraph":true,"graph":' + _dump(graph_attrs(fabric)) + ',"nodes":[\n')
         first = True
         for names, rails, doms in gpu_columns(fabric):

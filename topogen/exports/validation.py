@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .files import per_arch
+from .files import per_arch, write_output_text
 
 
 def generate_json(report) -> str:
@@ -24,7 +24,7 @@ def generate_json(report) -> str:
 
 
 def write_report(report, path: Path) -> None:
-    path.write_text(generate_json(report), encoding="utf-8")
+    write_output_text(path, generate_json(report))
 
 
 def export(ctx, dest: Path) -> list[Path]:
