@@ -191,6 +191,46 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwar
     sys.exit(0 if all(r.valid for r in reports) else 1)
 
 
+@main.command("diff")
+@click.argument("plan")
+@click.argument("as_built", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["auto", "ibnetdiscover", "lldp", "cabling"]), default="auto", show_default=True, help="Format of AS_BUILT (default: detected).")
+@click.option("--arch", help="Architecture of the plan, when PLAN is a build of both (default: the one the floor matches best).")
+@click.option("--spec", "spec_opt", metavar="SPEC", help="The plan's spec, for the design checks (default: the one its build names).")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, spec_opt: str | None, as_json: bool) -> None:
+    """Compare what the fabric reports (AS_BUILT) with the PLAN, cable by cable.
+
+    \b
+    topogen diff out/demo discovered.topo                 # ibnetdiscover output
+    topogen diff out/demo/rail-only lldp/                 # lldpctl -f json, one file per device
+    topogen diff out/demo/rail-only/cabling.csv floor.csv # a cabling CSV from the floor
+
+    PLAN is a build directory, an architecture directory or a cabling.csv.
+    Every missing, unexpected, swapped, wrong-port and wrong-device cable is
+    listed with both ends as planned and as found and the move that fixes it;
+    the design checks then run on the as-built wiring (a deviation that breaks
+    the design is an error, one that keeps it valid a warning).
+    Exit status: 0 identical, 1 deviations, 2 bad input.
+    """
+    from .asbuilt import render as show
+    from .asbuilt import sources
+
+    try:
+        found = sources.read_found(list(as_built), fmt)
+        p = sources.load_plan(plan, arch, spec_opt, found)
+        cmp = sources.diff(p, found)
+    except InputError as exc:
+        fail_input(exc)
+    if as_json:
+        import json
+
+        click.echo(json.dumps(show.to_dict(cmp), indent=2))
+    else:
+        click.echo(show.render(cmp))
+    sys.exit(0 if cmp.clean else 1)
+
+
 def _wiring_spec(raw, spec_opt: str | None, kwargs: dict) -> Spec:
     """The spec to check a wiring file against: --spec, else the one the file names."""
     from . import wiring
