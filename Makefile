@@ -8,10 +8,11 @@ SPEC ?= templates/clusters/demo.yaml
 
 .PHONY: run test bench clean
 
-$(BIN)/topogen: pyproject.toml
+# pip -qq: errors only (setuptools prints an informational banner on editable installs)
+$(BIN)/topogen: pyproject.toml setup.py
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install -qq --upgrade pip
+	$(BIN)/pip install -qq -e '.[test]'
 	touch $(BIN)/topogen
 
 run: $(BIN)/topogen

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from topogen import bom, catalog, clos, counts, pipeline
+from topogen import bom, catalog, clos, counts, pipeline, resources
 from topogen.cli import main
 from topogen.spec import build_spec
 
@@ -81,7 +81,7 @@ def test_twin_port_bom_matches_closed_form_when_full(k, r, t, arch):
 
 def _ndr_with_radix(r: int) -> catalog.Catalog:
     """ndr-400g with its switch re-declared at radix ``r`` (it ships radix 64 only)."""
-    data = yaml.safe_load((catalog.CATALOGS_DIR / "ndr-400g.yaml").read_text())
+    data = yaml.safe_load((resources.template_path("catalogs", "ndr-400g")).read_text())
     data["switches"][0]["ports"] = [{"speed": 400, "radix": r, "per_cage": 2}]
     return catalog.parse_catalog(data, label="ndr-test")
 
@@ -216,7 +216,7 @@ def test_build_writes_bom_files_and_summary(tmp_path):
     out, res = build_out(tmp_path, "--gpus", "32768", "--hb-domain", "256", "--radix", "64", "--catalog", "paper")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["catalog"] == "paper"
-    assert summary["catalog_sha256"] == hashlib.sha256((catalog.CATALOGS_DIR / "paper.yaml").read_bytes()).hexdigest()
+    assert summary["catalog_sha256"] == hashlib.sha256((resources.template_path("catalogs", "paper")).read_bytes()).hexdigest()
     ro, opt = summary["architectures"]["rail-only"], summary["architectures"]["rail-optimized"]
     assert (opt["switches"], opt["transceivers"], opt["cost"]) == (2560, 196608, 2560 * 64 * 748 + 196608 * 374)
     assert (ro["switches"], ro["transceivers"], ro["cost"]) == (1536, 131072, 1536 * 64 * 748 + 131072 * 374)

@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from topogen import catalog
 from topogen.cli import main
 from topogen.errors import InputError
-from topogen.spec import CATALOGS_DIR, available_catalogs, build_spec
+from topogen.resources import template_path
+from topogen.spec import available_catalogs, build_spec
 
 REALISTIC = ("ndr-400g", "xdr-800g")
 
@@ -102,7 +103,7 @@ def test_bundled_catalog_loads(name):
 def test_every_price_and_power_line_carries_a_comment(name):
     """The issue's rule: every price and power figure has a source comment or is marked an estimate."""
     bare = []
-    for n, line in enumerate((CATALOGS_DIR / f"{name}.yaml").read_text().splitlines(), 1):
+    for n, line in enumerate(template_path("catalogs", name).read_text().splitlines(), 1):
         if re.match(r"^\s*(price_usd|price_per_port_usd|power_w|reach_m)\s*:", line) and "#" not in line:
             bare.append(n)
     assert bare == []

@@ -23,7 +23,8 @@ from topogen import __version__, pipeline
 from topogen.cli import main
 from topogen.exports import workbook as wbx
 from topogen.exports.cabling import generate_rows
-from topogen.spec import CATALOGS_DIR, build_spec, load_spec
+from topogen.resources import template_path
+from topogen.spec import build_spec, load_spec
 
 EVIL = "=cmd|' /C calc'!A0"
 
@@ -332,7 +333,7 @@ def test_key_figures_flatten_to_scalars():
 
 @pytest.fixture()
 def evil_catalog(tmp_path):
-    data = yaml.safe_load((CATALOGS_DIR / "paper.yaml").read_text())
+    data = yaml.safe_load(template_path("catalogs", "paper").read_text())
     data["switches"][0]["description"] = EVIL
     data["switches"][0]["price_source"] = "+SUM(1,2)"
     data["transceivers"][0]["power_source"] = "@HYPERLINK(\"x\")"

@@ -50,7 +50,8 @@ from .counts import MAX_TIERS
 from .errors import InputError, Problem
 from .yamlfile import read_yaml
 from .model import link_tier_name
-from .spec import CATALOGS_DIR, available_catalogs
+from . import resources
+from .spec import available_catalogs
 
 # length class -> longest cable it stands for (m); domain.md section 5 typical reaches
 LENGTH_CLASSES: dict[str, int] = {
@@ -273,20 +274,18 @@ class Catalog:
 # --- loading ------------------------------------------------------------------------
 
 
-def resolve_catalog_path(ref: str) -> Path:
-    """A catalog reference is the name of a bundled catalog or a path to a YAML file."""
-    if ref in available_catalogs():
-        return CATALOGS_DIR / f"{ref}.yaml"
-    return Path(ref)
+def resolve_catalog_path(ref: str):
+    """A catalog reference is the name of a bundled catalog (``topogen catalogs``) or a path to a YAML file."""
+    return resources.template_path("catalogs", ref) or Path(ref)
 
 
 def load_catalog(ref: str) -> Catalog:
     """Read and check a catalog (name or path); raise InputError listing every problem."""
     path = resolve_catalog_path(ref)
     label = ref
-    missing = Problem("catalog", f"catalog {ref!r} does not exist", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file")
+    missing = Problem("catalog", f"catalog {ref!r} does not exist{resources.did_you_mean(ref, available_catalogs())}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file")
     data = read_yaml(path, "catalog", f"catalog {str(path)!r}", missing)
-    cat = parse_catalog(data, label=label, path=str(path), default_name=path.stem)
+    cat = parse_catalog(data, label=label, path=str(path), default_name=Path(path.name).stem)
     return replace(cat, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 

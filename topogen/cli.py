@@ -119,6 +119,26 @@ def _roles(t: int) -> list[str]:
     return [tier_role(j) for j in range(1, t + 1)]
 
 
+def _template_list(kind: str) -> str:
+    from .resources import list_templates
+
+    items = list_templates(kind)
+    width = max((len(t.name) for t in items), default=0)
+    return "\n".join(f"{t.name:{width}s}  {t.description}".rstrip() for t in items)
+
+
+@main.command()
+def presets() -> None:
+    """List the bundled cluster presets (give one as SPEC, e.g. `topogen build demo`)."""
+    click.echo(_template_list("clusters"))
+
+
+@main.command()
+def catalogs() -> None:
+    """List the bundled hardware catalogs (give one as --catalog NAME or `catalog:` in a spec)."""
+    click.echo(_template_list("catalogs"))
+
+
 @main.command()
 @spec_options
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object {\"rows\": [...]} instead of a table.")

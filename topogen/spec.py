@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 
-from . import __version__, counts
+from . import __version__, counts, resources
 from .errors import InputError, Problem
 from .yamlfile import read_yaml
 
@@ -25,9 +25,6 @@ PROVISION_CHOICES = ("full", "minimal")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_PLANES = 8
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-CLUSTERS_DIR = TEMPLATES / "clusters"
-CATALOGS_DIR = TEMPLATES / "catalogs"
 
 DEFAULTS: dict[str, Any] = {
     "name": None,
@@ -118,26 +115,30 @@ class Spec:
 
 
 def available_catalogs() -> list[str]:
-    return sorted(p.stem for p in CATALOGS_DIR.glob("*.yaml"))
+    """Names of the bundled hardware catalogs (``topogen catalogs`` lists them)."""
+    return resources.template_names("catalogs")
 
 
 def available_presets() -> list[str]:
-    return sorted(p.stem for p in CLUSTERS_DIR.glob("*.yaml"))
+    """Names of the bundled cluster presets (``topogen presets`` lists them)."""
+    return resources.template_names("clusters")
 
 
-def resolve_spec_path(ref: str) -> Path:
-    """A spec argument is a path, or the name of a preset under templates/clusters/."""
+def resolve_spec_path(ref: str):
+    """A spec argument is a path, or the name of a bundled preset (``topogen presets``)."""
     p = Path(ref)
     if p.is_file() or p.suffix in (".yaml", ".yml") or "/" in ref:
         return p
-    return CLUSTERS_DIR / f"{ref}.yaml"
+    preset = resources.template_path("clusters", ref)
+    if preset is None:
+        presets = available_presets()
+        raise InputError([Problem("spec", f"no preset named {ref!r}{resources.did_you_mean(ref, presets)}", f"give a YAML file or a preset name ({', '.join(presets)}); `topogen presets` lists them")])
+    return preset
 
 
-def read_spec_file(path: Path) -> dict[str, Any]:
+def read_spec_file(path) -> dict[str, Any]:
     """Read a YAML spec file into a mapping; syntax errors name the line."""
-    presets = ", ".join(available_presets())
-    what = f"no preset named {path.stem!r}" if path.parent == CLUSTERS_DIR else f"file {str(path)!r} does not exist"
-    data = read_yaml(path, "spec", str(path), Problem("spec", what, f"give a YAML file or a preset name ({presets})"))
+    data = read_yaml(path, "spec", str(path), Problem("spec", f"file {str(path)!r} does not exist", "give a YAML file or a preset name; `topogen presets` lists them"))
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -209,7 +210,8 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
 
     cat = merged["catalog"]
     if not isinstance(cat, str) or not _catalog_known(cat):
-        problems.append(Problem("catalog", f"unknown catalog {cat!r}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file"))
+        near = resources.did_you_mean(cat, available_catalogs()) if isinstance(cat, str) else ""
+        problems.append(Problem("catalog", f"unknown catalog {cat!r}{near}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file"))
     else:
         values["catalog"] = cat
 
@@ -361,4 +363,4 @@ def load_spec(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Sp
         return build_spec({}, overrides, default_name="cluster")
     path = resolve_spec_path(ref)
     data = read_spec_file(path)
-    return build_spec(data, overrides, default_name=path.stem)
+    return build_spec(data, overrides, default_name=Path(path.name).stem)

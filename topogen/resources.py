@@ -1,0 +1,94 @@
+"""Bundled templates (cluster presets, hardware catalogs, ...): the one way to find them.
+
+The repository keeps them in the top-level ``templates/<kind>/<name>.yaml``; the wheel
+ships that folder as the data package ``topogen.templates`` (see ``setup.py``), and
+both an editable checkout and an installed wheel reach it through
+:mod:`importlib.resources`. No other module builds a path to a bundled template.
+
+A *kind* is a subfolder: ``clusters`` (presets), ``catalogs``, and any kind another
+feature adds (``models``, ``gpus``, ...) without touching this module.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+PACKAGE = "topogen.templates"
+SUFFIX = ".yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """One bundled template: its name (the file stem) and the first line of its leading comment."""
+
+    name: str
+    description: str
+
+
+def template_dir(kind: str) -> Traversable:
+    """The folder of one template kind (it may not exist: then nothing is bundled)."""
+    return resources.files(PACKAGE).joinpath(kind)
+
+
+def template_names(kind: str) -> list[str]:
+    """Names of the bundled templates of ``kind``, sorted."""
+    d = template_dir(kind)
+    if not d.is_dir():
+        return []
+    return sorted(p.name[: -len(SUFFIX)] for p in d.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
+
+
+def template_path(kind: str, name: str) -> Traversable | None:
+    """The bundled template ``kind/name.yaml``, or ``None`` when there is no such template.
+
+    Installed from a wheel or a checkout, this is a :class:`pathlib.Path`.
+    """
+    if name not in template_names(kind):
+        return None
+    return template_dir(kind).joinpath(name + SUFFIX)
+
+
+def list_templates(kind: str) -> list[Template]:
+    """Every bundled template of ``kind`` with its one-line description."""
+    out = []
+    for name in template_names(kind):
+        text = template_dir(kind).joinpath(name + SUFFIX).read_text(encoding="utf-8")
+        out.append(Template(name, describe(text)))
+    return out
+
+
+def describe(text: str, width: int = 120) -> str:
+    """A one-line description from a YAML file's leading ``#`` comment (empty when it has none).
+
+    The first sentence of the first comment paragraph; when longer than ``width``,
+    the part before its first colon (the comments open with "A <what>: <details>").
+    """
+    para: list[str] = []
+    for line in text.splitlines():
+        s = line.strip()
+        if not s.startswith("#"):
+            break
+        s = s.lstrip("#").strip()
+        if not s:
+            if para:
+                break
+            continue
+        para.append(s)
+    desc = re.split(r"(?<=\.)\s", " ".join(para), maxsplit=1)[0].rstrip(":,; ")
+    if len(desc) > width and ": " in desc:
+        desc = desc.split(": ", 1)[0]
+    if len(desc) > width:
+        desc = desc[: width - 1].rsplit(" ", 1)[0] + "…"
+    return desc
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or an empty string."""
+    close = difflib.get_close_matches(str(name)[:200], choices, n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
