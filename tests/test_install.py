@@ -43,9 +43,10 @@ def run(bin_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
 def test_wheel_ships_templates_and_license(installed):
     _, wheel = installed
     names = zipfile.ZipFile(wheel).namelist()
-    for kind in ("clusters", "catalogs"):
-        for p in (ROOT / "templates" / kind).glob("*.yaml"):
-            assert f"topogen/templates/{kind}/{p.name}" in names
+    bundled = [p.relative_to(ROOT / "templates").as_posix() for p in (ROOT / "templates").rglob("*.yaml")]
+    assert {b.split("/")[0] for b in bundled} >= {"clusters", "catalogs"}
+    for rel in bundled:  # every kind: presets, catalogs, and any folder another feature adds
+        assert f"topogen/templates/{rel}" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not any(n.startswith("templates/") for n in names)  # no stray top-level package
     shipped = {n.rsplit("/", 1)[0] for n in names if n.startswith("topogen/") and n.endswith("/__init__.py")}

@@ -43,15 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .. import resources
 from ..errors import InputError, Problem
 from ..yamlfile import read_yaml
 from . import dp_traffic
 from .checkpoint import OPTIMIZERS, PATHS
 from .params import Param
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
-MODELS_DIR = TEMPLATES / "models"
-GPUS_DIR = TEMPLATES / "gpus"
+KIND_DIRS = {"model": "models", "gpu": "gpus"}  # template kinds (templates/<kind>/, via topogen.resources)
 SOURCE_STATUSES = ("paper", "derived", "fit", "assumed", "user")
 
 WORKLOAD_KEYS = ("model", "gpu", "batch", "parallelism", "checkpoint")
@@ -187,17 +186,18 @@ class Workload:
 
 
 def available(kind: str) -> list[str]:
-    d = MODELS_DIR if kind == "model" else GPUS_DIR
-    return sorted(p.stem for p in d.glob("*.yaml"))
+    return resources.template_names(KIND_DIRS[kind])
 
 
 def _preset(kind: str, ref: str, path: str, problems: list[Problem]) -> dict[str, Any] | None:
     """A preset name or a YAML path -> its mapping (problems named under ``path``)."""
-    d = MODELS_DIR if kind == "model" else GPUS_DIR
     p = Path(ref)
     if not (p.suffix in (".yaml", ".yml") or "/" in ref):
-        p = d / f"{ref}.yaml"
-        what = f"no {kind} preset named {ref!r}"
+        what = f"no {kind} preset named {ref!r}{resources.did_you_mean(ref, available(kind))}"
+        p = resources.template_path(KIND_DIRS[kind], ref)
+        if p is None:
+            problems.append(Problem(path, what, f"use one of: {', '.join(available(kind))}, a path to a .yaml file, or a mapping"))
+            return None
     else:
         what = f"{kind} file {ref!r} does not exist"
     names = ", ".join(available(kind))
