@@ -268,5 +268,105 @@ def _wiring_spec(raw, spec_opt: str | None, kwargs: dict) -> Spec:
     return build_spec(data, overrides, default_name=str(data.get("name") or "cluster"))
 
 
+def analysis_options(f):
+    """Spec flags plus the workload flags every ``analyze`` subcommand takes."""
+    opts = [
+        click.option("--model", help="Model preset (gpt-3-175b, opt-175b, palm-540b, megatron-1t, llama-2-70b, deepseek-v3) or a .yaml path; replaces the spec's workload model."),
+        click.option("--gpu", help="GPU preset (h100, b200, gb200, gh200) or a .yaml path."),
+        click.option("--batch", help="Batch, swept when comma-separated: tokens (2M, 32e6) or SEQUENCESxLENGTH (512x2048,2048x2048)."),
+        click.option("--hb-bandwidth", "hb_bandwidth", type=float, help="B_F, HB-domain Gb/s per GPU (default: the spec's hb_bandwidth_gbps, else the GPU preset's)."),
+        click.option("--tp", type=int, help="Tensor-parallel GPUs (inside one HB domain)."),
+        click.option("--pp", type=int, help="Pipeline stages."),
+        click.option("--dp", help="DP scheme: ddp, zero1, zero2, fsdp, hsdp or megatron."),
+        click.option("--optimizer", help="replicated or sharded optimizer state."),
+        click.option("--json", "as_json", is_flag=True, help='Print {"rows": [...], "parameters": [...], "caveats": [...]} instead of a table.'),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return spec_options(f)
+
+
+def _analyze(kwargs: dict, run) -> None:
+    """Resolve the specs (sweeping lists), run one analysis, print its table or JSON."""
+    import json
+
+    from .analysis import render, sweep
+
+    as_json = kwargs.pop("as_json")
+    try:
+        overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
+        spec_ref = kwargs.pop("spec")
+        flags = {k: kwargs.pop(k) for k in ("model", "gpu", *sweep.PARALLEL_FLAGS) if k in kwargs}
+        batches = sweep.parse_batches(kwargs.pop("batch"))
+        if spec_ref is None and overrides.get("name") is None:
+            overrides["name"] = "cluster"
+        report = run(sweep.analysis_specs(spec_ref, overrides, flags), batches, kwargs)
+    except InputError as exc:
+        fail_input(exc)
+    click.echo(json.dumps(report.as_json(), indent=2) if as_json else render.render(report))
+
+
+@main.group()
+def analyze() -> None:
+    """The seeds' analyses on the fabric of SPEC: N, K, B_S (link speed x planes) and B_F come from the spec.
+
+    \b
+    topogen analyze iteration gh200-32k --hb-domain 32,64,128,256
+    topogen analyze alltoall --gpus 2048 --hb-domain 8 --radix 64 --model deepseek-v3 --hb-bandwidth 7200
+    topogen analyze checkpoint SPEC --write-GBps 273
+    topogen analyze dp-traffic --gpus 1024 --hb-domain 8 --radix 64 --model llama-2-70b --gpu h100
+    """
+
+
+@analyze.command("iteration")
+@analysis_options
+@click.option("--nm-rule", "nm_rule", type=click.Choice(["derived", "derived-pow2", "printed", "tp"]), default="derived", show_default=True, help="N_M: the optimum of Eq. 1 (capped at K), it rounded to a power of two dividing K, the paper's printed Eq. 2, or the workload's TP.")
+def analyze_iteration(nm_rule: str, **kwargs) -> None:
+    """Iteration time (Eq. 1), the ideal any-to-any (Eq. 3) and each term, per GPUs x K x batch."""
+    from .analysis import fabric
+
+    _analyze(kwargs, lambda specs, batches, kw: fabric.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"]))
+
+
+@analyze.command("alltoall")
+@analysis_options
+@click.option("--bytes-per-pair", "bytes_per_pair", help="s, bytes per ordered GPU pair (default: from the model's MoE settings).")
+@click.option("--group-gpus", "group_gpus", type=int, help="GPUs in one all-to-all (default: the workload's expert_parallel, else the model's, else N).")
+def analyze_alltoall(bytes_per_pair: str | None, group_gpus: int | None, **kwargs) -> None:
+    """One uniform all-to-all on rail-optimized Clos and rail-only (relay pipelined and store-and-forward)."""
+    from .analysis import fabric
+    from .analysis.workload import parse_number
+
+    s = None
+    if bytes_per_pair is not None:
+        s = parse_number(bytes_per_pair)
+        if s is None or s <= 0:
+            fail_input(InputError([Problem("bytes_per_pair", f"--bytes-per-pair must be a positive number of bytes, got {bytes_per_pair!r}", "e.g. 1M or 458752")]))
+    _analyze(kwargs, lambda specs, batches, kw: fabric.alltoall_report(specs, s, kw["hb_bandwidth"], group_gpus))
+
+
+@analyze.command("checkpoint")
+@analysis_options
+@click.option("--write-GBps", "write_GBps", type=float, help="What the storage writes, GB/s (gives the write time).")
+@click.option("--write-s", "write_s", type=float, help="Target write time in s (gives the bandwidth needed).")
+@click.option("--interval-h", "interval_h", type=float, help="Checkpoint interval in hours (default the workload's, else 4).")
+def analyze_checkpoint(write_GBps: float | None, write_s: float | None, interval_h: float | None, **kwargs) -> None:
+    """Checkpoint size, writers, write rate per GPU and node, overhead, and restore read bandwidth."""
+    from .analysis import fabric
+
+    if write_GBps is not None and write_s is not None:
+        fail_input(InputError([Problem("write_GBps", "give --write-GBps or --write-s, not both", "--write-GBps: what the storage writes; --write-s: the target time")]))
+    _analyze(kwargs, lambda specs, batches, kw: fabric.checkpoint_report(specs, write_GBps, write_s, interval_h))
+
+
+@analyze.command("dp-traffic")
+@analysis_options
+def analyze_dp_traffic(**kwargs) -> None:
+    """Bytes per GPU, per NIC (rail) and per NVLink of DDP, ZeRO-1/2, FSDP, HSDP and Megatron TP+DP, with the memory fit."""
+    from .analysis import fabric
+
+    _analyze(kwargs, lambda specs, batches, kw: fabric.dp_report(specs))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -49,6 +49,7 @@ class Report:
     rows: list[dict[str, Any]] = field(default_factory=list)
     params: list[Param] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # findings printed under the table
 
     def add_params(self, params: Iterable[Param]) -> None:
         for p in params:
@@ -60,7 +61,7 @@ class Report:
             self.caveats.append(text)
 
     def as_json(self) -> dict[str, Any]:
-        return {"analysis": self.analysis, "rows": self.rows, "parameters": as_dicts(self.params), "caveats": self.caveats}
+        return {"analysis": self.analysis, "rows": self.rows, "parameters": as_dicts(self.params), "notes": self.notes, "caveats": self.caveats}
 
 
 def _workload(spec, what: str) -> Workload:
@@ -122,6 +123,7 @@ def flops_param(wl: Workload) -> Param:
 def iteration_report(specs: Sequence, rule: str = "derived", batches: Sequence[float] | None = None, hb_gbps: float | None = None) -> Report:
     """Eq. 1 / Eq. 3 for every spec and batch: the rows of ``topogen analyze iteration``."""
     rep = Report("iteration")
+    last: dict[tuple, dict[str, Any]] = {}  # (N, batch, model) -> its previous row: change_vs_smaller_k
     for spec in specs:
         wl = _workload(spec, "iteration")
         if rule == "tp" and wl is not None and spec.workload.parallelism.tp is None:
@@ -149,13 +151,19 @@ def iteration_report(specs: Sequence, rule: str = "derived", batches: Sequence[f
                 row["train_days"] = m.training_tokens / b * r.iteration_s / 86_400.0
             if total_flop is not None:
                 row["one_domain_train_days"] = it.training_days(total_flop, spec.hb_domain, c.value)
+                note = f"{m.name} on one HB domain ({spec.hb_domain} x {wl.gpu.name}) at 100% of C: {row['one_domain_train_days']:,.1f} days ({total_flop:.3g} FLOP)"
+                if note not in rep.notes:
+                    rep.notes.append(note)
+            prev = last.get((spec.gpus, b, m.name))
+            row["change_vs_smaller_k"] = row["iteration_s"] / prev["iteration_s"] - 1 if prev and prev["hb_domain"] < spec.hb_domain else None
+            last[(spec.gpus, b, m.name)] = row
             rep.rows.append(row)
         if m.name.startswith("gpt-3"):
             rep.add_caveat(CAVEAT_GPT3)
         if m.active_params is not None:
             rep.add_caveat(CAVEAT_MOE.format(model=m.name, active=m.active_params, total=m.params))
         if m.training_flop is None and m.training_tokens:
-            rep.add_params([Param("training FLOP = 6 x P x training tokens", "derived", "FLOP", "derived", "when the model gives no training_flop")])
+            rep.add_params([Param(f"training FLOP ({m.name})", "6 x P x training tokens", "", "derived", "the model gives no training_flop")])
     rep.add_params([EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, EQ1_ACTIVATION_BYTES])
     rep.caveats.insert(0, CAVEAT_EQ2.format(rule=rule))
     rep.caveats.insert(1, CAVEAT_EQ1)

@@ -43,12 +43,15 @@ class Param:
 
 
 def _fmt(v: Any) -> str:
+    """Readable numbers: 96, 12,288, 175e9, 989.4e12, 2.56e24, 0.25."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return str(v)
-    if isinstance(v, int) or float(v).is_integer() and abs(v) < 1e15:
+    if abs(v) >= 1e6:
+        exp = (len(str(int(abs(v)))) - 1) // 3 * 3
+        mant = v / 10**exp
+        return f"{mant:.4g}e{exp}"
+    if float(v).is_integer():
         return f"{int(v):,}"
-    if abs(v) >= 1e6 or abs(v) < 1e-3:
-        return f"{v:.4g}"
     return f"{v:,.4g}"
 
 
