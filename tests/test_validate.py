@@ -55,10 +55,17 @@ def check_valid(spec, arch):
     assert len(fig["oversubscription_per_tier"]) == f.tiers - 1
     if fig["bisection"]["checked"]:
         assert fig["bisection"]["full"] and fig["bisection"]["worst_flow_gbps"] >= fig["bisection"]["demand_gbps"]
-    # a failed leaf cuts off exactly the GPUs it serves
+    # a failed leaf cuts off exactly the GPUs it serves, unless they have another plane: then
+    # none is cut off and each of them loses its share of bandwidth in that plane
     leaf = fig["failure_impact"]["switch"]["leaf"]
     sw = next(i for i, s in enumerate(f.switches) if s.name == leaf["device"])
-    assert leaf["gpus_cut_off"] == int(((f.links.z_dev == f.gpus + sw) & (f.links.tier == 1)).sum())
+    served = int(((f.links.z_dev == f.gpus + sw) & (f.links.tier == 1)).sum())
+    if spec.planes == 1:
+        assert (leaf["gpus_cut_off"], leaf["gpus_degraded"]) == (served, 0)
+    else:
+        assert (leaf["gpus_cut_off"], leaf["gpus_degraded"]) == (0, served)
+        assert leaf["degraded_bandwidth_lost"] == pytest.approx(1 / spec.planes)
+        assert leaf["gpu_bandwidth_lost_gbps"] == served * spec.link_speed
     return r
 
 

@@ -251,15 +251,16 @@ def test_speed_mismatch(fabrics, arch, where):
 def test_shared_switch_when_dedicated_asked(arch):
     """A wiring built with shared rail packing, checked against a spec that asks for dedicated rails."""
     gpus = 80 if arch == "rail-optimized" else 64  # a partly filled group / small rails pack rails on one switch
-    shared = build_spec({"name": "s", "gpus": gpus, "hb_domain": 8, "radix": 16, "rail_packing": "shared"})
+    field, alone = ("leaf_packing", "aligned") if arch == "rail-optimized" else ("rail_packing", "dedicated")
+    shared = build_spec({"name": "s", "gpus": gpus, "hb_domain": 8, "radix": 16, field: "shared"})
     f = clos.generate(shared, arch)
     ok = validate.validate(f)
     assert ok.valid and all(x.severity == "info" for x in ok.by_check("rails.shared-switch"))
-    f.spec = replace(shared, rail_packing="dedicated")
+    f.spec = replace(shared, **{field: alone})
     r = validate.validate(f)
     multi = next(s for s in f.switches if len(s.rails) > 1)
     hit = assert_named(r, "rails.shared-switch", multi.name, "p1")
-    assert "dedicated" in hit.message and f"rail {multi.rails[0]} on" in hit.message and f"rail {multi.rails[1]} on" in hit.message
+    assert f"{field}: {alone}" in hit.message and f"rail {multi.rails[0]} on" in hit.message and f"rail {multi.rails[1]} on" in hit.message
 
 
 def test_cross_rail_uplink_in_rail_only(fabrics):

@@ -162,7 +162,7 @@ def test_spec_mismatch_is_a_warning(out):
 def test_shared_wiring_against_dedicated_spec(out):
     res = run(out / "demo" / "rail-only" / "cabling.csv", "--spec", "demo", "--rail-packing", "dedicated")
     assert res.exit_code == 1
-    assert "rails.shared-switch: rail0-1-leaf carries 2 rails on one switch, but the spec asks for dedicated rails" in res.output
+    assert "rails.shared-switch: rail0-1-leaf carries 2 rails on one switch, but the spec asks for one switch per rail (rail_packing: dedicated)" in res.output
     assert "input.foreign-switch: 4 switch name(s)" in res.output
 
 

@@ -26,7 +26,8 @@ def spec_options(f):
         click.option("--radix", help="Switch ports at link speed (even)."),
         click.option("--link-speed", "link_speed", help="Link speed in Gb/s (default 400)."),
         click.option("--arch", help="rail-optimized, rail-only or both (default both)."),
-        click.option("--rail-packing", "rail_packing", help="shared (default) or dedicated."),
+        click.option("--rail-packing", "rail_packing", help="Rail-only: shared (default, small rails share a switch) or dedicated."),
+        click.option("--leaf-packing", "leaf_packing", help="Rail-optimized: aligned (default, one leaf per rail per group) or shared (small groups pack rails on a leaf)."),
         click.option("--provision", help="full (default) or minimal uplinks on partly filled switches."),
         click.option("--catalog", help="Hardware catalog name or path (default paper)."),
         click.option("--planes", help="NIC ports per GPU, one fabric plane each (default 1)."),
@@ -38,7 +39,7 @@ def spec_options(f):
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
@@ -192,7 +193,7 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwar
             raw = wiring.read(Path(spec))
             s = _wiring_spec(raw, spec_opt, kwargs)
             w = wiring.to_fabric(raw, s, wiring.choose_arch(raw, arch_flag, s))
-            reports = [checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=w.source)]
+            reports = [checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=w.source, expected=w.expected)]
         else:
             if spec is not None and spec_opt is not None:
                 raise InputError([Problem("spec", f"two specs given: {spec!r} and --spec {spec_opt!r}", "give the spec once, or a cabling.csv / topology.json with --spec")])

@@ -50,11 +50,12 @@ class _Links:
         return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(5))
 
 
-def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Links, leaf_up: int | None = None) -> list[tuple[int, int, int]]:
+def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Links, leaf_up: int | None = None, notes: list[str] | None = None) -> list[tuple[int, int, int]]:
     """Build tiers 2..t above leaves ``0 .. L-1`` (local ids), striping balanced.
 
     Returns ``(tier, block, pos)`` of each new switch, in id order (ids L, L+1...).
-    Links are appended to ``links`` with local switch ids on both ends.
+    Links are appended to ``links`` with local switch ids on both ends. When a
+    tier gets more switches than its ports alone need, ``notes`` says why.
     """
     h = radix // 2
     leaf_down, leaf_uplinks = counts.leaf_split(radix, leaf_up)
@@ -69,12 +70,15 @@ def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Lin
         chunks = [level] if top else [level[i : i + h] for i in range(0, len(level), h)]
         if top and len(level) > radix:
             raise AssertionError(f"{len(level)} pods exceed radix {radix}")
+        why = counts.TierExtra(j, up, cap, down, top, full)
         new_level: list[list[int]] = []
         for b, chunk in enumerate(chunks):
             block_ids: list[int] = []
             for p in range(max(len(sb) for sb in chunk)):
                 members = [sb[p] for sb in chunk if len(sb) > p]
-                s, ups = counts.stripe_width(tuple(used[m] for m in members), up, down, full, top, cap)
+                lower = tuple(used[m] for m in members)
+                s, ups = counts.stripe_width(lower, up, down, full, top, cap)
+                why.add(lower, s, ups)
                 first = next_id
                 next_id += s
                 per_upper = sum(u // s for u in ups)
@@ -85,6 +89,8 @@ def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Lin
                 block_ids.extend(range(first, first + s))
             new_level.append(block_ids)
         level = new_level
+        if notes is not None:
+            notes.extend(why.notes())
     return made
 
 
@@ -121,12 +127,13 @@ def rail_optimized(spec) -> Fabric:
 
     Leaf (group g, rail r) serves rank r of each HB domain of group g, a group
     being h = radix/2 consecutive domains (the last may be smaller; with
-    ``rail_packing: shared`` a small group packs several whole rails on a leaf).
+    ``leaf_packing: shared`` a small group packs several whole rails on a leaf;
+    by default every group gets one leaf per rail, partly filled or not).
     Leaves are ordered group-major and joined h at a time into pods.
     Closed form when fully populated: ``(2t-1)·N/k`` switches and ``t·N`` links.
     """
     n, hb, k = spec.gpus, spec.hb_domain, spec.radix
-    shared = spec.rail_packing == "shared"
+    shared = spec.packs_rails("rail-optimized")
     full = spec.provision == "full"
     domains = n // hb
     t = counts.rail_optimized_tiers(n, hb, k, shared, spec.leaf_up)
@@ -156,12 +163,12 @@ def rail_optimized(spec) -> Fabric:
                 raw.append((1, rails, 0, g, 0, ld, ""))
                 leaf_used.append(d * len(rails))
             if rh > 1:
-                notes.append(f"group {g} holds {d} HB domain(s): {rh} rails share each of its leaves, isolated logically (VLAN/partition per rail)")
+                notes.append(f"leaf_packing shared: group {g} holds {d} HB domain(s), so {rh} rails share each of its leaves, isolated logically (VLAN/partition per rail)")
         g = dom // ld
         leaf = leaf_base[g] + rank // rho[g]
         port = (rank % rho[g]) * gsize[g] + dom % ld + 1
         links.add(gpu, 0, leaf, port, 1)
-        for tier, block, pos in _stack(leaf_used, t, k, full, links, spec.leaf_up):
+        for tier, block, pos in _stack(leaf_used, t, k, full, links, spec.leaf_up, notes):
             raw.append((tier, (), 0, block, pos, k if tier == t else h, ""))
     return _finish(spec, "rail-optimized", t, raw, links, notes)
 
@@ -203,7 +210,9 @@ def rail_only(spec) -> Fabric:
         one = _Links()
         ed = np.arange(domains, dtype=np.int64)
         one.add(ed, 0, ed // ld, ed % ld + 1, 1)
-        uppers = _stack(leaf_used, t, k, full, one, spec.leaf_up)
+        extra: list[str] = []
+        uppers = _stack(leaf_used, t, k, full, one, spec.leaf_up, extra)
+        notes.extend(f"in each rail's Clos, {x}" for x in extra)
         a, ap, z, zp, tr = one.columns()
         per_rail = len(leaf_used) + len(uppers)
         gpu_link = tr == 1

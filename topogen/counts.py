@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil
 
+from .model import tier_role
+
 MAX_TIERS = 6
 UNBOUNDED = 10**6  # tier count reported when no number of tiers can fit (radix < 4)
 
@@ -113,6 +115,74 @@ def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool, top: bool
     raise ValueError(f"no balanced striping for {len(used)} lower switches (h={h}, down={down})")
 
 
+class TierExtra:
+    """Why a tier has more switches than its ports alone need; fed stripe by stripe.
+
+    Ports alone: every lower switch needs ``ceil(used·up/cap)`` uplinks for its
+    used downlinks, and an upper switch takes ``down`` of them. Three rules add
+    switches beyond that, and :meth:`notes` names each one that did, with numbers:
+    ``provision: full`` (partly filled switches cable every uplink), balanced
+    striping at the top (a stripe's switch count divides each lower switch's
+    uplinks) and full stripes below the top (a partly filled block keeps every
+    stripe position, so it reaches every stripe above).
+    """
+
+    def __init__(self, tier: int, up: int, cap: int, down: int, top: bool, full: bool):
+        self.tier, self.up, self.cap, self.down, self.top, self.full = tier, up, cap, down, top, full
+        self.needed = self.built = self.switches = self.stripes = self.by_ports = 0
+        self.wider = 0  # top stripes with more switches than their built uplinks need
+        self.example: tuple[int, int, int, int] | None = None  # (members, uplinks, s, by ports) of a wider stripe
+        self.rounded: dict[tuple[int, int, int, int], int] = {}  # minimal provisioning: (used, needed, built, s) -> lower switches
+
+    def add(self, used: tuple[int, ...], s: int, ups: tuple[int, ...]) -> None:
+        need = [ceil(u * self.up / self.cap) for u in used]
+        self.needed += sum(need)
+        self.built += sum(ups)
+        self.switches += s
+        self.stripes += 1
+        by_ports = ceil(sum(ups) / self.down)
+        self.by_ports += by_ports
+        if self.top and s > by_ports:
+            self.wider += 1
+            if self.example is None:
+                self.example = (len(used), sum(ups), s, by_ports)
+        if not self.full:
+            for u, nd, b in zip(used, need, ups):
+                if b > nd:
+                    self.rounded[(u, nd, b, s)] = self.rounded.get((u, nd, b, s), 0) + 1
+
+    def notes(self) -> list[str]:
+        role, lower = tier_role(self.tier), tier_role(self.tier - 1)
+        roles, lowers = _plural(role), _plural(lower)
+        out = []
+        minimum = ceil(self.needed / self.down)
+        if self.switches > minimum:
+            why = []
+            if self.built > self.needed:
+                why.append(f"provision: full cables all {self.built} uplinks of the {lowers}, {self.built - self.needed} of them for downlinks still empty (partly filled {lowers}), so the fabric grows without recabling")
+            if self.top and self.wider:
+                m, upl, s, bp = self.example  # type: ignore[misc]
+                why.append(
+                    f"balanced striping: the number of {roles} in a stripe must divide each {lower}'s {self.up} uplinks (the same number of parallel links to each); "
+                    f"{self.wider} of {self.stripes} stripe(s) use more {roles} than their ports need, e.g. {m} {lowers} with {upl} uplinks fill {bp} {role}(s) of {self.down} ports but get {s}"
+                )
+            if not self.top and self.switches > self.by_ports:
+                why.append(f"every block keeps all {self.up} positions of each stripe (one link from each member to each), so a partly filled block reaches every stripe above")
+            if not why:
+                why.append(f"the {role}s split into stripes and blocks that cannot share switches")
+            out.append(f"{role}: {self.switches} switches where ports alone need {minimum} ({self.needed} uplinks, {self.down} down ports each): " + "; ".join(why))
+        for (u, nd, b, st), cnt in sorted(self.rounded.items()):
+            out.append(
+                f"provision: minimal: {cnt} {lower}(s) with {u} downlink(s) in use need {nd} uplink(s) but get {b}: balanced striping gives each the same number of "
+                f"parallel links to each of the {st} {roles} of its stripe, so its uplinks round up to a multiple of {st}"
+            )
+        return out
+
+
+def _plural(role: str) -> str:
+    return "leaves" if role == "leaf" else f"{role}s"
+
+
 # --- leaf layouts ----------------------------------------------------------------
 
 
@@ -185,11 +255,12 @@ def _merge_runs(runs: list[LeafRun]) -> list[LeafRun]:
 def rail_optimized_tiers(gpus: int, hb: int, radix: int, shared: bool, leaf_up: int | None = None) -> int:
     """Tier count of the rail-optimized fabric.
 
-    One switch when the whole cluster fits on it and rails may share a switch
-    (or there is a single rail); otherwise the fewest tiers (>= 2) whose upper
-    tiers join all rail-aligned leaves.
+    One switch when the whole cluster fits on it (a one-switch cluster has no
+    tier to align: its rails share the switch, as every small field design does);
+    otherwise the fewest tiers (>= 2) whose upper tiers join all leaves (one per
+    rail per group, or packed when ``shared``).
     """
-    if gpus <= radix and (shared or hb == 1):
+    if gpus <= radix:
         return 1
     leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, radix, shared, leaf_up))
     return tiers_for_leaves(leaves, radix)
@@ -359,7 +430,7 @@ def rail_only_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, p
 
 def arch_counts(spec, arch: str) -> Counts:
     """Closed-form counts of ``arch`` for a resolved spec."""
-    shared = spec.rail_packing == "shared"
+    shared = spec.packs_rails(arch)
     full = spec.provision == "full"
     if arch == "rail-optimized":
         return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes, spec.leaf_up)

@@ -48,7 +48,7 @@ def build(spec: Spec) -> BuildContext:
     catalog.check_spec(hw, spec, {arch: c.tiers for arch, c in closed.items()})
     fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model
     ctx = BuildContext(spec, fabrics, closed)
-    ctx.reports = {arch: validate.validate(f) for arch, f in fabrics.items()}  # validate
+    ctx.reports = {arch: validate.validate(f, expected=f) for arch, f in fabrics.items()}  # validate (a generated fabric is the spec's own table)
     ctx.catalog = hw
     ctx.boms = {arch: bom.compile_bom(f, hw) for arch, f in fabrics.items()}  # BOM
     ctx.summary = make_summary(ctx)

@@ -21,6 +21,7 @@ from .yamlfile import read_yaml
 
 ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
 PACKING_CHOICES = ("shared", "dedicated")
+LEAF_PACKING_CHOICES = ("aligned", "shared")
 PROVISION_CHOICES = ("full", "minimal")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_PLANES = 8
@@ -34,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "link_speed": 400,
     "arch": "both",
     "rail_packing": "shared",
+    "leaf_packing": "aligned",  # rail-optimized leaves: one per rail per group ("shared": small groups pack rails)
     "provision": "full",
     "catalog": "paper",
     "planes": 1,
@@ -59,6 +61,7 @@ class Spec:
     link_speed: int
     arch: str
     rail_packing: str
+    leaf_packing: str
     provision: str
     catalog: str
     planes: int
@@ -83,6 +86,14 @@ class Spec:
         """Leaf downlink over uplink capacity (1.0 at 1:1)."""
         d, u = (int(x) for x in self.oversubscription.split(":"))
         return d / u
+
+    def packs_rails(self, arch: str) -> bool:
+        """Whether ``arch`` may put several whole rails on one switch.
+
+        Rail-only follows ``rail_packing`` (the paper packs small rails); rail-optimized
+        follows ``leaf_packing`` (rail-aligned leaves by default, as every field design).
+        """
+        return (self.leaf_packing if arch == "rail-optimized" else self.rail_packing) == "shared"
 
     @property
     def domains(self) -> int:
@@ -195,7 +206,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         problems.append(Problem("planes", f"planes must be at most {MAX_PLANES}, got {values['planes']}", "use 1 (one NIC port per GPU) to 8"))
         del values["planes"]
 
-    for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("provision", PROVISION_CHOICES)):
+    for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("provision", PROVISION_CHOICES)):
         raw = merged[key]
         if raw not in choices:
             problems.append(Problem(key, f"unknown {key} {raw!r}", f"valid values: {', '.join(choices)}"))
@@ -331,16 +342,17 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
         return
     n, k, r = v["gpus"], v["hb_domain"], v["radix"]
     shared = v.get("rail_packing", "shared") == "shared"
+    leaf_shared = v.get("leaf_packing", "aligned") == "shared"
     d, u = (int(x) for x in v.get("oversubscription", "1:1").split(":"))
     leaf_up = None if (d, u) == (1, 1) else r * u // (d + u)
     arches = ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
     tiers = {}
     for arch in arches:
         if arch == "rail-optimized":
-            if r % 2 and not (n <= r and (shared or k == 1)):
+            if r % 2 and n > r:
                 tiers[arch] = None
             else:
-                tiers[arch] = counts.rail_optimized_tiers(n, k, r, shared, leaf_up) if r >= 2 else counts.UNBOUNDED
+                tiers[arch] = counts.rail_optimized_tiers(n, k, r, leaf_shared, leaf_up) if r >= 2 else counts.UNBOUNDED
         elif arch == "rail-only":
             if r % 2 and n // k > r:
                 tiers[arch] = None

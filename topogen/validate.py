@@ -44,6 +44,7 @@ Figures come from numpy columns, never one Python object per cable, so a
 
 from __future__ import annotations
 
+from . import clos
 from .checks import capacity, failure, hygiene, rails, reach, tiers
 from .checks.capacity import MAXFLOW_LINKS
 from .checks.findings import CHECK_IDS, GROUPS, MAX_PER_CHECK, SEVERITIES, Finding, Labels, Report
@@ -71,12 +72,16 @@ __all__ = [
 ]
 
 
-def validate(fabric: Fabric, labels: Labels | None = None, pre: list[Finding] | tuple = (), source: str = "", maxflow_links: int = MAXFLOW_LINKS) -> Report:
+def validate(
+    fabric: Fabric, labels: Labels | None = None, pre: list[Finding] | tuple = (), source: str = "", maxflow_links: int = MAXFLOW_LINKS, expected: Fabric | None = None
+) -> Report:
     """Run the six checks on ``fabric`` against its spec and return the :class:`Report`.
 
     ``labels`` names cables after the file they came from; ``pre`` holds the
     findings the file reader made (unknown devices, dropped rows). Max-flow
     bisection runs only when the fabric has at most ``maxflow_links`` cables.
+    ``expected`` is the spec's own wiring (generated when not given): striping is
+    checked against its switch-to-switch table, so a finding names the wrong cable.
     """
     report = Report(fabric.arch, fabric.spec, source=source, figures={"gpus": fabric.gpus, "switches": len(fabric.switches), "cables": len(fabric.links)})
     w = Wire(fabric, labels, report)
@@ -87,6 +92,8 @@ def validate(fabric: Fabric, labels: Labels | None = None, pre: list[Finding] | 
     rails.check(w)  # 3
     graph = PlaneGraph(w)  # one graph per plane, shared by 4-6
     reach.check(w, graph)  # 4
-    capacity.check(w, graph, maxflow_links)  # 5
+    if expected is None:
+        expected = clos.generate(fabric.spec, fabric.arch)
+    capacity.check(w, graph, maxflow_links, expected)  # 5
     failure.check(w, graph)  # 6
     return report

@@ -73,6 +73,7 @@ class Wiring:
     labels: Labels
     findings: list[Finding] = field(default_factory=list)
     source: str = ""
+    expected: Fabric | None = None  # the spec's own wiring, which the file is checked against
 
 
 def is_wiring_path(ref: str) -> bool:
@@ -295,8 +296,9 @@ def choose_arch(raw: RawWiring, flag: str | None, spec: Spec) -> str:
 def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
     """Look every device and port up in the spec's switch table and build the Fabric.
 
-    Switch names that belong to the same spec with the other ``rail_packing``
-    (``rail0-1-leaf`` against a dedicated spec) join the table as they are, with
+    Switch names that belong to the same spec with the other rail packing
+    (``rail_packing`` in rail-only, ``leaf_packing`` in rail-optimized: ``rail0-1-leaf``
+    against a dedicated spec) join the table as they are, with
     a warning, so the validator can say what is wrong with them (a shared
     switch) instead of only "unknown device".
     """
@@ -325,7 +327,7 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
         for sw in foreign:
             sw_id[sw.name] = ids[sw.name] = n + len(switches)
             switches.append(sw)
-        other = "dedicated" if spec.rail_packing == "shared" else "shared"
+        field, other = _other_packing(spec, arch)
         shown = [s.name for s in foreign]
         findings.append(
             Finding(
@@ -333,8 +335,8 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
                 "warning",
                 tuple(shown[:8]),
                 (),
-                f"{len(shown)} switch name(s) in {raw.path.name} ({', '.join(shown[:8])}{' ...' if len(shown) > 8 else ''}) are switches of rail_packing {other}, "
-                f"but the spec {spec.name} asks for rail_packing {spec.rail_packing}; they are checked as cabled",
+                f"{len(shown)} switch name(s) in {raw.path.name} ({', '.join(shown[:8])}{' ...' if len(shown) > 8 else ''}) are switches of {field} {other}, "
+                f"but the spec {spec.name} asks for {field} {getattr(spec, field)}; they are checked as cabled",
                 "validate against the spec the file was built from, or rebuild the wiring for this spec",
             )
         )
@@ -397,21 +399,29 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
     fabric = Fabric(spec, arch, expected.tiers, switches, links, list(expected.notes))
     labels = Labels(np.asarray(raw.cable, np.int64)[idx], np.asarray(raw.loc, np.int64)[idx], lf)
     findings.extend(_spec_mismatch(raw, spec))
-    return Wiring(fabric, labels, findings, str(raw.path))
+    return Wiring(fabric, labels, findings, str(raw.path), expected)
 
 
 def _foreign_switches(spec: Spec, arch: str, unknown: list[str]) -> list:
     """Switches of the same spec with the other rail packing that the file names, in their order."""
     if not unknown:
         return []
-    other = "dedicated" if spec.rail_packing == "shared" else "shared"
-    alt = clos.generate(replace(spec, rail_packing=other), arch)
+    field, other = _other_packing(spec, arch)
+    alt = clos.generate(replace(spec, **{field: other}), arch)
     wanted = set(unknown)
     return [s for s in alt.switches if s.name in wanted]
 
 
+def _other_packing(spec: Spec, arch: str) -> tuple[str, str]:
+    """The spec field that packs rails in ``arch`` and its other value."""
+    if arch == "rail-optimized":
+        return "leaf_packing", "aligned" if spec.leaf_packing == "shared" else "shared"
+    return "rail_packing", "dedicated" if spec.rail_packing == "shared" else "shared"
+
+
 def _unknown_hint(spec: Spec, arch: str) -> str:
-    return f"names must be those topogen gives for this spec ({spec.name}: {spec.gpus} GPUs, HB domain {spec.hb_domain}, radix {spec.radix}, {arch}, rail_packing {spec.rail_packing}); was the file built from another spec?"
+    field = _other_packing(spec, arch)[0]
+    return f"names must be those topogen gives for this spec ({spec.name}: {spec.gpus} GPUs, HB domain {spec.hb_domain}, radix {spec.radix}, {arch}, {field} {getattr(spec, field)}); was the file built from another spec?"
 
 
 def _spec_mismatch(raw: RawWiring, spec: Spec) -> list[Finding]:

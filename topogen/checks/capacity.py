@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import tier_role
+from ..model import Fabric, tier_role
 from .graphs import components, run_starts, unique
 from .planes import PlaneGraph
 from .text import LIST, place, port_ranges, ratio, ratio_text, some
@@ -22,9 +22,12 @@ from .wire import Wire
 MAXFLOW_LINKS = 16384  # max-flow bisection only when the fabric has at most this many cables
 
 
-def check(w: Wire, graph: PlaneGraph, maxflow_links: int = MAXFLOW_LINKS) -> None:
+def check(w: Wire, graph: PlaneGraph, maxflow_links: int = MAXFLOW_LINKS, expected: Fabric | None = None) -> None:
     per_tier = _oversubscription(w)
-    _striping(w)
+    if expected is not None and _same_switches(w, expected):
+        _striping_against(w, expected)
+    else:
+        _striping(w)
     bis = _bisection(w, graph, maxflow_links)
     w.report.figures["bisection"] = bis
     tiers_txt = ", ".join(f"{r} {ratio_text(v)}" for r, v in per_tier.items()) or "single tier"
@@ -98,8 +101,90 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     return per_tier
 
 
+def _same_switches(w: Wire, expected: Fabric) -> bool:
+    """Whether the wiring's switch table starts with the spec's own (extra foreign switches may follow)."""
+    exp = expected.switches
+    return len(exp) <= w.S and all(a.name == b for a, b in zip(exp, w.sw_names))
+
+
+def _striping_against(w: Wire, expected: Fabric) -> None:
+    """Balanced striping, checked against the spec's own switch-to-switch table.
+
+    For every pair (lower switch, upper switch) the wiring must hold as many
+    cables as the design: then every switch has its design's stripe and the same
+    number of parallel links to each upper switch of it. A difference is reported
+    on the lower switch whose cables differ, naming the cables that go where the
+    design has none (or fewer), and the upper switches left short: the wrong
+    cable, not its correctly cabled neighbours.
+    """
+    n, S = w.n, w.S
+    ss = np.flatnonzero(w.adj & (w.lo >= n))
+    E = expected.links
+    en = expected.gpus
+    es = E.a_dev >= en
+    key = np.r_[(w.lo[ss] - n) * S + (w.hi[ss] - n), (E.a_dev[es] - en).astype(np.int64) * S + (E.z_dev[es] - en)]
+    sign = np.r_[np.ones(len(ss), np.int64), -np.ones(int(es.sum()), np.int64)]
+    order = np.argsort(key, kind="stable")
+    key, sign = key[order], sign[order]
+    starts = run_starts(key)
+    if not len(starts):
+        return
+    diff = np.add.reduceat(sign, starts)
+    have = np.add.reduceat(sign > 0, starts)
+    pk = key[starts]
+    off = diff != 0
+    if not off.any():
+        return
+    pk, diff, have = pk[off], diff[off], have[off]
+    low = pk // S
+    by_low = run_starts(low)
+    ends = np.r_[by_low[1:], len(low)]
+
+    def msg(b: int):
+        s = int(low[by_low[b]])
+        name = w.sw_names[s]
+        mine = ss[w.lo[ss] - n == s]
+        mine_ports = w.lo_port[mine]
+        # the design's cables of this switch: which upper switch each of its ports goes to
+        em = es & (E.a_dev == en + s)
+        design = dict(zip(E.a_port[em].tolist(), (E.z_dev[em] - en).tolist()))
+        wrong, short, cab, ports, uppers = [], [], [], [], []
+        for k in range(by_low[b], ends[b]):
+            u = int(pk[k] % S)
+            uppers.append(w.sw_names[u])
+            d, h = int(diff[k]), int(have[k])
+            if d > 0:
+                to_u = mine[w.hi[mine] - n == u]
+                moved = sorted(to_u.tolist(), key=lambda j: (design.get(int(w.lo_port[j])) == u, int(w.lo_port[j])))[:d]
+                for j in moved:
+                    cab.append(int(w.gi[j]))
+                    ports += [w.port(n + s, w.lo_port[j]), w.port(n + u, w.hi_port[j])]
+                where = ", ".join(f"{w.cable(int(w.gi[j]))} {w.port(n + s, w.lo_port[j])} to {w.port(n + u, w.hi_port[j])}" for j in moved)
+                wrong.append(f"{h} cable(s) to {w.sw_names[u]} where the design has {h - d} ({where})")
+            else:
+                # the design's ports toward u that hold no cable to u now
+                free = sorted(p for p, v in design.items() if v == u and not np.any((mine_ports == p) & (w.hi[mine] - n == u)))[: -d]
+                ports += [w.port(n + s, p) for p in free]
+                empty = [p for p in free if not np.any(mine_ports == p)]
+                taken = [p for p in free if p not in empty]
+                at = [f"uplink port(s) without a cable: {port_ranges(empty)}"] if empty else []
+                at += [f"design port(s) {port_ranges(taken)} cabled elsewhere"] if taken else []
+                at = f" ({'; '.join(at)})" if at else ""
+                short.append(f"{h} to {w.sw_names[u]} where the design has {h - d}{at}")
+        text = f"{name} does not follow the design's striping: " + "; ".join(wrong + short)
+        if wrong and short:
+            hint = "move the cable(s) named to the upper switch(es) the design gives their ports"
+        elif wrong:
+            hint = "remove the extra cable(s) named, or move them to the upper switch the design gives that port"
+        else:
+            hint = f"cable the missing uplink(s) of {name} to the upper switch(es) named (balanced striping: the same number of parallel links to each)"
+        return (name, *uppers), ports, text, hint, tuple(cab[:LIST])
+
+    w.add_many("capacity.striping", "error", np.arange(len(by_low)), msg)
+
+
 def _striping(w: Wire) -> None:
-    """Balanced striping: the same number of parallel links to each upper switch, and to every upper switch of the stripe.
+    """Balanced striping (without a design table to compare with): the same number of parallel links to each upper switch, and to every upper switch of the stripe.
 
     The lower and upper switches joined by one tier of cables form complete
     bipartite stripes in a Clos.

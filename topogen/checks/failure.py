@@ -1,7 +1,9 @@
 """Check 6, failure impact (info): what one switch or one cable down costs.
 
 Ids: ``failure.switch`` / ``failure.link``: for the busiest switch of each
-tier and one cable of each tier, GPUs cut off and capacity lost.
+tier and one cable of each tier: GPUs cut off (every NIC port lost), GPUs degraded
+(some ports lost: another plane or a dual-homed port remains) and the bandwidth
+they lose, capacity lost per tier, in the fabric and in the failed plane.
 """
 
 from __future__ import annotations
@@ -16,27 +18,69 @@ from .wire import Wire
 
 
 def check(w: Wire, graph: PlaneGraph) -> None:
-    """Fail the busiest switch of each tier, then one cable of each tier; count GPUs cut off.
+    """Fail the busiest switch of each tier, then one cable of each tier; count what GPUs lose.
 
-    "Cut off" = no longer in the main part of its plane (its rail in
-    rail-only); the figures are the increase over the intact wiring, per plane
-    of the failed element. Capacity lost is per link tier, as a fraction of
-    that tier's Gb/s. In both architectures a GPU that loses its NIC path can
-    still reach others by forwarding through its HB domain.
+    A GPU's bandwidth is the Gb/s of its NIC cables that still reach the main
+    part of their plane (its rail in rail-only). A GPU is **cut off** only when
+    all of them are gone (every plane, every homed port); it is **degraded**
+    when it keeps some. Figures are the change against the intact wiring.
+    Capacity lost is per link tier: as a fraction of that tier's Gb/s in the
+    whole fabric, and in the failed element's plane. In both architectures a
+    GPU that loses its NIC path can still reach others by forwarding through
+    its HB domain.
     """
     n, S = w.n, w.S
     base = graph.cut_off(graph.label, graph.linked())
     top = int(w.hi_t.max(initial=0))
     tier_cap = np.bincount(w.hi_t[w.adj], weights=w.speed[w.adj], minlength=top + 1)
+    planes = max(w.planes, 1)
+    plane_cap = np.zeros((planes, top + 1))
+    for p in range(planes):
+        sel = w.adj & (w.plane == p)
+        plane_cap[p] = np.bincount(w.hi_t[sel], weights=w.speed[sel], minlength=top + 1)
     ends = w.sw_cables
+    gcab = (w.lo < n) & (w.hi >= n)
+    g_node = graph.u  # the GPU-plane node of a GPU cable
 
-    def impact(remove: np.ndarray, plane: int) -> tuple[int, dict[str, float]]:
+    def bandwidth(keep: np.ndarray, cut: np.ndarray) -> np.ndarray:
+        sel = gcab & keep & ~cut[np.minimum(g_node, len(cut) - 1)]
+        return np.bincount(w.lo[sel], weights=w.speed[sel], minlength=n)
+
+    bw0 = bandwidth(np.ones(len(w.lo), bool), base)
+
+    def impact(remove: np.ndarray, plane: int) -> dict[str, Any]:
         after = graph.cut_off(*graph.without(remove), plane)
-        sl = slice(plane * n, (plane + 1) * n)
-        lost_gpus = int(after[sl].sum() - base[sl].sum())
+        after |= base  # other planes are untouched by the failure
+        bw = bandwidth(~remove, after)
+        had = bw0 > 0
+        cut = had & (bw == 0)
+        degraded = had & (bw > 0) & (bw < bw0)
         lost = np.bincount(w.hi_t[remove & w.adj], weights=w.speed[remove & w.adj], minlength=top + 1)
         frac = {link_tier_name(t): round(float(lost[t] / tier_cap[t]), 6) for t in range(1, top + 1) if lost[t] > 0 and tier_cap[t] > 0}
-        return max(lost_gpus, 0), frac
+        pc = plane_cap[min(plane, planes - 1)]
+        in_plane = {link_tier_name(t): round(float(lost[t] / pc[t]), 6) for t in range(1, top + 1) if lost[t] > 0 and pc[t] > 0}
+        share = (1 - bw[degraded] / bw0[degraded]) if degraded.any() else np.zeros(0)
+        return {
+            "plane": int(plane),
+            "gpus_cut_off": int(cut.sum()),
+            "gpus_degraded": int(degraded.sum()),
+            "degraded_bandwidth_lost": round(float(share.max()), 6) if len(share) else 0.0,
+            "gpu_bandwidth_lost_gbps": int((bw0 - bw)[had].sum()),
+            "capacity_lost": frac,
+            "capacity_lost_in_plane": in_plane,
+        }
+
+    def says(x: dict[str, Any]) -> str:
+        text = f"{x['gpus_cut_off']} GPU(s) lose their network path{hb_note if x['gpus_cut_off'] else ''}"
+        if x["gpus_degraded"]:
+            text += f", {x['gpus_degraded']} GPU(s) keep a path but lose {x['degraded_bandwidth_lost']:.0%} of their bandwidth"
+        if x["gpu_bandwidth_lost_gbps"]:
+            text += f" ({x['gpu_bandwidth_lost_gbps']:,} Gb/s of GPU bandwidth in all)"
+        lost = ", ".join(f"{k} {v:.2%}" for k, v in x["capacity_lost"].items())
+        text += f"; capacity lost: {lost or 'none'}"
+        if w.planes > 1 and x["capacity_lost_in_plane"]:
+            text += f" (in plane {x['plane']}: " + ", ".join(f"{k} {v:.2%}" for k, v in x["capacity_lost_in_plane"].items()) + ")"
+        return text
 
     out: dict[str, Any] = {"switch": {}, "link": {}}
     arch = "rail-only" if w.rail_only else "rail-optimized"
@@ -47,17 +91,10 @@ def check(w: Wire, graph: PlaneGraph) -> None:
             continue
         s = int(cand[np.argmax(ends[cand])])
         d = n + s
-        gpus, frac = impact((w.lo == d) | (w.hi == d), int(w.sw_plane[s]))
+        x = impact((w.lo == d) | (w.hi == d), int(w.sw_plane[s]))
         role = tier_role(t)
-        out["switch"][role] = {"device": w.sw_names[s], "cables": int(ends[s]), "gpus_cut_off": gpus, "capacity_lost": frac}
-        lost = ", ".join(f"{k} {v:.2%}" for k, v in frac.items())
-        w.add(
-            "failure.switch",
-            "info",
-            (w.sw_names[s],),
-            (),
-            f"{arch}: if {w.sw_names[s]} ({role}, {int(ends[s])} cables) fails, {gpus} GPU(s) lose their network path{hb_note if gpus else ''}; capacity lost: {lost or 'none'}",
-        )
+        out["switch"][role] = {"device": w.sw_names[s], "cables": int(ends[s]), **x}
+        w.add("failure.switch", "info", (w.sw_names[s],), (), f"{arch}: if {w.sw_names[s]} ({role}, {int(ends[s])} cables) fails, {says(x)}")
     for t in range(1, top + 1):
         cand = np.flatnonzero(w.adj & (w.hi_t == t))
         if not len(cand):
@@ -69,21 +106,17 @@ def check(w: Wire, graph: PlaneGraph) -> None:
             j = int(cand[np.argmin(nup[w.lo[cand] - n])])
         remove = np.zeros(len(w.lo), bool)
         remove[j] = True
-        gpus, frac = impact(remove, int(w.plane[j]))
+        x = impact(remove, int(w.plane[j]))
         i = int(w.gi[j])
         name = link_tier_name(t)
         (da, dz), (pa, pz) = w.ends(i)
-        out["link"][name] = {"cable": int(w.labels.cable[i]), "ends": [pa, pz], "gpus_cut_off": gpus, "capacity_lost": frac}
-        lost = ", ".join(f"{k} {v:.2%}" for k, v in frac.items())
-        w.add(
-            "failure.link",
-            "info",
-            (da, dz),
-            (pa, pz),
-            f"{arch}: if {w.cable(i)} ({name}, {pa} to {pz}) fails, {gpus} GPU(s) lose their network path; capacity lost: {lost or 'none'}",
-            cables=(i,),
-        )
+        out["link"][name] = {"cable": int(w.labels.cable[i]), "ends": [pa, pz], **x}
+        w.add("failure.link", "info", (da, dz), (pa, pz), f"{arch}: if {w.cable(i)} ({name}, {pa} to {pz}) fails, {says(x)}", cables=(i,))
     w.report.figures["failure_impact"] = out
-    sw = "; ".join(f"{r}: {v['gpus_cut_off']} GPU(s)" for r, v in out["switch"].items())
-    lk = "; ".join(f"{r}: {v['gpus_cut_off']} GPU(s)" for r, v in out["link"].items())
+
+    def brief(v: dict[str, Any]) -> str:
+        return f"{v['gpus_cut_off']} GPU(s) cut off" + (f", {v['gpus_degraded']} degraded" if v["gpus_degraded"] else "")
+
+    sw = "; ".join(f"{r}: {brief(v)}" for r, v in out["switch"].items())
+    lk = "; ".join(f"{r}: {brief(v)}" for r, v in out["link"].items())
     w.report.checks["failure"] = f"one switch down: {sw or '-'}; one cable down: {lk or '-'}"

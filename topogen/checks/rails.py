@@ -98,7 +98,11 @@ def _shared_switches(w: Wire, gl: np.ndarray) -> int:
     for s0, s1 in zip(starts, np.r_[starts[1:], len(sk)]):
         s, r = divmod(int(sk[s0]), K)
         groups.setdefault(s, []).append((r, sp[s0:s1].tolist()))
-    sev = "info" if w.spec.rail_packing == "shared" else "error"
+    field = "rail_packing" if w.rail_only else "leaf_packing"
+    value = getattr(w.spec, field)
+    one_switch = not w.rail_only and w.fabric.tiers == 1  # the whole cluster on one switch: nothing to align
+    sev = "info" if w.spec.packs_rails(w.fabric.arch) or one_switch else "error"
+    alone = "dedicated" if w.rail_only else "aligned"
     shared_count = 0
     for s in sorted(groups):
         rails = groups[s]
@@ -109,10 +113,10 @@ def _shared_switches(w: Wire, gl: np.ndarray) -> int:
         parts = "; ".join(f"rail {r} on {len(p)} port(s) ({port_ranges(p)})" for r, p in rails)
         if sev == "info":
             text = f"{name} carries {len(rails)} rails, isolated logically (VLAN/partition per rail), not physically: {parts}"
-            hint = "set rail_packing: dedicated to give every rail its own switches"
+            hint = f"set {field}: {alone} to give every rail its own switches"
         else:
-            text = f"{name} carries {len(rails)} rails on one switch, but the spec asks for dedicated rails (rail_packing: dedicated): {parts}"
-            hint = "give each rail its own switch (the generator does with rail_packing: dedicated), or accept logical isolation with rail_packing: shared"
+            text = f"{name} carries {len(rails)} rails on one switch, but the spec asks for one switch per rail ({field}: {value}): {parts}"
+            hint = f"give each rail its own switch (the generator does with {field}: {alone}), or accept logical isolation with {field}: shared"
         ports = [f"{name}:p{p[0]}" for _r, p in rails]
         w.add("rails.shared-switch", sev, (name,), ports, text, hint)
     return shared_count

@@ -51,4 +51,6 @@ def summary_line(fig: dict[str, Any]) -> str:
     )
     if leaf:
         text += f"; one leaf down cuts off {leaf['gpus_cut_off']} GPU(s)"
+        if leaf.get("gpus_degraded"):
+            text += f", {leaf['gpus_degraded']} GPU(s) lose {leaf['degraded_bandwidth_lost']:.0%} of their bandwidth"
     return text

@@ -64,7 +64,7 @@ def check(w: Wire) -> None:
     if w.rail_only:
         minimum = counts.rail_only_tiers(spec.gpus, K, k, spec.leaf_up)
     else:
-        minimum = counts.rail_optimized_tiers(spec.gpus, K, k, spec.rail_packing == "shared", spec.leaf_up)
+        minimum = counts.rail_optimized_tiers(spec.gpus, K, k, spec.packs_rails("rail-optimized"), spec.leaf_up)
     w.report.figures["tiers"] = used
     w.report.figures["min_tiers"] = minimum
     if used != minimum:
