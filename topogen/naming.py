@@ -40,6 +40,19 @@ import numpy as np
 GPU_RE = re.compile(r"^hb(\d+)-gpu(\d+)$")
 NIC_RE = re.compile(r"^nic(\d+)$")
 PORT_RE = re.compile(r"^p(\d+)$")
+PLAIN_RE = re.compile(r"[A-Za-z0-9._-]*")
+
+
+def plain_switch_text(fabric) -> bool:
+    """Every switch name and role is plain text: ASCII letters, digits, ``.``, ``_``, ``-``.
+
+    Such text needs no escaping in a JSON string, an XML attribute or element,
+    or a CSV field, so the template writers (topology.json, GraphML) paste it
+    as is. GPU names (``hb<d>-gpu<r>``) and port names (``nic<n>``, ``p<n>``)
+    are plain by construction. Names topogen generates always pass; a fabric
+    whose names come from elsewhere and fail goes through the escaping writers.
+    """
+    return all(PLAIN_RE.fullmatch(s.name) and PLAIN_RE.fullmatch(s.role) for s in fabric.switches)
 
 
 def width(count: int) -> int:

@@ -3,15 +3,19 @@
 The exporters are independent readers of one :class:`~topogen.pipeline.BuildContext`,
 so ``jobs > 1`` forks that many workers once the build is done: they inherit the
 context copy-on-write (the numpy link columns are never copied), each runs
-whole exporters, heaviest first, and hands back its paths, its notes for the
-user and the sizes and hashes of the files it wrote. Everything is merged in
-the registry's order, so the files, the manifest and the notes are the same as
+tasks heaviest first and hands back its paths, its notes for the user and the
+sizes and hashes of the files it wrote. A task is one exporter, or one
+architecture of an exporter that writes each architecture's files from that
+architecture's data alone (:data:`PER_ARCH`), so the two halves of a big
+exporter run side by side. Everything is merged in the serial order (exporter,
+then architecture), so the files, the manifest and the notes are the same as
 with ``jobs=1``; an exporter's exception is re-raised in the parent, the one of
-the first failing exporter in that order, as the serial run would raise it.
+the first failing task in that order, as the serial run would raise it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import signal
@@ -27,6 +31,10 @@ MAX_DEFAULT_JOBS = 8
 # both architectures, profiled); only the order matters: the heaviest start first so the
 # last to finish is a light one. Exporters not listed count 1.
 COST = {"netbox": 34, "xlsx": 25, "topology": 15, "cabling": 7, "graphml": 4, "slurm": 3, "ibnetdiscover": 3}
+
+# Exporters whose <arch>/ files depend only on that architecture's entries of the context
+# (byte-identical split checked by tests/test_parallel_exports.py on every format).
+PER_ARCH = frozenset({"cabling", "topology", "bom", "netbox", "graphml", "slurm", "ibnetdiscover", "validation"})
 
 _CTX = None  # the build context, set in the parent just before forking
 
@@ -49,13 +57,17 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1) -> list[Path]:
         return paths
     global _CTX
     _CTX = ctx
+    split = len(ctx.fabrics) > 1
+    tasks = [(f, a) for f in formats for a in (ctx.fabrics if split and f in PER_ARCH else [None])]
+    links = {a: len(fab.links) for a, fab in ctx.fabrics.items()}
+    total = sum(links.values())
     sys.stdout.flush()  # a forked worker would write the parent's unflushed output again
     sys.stderr.flush()
     try:
-        heaviest_first = sorted(formats, key=lambda f: -COST.get(f, 1))
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(formats)), initializer=_quiet) as pool:
-            pending = {f: pool.apply_async(_export, (f, str(dest))) for f in heaviest_first}
-            results = [pending[f].get() for f in formats]
+        heaviest_first = sorted(tasks, key=lambda t: -COST.get(t[0], 1) * (links[t[1]] if t[1] else total))
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)), initializer=_quiet) as pool:
+            pending = {t: pool.apply_async(_export, (*t, str(dest))) for t in heaviest_first}
+            results = [pending[t].get() for t in tasks]
     finally:
         _CTX = None
     paths = []
@@ -72,9 +84,20 @@ def _quiet() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _export(name: str, dest: str) -> tuple[list[str], list[str], dict]:
-    """In a worker: run one exporter; its paths (relative to ``dest``), new notes and file hashes."""
-    ctx = _CTX
+def _one_arch(ctx, arch: str):
+    """The context seen by one architecture: every per-architecture dict cut down to ``arch``."""
+    arches = set(ctx.fabrics)
+    cut = {}
+    for f in dataclasses.fields(ctx):
+        value = getattr(ctx, f.name)
+        if isinstance(value, dict) and value and set(value) == arches:
+            cut[f.name] = {arch: value[arch]}
+    return dataclasses.replace(ctx, **cut)  # the rest (spec, summary, messages list...) is shared
+
+
+def _export(name: str, arch: str | None, dest: str) -> tuple[list[str], list[str], dict]:
+    """In a worker: run one exporter (for one architecture); its paths (relative to ``dest``), new notes and file hashes."""
+    ctx = _CTX if arch is None else _one_arch(_CTX, arch)
     take_written()  # registrations inherited from the parent are not this exporter's
     before = len(ctx.messages)
     paths = EXPORTERS[name](ctx, Path(dest))
