@@ -1,3 +1,31 @@
-from .cli import main
+"""The ``topogen`` program (and ``python -m topogen``): signal handling, then the click CLI.
 
-main(prog_name="topogen")
+SIGINT and SIGTERM raise :class:`~topogen.errors.Interrupted` from the first moment
+(before the heavy imports), so an interrupted run cleans up its temporary output
+(see :mod:`topogen.outdir`), prints one line and exits 130 or 143, never a traceback.
+"""
+
+import signal
+import sys
+
+from .errors import Interrupted
+
+
+def _interrupt(signum: int, _frame) -> None:
+    raise Interrupted(signum)
+
+
+def run() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _interrupt)
+    try:
+        from .cli import main
+
+        main(prog_name="topogen")
+    except Interrupted as exc:
+        sys.stderr.write(f"topogen: interrupted ({signal.Signals(exc.signum).name}); no partial output was left behind\n")
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    run()

@@ -62,17 +62,21 @@ def main() -> None:
 
 @main.command()
 @spec_options
-@click.option("--out", "out", type=click.Path(file_okay=False), help="Output directory (default out/<name>).")
+@click.option("--out", "out", help="Output directory (default out/<name>); replaced only when empty or holding topogen's own earlier output.")
+@click.option("--force", is_flag=True, help="Also replace topogen outputs changed since they were written (files topogen did not write are never deleted).")
 @click.option("--formats", help="Comma-separated exporters to run (default all).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
-def build(spec: str | None, out: str | None, formats: str | None, jobs: int | None, **kwargs) -> None:
+def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, **kwargs) -> None:
     """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/."""
+    from . import outdir
+
     try:
         s = resolve(spec, kwargs)
         fmts = pipeline.resolve_formats(formats)
         out_dir = Path(out) if out else Path("out") / s.name
+        outdir.check(out_dir, force)  # before the build: a refusal costs nothing
         ctx = pipeline.build(s)
-        pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs())
+        pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force)
     except InputError as exc:
         fail_input(exc)
     click.echo(render_summary(ctx, out_dir))

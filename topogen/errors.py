@@ -38,3 +38,19 @@ class InputError(Exception):
         head = "error: " if n == 1 else f"error: {n} problems in the input:\n  "
         sep = "\n  "
         return head + sep.join(p.render() for p in self.problems)
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived (the CLI turns both into this): clean up, exit 128 + signal.
+
+    A ``BaseException`` like :class:`KeyboardInterrupt`, so ``except Exception`` never
+    swallows it, but not one, so click does not turn it into "Aborted!" and exit 1.
+    """
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signum)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum

@@ -77,13 +77,16 @@ def export_formats(ctx: BuildContext, formats: list[str]) -> list[str]:
     return [f for f in EXPORTERS if f in formats or f == "validation"]
 
 
-def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: int = 1) -> list[Path]:
+def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: int = 1, force: bool = False) -> list[Path]:
     """Write the chosen exports, ``summary.json`` and ``manifest.json`` into ``out_dir`` atomically.
+
+    ``out_dir`` is replaced as :mod:`topogen.outdir` allows (``force``: also topogen
+    outputs changed since written); notes for the user go to ``ctx.messages``.
 
     ``jobs > 1`` runs the exporters in that many worker processes forked after
     the build (:mod:`topogen.exports.workers`); the files are byte-identical.
     """
-    with atomic_dir(out_dir) as tmp:
+    with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:
         written = workers.run(ctx, tmp, formats, jobs)
         summary_path = tmp / "summary.json"
         write_output_text(summary_path, json.dumps(ctx.summary, indent=2, sort_keys=False) + "\n")
