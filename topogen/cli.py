@@ -114,6 +114,10 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         said = " and ".join(p for p in parts if p)
         if said:
             lines.append(f"  rail-only saves {said} of rail-optimized" + ("" if parts[1] else " (this catalog prices no power)"))
+    if ctx.analysis is not None:
+        from .analysis.render import build_lines
+
+        lines += [f"  {line}" for line in build_lines(ctx.analysis)]
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, bom, catalog, clos, counts, validate
+from .analysis import fabric as analysis
 from .errors import InputError, Problem
 from .exports import EXPORTERS, workers
 from .exports.files import digest, write_output_text
@@ -34,6 +35,7 @@ class BuildContext:
     catalog: catalog.Catalog | None = None  # hardware catalog the BOMs are priced with
     boms: dict[str, bom.Bom] = field(default_factory=dict)  # per architecture, from the explicit wiring
     reports: dict[str, validate.Report] = field(default_factory=dict)  # per architecture: the validator's findings
+    analysis: dict[str, Any] | None = None  # the workload's analyses (topogen.analysis.fabric.build_section)
 
     @property
     def valid(self) -> bool:
@@ -51,6 +53,7 @@ def build(spec: Spec) -> BuildContext:
     ctx.reports = {arch: validate.validate(f, expected=f) for arch, f in fabrics.items()}  # validate (a generated fabric is the spec's own table)
     ctx.catalog = hw
     ctx.boms = {arch: bom.compile_bom(f, hw) for arch, f in fabrics.items()}  # BOM
+    ctx.analysis = analysis.build_section(spec) if spec.workload is not None else None  # analyses
     ctx.summary = make_summary(ctx)
     return ctx
 

@@ -51,4 +51,6 @@ def make_summary(ctx) -> dict[str, Any]:
             out["architectures"][arch].update(bom.summary_fields(b))
         if (cmp := bom.comparison(boms)) is not None:
             out["comparison"] = cmp
+    if getattr(ctx, "analysis", None) is not None:  # the workload's analyses (topogen.analysis)
+        out["analysis"] = ctx.analysis
     return out

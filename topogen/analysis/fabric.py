@@ -9,7 +9,7 @@ adds to summary.json when the spec has a workload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from ..errors import InputError, Problem
@@ -274,7 +274,7 @@ def dp_report(specs: Sequence, schemes: Sequence[str] = dpt.SCHEMES) -> Report:
                         Param("optimizer bytes per parameter", par.optimizer_bytes, "bytes", "user" if par.optimizer_bytes != 12 else "paper", "fp32 master + Adam moments (ZeRO SC'20)")])
         if wl.gpu is not None and wl.gpu.memory_gb is not None:
             rep.add_params([wl.gpu.param("memory_gb", "GPU memory", wl.gpu.memory_gb)])
-        tp_m = par.tp if par.dp == "megatron" or par.tp > 1 else spec.hb_domain
+        tp_m = par.tp if par.dp == "megatron" or par.tp > 1 else min(spec.hb_domain, 8)  # the Megatron row: the workload's TP, else 8 (or K)
         shard = par.hsdp_shard_gpus or spec.hb_domain
         for scheme in schemes:
             tp, pp = (tp_m, par.pp) if scheme == "megatron" else (1, 1)
@@ -284,22 +284,46 @@ def dp_report(specs: Sequence, schemes: Sequence[str] = dpt.SCHEMES) -> Report:
             row = {"model": wl.model.name, "gpus": spec.gpus, "hb_domain": spec.hb_domain, "label": dpt.SCHEME_LABELS[scheme], **r.as_dict(), "chosen": scheme == par.dp}
             if scheme == "hsdp":
                 row["hsdp_shard_gpus"] = shard
+                row["label"] = f"HSDP, shard {shard:,}"
             if scheme == "megatron":
                 row["tp"], row["pp"] = tp, pp
+                row["label"] = f"Megatron TP {tp}" + (f" x PP {pp}" if pp > 1 else "") + " + DP"
             rep.rows.append(row)
     rep.caveats[:0] = [CAVEAT_RAILS, CAVEAT_MEMORY]
     return rep
 
 
+def k_sweep(spec) -> list[int]:
+    """HB-domain sizes for the Fig. 7 sweep: powers of two from 8 to min(N, 4096) dividing N, plus the spec's K."""
+    ks = {spec.hb_domain}
+    k = 8
+    while k <= min(spec.gpus, 4096):
+        if spec.gpus % k == 0:
+            ks.add(k)
+        k *= 2
+    return sorted(ks)
+
+
+def batch_sweep(wl: Workload) -> list[float]:
+    """Batches for the Fig. 8 sweep: the model's schedule, else 1/4 to 4 times the workload's batch."""
+    if wl.model.batch_schedule:
+        return sorted(set(wl.model.batch_schedule) | {wl.batch_tokens})
+    return [wl.batch_tokens * f for f in (0.25, 0.5, 1, 2, 4)]
+
+
 def build_section(spec) -> dict[str, Any]:
     """What ``topogen build`` writes under ``analysis`` in summary.json for a spec with a workload.
 
-    Each analysis runs when the workload has what it needs; one that cannot
-    run says why instead of failing the build.
+    The spec's own point for each analysis, plus the iteration sweeps the plots
+    draw (K at the spec's N and batch; batch at K, 2K and 4K). An analysis the
+    workload lacks inputs for says why (``skipped``) instead of failing the build.
     """
     out: dict[str, Any] = {}
+    wl = spec.workload
     runs = {
         "iteration": lambda: iteration_report([spec]),
+        "iteration_vs_k": lambda: iteration_report([replace(spec, hb_domain=k) for k in k_sweep(spec)]),
+        "iteration_vs_batch": lambda: iteration_report([replace(spec, hb_domain=k) for k in (spec.hb_domain, 2 * spec.hb_domain, 4 * spec.hb_domain) if k <= spec.gpus and spec.gpus % k == 0], batches=batch_sweep(wl)),
         "alltoall": lambda: alltoall_report([spec]),
         "checkpoint": lambda: checkpoint_report([spec]),
         "dp-traffic": lambda: dp_report([spec]),

@@ -91,3 +91,24 @@ def render(report: Report) -> str:
     lines += [f"  {p.render()}" for p in report.params]
     lines += ["caveats:"] + [f"  - {c}" for c in report.caveats]
     return "\n".join(lines)
+
+
+def build_lines(sections: dict[str, Any]) -> list[str]:
+    """The analyses' headline figures for ``topogen build``'s summary (full tables: summary.json, workbook, plots)."""
+    lines = []
+    it = sections.get("iteration", {}).get("rows")
+    if it:
+        r = it[0]
+        lines.append(f"analysis ({r['model']} on {r['gpu']}): iteration {r['iteration_s']:.3f} s, {100 * r['relative']:.1f}% of the ideal any-to-any, N_M {r['n_m']:.1f} ({r['n_m_rule']}); network share {100 * r['dp_network_s'] / r['iteration_s']:.1f}%")
+    ck = sections.get("checkpoint", {}).get("rows")
+    if ck:
+        r = ck[0]
+        lines.append(f"checkpoint {r['checkpoint_TB']:,.2f} TB: {r['write_GBps']:,.1f} GB/s for {r['write_s']:,.1f} s ({r['writers']:,} writers, {r['write_per_gpu_GBps']:,.3f} GB/s per GPU), {100 * r['overhead']:.2f}% overhead")
+    dp = [r for r in sections.get("dp-traffic", {}).get("rows", ()) if r["chosen"]]
+    if dp:
+        r = dp[0]
+        lines.append(f"{r['label']}: {r['bytes_per_nic'] / 1e9:,.2f} GB per rail NIC per step ({r['rail_time_s']:.3f} s), no cross-rail bytes")
+    for name, sec in sections.items():
+        if "skipped" in sec:
+            lines.append(f"{name} not run: {sec['skipped']}")
+    return lines

@@ -184,6 +184,12 @@ class Workload:
     parallelism: Parallelism = field(default_factory=Parallelism)
     checkpoint: CheckpointPlan | None = None
 
+    def describe(self) -> str:
+        """One line: model, GPU, batch, parallelism (the workbook's Summary shows it)."""
+        p = self.parallelism
+        gpu = f", gpu {self.gpu.name}" if self.gpu else ""
+        return f"model {self.model.name}{gpu}, batch {self.batch_tokens:,.0f} tokens, {p.dp} tp {p.tp} pp {p.pp}, optimizer {p.optimizer}"
+
 
 def available(kind: str) -> list[str]:
     return resources.template_names(KIND_DIRS[kind])

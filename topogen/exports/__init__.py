@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, slurm, topology, validation, workbook
+from . import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, slurm, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
@@ -21,6 +21,7 @@ EXPORTERS: dict[str, Exporter] = {
     "bom": bom.export,
     "xlsx": workbook.export,
     "diagrams": diagrams.export,
+    "plots": plots.export,
     "netbox": netbox.export,
     "graphml": graphml.export,
     "slurm": slurm.export,

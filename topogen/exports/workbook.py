@@ -594,6 +594,7 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     add(*header_row(ws, ("Spec", "Value")))
     spec_row = {}
     for key, value in spec.to_dict().items():
+        value = spec.workload.describe() if key == "workload" else value  # the section in one line; the Analysis sheet has the rest
         spec_row[key] = add(cell(ws, key), cell(ws, value, COUNT if type(value) is int else None))
     add()
 
@@ -739,6 +740,43 @@ def write_validation(wb, ctx) -> None:
             ws.append([cell(ws, arch), cell(ws, k), cell(ws, v, COUNT if type(v) is int else None)])
 
 
+def write_analysis(wb, ctx) -> None:
+    """*Analysis*: each analysis of the spec's workload as a table, its parameters (status, source) and caveats.
+
+    Only when the spec has a ``workload:``; the rows are those of summary.json's
+    ``analysis`` section (:func:`topogen.analysis.fabric.build_section`), the
+    columns those ``topogen analyze`` prints, with raw numbers (seconds, bytes, GB/s, fractions).
+    """
+    sections = getattr(ctx, "analysis", None)
+    if not sections:
+        return
+    from ..analysis.render import COLUMNS, TITLES
+
+    ws = wb.create_sheet("Analysis")
+    set_widths(ws, (34, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16))
+    bold = Font(bold=True, size=12)
+    for key, sec in sections.items():
+        kind = sec.get("analysis", key)
+        ws.append([cell(ws, f"{TITLES[kind]} [{key}]", font=bold)])
+        if "skipped" in sec:
+            ws.append([cell(ws, f"not run: {sec['skipped']}")])
+            ws.append([])
+            continue
+        cols = [(h or "chosen", k) for h, k, _fmt in COLUMNS[kind]]
+        ws.append(header_row(ws, [h for h, _k in cols]))
+        for r in sec["rows"]:
+            ws.append([cell(ws, v) if isinstance(v, str) else v for v in (r.get(k) for _h, k in cols)])
+        for n in sec.get("notes", ()):
+            ws.append([cell(ws, f"note: {n}")])
+        ws.append(header_row(ws, ("Parameter", "Value", "Unit", "Status", "Source")))
+        for p in sec["parameters"]:
+            v = p["value"]
+            ws.append([cell(ws, p["name"]), cell(ws, v) if isinstance(v, str) else v, cell(ws, p["unit"]), cell(ws, p["status"]), cell(ws, p["source"])])
+        for c in sec["caveats"]:
+            ws.append([cell(ws, "caveat"), cell(ws, c)])
+        ws.append([])
+
+
 def _text(v: Any) -> str:
     if isinstance(v, str):
         return v
@@ -815,6 +853,7 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = FAST
     for arch, fabric in ctx.fabrics.items():
         write_port_map(wb, fabric, lay.ports[arch], fast)
     write_validation(wb, ctx)
+    write_analysis(wb, ctx)
     set_properties(wb, ctx)
     save(wb, path)
 
