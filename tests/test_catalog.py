@@ -180,7 +180,7 @@ def test_unknown_top_level_key():
 def test_unknown_switch_key():
     text = MINIMAL.replace("        power_w: 100\n", "        power_w: 100\n        colour: blue\n")
     assert problems(text) == [
-        "catalog t: switches[0].colour: unknown key 'colour'; allowed keys: sku, description, ports, price_usd, price_per_port_usd, power_w, price_source, power_source"
+        "catalog t: switches[0].colour: unknown key 'colour'; allowed keys: sku, description, ports, price_usd, price_per_port_usd, power_w, interface_type, manufacturer, price_source, power_source"
     ]
 
 
@@ -372,3 +372,16 @@ def test_cli_catalog_without_media_for_a_tier(tmp_path):
     assert res.exit_code == 2
     assert res.stderr == f"error: catalog {p}: media: no media rule for link tier leaf-spine (cross-row, <= 30 m) at 400G on switch sw64; add a media rule matching tier: leaf-spine\n"
     assert not out.exists()
+
+
+def test_manufacturer_and_interface_type_are_read():
+    text = MINIMAL.replace("        power_w: 100\n", "        power_w: 100\n        manufacturer: NVIDIA\n        interface_type: infiniband-ndr\n")
+    cat = catalog.parse_catalog(yaml.safe_load(text), "t")
+    assert (cat.switches[0].manufacturer, cat.switches[0].interface_type) == ("NVIDIA", "infiniband-ndr")
+
+
+def test_bad_interface_type():
+    text = MINIMAL.replace("        power_w: 100\n", "        power_w: 100\n        interface_type: InfiniBand NDR\n")
+    assert problems(text) == [
+        "catalog t: switches[0].interface_type: 'InfiniBand NDR' is not a NetBox interface type slug; lower-case letters, digits, '.' and '-', e.g. infiniband-ndr or 400gbase-x-osfp"
+    ]

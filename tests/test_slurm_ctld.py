@@ -67,10 +67,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def gpu_nodes(devices_csv: Path) -> list[str]:
-    """Names of the compute-node devices of a NetBox devices.csv."""
-    with open(devices_csv, encoding="utf-8", newline="") as fh:
-        return [r["name"] for r in csv.DictReader(fh) if r["role"] == "gpu-node"]
+def gpu_nodes(netbox_dir: Path) -> list[str]:
+    """Host names of the compute-node devices of NetBox's devices.csv (or its parts; device name ``<site>.<host>``)."""
+    rows = []
+    for part in sorted(netbox_dir.glob("devices*.csv")):
+        with open(part, encoding="utf-8", newline="") as fh:
+            rows += [r for r in csv.DictReader(fh) if r["role"] == "gpu-node"]
+    assert rows and all(r["name"].startswith(r["site"] + ".") for r in rows)
+    return [r["name"].removeprefix(r["site"] + ".") for r in rows]
 
 
 def slurm_conf(d: Path, sock: Path, nodes: list[str], debug: str) -> str:
@@ -158,7 +162,7 @@ CASES = {
 @pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
 def test_tree_loads_without_topology_warnings(case, arch, munge, tmp_path):
     out = build(CASES[case](), tmp_path)
-    nodes = gpu_nodes(out / arch / "netbox" / "devices.csv")
+    nodes = gpu_nodes(out / arch / "netbox")
     tree = out / arch / "slurm" / "tree" / "topology.conf"
     log, _ = run_slurmctld(tmp_path / "ctld", munge, tree, nodes)
     assert "_read_topo_file: Reading the topology.conf file" in log
@@ -182,7 +186,7 @@ def test_131072_gpu_tree_loads_in_seconds(munge, tmp_path, record_property, caps
     """
     spec = build_spec({"name": "big", "gpus": 131072, "hb_domain": 8, "radix": 64, "arch": "rail-optimized"})
     out = build(spec, tmp_path)
-    nodes = gpu_nodes(out / "rail-optimized" / "netbox" / "devices.csv")
+    nodes = gpu_nodes(out / "rail-optimized" / "netbox")
     assert len(nodes) == 16384
     tree = out / "rail-optimized" / "slurm" / "tree" / "topology.conf"
     log, ready_s = run_slurmctld(tmp_path / "ctld", munge, tree, nodes, debug="info")

@@ -15,7 +15,8 @@ Top-level keys: ``name``, ``description``, ``switches``, ``transceivers``,
   a per-port priced model, ``per_cage`` ports sharing one cage: 2 on twin-port
   OSFP switches), ``price_usd`` (per box) *or* ``price_per_port_usd`` (box =
   radix × it), ``power_w`` (chassis, without optics), ``price_source``,
-  ``power_source``.
+  ``power_source``, ``interface_type`` (optional NetBox interface type of its
+  ports, e.g. ``infiniband-ndr``; default from the speed).
 * ``transceivers[]``: ``sku``, ``description``, ``form_factor``, ``speed``
   (Gb/s per port), ``reach_m`` (omit: no limit), ``ports_per_module`` (2 for
   twin-port modules), ``fiber``, ``price_usd``, ``power_w``, sources.
@@ -23,8 +24,10 @@ Top-level keys: ``name``, ``description``, ``switches``, ``transceivers``,
   copper; ``fiber``), ``length_m``, ``speed`` (optional), ``links_per_cable``
   (2 for a splitter from one twin-port cage), ``price_usd``, ``power_w``, sources.
 * ``nics[]`` (optional): ``sku``, ``description``, ``speed``, ``ports``,
-  ``price_usd``, ``power_w``, sources. The first NIC at the link speed is counted
-  once per GPU (per ``ports`` planes).
+  ``price_usd``, ``power_w``, sources, ``interface_type`` (as for switches).
+  The first NIC at the link speed is counted once per GPU (per ``ports`` planes).
+* Every SKU may name its ``manufacturer`` (NetBox manufacturer of the device
+  types; default ``generic``).
 * ``media[]``: rules, first match wins. Filters (omit = any): ``tier`` (link
   tier name ``gpu-leaf``/``leaf-spine``/``spine-core``/... or number, or a list),
   ``length`` (length class or list), ``switch`` (switch SKU or list), ``speed``.
@@ -66,11 +69,13 @@ CABLE_KINDS = (*COPPER_KINDS, "fiber")
 
 TOP_KEYS = ("name", "description", "switches", "transceivers", "cables", "nics", "media")
 SOURCE_KEYS = ("price_source", "power_source")
-SWITCH_KEYS = ("sku", "description", "ports", "price_usd", "price_per_port_usd", "power_w", *SOURCE_KEYS)
+ITEM_KEYS = ("manufacturer",)  # optional on every SKU: who makes it (NetBox manufacturer; default "generic")
+SWITCH_KEYS = ("sku", "description", "ports", "price_usd", "price_per_port_usd", "power_w", "interface_type", *ITEM_KEYS, *SOURCE_KEYS)
 PORT_KEYS = ("speed", "radix", "per_cage")
-TRANSCEIVER_KEYS = ("sku", "description", "form_factor", "speed", "reach_m", "ports_per_module", "fiber", "price_usd", "power_w", *SOURCE_KEYS)
-CABLE_KEYS = ("sku", "description", "kind", "length_m", "speed", "links_per_cable", "price_usd", "power_w", *SOURCE_KEYS)
-NIC_KEYS = ("sku", "description", "speed", "ports", "price_usd", "power_w", *SOURCE_KEYS)
+TRANSCEIVER_KEYS = ("sku", "description", "form_factor", "speed", "reach_m", "ports_per_module", "fiber", "price_usd", "power_w", *ITEM_KEYS, *SOURCE_KEYS)
+CABLE_KEYS = ("sku", "description", "kind", "length_m", "speed", "links_per_cable", "price_usd", "power_w", *ITEM_KEYS, *SOURCE_KEYS)
+NIC_KEYS = ("sku", "description", "speed", "ports", "price_usd", "power_w", "interface_type", *ITEM_KEYS, *SOURCE_KEYS)
+INTERFACE_TYPE_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 RULE_KEYS = ("name", "tier", "length", "switch", "speed", "transceiver", "gpu_transceiver", "cable")
 TIER_NAMES = {link_tier_name(t): t for t in range(1, MAX_TIERS + 1)}
 SKU_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}$")
@@ -119,6 +124,8 @@ class SwitchSku:
     power_w: float
     price_source: str
     power_source: str
+    interface_type: str = ""  # NetBox interface type of its ports (e.g. infiniband-ndr); "" = from the speed
+    manufacturer: str = ""
 
     def mode(self, speed: int, radix: int) -> PortMode | None:
         for m in self.ports:
@@ -146,6 +153,7 @@ class Transceiver:
     power_w: float
     price_source: str
     power_source: str
+    manufacturer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +168,7 @@ class Cable:
     power_w: float
     price_source: str
     power_source: str
+    manufacturer: str = ""
 
     @property
     def copper(self) -> bool:
@@ -176,6 +185,8 @@ class Nic:
     power_w: float
     price_source: str
     power_source: str
+    interface_type: str = ""  # NetBox interface type of its ports (e.g. infiniband-ndr); "" = from the speed
+    manufacturer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +426,18 @@ def _sources(r: _Reader, d: dict, path: str) -> tuple[str, str]:
     return r.text(d, "price_source", path, default="") or "", r.text(d, "power_source", path, default="") or ""
 
 
+def _interface_type(r: _Reader, d: dict, path: str) -> str:
+    """An optional NetBox interface type slug (``infiniband-ndr``, ``400gbase-x-osfp``...)."""
+    value = r.text(d, "interface_type", path, default="") or ""
+    if value and not INTERFACE_TYPE_RE.match(value):
+        r.add(_join(path, "interface_type"), f"{value!r} is not a NetBox interface type slug", "lower-case letters, digits, '.' and '-', e.g. infiniband-ndr or 400gbase-x-osfp")
+    return value
+
+
+def _manufacturer(r: _Reader, d: dict, path: str) -> str:
+    return r.text(d, "manufacturer", path, default="") or ""
+
+
 def _switch(r: _Reader, d: dict | None, path: str) -> SwitchSku | None:
     if d is None:
         return None
@@ -459,7 +482,10 @@ def _switch(r: _Reader, d: dict | None, path: str) -> SwitchSku | None:
     src = _sources(r, d, path)
     if len(r.problems) > n0:
         return None
-    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src)  # type: ignore[arg-type]
+    itype, maker = _interface_type(r, d, path), _manufacturer(r, d, path)
+    if len(r.problems) > n0:
+        return None
+    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src, itype, maker)  # type: ignore[arg-type]
 
 
 def _transceiver(r: _Reader, d: dict | None, path: str) -> Transceiver | None:
@@ -479,7 +505,7 @@ def _transceiver(r: _Reader, d: dict | None, path: str) -> Transceiver | None:
     src = _sources(r, d, path)
     if len(r.problems) > n0:
         return None
-    return Transceiver(sku, description, form, speed, reach, ppm, fiber, price, power, *src)  # type: ignore[arg-type]
+    return Transceiver(sku, description, form, speed, reach, ppm, fiber, price, power, *src, _manufacturer(r, d, path))  # type: ignore[arg-type]
 
 
 def _cable(r: _Reader, d: dict | None, path: str) -> Cable | None:
@@ -500,7 +526,7 @@ def _cable(r: _Reader, d: dict | None, path: str) -> Cable | None:
     src = _sources(r, d, path)
     if len(r.problems) > n0:
         return None
-    return Cable(sku, description, kind, length, speed, lpc, price, power, *src)  # type: ignore[arg-type]
+    return Cable(sku, description, kind, length, speed, lpc, price, power, *src, _manufacturer(r, d, path))  # type: ignore[arg-type]
 
 
 def _nic(r: _Reader, d: dict | None, path: str) -> Nic | None:
@@ -517,7 +543,10 @@ def _nic(r: _Reader, d: dict | None, path: str) -> Nic | None:
     src = _sources(r, d, path)
     if len(r.problems) > n0:
         return None
-    return Nic(sku, description, speed, ports, price, power, *src)  # type: ignore[arg-type]
+    itype, maker = _interface_type(r, d, path), _manufacturer(r, d, path)
+    if len(r.problems) > n0:
+        return None
+    return Nic(sku, description, speed, ports, price, power, *src, itype, maker)  # type: ignore[arg-type]
 
 
 def _raw_items(data: dict, key: str) -> list[dict]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import os
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, TypeVar
@@ -124,3 +125,50 @@ def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable]) -> N
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(columns)
         w.writerows(rows)
+
+
+def write_csv_parts(directory: Path, stem: str, columns: Iterable[str], rows: Iterable[Iterable], max_bytes: int) -> list[Path]:
+    """``<stem>.csv``, or ``<stem>-001.csv``, ``<stem>-002.csv``... each at most ``max_bytes`` with the header.
+
+    For importers that refuse large files (NetBox refuses pasted text over
+    2.5 MiB). A single part keeps the plain name. Sizes are UTF-8 bytes,
+    counted while writing; a single row longer than the limit stays whole.
+    """
+    head = io.StringIO()
+    csv.writer(head, lineterminator="\n").writerow(list(columns))
+    header = head.getvalue().encode("utf-8")
+    room = max_bytes - len(header)
+    bodies: list[bytes] = []
+
+    def sink(start: bytes = b"") -> tuple[io.BytesIO, Any]:
+        raw = io.BytesIO(start)
+        raw.seek(0, io.SEEK_END)
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
+        return raw, csv.writer(text, lineterminator="\n")
+
+    raw, w = sink()
+    it = iter(rows)
+    while batch := list(itertools.islice(it, 4096)):
+        before = raw.tell()
+        w.writerows(batch)  # whole batches in C while they fit
+        if raw.tell() <= room:
+            continue
+        raw.truncate(before)
+        raw.seek(before)
+        for row in batch:  # the batch that crosses the limit, row by row
+            at = raw.tell()
+            w.writerow(row)
+            if raw.tell() > room and at:
+                data = raw.getvalue()
+                bodies.append(data[:at])
+                raw, w = sink(data[at:])
+    bodies.append(raw.getvalue())
+    names = [f"{stem}.csv"] if len(bodies) == 1 else [f"{stem}-{i:03d}.csv" for i in range(1, len(bodies) + 1)]
+    paths = []
+    for name, body in zip(names, bodies):
+        path = Path(directory) / name
+        with open_output(path, "wb") as fh:
+            fh.write(header)
+            fh.write(body)
+        paths.append(path)
+    return paths

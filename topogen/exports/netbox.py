@@ -1,40 +1,48 @@
-"""``<arch>/netbox/{devices,interfaces,cables}.csv``: NetBox bulk-import files.
+"""NetBox bulk-import files: prerequisites once per build, then devices, interfaces and cables per architecture.
 
-Import them in that order (Devices, Interfaces, Cables → Import, or the REST
-API). NetBox looks the referenced objects up by name, so create first: the site
-(named like the spec), the manufacturer, the device roles (``gpu-node``,
-``leaf``, ``spine``, ``core``...) and the device types, the latter *without*
-interface templates (interfaces.csv creates every port).
+Several clusters and both architectures live side by side in one NetBox:
+
+* **A site per cluster and architecture**, named ``<spec name>-<arch>``
+  (``demo-rail-only``); cables name it in ``side_a_site``/``side_b_site``.
+* **Device names are unique across sites**: ``<site>.<host>``
+  (``demo-rail-only.hb03``, ``demo-rail-only.rail3-leaf-2``), because
+  NetBox's interface import looks devices up by name alone (it has no site
+  column). The part after the first ``.`` is the host name used in Slurm.
+* **Cable labels are unique**: ``<site>/<cable id>`` (the cabling.csv id).
+
+Files (import in this order; Import under each object list, or the REST API):
+
+``netbox/`` (once per build): ``sites.csv`` (``name, slug, status,
+description``; the description carries the provenance, once),
+``manufacturers.csv`` (``name, slug``), ``device-roles.csv`` (``name, slug,
+color, description``), ``device-types.csv`` (``manufacturer, model, slug,
+part_number, description``; **no interface templates**: interfaces.csv
+creates every port, and templates would make them twice).
+
+``<arch>/netbox/``: ``devices.csv`` (``name, role, device_type,
+manufacturer, site, status, comments``), ``interfaces.csv`` (``device, name,
+type, enabled, speed, description``: ``speed`` in kb/s, ``type`` from the
+catalog's ``interface_type`` of the switch, also at the NIC end of a
+GPU–leaf link, else from the NIC's, else by speed (``400gbase-x-osfp``),
+``other`` for a NIC whose cage the catalog does not give), ``cables.csv``
+(``side_a_site, side_a_device, side_a_type, side_a_name, side_b_site,
+side_b_device, side_b_type, side_b_name, type, status, length, length_unit,
+label, comments``; ``a`` = lower end as in cabling.csv; ``type`` and
+``length`` from the BOM's media, empty where the catalog does not say).
+A file that would exceed :data:`MAX_PART_BYTES` (NetBox refuses pasted text
+over 2.5 MiB, ``DATA_UPLOAD_MAX_MEMORY_SIZE``) is split into
+``interfaces-001.csv``, ``interfaces-002.csv``... each with the header.
 
 Modelling rule (shared with the Slurm files through
 :class:`topogen.naming.NodeNames`): **one device per compute node** of
-``gpus_per_node`` GPUs (spec field; default the whole HB domain), with one
-interface per NIC port of its GPUs, ``gpu<rank>-nic<plane>`` (rank in the HB
-domain). One node per domain is named like the domain (``hb03``: for K = 8 the
-DGX/HGX server); smaller nodes are ``hb<domain>-n<node>`` (GB200 NVL72 with
-``gpus_per_node: 4``: 18 compute trays ``hb003-n00 .. hb003-n17`` per rack;
-GH200 with 1: one device per superchip). Every switch is a device
-with all its ports ``p1 .. p<radix>``; ports without a cable are disabled.
-Switch device types are the catalog SKU the BOM chose; GPU nodes get a generic
-type named by NIC ports and speed (``gpu-node-8x400g``, ``gpu-node-4x800g``);
-the manufacturer is ``generic`` (catalogs name none).
-
-Columns
-    devices: ``name, role, device_type, manufacturer, site, status, comments``
-    interfaces: ``device, name, type, enabled, speed, description``
-        (``type`` from the link speed, e.g. ``400gbase-x-osfp``, ``other`` for
-        NIC ports whose cage topogen does not know; ``speed`` in kb/s)
-    cables: ``side_a_device, side_a_type, side_a_name, side_b_device,
-        side_b_type, side_b_name, type, status, length, length_unit, label,
-        comments`` (``a`` = lower end, as in cabling.csv; ``label`` = the
-        cabling.csv cable id; ``status`` = ``planned``; ``type`` and
-        ``length`` per link tier from the BOM's media choice, empty where the
-        catalog does not say)
-
-NetBox CSV has no comment lines, so the provenance (tool version, spec hash,
-architecture) goes in the ``comments`` column of devices and cables and at the
-end of every interface ``description``. Text cells that come from user input
-pass through :func:`topogen.exports.text.cell_safe`.
+``gpus_per_node`` GPUs, with one interface per NIC port of its GPUs,
+``gpu<rank>-nic<plane>`` (rank in the HB domain); every switch is a device
+with all its ports ``p1 .. p<radix>``, ports without a cable disabled. Switch
+device types are the catalog SKU the BOM chose, made by the catalog's
+``manufacturer`` (``generic`` when it names none); GPU nodes get a generic
+type named by NIC ports and speed (``gpu-node-8x400g``). Every status is
+``planned``. Text cells from user input pass through
+:func:`topogen.exports.text.cell_safe`.
 """
 
 from __future__ import annotations
@@ -49,15 +57,22 @@ import numpy as np
 from ..model import Fabric, link_tier_name
 from ..naming import NodeNames
 from ..model import CHUNK
-from .files import arch_dir, write_csv
+from ..errors import InputError, Problem
+from .files import arch_dir, write_csv, write_csv_parts
 from .text import cell_safe
 
+SITE_COLUMNS = ("name", "slug", "status", "description")
+MANUFACTURER_COLUMNS = ("name", "slug")
+ROLE_COLUMNS = ("name", "slug", "color", "description")
+DEVICE_TYPE_COLUMNS = ("manufacturer", "model", "slug", "part_number", "description")
 DEVICE_COLUMNS = ("name", "role", "device_type", "manufacturer", "site", "status", "comments")
 INTERFACE_COLUMNS = ("device", "name", "type", "enabled", "speed", "description")
 CABLE_COLUMNS = (
+    "side_a_site",
     "side_a_device",
     "side_a_type",
     "side_a_name",
+    "side_b_site",
     "side_b_device",
     "side_b_type",
     "side_b_name",
@@ -71,37 +86,66 @@ CABLE_COLUMNS = (
 
 NODE_ROLE = "gpu-node"
 STATUS = "planned"
+SITE_STATUS = "planned"
+GENERIC = "generic"
 TERMINATION = "dcim.interface"
+MAX_NAME = 64  # NetBox device names hold at most 64 characters
+MAX_PART_BYTES = 2_500_000  # below NetBox's 2.5 MiB (2,621,440 B) limit on pasted import text
 # NetBox interface type slugs for switch ports, by link speed in Gb/s
 PORT_TYPES = {100: "100gbase-x-qsfp28", 200: "200gbase-x-qsfp56", 400: "400gbase-x-osfp", 800: "800gbase-x-osfp"}
 NIC_TYPE = "other"
 # NetBox cable types of the catalog's copper cable kinds (optical ones follow the fiber)
 COPPER_TYPES = {"dac": "dac-passive", "acc": "dac-active", "aec": "dac-active"}
+# device role colours (NetBox wants 6 hex digits), by tier; GPU nodes green
+ROLE_COLORS = ("4caf50", "2196f3", "9c27b0", "ff9800", "f44336", "795548", "607d8b")
+
+
+def site_name(spec, arch: str) -> str:
+    """The NetBox site of one architecture of one cluster: ``<spec name>-<arch>``."""
+    return f"{spec.name}-{arch}"
+
+
+def slug(name: str) -> str:
+    """A NetBox slug (letters, digits, ``-``, ``_``): other characters become ``-``, lower-case."""
+    return re.sub(r"[^a-z0-9_-]", "-", name.lower())
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceTypes:
-    """NetBox manufacturer and device-type (model) names used for one fabric."""
+    """NetBox manufacturers and device-type (model) names used for one fabric, and its port types."""
 
-    manufacturer: str
+    manufacturer: str  # of the switches
     node: str
     switch: str
+    node_manufacturer: str = GENERIC
+    switch_port_type: str = ""  # "" = by speed
+    nic_type: str = NIC_TYPE
 
 
 def device_types(ctx, fabric: Fabric) -> DeviceTypes:
-    """Model names for the devices of ``fabric``.
+    """Model names, manufacturers and interface types for the devices of ``fabric``.
 
-    Switches take the SKU the BOM chose from the catalog (``ctx.boms``); without
-    a BOM, and for GPU nodes (catalogs list no servers), generic names that say
-    what matters for a NetBox device type: ports and speed (``gpu-node-8x400g``,
-    ``switch-64p-400g``). Catalogs have no manufacturer, hence ``generic``.
+    Switches take the SKU the BOM chose from the catalog (``ctx.boms``) and its
+    ``manufacturer``; without a BOM, and for GPU nodes (catalogs list no
+    servers), generic names that say what matters for a NetBox device type:
+    ports and speed (``gpu-node-8x400g``, ``switch-64p-400g``). Interface
+    types come from the catalog: the switch's ``interface_type`` (both ends of
+    a link speak it), else the NIC's, else by speed for switch ports and
+    ``other`` for NICs.
     """
     spec = fabric.spec
     bom = getattr(ctx, "boms", {}).get(fabric.arch)
+    hw = getattr(ctx, "catalog", None)
+    sku = next((s for s in hw.switches if s.sku == bom.switch_sku), None) if hw is not None and bom is not None else None
+    nic = hw.nic_for(spec.link_speed) if hw is not None else None
+    switch_type = sku.interface_type if sku is not None else ""
+    nic_type = switch_type or (nic.interface_type if nic is not None else "") or NIC_TYPE
     return DeviceTypes(
-        manufacturer="generic",
+        manufacturer=(sku.manufacturer if sku is not None else "") or GENERIC,
         node=f"gpu-node-{spec.gpus_per_node * spec.planes}x{spec.link_speed}g",
         switch=bom.switch_sku if bom is not None else f"switch-{spec.radix}p-{spec.link_speed}g",
+        switch_port_type=switch_type or (nic.interface_type if nic is not None else ""),
+        nic_type=nic_type,
     )
 
 
@@ -132,12 +176,8 @@ def cable_media(ctx, fabric: Fabric) -> dict[int, tuple[str, str, str]]:
     return out
 
 
-def provenance(fabric: Fabric) -> str:
-    return f"generated by {fabric.spec.provenance()}; arch {fabric.arch}"
-
-
-def port_type(speed: int) -> str:
-    return PORT_TYPES.get(int(speed), "other")
+def port_type(speed: int, catalog_type: str = "") -> str:
+    return catalog_type or PORT_TYPES.get(int(speed), "other")
 
 
 def _rails_text(rails: tuple[int, ...]) -> str:
@@ -163,42 +203,49 @@ def _gpu_span(nn: NodeNames, node: int) -> tuple[str, str]:
 def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
     """One row per compute node (node order), then one per switch (device id order)."""
     spec = fabric.spec
-    prov = provenance(fabric)
     nn = node_names(fabric)
-    site, maker = cell_safe(spec.name), cell_safe(types.manufacturer)
+    site = cell_safe(site_name(spec, fabric.arch))
+    pre = site + "."
+    node_maker, maker = cell_safe(types.node_manufacturer), cell_safe(types.manufacturer)
     node_type, switch_type = cell_safe(types.node), cell_safe(types.switch)
     g, per = nn.per_node, nn.per_domain
+    nics = "one NIC port each" if spec.planes == 1 else f"{spec.planes} NIC ports each"
     for i, name in enumerate(nn.names()):
         first, last = _gpu_span(nn, i)
         d, j = divmod(i, per)
         if per == 1:
-            note = f"HB domain {d}: {g} GPUs {first}..{last}, {spec.planes} NIC port(s) each; {prov}"
+            note = f"host {name}: HB domain {d}, {g} GPUs {first}..{last}, {nics}"
         else:
             gpus = f"GPU {first}" if g == 1 else f"{g} GPUs {first}..{last}"
-            note = f"HB domain {d} node {j} (of {per}): {gpus}, {spec.planes} NIC port(s) each; {prov}"
-        yield (name, NODE_ROLE, node_type, maker, site, STATUS, note)
+            note = f"host {name}: HB domain {d} node {j} (of {per}), {gpus}, {nics}"
+        yield (pre + name, NODE_ROLE, node_type, node_maker, site, STATUS, note)
     for s in fabric.switches:
-        note = f"tier {s.tier} {s.role}, plane {s.plane}, {_rails_text(s.rails)}; {prov}"
-        yield (s.name, s.role, switch_type, maker, site, STATUS, note)
+        note = f"switch {s.name}: tier {s.tier} {s.role}, plane {s.plane}, {_rails_text(s.rails)}"
+        yield (pre + s.name, s.role, switch_type, maker, site, STATUS, note)
 
 
 class _Ends:
-    """Names of cable ends as NetBox sees them: (device, interface) for any link end."""
+    """Names of cable ends: (device, interface) for any link end; NetBox device names carry the site prefix."""
 
     def __init__(self, fabric: Fabric):
         self.fabric = fabric
         self.nn = node_names(fabric)
-        self.node_names = np.array(self.nn.names(), dtype=object)
-        self.sw_names = np.array([s.name for s in fabric.switches], dtype=object)
+        pre = site_name(fabric.spec, fabric.arch) + "."
+        self.hosts = np.array(self.nn.names(), dtype=object)
+        self.switch_names = np.array([s.name for s in fabric.switches], dtype=object)
+        self.node_names = np.array([pre + x for x in self.hosts.tolist()], dtype=object)
+        self.sw_names = np.array([pre + x for x in self.switch_names.tolist()], dtype=object)
         k = fabric.hb_domain
         self.nic_names = np.array([[self.nn.interface(r, p) for p in range(fabric.spec.planes)] for r in range(k)], dtype=object)
 
-    def devices(self, ids: np.ndarray) -> np.ndarray:
+    def devices(self, ids: np.ndarray, netbox: bool = True) -> np.ndarray:
+        """NetBox device names of ``ids`` (``netbox=False``: the plain host/switch names)."""
         n = self.fabric.gpus
+        nodes, switches = (self.node_names, self.sw_names) if netbox else (self.hosts, self.switch_names)
         out = np.empty(len(ids), dtype=object)
         g = ids < n
-        out[g] = self.node_names[ids[g] // self.nn.per_node]
-        out[~g] = self.sw_names[ids[~g] - n]
+        out[g] = nodes[ids[g] // self.nn.per_node]
+        out[~g] = switches[ids[~g] - n]
         return out
 
     def ports(self, ids: np.ndarray, ports: np.ndarray) -> np.ndarray:
@@ -232,13 +279,14 @@ def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return offsets, peer_dev, peer_port, is_up
 
 
-def interface_rows(fabric: Fabric) -> Iterator[tuple]:
+def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator[tuple]:
     """NIC interfaces of every node (GPU-id order, so node by node; plane-minor), then every switch port.
 
-    Row count: ``gpus * planes + sum(switch radix)``.
+    Row count: ``gpus * planes + sum(switch radix)``. Descriptions name the
+    peer by its host/switch name (the NetBox name without the site prefix).
     """
     spec = fabric.spec
-    prov = provenance(fabric)
+    types = types or DeviceTypes(GENERIC, "", "")
     ends = _Ends(fabric)
     n, k, planes = fabric.gpus, fabric.hb_domain, spec.planes
     L = fabric.links
@@ -248,6 +296,7 @@ def interface_rows(fabric: Fabric) -> Iterator[tuple]:
     leaf_port = np.zeros(n * planes, np.int32)
     leaf[nic_idx], leaf_port[nic_idx] = L.z_dev[gl], L.z_port[gl]
     speed_kbps = spec.link_speed * 1_000_000
+    nic_type = cell_safe(types.nic_type)
     for start in range(0, n * planes, CHUNK):
         idx = np.arange(start, min(start + CHUNK, n * planes))
         gpu, plane = np.divmod(idx, planes)
@@ -256,41 +305,39 @@ def interface_rows(fabric: Fabric) -> Iterator[tuple]:
         peers = leaf[idx]
         cabled = peers >= 0
         peer_names = np.full(len(idx), "", dtype=object)
-        peer_names[cabled] = ends.devices(peers[cabled])
+        peer_names[cabled] = ends.devices(peers[cabled], netbox=False)
         descs = [
-            f"rail {r} plane {p} to {pn} p{pp}; {prov}" if c else f"rail {r} plane {p} unused; {prov}"
+            f"rail {r} plane {p} to {pn} p{pp}" if c else f"rail {r} plane {p} unused"
             for r, p, pn, pp, c in zip((gpu % k).tolist(), plane.tolist(), peer_names.tolist(), leaf_port[idx].tolist(), cabled.tolist())
         ]
-        yield from ((d, i, NIC_TYPE, "true" if c else "false", speed_kbps, s) for d, i, c, s in zip(nodes, nics, cabled.tolist(), descs))
+        yield from ((d, i, nic_type, "true" if c else "false", speed_kbps, s) for d, i, c, s in zip(nodes, nics, cabled.tolist(), descs))
     offsets, peer_dev, peer_port, is_up = _port_peers(fabric)
+    ptype = cell_safe(port_type(spec.link_speed, types.switch_port_type))
     for i, s in enumerate(fabric.switches):
         lo, hi = int(offsets[i]), int(offsets[i + 1])
         pd, pp, up = peer_dev[lo:hi], peer_port[lo:hi], is_up[lo:hi]
         cabled = pd >= 0
         dev = np.full(hi - lo, "", dtype=object)
         prt = np.full(hi - lo, "", dtype=object)
-        dev[cabled] = ends.devices(pd[cabled])
+        dev[cabled] = ends.devices(pd[cabled], netbox=False)
         prt[cabled] = ends.ports(pd[cabled], pp[cabled])
-        ptype = port_type(spec.link_speed)
+        name = ends.sw_names[i]
         for port, c, u, dn, pn in zip(range(1, hi - lo + 1), cabled.tolist(), up.tolist(), dev.tolist(), prt.tolist()):
-            if c:
-                desc = f"{'uplink' if u else 'downlink'} to {dn} {pn}; {prov}"
-            else:
-                desc = f"unused; {prov}"
-            yield (s.name, f"p{port}", ptype, "true" if c else "false", speed_kbps, desc)
+            desc = f"{'uplink' if u else 'downlink'} to {dn} {pn}" if c else "unused"
+            yield (name, f"p{port}", ptype, "true" if c else "false", speed_kbps, desc)
 
 
 def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None) -> Iterator[tuple]:
-    """One row per cable, in cabling.csv order (``label`` = its cable id).
+    """One row per cable, in cabling.csv order (``label`` = ``<site>/<cable id>``).
 
     ``media`` gives each link tier's cable type, length and unit (see
     :func:`cable_media`); tiers without it leave those cells empty.
     """
     media = media or {}
-    prov = provenance(fabric)
+    site = cell_safe(site_name(fabric.spec, fabric.arch))
     ends = _Ends(fabric)
     L = fabric.links
-    notes = {t: f"{link_tier_name(t)} plane {{}}; {prov}" for t in range(1, fabric.tiers + 1)}
+    notes = {t: f"{link_tier_name(t)} plane {{}}" for t in range(1, fabric.tiers + 1)}
     for start in range(0, len(L), CHUNK):
         sl = slice(start, min(start + CHUNK, len(L)))
         a, z = L.a_dev[sl], L.z_dev[sl]
@@ -298,20 +345,66 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
         zd, zp = ends.devices(z).tolist(), ends.ports(z, L.z_port[sl]).tolist()
         for cid, a_d, a_p, z_d, z_p, t, pl in zip(range(start + 1, sl.stop + 1), ad, ap, zd, zp, L.tier[sl].tolist(), L.plane[sl].tolist()):
             ctype, length, unit = media.get(t, ("", "", ""))
-            yield (a_d, TERMINATION, a_p, z_d, TERMINATION, z_p, ctype, STATUS, length, unit, str(cid), notes[t].format(pl))
+            yield (site, a_d, TERMINATION, a_p, site, z_d, TERMINATION, z_p, ctype, STATUS, length, unit, f"{site}/{cid}", notes[t].format(pl))
+
+
+# --- prerequisites, once per build ------------------------------------------------------
+
+
+def prerequisite_rows(ctx) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
+    """``{file name: (columns, rows)}`` of the objects the device files refer to, for every architecture."""
+    spec = ctx.spec
+    sites, makers, roles, dtypes = [], {}, {}, {}
+    for arch, fabric in ctx.fabrics.items():
+        types = device_types(ctx, fabric)
+        name = site_name(spec, arch)
+        sites.append((cell_safe(name), slug(name), SITE_STATUS, f"{spec.gpus:,} GPUs, {arch}; generated by {spec.provenance()}"))
+        for maker in (types.node_manufacturer, types.manufacturer):
+            makers.setdefault(maker, (cell_safe(maker), slug(maker)))
+        roles.setdefault(NODE_ROLE, (NODE_ROLE, NODE_ROLE, ROLE_COLORS[0], "compute node (GPU host)"))
+        for s in fabric.switches:
+            roles.setdefault(s.role, (s.role, slug(s.role), ROLE_COLORS[min(s.tier, len(ROLE_COLORS) - 1)], f"tier-{s.tier} switch"))
+        sku = next((x for x in ctx.catalog.switches if x.sku == types.switch), None) if getattr(ctx, "catalog", None) is not None else None
+        node_desc = f"compute node with {spec.gpus_per_node * spec.planes} NIC ports at {spec.link_speed}G"
+        switch_desc = sku.description if sku is not None and sku.description else f"switch ({types.switch})"
+        for maker, model, desc in ((types.node_manufacturer, types.node, node_desc), (types.manufacturer, types.switch, cell_safe(switch_desc))):
+            part = model if maker != GENERIC else ""
+            dtypes.setdefault((maker, model), (cell_safe(maker), cell_safe(model), slug(model), cell_safe(part), desc))
+    return {
+        "sites.csv": (SITE_COLUMNS, sites),
+        "manufacturers.csv": (MANUFACTURER_COLUMNS, list(makers.values())),
+        "device-roles.csv": (ROLE_COLUMNS, list(roles.values())),
+        "device-types.csv": (DEVICE_TYPE_COLUMNS, list(dtypes.values())),
+    }
+
+
+def check_names(ctx) -> None:
+    """NetBox holds device names of at most 64 characters: refuse a spec name that would exceed it."""
+    problems = []
+    for arch, fabric in ctx.fabrics.items():
+        pre = len(site_name(ctx.spec, arch)) + 1
+        longest = max([len(x) for x in node_names(fabric).names()[-1:]] + [len(s.name) for s in fabric.switches])
+        if pre + longest > MAX_NAME:
+            problems.append(Problem("name", f"NetBox device names <site>.<host> of {arch} would be {pre + longest} characters ({site_name(ctx.spec, arch)}.…); NetBox allows {MAX_NAME}", f"shorten the spec name to at most {MAX_NAME - longest - len(arch) - 2} characters, or leave out --formats netbox"))
+    if problems:
+        raise InputError(problems)
 
 
 def export(ctx, dest: Path) -> list[Path]:
+    check_names(ctx)
     paths = []
+    pre = arch_dir(dest, "netbox")
+    for fname, (cols, rows) in prerequisite_rows(ctx).items():
+        p = pre / fname
+        write_csv(p, cols, rows)
+        paths.append(p)
     for arch, fabric in ctx.fabrics.items():
         d = arch_dir(dest, arch, "netbox")
         types = device_types(ctx, fabric)
-        for fname, cols, rows in (
-            ("devices.csv", DEVICE_COLUMNS, device_rows(fabric, types)),
-            ("interfaces.csv", INTERFACE_COLUMNS, interface_rows(fabric)),
-            ("cables.csv", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric))),
+        for stem, cols, rows in (
+            ("devices", DEVICE_COLUMNS, device_rows(fabric, types)),
+            ("interfaces", INTERFACE_COLUMNS, interface_rows(fabric, types)),
+            ("cables", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric))),
         ):
-            p = d / fname
-            write_csv(p, cols, rows)
-            paths.append(p)
+            paths.extend(write_csv_parts(d, stem, cols, rows, MAX_PART_BYTES))
     return paths
