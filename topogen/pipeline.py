@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, bom, catalog, clos, counts, validate
+from . import __version__, bom, catalog, clos, counts, layout, validate
 from .analysis import fabric as analysis
 from .errors import InputError, Problem
 from .exports import EXPORTERS, workers
@@ -36,6 +36,7 @@ class BuildContext:
     boms: dict[str, bom.Bom] = field(default_factory=dict)  # per architecture, from the explicit wiring
     reports: dict[str, validate.Report] = field(default_factory=dict)  # per architecture: the validator's findings
     analysis: dict[str, Any] | None = None  # the workload's analyses (topogen.analysis.fabric.build_section)
+    layouts: dict[str, layout.Layout] = field(default_factory=dict)  # per architecture: racks, U positions, cable lengths
 
     @property
     def valid(self) -> bool:
@@ -51,6 +52,7 @@ def build(spec: Spec) -> BuildContext:
     fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model
     ctx = BuildContext(spec, fabrics, closed)
     ctx.reports = {arch: validate.validate(f, expected=f) for arch, f in fabrics.items()}  # validate (a generated fabric is the spec's own table)
+    ctx.layouts = {arch: layout.plan(f) for arch, f in fabrics.items()}  # layout: racks, U, cable lengths
     ctx.catalog = hw
     ctx.boms = {arch: bom.compile_bom(f, hw) for arch, f in fabrics.items()}  # BOM
     ctx.analysis = analysis.build_section(spec) if spec.workload is not None else None  # analyses

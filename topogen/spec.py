@@ -43,8 +43,9 @@ DEFAULTS: dict[str, Any] = {
     "oversubscription": "1:1",  # leaf down:up; tiers above stay 1:1
     "hb_bandwidth_gbps": None,  # B_F: HB-domain (NVLink) Gb/s per GPU, for the analyses
     "workload": None,  # the analyses' workload (topogen/analysis/workload.py)
+    "layout": None,  # racks, U positions, cable routing (topogen/layout/params.py); None: its defaults
 }
-OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload")  # left out of to_dict()/the hash when unset
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = ("gpus", "hb_domain", "radix")
 RATIO_RE = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
@@ -69,6 +70,7 @@ class Spec:
     oversubscription: str
     hb_bandwidth_gbps: float | None = None
     workload: Any = None  # topogen.analysis.workload.Workload
+    layout: Any = None  # topogen.layout.LayoutSpec
 
     @property
     def scale_out_gbps(self) -> float:
@@ -247,6 +249,9 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
         else:
             values["hb_bandwidth_gbps"] = v
     values["workload"] = parse_workload(merged["workload"], values.get("gpus"), values.get("hb_domain"), problems)
+    from .layout.params import parse_layout
+
+    values["layout"] = parse_layout(merged["layout"], values, problems)
 
 
 def _divisors(n: int) -> list[int]:

@@ -43,6 +43,8 @@ def make_summary(ctx) -> dict[str, Any]:
         out["architectures"][arch] = arch_section(fabric, ctx.counts[arch])
     for arch, report in (getattr(ctx, "reports", None) or {}).items():  # the validator's key figures
         out["architectures"][arch]["validation"] = report.key_figures()
+    for arch, lay in (getattr(ctx, "layouts", None) or {}).items():  # the layout: racks and cable lengths
+        out["architectures"][arch]["layout"] = lay.summary(ctx.fabrics[arch])
     boms = getattr(ctx, "boms", None) or {}
     if boms:  # the BOM phase: transceivers, cost, power_w per architecture; savings of rail-only
         out["catalog"] = ctx.catalog.name
