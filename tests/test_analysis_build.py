@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -102,3 +105,61 @@ def test_presets_carry_hb_bandwidth_and_workloads():
     assert load_spec("gh200-64k").workload.model.name == "gpt-3-175b"
     assert load_spec("dgx-h100-superpod").hb_bandwidth_gbps == 7200
     assert load_spec("gb200-nvl72").hb_bandwidth_gbps == 14400
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        {"model": "deepseek-v3", "gpu": "h100", "parallelism": {"expert_parallel": 64}},
+        {"model": "palm-540b", "gpu": "gh200", "batch": "512x2048", "checkpoint": {"write_s": 60, "path": "compute-nics"}},
+        {"model": "megatron-1t", "parallelism": {"tp": 8, "pp": 64, "dp": "megatron"}, "checkpoint": {"write_GBps": 273}},
+        {"model": {"name": "mine", "layers": 32, "d_model": 4096, "params": "7e9", "batch": "4M", "m_cc": 8}, "gpu": 1e15},
+    ],
+)
+def test_spec_dict_round_trips_with_a_workload(workload):
+    """summary.json/topology.json embed spec.to_dict(); it must parse back to the same spec (and hash)."""
+    from topogen.spec import build_spec
+
+    s = build_spec({"gpus": 3072, "hb_domain": 8, "radix": 64, "workload": workload})
+    again = build_spec(json.loads(json.dumps(s.to_dict())))
+    assert again == s and again.digest() == s.digest()
+
+
+def test_validate_a_workload_builds_topology(built):
+    res = CliRunner().invoke(main, ["build", str(built[0].parent / "wl.yaml"), "--out", str(built[0].parent / "t"), "--formats", "topology", "--jobs", "1"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["validate", str(built[0].parent / "t" / "rail-only" / "topology.json")])
+    assert res.exit_code == 0, res.output
+
+
+def test_own_model_and_gpu_yaml_files(tmp_path):
+    """A user's own YAML works as well as a preset, for the model and for the GPU."""
+    (tmp_path / "m.yaml").write_text("# my model\nname: my-13b\nlayers: 40\nd_model: 5120\nparams: 13e9\nbatch: 1024x4096\nm_cc: 8\nsources:\n  params: 'user: our config'\n")
+    (tmp_path / "g.yaml").write_text("name: my-gpu\nflops: 2e15\nmemory_gb: 141\nhb_bandwidth_gbps: 7200\n")
+    res = CliRunner().invoke(main, ["analyze", "iteration", "--gpus", "1024", "--hb-domain", "8", "--radix", "64", "--model", str(tmp_path / "m.yaml"), "--gpu", str(tmp_path / "g.yaml"), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["rows"][0]["model"] == "my-13b" and doc["rows"][0]["batch_tokens"] == 1024 * 4096
+    p = {q["name"]: q for q in doc["parameters"]}
+    assert p["P, parameters (my-13b)"]["status"] == "user" and p["C, dense BF16 FLOP/s per GPU (my-gpu)"]["value"] == 2e15
+    assert p["B_F, HB-domain bandwidth per GPU"]["value"] == 7200
+    res = CliRunner().invoke(main, ["analyze", "iteration", "--gpus", "1024", "--hb-domain", "8", "--radix", "64", "--model", str(tmp_path / "none.yaml")])
+    assert res.exit_code == 2 and "workload.model: model file" in res.stderr
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) not installed; .ci/run installs libreoffice-calc-nogui")
+def test_libreoffice_reads_the_analysis_sheet(built, tmp_path):
+    """LibreOffice opens the workbook and exports the Analysis sheet with the same figures."""
+    res = subprocess.run(
+        ["soffice", "--headless", "--norestore", f"-env:UserInstallation=file://{tmp_path}/profile",
+         "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1", "--outdir", str(tmp_path), str(built[0] / "wl.xlsx")],
+        capture_output=True, text=True, timeout=180,
+    )
+    sheet = tmp_path / "wl-Analysis.csv"
+    assert sheet.exists(), res.stdout + res.stderr
+    rows = list(csv.reader(sheet.open(encoding="utf-8")))
+    assert rows[1][:4] == ["gpus", "K", "batch", "N_M"]
+    summary = json.loads((built[0] / "summary.json").read_text())
+    it = summary["analysis"]["iteration"]["rows"][0]
+    assert float(rows[2][4]) == pytest.approx(it["iteration_s"], rel=1e-9)
+    assert any(r[:2] == ["P, parameters (llama-2-70b)", "70000000000"] for r in rows)

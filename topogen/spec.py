@@ -113,6 +113,8 @@ class Spec:
     def to_dict(self) -> dict[str, Any]:
         """Every resolved field (defaults filled in): what summary.json echoes and the hash covers."""
         d = asdict(self)
+        if self.workload is not None:
+            d["workload"] = self.workload.to_dict()  # the input schema, so the dict parses back to this spec
         for key in OPTIONAL_KEYS:
             if d[key] is None:
                 del d[key]

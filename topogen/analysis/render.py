@@ -57,6 +57,7 @@ COLUMNS: dict[str, list[Column]] = {
         ("GB/s per node", "write_per_node_GBps", _f(2)), ("overhead", "overhead", _pct),
         ("restore read GB/s (all replicas)", "restore_read_GBps", _f(0)), ("(one replica)", "restore_one_replica_read_GBps", _f(0)),
         ("broadcast s", "broadcast_s", _f(2)),
+        ("NIC share", "nic_share", _pct), ("path", "path", str),
     ],
     "dp-traffic": [
         ("scheme", "label", str), ("gpus", "gpus", _g), ("K", "hb_domain", _g), ("GB/GPU flat", "bytes_per_gpu", _gb),

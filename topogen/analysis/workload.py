@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -129,6 +129,23 @@ class Model:
                 return status, where
         return "user", f"model {self.name}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The model in the input schema (what a spec file would say): parsing it gives this model back."""
+        d: dict[str, Any] = {"name": self.name, "layers": self.layers, "d_model": self.d_model, "params": self.params, "batch": self.batch_tokens, "m_cc": self.m_cc}
+        for key in ("seq_len", "active_params", "training_tokens", "training_flop"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        if self.batch_schedule:
+            d["batch_schedule"] = list(self.batch_schedule)
+        moe = {k: getattr(self, k) for k in MOE_KEYS if getattr(self, k) is not None}
+        if moe:
+            d["moe"] = moe
+        if self.description:
+            d["description"] = self.description
+        if self.sources:
+            d["sources"] = _sources_dict(self.sources)
+        return d
+
     def param(self, key: str, label: str, value: Any) -> Param:
         status, where = self.source(key)
         return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), status, where)
@@ -142,6 +159,18 @@ class Gpu:
     hb_bandwidth_gbps: float | None = None
     description: str = ""
     sources: tuple[tuple[str, str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The GPU in the input schema."""
+        d: dict[str, Any] = {"name": self.name, "flops": self.flops}
+        for key in ("memory_gb", "hb_bandwidth_gbps"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        if self.description:
+            d["description"] = self.description
+        if self.sources:
+            d["sources"] = _sources_dict(self.sources)
+        return d
 
     def param(self, key: str, label: str, value: Any) -> Param:
         for k, status, where in self.sources:
@@ -184,11 +213,31 @@ class Workload:
     parallelism: Parallelism = field(default_factory=Parallelism)
     checkpoint: CheckpointPlan | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The section in the input schema, every value resolved (presets inlined): what the spec hash covers.
+
+        ``parse_workload(w.to_dict(), ...)`` gives ``w`` back, so a topology.json
+        that embeds its spec can be checked against it (``topogen validate``).
+        """
+        d: dict[str, Any] = {"model": self.model.to_dict()}
+        if self.gpu is not None:
+            d["gpu"] = self.gpu.to_dict()
+        if self.batch_given:
+            d["batch"] = self.batch_tokens
+        d["parallelism"] = {k: v for k, v in asdict(self.parallelism).items() if v is not None}
+        if self.checkpoint is not None:
+            d["checkpoint"] = {k: v for k, v in asdict(self.checkpoint).items() if v is not None}
+        return d
+
     def describe(self) -> str:
         """One line: model, GPU, batch, parallelism (the workbook's Summary shows it)."""
         p = self.parallelism
         gpu = f", gpu {self.gpu.name}" if self.gpu else ""
         return f"model {self.model.name}{gpu}, batch {self.batch_tokens:,.0f} tokens, {p.dp} tp {p.tp} pp {p.pp}, optimizer {p.optimizer}"
+
+
+def _sources_dict(sources: tuple[tuple[str, str, str], ...]) -> dict[str, str]:
+    return {key: f"{status}: {where}" for key, status, where in sources}
 
 
 def available(kind: str) -> list[str]:
