@@ -120,8 +120,11 @@ def flops_param(wl: Workload) -> Param:
     return wl.gpu.param("flops", "C, dense BF16 FLOP/s per GPU", wl.gpu.flops)
 
 
-def iteration_report(specs: Sequence, rule: str = "derived", batches: Sequence[float] | None = None, hb_gbps: float | None = None) -> Report:
-    """Eq. 1 / Eq. 3 for every spec and batch: the rows of ``topogen analyze iteration``."""
+def iteration_report(specs: Sequence, rule: str = "derived", batches: Sequence[float] | None = None, hb_gbps: float | None = None, batches_from: Param | None = None) -> Report:
+    """Eq. 1 / Eq. 3 for every spec and batch: the rows of ``topogen analyze iteration``.
+
+    ``batches_from`` names where a list of ``batches`` came from (default: the --batch flag).
+    """
     rep = Report("iteration")
     last: dict[tuple, dict[str, Any]] = {}  # (N, batch, model) -> its previous row: change_vs_smaller_k
     for spec in specs:
@@ -133,7 +136,8 @@ def iteration_report(specs: Sequence, rule: str = "derived", batches: Sequence[f
         rep.add_params(_cluster_params(spec) if len(specs) == 1 else [])
         rep.add_params([bs, bf, c, *_model_params(wl, ("layers", "d_model", "params", "m_cc", "active_params", "training_flop", "training_tokens"))])
         for b in batches or [wl.batch_tokens]:
-            rep.add_params([batch_param(wl, b, bool(batches) and len(batches) > 1)])
+            swept = bool(batches) and len(batches) > 1
+            rep.add_params([batches_from if swept and batches_from is not None else batch_param(wl, b, swept)])
             r = it.iteration_time(
                 gpus=spec.gpus, hb_domain=spec.hb_domain, layers=m.layers, d_model=m.d_model, params=m.params,
                 batch_tokens=b, m_cc=m.m_cc, flops=c.value, scale_out_Bps=gbps_to_Bps(bs.value), hb_Bps=gbps_to_Bps(bf.value),
@@ -304,11 +308,16 @@ def k_sweep(spec) -> list[int]:
     return sorted(ks)
 
 
-def batch_sweep(wl: Workload) -> list[float]:
-    """Batches for the Fig. 8 sweep: the model's schedule, else 1/4 to 4 times the workload's batch."""
+def batch_sweep(wl: Workload) -> tuple[list[float], Param]:
+    """Batches for the Fig. 8 sweep and where they come from: the model's schedule, else 1/4 to 4 times the batch."""
     if wl.model.batch_schedule:
-        return sorted(set(wl.model.batch_schedule) | {wl.batch_tokens})
-    return [wl.batch_tokens * f for f in (0.25, 0.5, 1, 2, 4)]
+        status, where = wl.model.source("batch_schedule")
+        return sorted(set(wl.model.batch_schedule) | {wl.batch_tokens}), Param(f"b, batch ({wl.model.name})", "its schedule", "tokens", status, where)
+    return [wl.batch_tokens * f for f in (0.25, 0.5, 1, 2, 4)], Param(f"b, batch ({wl.model.name})", "1/4 to 4 x its batch", "tokens", "assumed", "a sweep around the workload's batch")
+
+
+def _no_alltoall(wl: Workload) -> Report:
+    raise InputError([Problem("workload.model.moe", f"{wl.model.name} is a dense model: its training has no expert all-to-all", "give the model moe: experts and top_k, or run topogen analyze alltoall --bytes-per-pair")])
 
 
 def build_section(spec) -> dict[str, Any]:
@@ -323,8 +332,8 @@ def build_section(spec) -> dict[str, Any]:
     runs = {
         "iteration": lambda: iteration_report([spec]),
         "iteration_vs_k": lambda: iteration_report([replace(spec, hb_domain=k) for k in k_sweep(spec)]),
-        "iteration_vs_batch": lambda: iteration_report([replace(spec, hb_domain=k) for k in (spec.hb_domain, 2 * spec.hb_domain, 4 * spec.hb_domain) if k <= spec.gpus and spec.gpus % k == 0], batches=batch_sweep(wl)),
-        "alltoall": lambda: alltoall_report([spec]),
+        "iteration_vs_batch": lambda: iteration_report([replace(spec, hb_domain=k) for k in (spec.hb_domain, 2 * spec.hb_domain, 4 * spec.hb_domain) if k <= spec.gpus and spec.gpus % k == 0], batches=batch_sweep(wl)[0], batches_from=batch_sweep(wl)[1]),
+        "alltoall": lambda: alltoall_report([spec]) if wl.model.is_moe else _no_alltoall(wl),
         "checkpoint": lambda: checkpoint_report([spec]),
         "dp-traffic": lambda: dp_report([spec]),
     }

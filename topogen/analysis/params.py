@@ -63,7 +63,7 @@ def gbps_to_Bps(gbps: float) -> float:
 # Constants of the rail-only paper's model that reproduce its figures (shared/analysis.md §1).
 EQ1_GRADIENT_BYTES = Param("gradient bytes per parameter (S_T = this x P / l)", 4, "bytes", "fit", "reproduces the rail-only paper's Fig. 7/8 claims")
 EQ1_ACTIVATION_BYTES = Param("MP bytes per element (M_cc x b x d_model x this)", 4, "bytes", "fit", "reproduces the rail-only paper's Fig. 7/8 claims")
-EQ1_FLOP_PER_PARAM_TOKEN = Param("M_flop = this x P x b", 6, "FLOP per parameter per token", "fit", "forward + backward, as the paper's figures need")
+EQ1_FLOP_PER_PARAM_TOKEN = Param("FLOP per parameter per token (M_flop = this x P x b)", 6, "FLOP", "fit", "forward + backward, as the paper's figures need")
 
 
 def as_dicts(params: Iterable[Param]) -> list[dict[str, Any]]:

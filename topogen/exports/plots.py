@@ -79,18 +79,40 @@ def _save(fig, base: Path) -> list[Path]:
     return paths
 
 
-def _figure(plt, title: str, subtitle: str):
+def _figure(plt, title: str, subtitle: str, sec: dict[str, Any] | None = None, note: str = ""):
     fig, ax = plt.subplots(figsize=SIZE_IN)
     fig.suptitle(title, fontsize=STYLE["axes.titlesize"], fontweight="bold", x=0.01, ha="left")
     ax.set_title(subtitle, fontsize=12, loc="left", color="#555555")
+    if sec is not None:
+        fig.text(0.01, -0.01, (note + "\n" if note else "") + _footer(sec), fontsize=9.5, color="#666666", ha="left", va="top", linespacing=1.5)
     return fig, ax
+
+
+def _footer(sec: dict[str, Any]) -> str:
+    """Every parameter the plot used, with its status: the plot names its inputs as the tables do."""
+    from ..analysis.params import _fmt
+
+    parts = []
+    for p in sec["parameters"]:
+        name = p["name"]
+        short = name.split(",")[0] if "," in name else name.split(" (")[0]
+        unit = f" {p['unit']}" if p["unit"] and len(p["unit"]) <= 8 and p["value"] != "swept" else ""
+        parts.append(f"{short} = {_fmt(p['value'])}{unit} [{p['status']}]")
+    lines, line = [], ""
+    for part in parts:
+        if line and len(line) + len(part) > 160:
+            lines.append(line)
+            line = ""
+        line = f"{line};  {part}" if line else part
+    legend = "[paper] printed in a source, [derived] our algebra, [fit] reproduces published figures, [spec] the cluster spec; sources in summary.json"
+    return "\n".join([*lines, line, legend])
 
 
 def plot_iteration_vs_k(plt, spec, sec: dict[str, Any]):
     rows = sec["rows"]
     ks = [r["hb_domain"] for r in rows]
     model = rows[0]["model"]
-    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: iteration time vs HB-domain size", _subtitle(sec))
+    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: iteration time vs HB-domain size", _subtitle(sec), sec)
     ax.plot(ks, [r["iteration_s"] for r in rows], marker="o", lw=2.5, ms=7, color=COLORS["line"], label="HB domain of K GPUs + rails (Eq. 1)")
     ax.axhline(rows[0]["ideal_s"], ls="--", lw=2, color=COLORS["ideal"], label="ideal any-to-any at B_F (Eq. 3)")
     ax.set_xscale("log", base=2)
@@ -112,7 +134,7 @@ def plot_iteration_vs_k(plt, spec, sec: dict[str, Any]):
 def plot_relative_vs_batch(plt, spec, sec: dict[str, Any]):
     rows = sec["rows"]
     model = rows[0]["model"]
-    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: relative performance vs batch", _subtitle(sec))
+    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: relative performance vs batch", _subtitle(sec), sec)
     ks = list(dict.fromkeys(r["hb_domain"] for r in rows))
     seq = spec.workload.model.seq_len
     by_seq = seq is not None and all((r["batch_tokens"] / seq).is_integer() for r in rows)
@@ -143,7 +165,7 @@ def plot_relative_vs_batch(plt, spec, sec: dict[str, Any]):
 def plot_time_breakdown(plt, spec, sec: dict[str, Any]):
     rows = sec["rows"]
     model = rows[0]["model"]
-    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: where the iteration time goes", _subtitle(sec))
+    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: where the iteration time goes", _subtitle(sec), sec)
     labels = [f"{r['hb_domain']:,}" for r in rows]
     x = list(range(len(rows)))
     bottom = [0.0] * len(rows)
@@ -167,7 +189,8 @@ def plot_dp_rail_bytes(plt, spec, sec: dict[str, Any]):
     rows = sec["rows"]
     model = rows[0]["model"]
     bs = next(p["value"] for p in sec["parameters"] if p["name"].startswith("B_S"))
-    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs (K = {spec.hb_domain}): bytes per rail NIC per step", f"rail-aligned hierarchical collectives; cross-rail bytes: 0 for every scheme; rail time at B_S = {bs:,.0f} Gb/s")
+    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs (K = {spec.hb_domain}): bytes per rail NIC per step", f"rail-aligned hierarchical collectives; cross-rail bytes: 0 for every scheme; rail time at B_S = {bs:,.0f} Gb/s", sec,
+                      "* the workload's scheme;  grey, hatched: its model states do not fit the GPU's memory (activations not counted)")
     y = list(range(len(rows)))[::-1]
     vals = [r["bytes_per_nic"] / 1e9 for r in rows]
     for yi, r, v in zip(y, rows, vals):
@@ -179,7 +202,6 @@ def plot_dp_rail_bytes(plt, spec, sec: dict[str, Any]):
     ax.set_xlabel("GB per NIC per step (one rail)")
     ax.set_xlim(0, max(vals) * 1.75)
     ax.grid(axis="y", visible=False)
-    ax.text(1.0, -0.16, "* the workload's scheme; grey: model states do not fit the GPU's memory", transform=ax.transAxes, ha="right", fontsize=11, color="#555555")
     return fig
 
 
