@@ -50,7 +50,7 @@ from typing import Any
 
 
 from .counts import MAX_TIERS
-from .errors import InputError, Problem
+from .errors import InputError, Problem, show
 from .yamlfile import read_yaml
 from .model import link_tier_name
 from . import resources
@@ -78,7 +78,10 @@ NIC_KEYS = ("sku", "description", "speed", "ports", "price_usd", "power_w", "int
 INTERFACE_TYPE_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 RULE_KEYS = ("name", "tier", "length", "switch", "speed", "transceiver", "gpu_transceiver", "cable")
 TIER_NAMES = {link_tier_name(t): t for t in range(1, MAX_TIERS + 1)}
-SKU_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}$")
+SKU_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}", re.ASCII)  # with fullmatch
+CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, line/paragraph separators
+MAX_WHOLE = 1_000_000  # speeds (Gb/s), radixes, ports per cage/module/cable
+MAX_NUMBER = 10**12  # prices (USD), power (W), lengths (m)
 
 
 def length_class(tier: int, domains: int) -> str:
@@ -294,7 +297,7 @@ def load_catalog(ref: str) -> Catalog:
     """Read and check a catalog (name or path); raise InputError listing every problem."""
     path = resolve_catalog_path(ref)
     label = ref
-    missing = Problem("catalog", f"catalog {ref!r} does not exist{resources.did_you_mean(ref, available_catalogs())}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file")
+    missing = Problem("catalog", f"catalog {show(ref)} does not exist{resources.did_you_mean(ref, available_catalogs())}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file")
     data = read_yaml(path, "catalog", f"catalog {str(path)!r}", missing)
     cat = parse_catalog(data, label=label, path=str(path), default_name=Path(path.name).stem)
     return replace(cat, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
@@ -319,7 +322,7 @@ def parse_catalog(data: Any, label: str, path: str = "", default_name: str = "ca
     for kind, objs in (("switches", switches), ("transceivers", transceivers), ("cables", cables), ("nics", nics)):
         for i, o in enumerate(objs):
             if o.sku in seen:
-                r.add(f"{kind}[{i}].sku", f"sku {o.sku!r} is already used by {seen[o.sku]}", "give every SKU a unique name")
+                r.add(f"{kind}[{i}].sku", f"sku {show(o.sku)} is already used by {seen[o.sku]}", "give every SKU a unique name")
             else:
                 seen[o.sku] = f"{kind}[{i}]"
     tx = {t.sku: t for t in transceivers}
@@ -345,7 +348,7 @@ class _Reader:
 
     def unknown(self, d: dict, allowed: tuple[str, ...], path: str) -> None:
         for key in sorted(str(k) for k in d if k not in allowed):
-            self.add(_join(path, key), f"unknown key {key!r}", f"allowed keys: {', '.join(allowed)}")
+            self.add(_join(path, key), f"unknown key {show(key)}", f"allowed keys: {', '.join(allowed)}")
 
     def items(self, d: dict, key: str, required: bool = False) -> list[dict]:
         raw = d.get(key)
@@ -354,12 +357,12 @@ class _Reader:
                 self.add(key, f"{key} is required", f"give a list of {key} entries")
             return []
         if not isinstance(raw, list) or (required and not raw):
-            self.add(key, f"{key} must be a non-empty list, got {raw!r}" if required else f"{key} must be a list, got {raw!r}", f"write '{key}:' followed by '- ...' entries")
+            self.add(key, f"{key} must be a non-empty list, got {show(raw)}" if required else f"{key} must be a list, got {show(raw)}", f"write '{key}:' followed by '- ...' entries")
             return []
         out = []
         for i, item in enumerate(raw):
             if not isinstance(item, dict):
-                self.add(f"{key}[{i}]", f"entry must be a mapping, got {item!r}", "write 'key: value' fields under the '- '")
+                self.add(f"{key}[{i}]", f"entry must be a mapping, got {show(item)}", "write 'key: value' fields under the '- '")
                 out.append(None)
             else:
                 out.append(item)
@@ -372,14 +375,18 @@ class _Reader:
                 self.add(_join(path, key), f"{key} is required", "give a text value")
             return default
         if not isinstance(raw, str) or not raw.strip():
-            self.add(_join(path, key), f"{key} must be non-empty text, got {raw!r}", "give a text value")
+            self.add(_join(path, key), f"{key} must be non-empty text, got {show(raw)}", "give a text value")
+            return default
+        bad = CONTROL_RE.search(raw)
+        if bad:
+            self.add(_join(path, key), f"{key} contains the control character U+{ord(bad.group()):04X} at position {bad.start() + 1}: {show(raw)}", "write it on one line, without tabs or control characters (it goes into CSV, XML, DOT and Slurm files)")
             return default
         return raw
 
     def sku(self, d: dict, path: str) -> str | None:
         raw = self.text(d, "sku", path)
-        if raw is not None and not SKU_RE.match(raw):
-            self.add(_join(path, "sku"), f"sku {raw!r} is not a valid SKU", "use letters, digits and . _ / + ( ) -, starting with a letter or digit, at most 80 characters")
+        if raw is not None and not SKU_RE.fullmatch(raw):
+            self.add(_join(path, "sku"), f"sku {show(raw)} is not a valid SKU", "use letters, digits and . _ / + ( ) -, starting with a letter or digit, at most 80 characters")
             return None
         return raw
 
@@ -391,11 +398,14 @@ class _Reader:
                 self.add(_join(path, key), f"{key} is required", "give a number")
             return default
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw != raw or raw in (float("inf"), float("-inf")):
-            self.add(_join(path, key), f"{key} must be a number, got {raw!r}", "write a plain number such as 1500 or 17.5")
+            self.add(_join(path, key), f"{key} must be a number, got {show(raw)}", "write a plain number such as 1500 or 17.5")
+            return None
+        if raw > MAX_NUMBER:
+            self.add(_join(path, key), f"{key} must be at most {MAX_NUMBER:,}, got {show(raw)}", "prices in USD, power in W, lengths in m")
             return None
         if raw < 0 or (positive and raw == 0):
             what = "positive" if positive else "0 or more"
-            self.add(_join(path, key), f"{key} must be {what}, got {raw!r}", "prices, power and lengths cannot be negative")
+            self.add(_join(path, key), f"{key} must be {what}, got {show(raw)}", "prices, power and lengths cannot be negative")
             return None
         return _num(raw)
 
@@ -406,7 +416,10 @@ class _Reader:
                 self.add(_join(path, key), f"{key} is required", "give a positive whole number")
             return default
         if isinstance(raw, bool) or not isinstance(raw, int) or raw <= 0:
-            self.add(_join(path, key), f"{key} must be a positive whole number, got {raw!r}", "e.g. 400 for a speed in Gb/s, 2 for twin-port")
+            self.add(_join(path, key), f"{key} must be a positive whole number, got {show(raw)}", "e.g. 400 for a speed in Gb/s, 2 for twin-port")
+            return None
+        if raw > MAX_WHOLE:
+            self.add(_join(path, key), f"{key} must be at most {MAX_WHOLE:,}, got {show(raw)}", "speeds in Gb/s, radixes and port counts")
             return None
         return raw
 
@@ -447,12 +460,12 @@ def _switch(r: _Reader, d: dict | None, path: str) -> SwitchSku | None:
     modes: list[PortMode] = []
     raw_ports = d.get("ports")
     if not isinstance(raw_ports, list) or not raw_ports:
-        r.add(_join(path, "ports"), f"ports must be a non-empty list, got {raw_ports!r}", "e.g. ports: [{speed: 400, radix: 64, per_cage: 2}]")
+        r.add(_join(path, "ports"), f"ports must be a non-empty list, got {show(raw_ports)}", "e.g. ports: [{speed: 400, radix: 64, per_cage: 2}]")
     else:
         for i, pm in enumerate(raw_ports):
             pp = f"{path}.ports[{i}]"
             if not isinstance(pm, dict):
-                r.add(pp, f"entry must be a mapping, got {pm!r}", "e.g. {speed: 400, radix: 64, per_cage: 2}")
+                r.add(pp, f"entry must be a mapping, got {show(pm)}", "e.g. {speed: 400, radix: 64, per_cage: 2}")
                 continue
             r.unknown(pm, PORT_KEYS, pp)
             speed = r.integer(pm, "speed", pp, required=True)
@@ -516,7 +529,7 @@ def _cable(r: _Reader, d: dict | None, path: str) -> Cable | None:
     sku = r.sku(d, path)
     kind = d.get("kind")
     if kind not in CABLE_KINDS:
-        r.add(_join(path, "kind"), f"unknown cable kind {kind!r}", f"valid kinds: {', '.join(CABLE_KINDS)}")
+        r.add(_join(path, "kind"), f"unknown cable kind {show(kind)}", f"valid kinds: {', '.join(CABLE_KINDS)}")
     length = r.number(d, "length_m", path, required=True, positive=True)
     speed = r.integer(d, "speed", path)
     lpc = r.integer(d, "links_per_cable", path, default=1)
@@ -576,7 +589,7 @@ def _sku_ref(known, declared: set[str], kind: str, plural: str):
             return sku
         if sku in declared:
             return _BROKEN
-        return _Bad(f"unknown {kind} SKU {sku!r}", f"{plural} in this catalog: {', '.join(sorted(known)) or 'none'}")
+        return _Bad(f"unknown {kind} SKU {show(sku)}", f"{plural} in this catalog: {', '.join(sorted(known)) or 'none'}")
 
     return parse
 
@@ -614,17 +627,17 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
             return t
         if t in TIER_NAMES:
             return TIER_NAMES[t]
-        return _Bad(f"unknown link tier {t!r}", f"valid tiers: {', '.join(TIER_NAMES)} (or 1 to {MAX_TIERS}, or any)")
+        return _Bad(f"unknown link tier {show(t)}", f"valid tiers: {', '.join(TIER_NAMES)} (or 1 to {MAX_TIERS}, or any)")
 
     def length(x):
         if x in LENGTH_CLASSES:
             return x
-        return _Bad(f"unknown length class {x!r}", f"valid classes: {', '.join(f'{k} (<= {v} m)' for k, v in LENGTH_CLASSES.items())}")
+        return _Bad(f"unknown length class {show(x)}", f"valid classes: {', '.join(f'{k} (<= {v} m)' for k, v in LENGTH_CLASSES.items())}")
 
     def speed(x):
         if isinstance(x, int) and not isinstance(x, bool) and x > 0:
             return x
-        return _Bad(f"speed must be a positive whole number (Gb/s), got {x!r}", "e.g. speed: 400")
+        return _Bad(f"speed must be a positive whole number (Gb/s), got {show(x)}", "e.g. speed: 400")
 
     tiers, _ = _filter(r, d, "tier", path, tier)
     lengths, _ = _filter(r, d, "length", path, length)
@@ -637,7 +650,7 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
         if s is not None and s not in tx and s in declared:
             broken, s = True, None
         elif s is not None and s not in tx:
-            r.add(_join(path, key), f"unknown transceiver SKU {s!r}", f"transceivers in this catalog: {', '.join(sorted(tx)) or 'none'}")
+            r.add(_join(path, key), f"unknown transceiver SKU {show(s)}", f"transceivers in this catalog: {', '.join(sorted(tx)) or 'none'}")
             s = None
         refs[key] = s
     cables, broken_cb = _filter(r, d, "cable", path, _sku_ref(cb, declared, "cable", "cables"), any_means_all=False)
@@ -659,7 +672,7 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
         r.add(_join(path, "cable"), "a rule's cables must be all copper or all fiber", "split copper and fiber into separate rules")
         return None
     if cables and cb[cables[0]].copper and refs["transceiver"] is not None:
-        r.add(_join(path, "transceiver"), f"copper cable {cables[0]!r} needs no transceiver", "drop transceiver for a copper link, or use a fiber cable")
+        r.add(_join(path, "transceiver"), f"copper cable {show(cables[0])} needs no transceiver", "drop transceiver for a copper link, or use a fiber cable")
         return None
     name = r.text(d, "name", path, default="") or ""
     return MediaRule(index, name, _tuple(tiers), _tuple(lengths), _tuple(switches), _tuple(speeds), refs["transceiver"], refs["gpu_transceiver"], tuple(sorted(cables, key=lambda s: (cb[s].length_m, s))))

@@ -110,7 +110,7 @@ def compare(specs: list[Spec]) -> list[dict[str, Any]]:
     rows = []
     for spec in specs:
         if spec.catalog not in loaded:
-            loaded[spec.catalog] = catalog.load_catalog(spec.catalog)
+            loaded[spec.catalog] = catalog.load_catalog(spec.catalog_ref)
         rows.append(compare_spec(spec, loaded[spec.catalog]))
     return rows
 

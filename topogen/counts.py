@@ -21,6 +21,7 @@ Fully populated, that gives ``(2t-1)·P/k`` switches and ``t·P`` links.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil
@@ -76,9 +77,11 @@ def tiers_for_leaves(leaves: int, radix: int) -> int:
     return t
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=4096)
 def divisors(n: int) -> tuple[int, ...]:
-    return tuple(d for d in range(1, n + 1) if n % d == 0)
+    """The divisors of ``n`` in increasing order, in O(sqrt n) steps."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return tuple(small + [n // d for d in reversed(small) if d * d != n])
 
 
 @lru_cache(maxsize=65536)

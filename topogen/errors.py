@@ -6,7 +6,31 @@ the CLI renders them. Nothing here prints or exits.
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
+from typing import Any
+
+
+class _Short(reprlib.Repr):
+    """``repr`` cut to a readable length at every level: no input value can blow up a message."""
+
+    def __init__(self):
+        super().__init__()
+        self.maxlevel, self.maxlist, self.maxtuple, self.maxdict, self.maxset = 3, 6, 6, 6, 6
+        self.maxstring, self.maxother = 60, 60
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 128:  # repr() of a huge int is slow, and refused past 4,300 digits
+            return f"<an integer of about {int(x.bit_length() * 0.30103):,} digits>"
+        return repr(x)
+
+
+_SHORT = _Short()
+
+
+def show(value: Any) -> str:
+    """A value as error messages quote it: its ``repr``, truncated (strings, lists, deep nesting)."""
+    return _SHORT.repr(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,10 @@ import re
 
 import numpy as np
 
-GPU_RE = re.compile(r"^hb(\d+)-gpu(\d+)$")
-NIC_RE = re.compile(r"^nic(\d+)$")
-PORT_RE = re.compile(r"^p(\d+)$")
+# ASCII digits only ("p１" is no port), at most 9 of them (no 5,000-digit int()); used with fullmatch
+GPU_RE = re.compile(r"hb([0-9]{1,9})-gpu([0-9]{1,9})", re.ASCII)
+NIC_RE = re.compile(r"nic([0-9]{1,9})", re.ASCII)
+PORT_RE = re.compile(r"p([0-9]{1,9})", re.ASCII)
 PLAIN_RE = re.compile(r"[A-Za-z0-9._-]*")
 
 
@@ -82,7 +83,7 @@ class GpuNames:
 
     def parse(self, name: str) -> int | None:
         """GPU id of a canonical GPU name, or None."""
-        m = GPU_RE.match(name)
+        m = GPU_RE.fullmatch(name)
         if not m:
             return None
         d, r = int(m.group(1)), int(m.group(2))
@@ -101,10 +102,10 @@ def switch_port(port: int) -> str:
 
 def parse_port(text: str) -> tuple[str, int] | None:
     """``("nic", n)`` or ``("p", n)`` for a port name, else None."""
-    m = NIC_RE.match(text)
+    m = NIC_RE.fullmatch(text)
     if m:
         return "nic", int(m.group(1))
-    m = PORT_RE.match(text)
+    m = PORT_RE.fullmatch(text)
     if m:
         return "p", int(m.group(1))
     return None

@@ -47,7 +47,7 @@ class BuildContext:
 def build(spec: Spec) -> BuildContext:
     """Run every phase for ``spec`` (no files written)."""
     closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}  # closed form, no wiring yet
-    hw = catalog.load_catalog(spec.catalog)  # catalog, checked against the spec before any wiring
+    hw = catalog.load_catalog(spec.catalog_ref)  # catalog, checked against the spec before any wiring
     catalog.check_spec(hw, spec, {arch: c.tiers for arch, c in closed.items()})
     fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model
     ctx = BuildContext(spec, fabrics, closed)

@@ -10,21 +10,32 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 
 from . import __version__, counts, resources
-from .errors import InputError, Problem
+from .errors import InputError, Problem, show
 from .yamlfile import read_yaml
 
 ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
 PACKING_CHOICES = ("shared", "dedicated")
 LEAF_PACKING_CHOICES = ("aligned", "shared")
 PROVISION_CHOICES = ("full", "minimal")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullmatch: no trailing newline
 MAX_PLANES = 8
+# Hard limits, checked before any counting or allocation: generous for real clusters
+# (2^24 GPUs, radix 4,096), small enough that no input can make topogen hang.
+LIMITS: dict[str, int] = {
+    "gpus": 1 << 24,
+    "hb_domain": 4096,
+    "radix": 4096,
+    "link_speed": 102_400,
+    "planes": MAX_PLANES,
+}
+MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
+INT_TEXT_RE = re.compile(r"\s*([+-]?)([0-9]+)\s*", re.ASCII)
 
 
 DEFAULTS: dict[str, Any] = {
@@ -48,7 +59,7 @@ DEFAULTS: dict[str, Any] = {
 OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = ("gpus", "hb_domain", "radix")
-RATIO_RE = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
+RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +82,12 @@ class Spec:
     hb_bandwidth_gbps: float | None = None
     workload: Any = None  # topogen.analysis.workload.Workload
     layout: Any = None  # topogen.layout.LayoutSpec
+    base_dir: str = field(default="", compare=False)  # the spec file's directory: a relative catalog path in the file is read from there (not hashed)
+
+    @property
+    def catalog_ref(self) -> str:
+        """The catalog to load: a bundled name, or its path (resolved against the spec file's directory)."""
+        return resolve_catalog_ref(self.catalog, self.base_dir)
 
     @property
     def scale_out_gbps(self) -> float:
@@ -113,6 +130,7 @@ class Spec:
     def to_dict(self) -> dict[str, Any]:
         """Every resolved field (defaults filled in): what summary.json echoes and the hash covers."""
         d = asdict(self)
+        del d["base_dir"]
         if self.workload is not None:
             d["workload"] = self.workload.to_dict()  # the input schema, so the dict parses back to this spec
         for key in OPTIONAL_KEYS:
@@ -147,7 +165,7 @@ def resolve_spec_path(ref: str):
     preset = resources.template_path("clusters", ref)
     if preset is None:
         presets = available_presets()
-        raise InputError([Problem("spec", f"no preset named {ref!r}{resources.did_you_mean(ref, presets)}", f"give a YAML file or a preset name ({', '.join(presets)}); `topogen presets` lists them")])
+        raise InputError([Problem("spec", f"no preset named {show(ref)}{resources.did_you_mean(ref, presets)}", f"give a YAML file or a preset name ({', '.join(presets)}); `topogen presets` lists them")])
     return preset
 
 
@@ -161,16 +179,34 @@ def read_spec_file(path) -> dict[str, Any]:
     return data
 
 
+TOO_LONG = 10**30  # stands for an integer written with more digits than any limit
+
+
 def _as_int(raw: Any) -> int | None:
+    """A whole number from YAML or a flag; ASCII digits only; more than 30 digits reads as :data:`TOO_LONG`.
+
+    The length is checked before ``int()``: a 5,000-digit flag never reaches it.
+    """
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int):
         return raw
     if isinstance(raw, float) and raw.is_integer():
         return None  # 64.0 is not written as a whole number; reject to keep specs exact
-    if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d+\s*", raw):
-        return int(raw)
-    return None
+    m = INT_TEXT_RE.fullmatch(raw) if isinstance(raw, str) else None
+    if m is None:
+        return None
+    digits = m.group(2).lstrip("0") or "0"
+    if len(digits) > 30:
+        return -TOO_LONG if m.group(1) == "-" else TOO_LONG
+    return int(m.group(1) + digits)
+
+
+def resolve_catalog_ref(ref: str, base_dir: str = "") -> str:
+    """A bundled catalog name as is; a relative path joined to ``base_dir`` (the spec file's directory)."""
+    if not base_dir or ref in available_catalogs() or Path(ref).is_absolute():
+        return ref
+    return str(Path(base_dir) / ref)
 
 
 def _catalog_known(ref: str) -> bool:
@@ -180,8 +216,11 @@ def _catalog_known(ref: str) -> bool:
     return p.suffix in (".yaml", ".yml") and p.is_file()
 
 
-def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = None, default_name: str = "cluster") -> Spec:
+def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = None, default_name: str = "cluster", base_dir: str = "") -> Spec:
     """Merge file data and overrides (non-None values win), check everything, return a Spec.
+
+    ``base_dir`` is the directory of the file ``data`` came from: a relative catalog
+    path written there is read from it (a ``--catalog`` flag is relative to the cwd).
 
     Raises :class:`InputError` listing every problem found.
     """
@@ -189,7 +228,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     merged: dict[str, Any] = dict(DEFAULTS)
     unknown = sorted(str(k) for k in data if k not in DEFAULTS)
     for key in unknown:
-        problems.append(Problem(key, f"unknown spec key {key!r}", f"allowed keys: {', '.join(ALLOWED_KEYS)}"))
+        problems.append(Problem(key, f"unknown spec key {show(key)}", f"allowed keys: {', '.join(ALLOWED_KEYS)}"))
     merged.update({k: v for k, v in data.items() if k in DEFAULTS})
     merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
     if merged["name"] is None:
@@ -203,30 +242,33 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
             continue
         n = _as_int(raw)
         if n is None or n <= 0:
-            problems.append(Problem(key, f"{key} must be a positive whole number, got {raw!r}", _int_hint(key)))
+            problems.append(Problem(key, f"{key} must be a positive whole number, got {show(raw)}", _int_hint(key)))
+            continue
+        if n > LIMITS[key]:
+            problems.append(Problem(key, f"{key} must be at most {LIMITS[key]:,}, got {show(raw)}", _int_hint(key)))
             continue
         values[key] = n
-    if "planes" in values and values["planes"] > MAX_PLANES:
-        problems.append(Problem("planes", f"planes must be at most {MAX_PLANES}, got {values['planes']}", "use 1 (one NIC port per GPU) to 8"))
-        del values["planes"]
 
     for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("provision", PROVISION_CHOICES)):
         raw = merged[key]
         if raw not in choices:
-            problems.append(Problem(key, f"unknown {key} {raw!r}", f"valid values: {', '.join(choices)}"))
+            problems.append(Problem(key, f"unknown {key} {show(raw)}", f"valid values: {', '.join(choices)}"))
         else:
             values[key] = raw
 
     name = merged["name"]
-    if not isinstance(name, str) or not NAME_RE.match(name) or name in (".", ".."):
-        problems.append(Problem("name", f"name {name!r} is not a safe directory name", "use letters, digits, '.', '_' or '-', starting with a letter or digit, no '/' and at most 100 characters"))
+    if isinstance(name, int) and not isinstance(name, bool) and 0 <= name < 10**30:
+        name = str(name)  # name: 2024 means the directory 2024
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
+        problems.append(Problem("name", f"name {show(name)} is not a safe directory name", "use letters, digits, '.', '_' or '-', starting with a letter or digit, no '/' and at most 100 characters"))
     else:
         values["name"] = name
 
     cat = merged["catalog"]
-    if not isinstance(cat, str) or not _catalog_known(cat):
+    base = base_dir if (overrides or {}).get("catalog") is None else ""
+    if not isinstance(cat, str) or not _catalog_known(resolve_catalog_ref(cat, base)):
         near = resources.did_you_mean(cat, available_catalogs()) if isinstance(cat, str) else ""
-        problems.append(Problem("catalog", f"unknown catalog {cat!r}{near}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file"))
+        problems.append(Problem("catalog", f"unknown catalog {show(cat)}{near}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file"))
     else:
         values["catalog"] = cat
 
@@ -236,7 +278,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     _analysis_fields(merged, values, problems)
     if problems:
         raise InputError(problems)
-    return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS})
+    return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS}, base_dir=base)
 
 
 def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:
@@ -247,18 +289,13 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
     if raw is not None:
         v = parse_number(raw)
         if v is None or v <= 0:
-            problems.append(Problem("hb_bandwidth_gbps", f"hb_bandwidth_gbps must be a positive number of Gb/s per GPU, got {raw!r}", "7200 for NVLink 4 (900 GB/s), 14400 for NVLink 5 (1.8 TB/s), 7680 for DGX GH200"))
+            problems.append(Problem("hb_bandwidth_gbps", f"hb_bandwidth_gbps must be a positive number of Gb/s per GPU, got {show(raw)}", "7200 for NVLink 4 (900 GB/s), 14400 for NVLink 5 (1.8 TB/s), 7680 for DGX GH200"))
         else:
             values["hb_bandwidth_gbps"] = v
     values["workload"] = parse_workload(merged["workload"], values.get("gpus"), values.get("hb_domain"), problems)
     from .layout.params import parse_layout
 
     values["layout"] = parse_layout(merged["layout"], values, problems)
-
-
-def _divisors(n: int) -> list[int]:
-    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
-    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
@@ -274,12 +311,12 @@ def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Non
         return
     g = _as_int(raw)
     if g is None or g <= 0:
-        problems.append(Problem("gpus_per_node", f"gpus_per_node must be a positive whole number, got {raw!r}", _int_hint("gpus_per_node")))
+        problems.append(Problem("gpus_per_node", f"gpus_per_node must be a positive whole number, got {show(raw)}", _int_hint("gpus_per_node")))
         return
     if k is None:
         return
     if k % g:
-        hint = f"use one of {', '.join(map(str, _divisors(k)))}" if k <= 10**9 else f"use a divisor of {k}"
+        hint = f"use one of {', '.join(map(str, counts.divisors(k)))}"
         problems.append(Problem("gpus_per_node", f"gpus_per_node {g} does not divide hb_domain {k}", hint))
         return
     values["gpus_per_node"] = g
@@ -292,13 +329,16 @@ def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
     """
     from math import gcd
 
-    m = RATIO_RE.match(raw) if isinstance(raw, str) else None
+    m = RATIO_RE.fullmatch(raw) if isinstance(raw, str) and len(raw) < 100 else None
     if isinstance(raw, int) and not isinstance(raw, bool):
         d, u = raw, 1
     elif m:
         d, u = int(m.group(1)), int(m.group(2))
     else:
-        problems.append(Problem("oversubscription", f"oversubscription must be a ratio down:up such as '3:1', got {raw!r}", "write it as \"d:u\" with whole numbers, e.g. 1:1 (the default, non-blocking), 3:1 or 7:1"))
+        problems.append(Problem("oversubscription", f"oversubscription must be a ratio down:up such as '3:1', got {show(raw)}", "write it as \"d:u\" with whole numbers, e.g. 1:1 (the default, non-blocking), 3:1 or 7:1"))
+        return
+    if max(d, u) > MAX_RATIO_PART:
+        problems.append(Problem("oversubscription", f"oversubscription parts must be at most {MAX_RATIO_PART:,}, got {show(raw)}", "a leaf has at most 4,096 ports; e.g. 3:1 or 7:1"))
         return
     if u <= 0 or d < u:
         problems.append(Problem("oversubscription", f"oversubscription {d}:{u} is below 1:1", "a leaf needs at least as many Gb/s down as up: use 1:1 or more, e.g. 3:1"))
@@ -382,4 +422,5 @@ def load_spec(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Sp
         return build_spec({}, overrides, default_name="cluster")
     path = resolve_spec_path(ref)
     data = read_spec_file(path)
-    return build_spec(data, overrides, default_name=Path(path.name).stem)
+    base = str(path.parent) if isinstance(path, Path) else ""  # bundled presets name bundled catalogs
+    return build_spec(data, overrides, default_name=Path(path.name).stem, base_dir=base)
