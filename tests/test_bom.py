@@ -72,7 +72,10 @@ def test_twin_port_bom_matches_closed_form_when_full(k, r, t, arch):
     assert tuple(by_tier(b, "switch")) == closed.switches_per_tier
     lpt = closed.links_per_tier
     assert q[("MMA4Z00-NS", 1, "switch")] == lpt[0] // 2
-    assert q[("MMA4Z00-NS400", 1, "gpu")] == lpt[0]
+    if k == 8:  # DGX H100-class node (gpus_per_node 8): twin-port flat-top modules in its 4 NIC cages
+        assert q[("MMA4Z00-NS-FLT", 1, "gpu")] == lpt[0] // 2
+    else:
+        assert q[("MMA4Z00-NS400", 1, "gpu")] == lpt[0]
     assert q[("MFP7E10-N015", 1, "")] == lpt[0]
     for tier in range(2, closed.tiers + 1):
         assert q[("MMS4X00-NM", tier, "switch")] == lpt[tier - 1]  # 2 ends / 2 ports per module
@@ -93,7 +96,19 @@ def test_twin_port_modules_round_up_per_device():
     q = {(x.sku, x.end): x.quantity for x in b.lines}
     assert b.switches == 8
     assert q[("MMA4Z00-NS", "switch")] == 8 * 3  # not 40 / 2 = 20
-    assert q[("MMA4Z00-NS400", "gpu")] == 40
+    assert q[("MMA4Z00-NS-FLT", "gpu")] == 5 * 4  # 5 DGX-class nodes, 4 twin-port cages each
+
+
+def test_gpu_end_modules_are_counted_per_node():
+    """A twin-port GPU-end module sits in one host: 4-GPU nodes of a 72-GPU domain take 2 each, never one across trays."""
+    data = yaml.safe_load((resources.template_path("catalogs", "ndr-400g")).read_text())
+    for rule in data["media"]:
+        if rule.get("gpus_per_node") == 8:
+            rule["gpus_per_node"] = [4]
+    cat = catalog.parse_catalog(data, label="ndr-trays")
+    spec = build_spec({"gpus": 144, "hb_domain": 72, "gpus_per_node": 4, "radix": 64, "catalog": "ndr-400g", "arch": "rail-only"})
+    b = bom.compile_bom(clos.generate(spec, "rail-only"), cat)
+    assert {x.sku: x.quantity for x in b.lines if x.end == "gpu"} == {"MMA4Z00-NS-FLT": 36 * 2}
 
 
 def test_per_device_rounding_matches_a_loop():
@@ -157,16 +172,16 @@ def test_dgx_h100_class_bom_with_ndr_400g():
     assert {s: x.quantity for s, x in lines.items()} == {
         "MQM9700-NS2F": 48,  # 32 leaves + 16 spines
         "MMA4Z00-NS": 512,  # twin-port SR8 at the leaves: 32 x 32 ports / 2
-        "MMA4Z00-NS400": 1024,  # single-port SR4 at each NIC
+        "MMA4Z00-NS-FLT": 512,  # twin-port flat-top SR8 at the nodes: 4 per DGX H100-class node
         "MFP7E10-N015": 1024,  # multimode fibre, in-row
         "MMS4X00-NM": 1024,  # twin-port DR8: (32 + 16) switches x 32 uplink/downlink ports / 2
         "SMF-MPO12APC-030M": 1024,  # single-mode trunk, cross-row
     }
     assert all(x.price_source and x.power_source for x in lines.values())
-    expect = 48 * 30000 + 512 * 1600 + 1024 * 900 + 1024 * 90 + 1024 * 2000 + 1024 * 100
+    expect = 48 * 30000 + 512 * 1600 + 512 * 1600 + 1024 * 90 + 1024 * 2000 + 1024 * 100
     assert b.cost == expect
     assert b.totals()["cost_per_gpu"] == expect / 1024
-    assert b.power_w == 48 * 750 + 512 * 17 + 1024 * 8 + 1024 * 17
+    assert b.power_w == 48 * 750 + 512 * 17 + 512 * 17 + 1024 * 17
     assert [m.length_class for m in b.media.values()] == ["in-row", "cross-row"]
 
 

@@ -207,7 +207,7 @@ def link_media(fabric: Fabric, catalog: Catalog) -> dict[int, Media]:
     sw, mode = catalog.switch_for(spec.link_speed, spec.radix)  # type: ignore[misc]
     out: dict[int, Media] = {}
     for tier in range(1, fabric.tiers + 1):
-        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed)
+        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)
         if problems:  # pragma: no cover - check_spec raised already
             raise InputError(problems)
         out[tier] = m
@@ -247,7 +247,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog) -> Bom:
             lines.append(_tx_line(t, tier, link, "switch", qty))
             if tier == 1 and m.gpu_transceiver is not None:
                 g = m.gpu_transceiver
-                lines.append(_tx_line(g, tier, link, "gpu", _per_device(a // spec.hb_domain, g.ports_per_module)))
+                lines.append(_tx_line(g, tier, link, "gpu", _per_device(a // spec.gpus_per_node, g.ports_per_module)))  # a module sits in one host
         if m.cable is not None:
             c = m.cable
             qty = _per_device(z - n, c.links_per_cable)

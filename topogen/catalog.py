@@ -30,7 +30,9 @@ Top-level keys: ``name``, ``description``, ``switches``, ``transceivers``,
   types; default ``generic``).
 * ``media[]``: rules, first match wins. Filters (omit = any): ``tier`` (link
   tier name ``gpu-leaf``/``leaf-spine``/``spine-core``/... or number, or a list),
-  ``length`` (length class or list), ``switch`` (switch SKU or list), ``speed``.
+  ``length`` (length class or list), ``switch`` (switch SKU or list), ``speed``,
+  ``gpus_per_node`` (the spec's, or a list: a DGX H100's 8-GPU node takes
+  twin-port modules in its 4 NIC cages).
   Choice: ``transceiver`` (at every switch end), ``gpu_transceiver`` (GPU end of
   gpu-leaf links; default: ``transceiver``), ``cable`` (one SKU or a list of the
   same kind at several lengths: the shortest long enough is used), ``name``.
@@ -76,7 +78,7 @@ TRANSCEIVER_KEYS = ("sku", "description", "form_factor", "speed", "reach_m", "po
 CABLE_KEYS = ("sku", "description", "kind", "length_m", "speed", "links_per_cable", "price_usd", "power_w", *ITEM_KEYS, *SOURCE_KEYS)
 NIC_KEYS = ("sku", "description", "speed", "ports", "price_usd", "power_w", "interface_type", *ITEM_KEYS, *SOURCE_KEYS)
 INTERFACE_TYPE_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-RULE_KEYS = ("name", "tier", "length", "switch", "speed", "transceiver", "gpu_transceiver", "cable")
+RULE_KEYS = ("name", "tier", "length", "switch", "speed", "gpus_per_node", "transceiver", "gpu_transceiver", "cable")
 TIER_NAMES = {link_tier_name(t): t for t in range(1, MAX_TIERS + 1)}
 SKU_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}", re.ASCII)  # with fullmatch
 CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, line/paragraph separators
@@ -205,13 +207,15 @@ class MediaRule:
     transceiver: str | None
     gpu_transceiver: str | None
     cables: tuple[str, ...]
+    nodes: tuple[int, ...] | None = None  # gpus_per_node filter: the host's NIC cages (a DGX H100's twin-port cages)
 
-    def matches(self, tier: int, length: str, switch: str, speed: int) -> bool:
+    def matches(self, tier: int, length: str, switch: str, speed: int, gpus_per_node: int | None = None) -> bool:
         return (
             (self.tiers is None or tier in self.tiers)
             and (self.lengths is None or length in self.lengths)
             and (self.switches is None or switch in self.switches)
             and (self.speeds is None or speed in self.speeds)
+            and (self.nodes is None or gpus_per_node in self.nodes)
         )
 
 
@@ -639,10 +643,16 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
             return x
         return _Bad(f"speed must be a positive whole number (Gb/s), got {show(x)}", "e.g. speed: 400")
 
+    def per_node(x):
+        if isinstance(x, int) and not isinstance(x, bool) and x > 0:
+            return x
+        return _Bad(f"gpus_per_node must be a positive whole number, got {x!r}", "e.g. gpus_per_node: 8 (a DGX H100)")
+
     tiers, _ = _filter(r, d, "tier", path, tier)
     lengths, _ = _filter(r, d, "length", path, length)
     switches, broken_sw = _filter(r, d, "switch", path, _sku_ref(sw_skus, declared, "switch", "switches"))
     speeds, _ = _filter(r, d, "speed", path, speed)
+    nodes, _ = _filter(r, d, "gpus_per_node", path, per_node)
     broken = broken or broken_sw
     refs: dict[str, str | None] = {}
     for key in ("transceiver", "gpu_transceiver"):
@@ -675,7 +685,7 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
         r.add(_join(path, "transceiver"), f"copper cable {show(cables[0])} needs no transceiver", "drop transceiver for a copper link, or use a fiber cable")
         return None
     name = r.text(d, "name", path, default="") or ""
-    return MediaRule(index, name, _tuple(tiers), _tuple(lengths), _tuple(switches), _tuple(speeds), refs["transceiver"], refs["gpu_transceiver"], tuple(sorted(cables, key=lambda s: (cb[s].length_m, s))))
+    return MediaRule(index, name, _tuple(tiers), _tuple(lengths), _tuple(switches), _tuple(speeds), refs["transceiver"], refs["gpu_transceiver"], tuple(sorted(cables, key=lambda s: (cb[s].length_m, s))), _tuple(nodes))
 
 
 def _tuple(x: list | None) -> tuple | None:
@@ -685,13 +695,13 @@ def _tuple(x: list | None) -> tuple | None:
 # --- catalog against a spec -----------------------------------------------------------
 
 
-def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int) -> tuple[Media | None, list[Problem]]:
+def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None) -> tuple[Media | None, list[Problem]]:
     """The media of one link tier, or ``None`` and the problems that prevent it."""
     length = length_class(tier, domains)
     need_m = LENGTH_CLASSES[length]
     link = link_tier_name(tier)
     where = f"catalog {catalog.label}: media"
-    rule = next((x for x in catalog.rules if x.matches(tier, length, switch.sku, speed)), None)
+    rule = next((x for x in catalog.rules if x.matches(tier, length, switch.sku, speed, gpus_per_node)), None)
     if rule is None:
         return None, [Problem(where, f"no media rule for link tier {link} ({length}, <= {need_m} m) at {speed}G on switch {switch.sku}", f"add a media rule matching tier: {link}")]
     at = f"{where}[{rule.index}]"
@@ -755,6 +765,6 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
             if tier in seen:
                 continue
             seen.add(tier)
-            problems.extend(resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed)[1])
+            problems.extend(resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)[1])
     if problems:
         raise InputError(problems)
