@@ -105,3 +105,11 @@ def test_bad_input_exits_2_naming_the_field(args, field):
     res = run(args)
     assert res.exit_code == 2, res.output
     assert field in res.stderr and "Traceback" not in res.output
+
+
+def test_hsdp_shard_flag():
+    """HSDP over 8 domains of 8 (64 GPUs), 16 replicas: (7/8)·Ψ·6/8 + 2·(15/16)·Ψ·2/64 bytes per NIC."""
+    doc = as_json(["analyze", "dp-traffic", "--gpus", "1024", "--hb-domain", "8", "--radix", "64", "--model", "llama-2-70b", "--gpu", "h100", "--dp", "hsdp", "--hsdp-shard-gpus", "64"])
+    hs = next(r for r in doc["rows"] if r["scheme"] == "hsdp")
+    assert hs["chosen"] and hs["hsdp_shard_gpus"] == 64 and hs["memory_fits"]
+    assert hs["bytes_per_nic"] == pytest.approx(7 / 8 * 70e9 * 6 / 8 + 2 * 15 / 16 * 70e9 * 2 / 64)

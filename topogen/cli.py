@@ -293,6 +293,8 @@ def analysis_options(f):
         click.option("--pp", type=int, help="Pipeline stages."),
         click.option("--dp", help="DP scheme: ddp, zero1, zero2, fsdp, hsdp or megatron."),
         click.option("--optimizer", help="replicated or sharded optimizer state."),
+        click.option("--hsdp-shard-gpus", "hsdp_shard_gpus", type=int, help="HSDP: GPUs one model copy is sharded over (divides K, or whole domains)."),
+        click.option("--expert-parallel", "expert_parallel", type=int, help="MoE: GPUs of one all-to-all group (default the model's, else N)."),
         click.option("--json", "as_json", is_flag=True, help='Print {"rows": [...], "parameters": [...], "caveats": [...]} instead of a table.'),
     ]
     for o in reversed(opts):
@@ -332,7 +334,7 @@ def analyze() -> None:
     """
 
 
-@analyze.command("iteration")
+@analyze.command("iteration", short_help="Iteration time (Eq. 1 of the rail-only paper), the ideal (Eq. 3) and each term.")
 @analysis_options
 @click.option("--nm-rule", "nm_rule", type=click.Choice(["derived", "derived-pow2", "printed", "tp"]), default="derived", show_default=True, help="N_M: the optimum of Eq. 1 (capped at K), it rounded to a power of two dividing K, the paper's printed Eq. 2, or the workload's TP.")
 def analyze_iteration(nm_rule: str, **kwargs) -> None:
