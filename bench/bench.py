@@ -1,23 +1,42 @@
-"""Benchmark: wall time and peak memory of topogen's phases at real scale.
+"""Benchmark: wall time, CPU time and peak memory of topogen at real scale.
 
-Each case runs in its own Python process so peak RSS (``ru_maxrss``) belongs to
-that case alone. Prints a Markdown table (paste it into the README).
+Each case runs in its own Python process (under ``/usr/bin/time -v`` when it
+exists), ``--repeat`` times; the table shows medians (peak memory: the largest).
+Prints a Markdown table (paste it into the README).
 
-    .venv/bin/python bench/bench.py                  # default grid
-    .venv/bin/python bench/bench.py --gpus 65536 --exports all
-    .venv/bin/python bench/bench.py --million        # also 1,048,576 GPUs
+    .venv/bin/python bench/bench.py                          # phases in memory, default grid
+    .venv/bin/python bench/bench.py --gpus 131072,2097152     # validation per cable up to 2M GPUs
+    .venv/bin/python bench/bench.py --gpus 131072 --arch both --exports all --jobs 2
+    .venv/bin/python bench/bench.py --gpus 1048576 --exports all --jobs 2
+    .venv/bin/python bench/bench.py --million                # also 1,048,576 GPUs
 
-Phases timed: ``generate`` (explicit wiring), ``validate`` (all checks),
-``bom`` (bill of materials), ``exports`` (writing the chosen formats to a
-temporary directory). A phase whose module is absent is reported as ``-``.
+Columns:
+
+* ``generate_s``, ``validate_s``, ``bom_s``: the in-memory phases (one
+  architecture per case); ``validate_us_per_cable`` is validation per cable.
+* with ``--exports``: ``build_and_export_s``, the whole build (every phase,
+  every architecture of the case) plus the chosen exporters writing to a
+  temporary directory (``--jobs`` worker processes), timed inside the process;
+  ``csv_dump_s``, a bare ``csv.writer`` dump of the same cabling rows (built
+  beforehand, so only the writing is timed) in the same process; ``x_csv``
+  their ratio (the issue's yardstick: a cabling-only build should be near 1).
+* ``wall_s``, ``cpu_s`` (user + system, worker processes included) and
+  ``peak_rss_mb`` of the whole process as ``/usr/bin/time`` reports them (or
+  ``resource`` without it). Peak RSS is the largest single process: a worker
+  shares the parent's pages copy-on-write, so summing processes would
+  double-count them.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
+import re
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,49 +47,105 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def one(n: int, k: int, radix: int, arch: str, exports: str | None) -> dict:
+def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int) -> dict:
     """Run the phases for one case in this process and return the figures."""
-    from topogen import clos, pipeline
+    from topogen import bom, catalog, clos, pipeline, validate
     from topogen.spec import build_spec
 
     spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
     row: dict = {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch}
-    t0 = time.perf_counter()
-    fabric = clos.generate(spec, arch)
-    row["generate_s"] = time.perf_counter() - t0
-    row["switches"] = len(fabric.switches)
-    row["links"] = len(fabric.links)
-    row["tiers"] = fabric.tiers
-    try:
-        from topogen import validate
-    except ImportError:
-        row["validate_s"] = None
-    else:
+    if not exports:
         t0 = time.perf_counter()
-        report = validate.validate(fabric)
+        fabric = clos.generate(spec, arch)
+        row["generate_s"] = time.perf_counter() - t0
+        row.update(switches=len(fabric.switches), links=len(fabric.links), tiers=fabric.tiers)
+        t0 = time.perf_counter()
+        row["valid"] = validate.validate(fabric).valid
         row["validate_s"] = time.perf_counter() - t0
-        row["valid"] = report.valid
-    try:
-        from topogen import bom, catalog
-    except ImportError:
-        row["bom_s"] = None
-    else:
+        row["validate_us_per_cable"] = 1e6 * row["validate_s"] / max(1, len(fabric.links))
         t0 = time.perf_counter()
-        cat = catalog.load_catalog(spec.catalog)
-        bom.compile_bom(fabric, cat)
+        bom.compile_bom(fabric, catalog.load_catalog(spec.catalog))
         row["bom_s"] = time.perf_counter() - t0
-    if exports:
+        return row
+    formats = pipeline.resolve_formats(exports)
+    with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         ctx = pipeline.build(spec)
-        formats = pipeline.resolve_formats(exports)
-        with tempfile.TemporaryDirectory() as tmp:
-            pipeline.write_outputs(ctx, Path(tmp) / "out", formats)
-            size = sum(p.stat().st_size for p in (Path(tmp) / "out").rglob("*") if p.is_file())
+        pipeline.write_outputs(ctx, Path(tmp) / "out", pipeline.export_formats(ctx, formats), jobs=jobs)
         row["build_and_export_s"] = time.perf_counter() - t0
-        row["exports"] = exports
-        row["output_mb"] = size / 1e6
-    row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        row["output_mb"] = sum(p.stat().st_size for p in (Path(tmp) / "out").rglob("*") if p.is_file()) / 1e6
+        row["csv_dump_s"] = csv_dump(ctx, Path(tmp) / "dump.csv")
+    row["x_csv"] = row["build_and_export_s"] / row["csv_dump_s"]
+    row["switches"] = sum(len(f.switches) for f in ctx.fabrics.values())
+    row["links"] = sum(len(f.links) for f in ctx.fabrics.values())
+    row["tiers"] = "/".join(str(f.tiers) for f in ctx.fabrics.values())
+    row["exports"] = exports
+    row["jobs"] = jobs
     return row
+
+
+def csv_dump(ctx, path: Path) -> float:
+    """Seconds ``csv.writer`` takes to write the cabling rows of every architecture, rows made beforehand.
+
+    The rows are built a chunk at a time (untimed) so a million GPUs need no
+    list of four million tuples; only ``writerows`` and the file's writes count.
+    """
+    from itertools import islice
+
+    from topogen.exports import cabling
+    from topogen.model import CHUNK
+
+    spent = 0.0
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(cabling.COLUMNS)
+        for fabric in ctx.fabrics.values():
+            rows = cabling.generate_rows(fabric)
+            while chunk := list(islice(rows, CHUNK)):
+                t0 = time.perf_counter()
+                w.writerows(chunk)
+                spent += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        fh.flush()
+    return spent + time.perf_counter() - t0
+
+
+TIME_V = {"wall_s": r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", "user": r"User time \(seconds\): (\S+)", "sys": r"System time \(seconds\): (\S+)", "rss_kb": r"Maximum resident set size \(kbytes\): (\d+)"}
+
+
+def run_case(cmd: list[str]) -> dict | None:
+    """One run of a case in a fresh process; its JSON row plus wall, CPU and peak RSS of the process."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    gnu_time = shutil.which("time") if Path("/usr/bin/time").exists() else None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    res = subprocess.run((["/usr/bin/time", "-v"] if gnu_time else []) + cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if res.returncode:
+        print(f"case failed: {' '.join(cmd)}\n{res.stderr}", file=sys.stderr)
+        return None
+    row = json.loads(res.stdout.strip().splitlines()[-1])
+    if gnu_time:
+        got = {k: re.search(rx, res.stderr).group(1) for k, rx in TIME_V.items()}
+        parts = [float(x) for x in got["wall_s"].split(":")]
+        row["wall_s"] = sum(p * 60**i for i, p in enumerate(reversed(parts)))
+        row["cpu_s"] = float(got["user"]) + float(got["sys"])
+        row["peak_rss_mb"] = int(got["rss_kb"]) / 1024
+    else:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        row["wall_s"] = wall
+        row["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        row["peak_rss_mb"] = after.ru_maxrss / 1024
+    return row
+
+
+def median_row(runs: list[dict]) -> dict:
+    out = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, float):
+            out[key] = (max if key == "peak_rss_mb" else statistics.median)(r[key] for r in runs)
+    out["runs"] = len(runs)
+    return out
 
 
 def fmt(v, digits=2):
@@ -86,32 +161,34 @@ def main() -> None:
     ap.add_argument("--gpus", default="8192,32768,65536,131072", help="comma-separated GPU counts")
     ap.add_argument("--hb-domain", type=int, default=8)
     ap.add_argument("--radix", type=int, default=64)
-    ap.add_argument("--arch", default="rail-optimized,rail-only")
-    ap.add_argument("--exports", default=None, help="also build+write these formats ('all' for every exporter)")
+    ap.add_argument("--arch", default="rail-optimized,rail-only", help="comma-separated cases; 'both' builds both in one process")
+    ap.add_argument("--exports", default=None, help="build and write these formats ('all' for every exporter)")
+    ap.add_argument("--jobs", type=int, default=1, help="exporter worker processes (build --jobs)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per case; the table shows medians")
     ap.add_argument("--million", action="store_true", help="add 1,048,576 GPUs")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         n, arch = args.one.split(":")
-        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports)))
+        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, args.jobs)))
         return
     gpus = [int(x) for x in args.gpus.split(",")] + ([1048576] if args.million else [])
     rows = []
     for n in gpus:
         for arch in args.arch.split(","):
-            cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix)]
+            cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(args.jobs)]
             if args.exports:
                 cmd += ["--exports", args.exports]
-            res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
-            if res.returncode:
-                print(f"case {n} {arch} failed:\n{res.stderr}", file=sys.stderr)
-                continue
-            rows.append(json.loads(res.stdout))
-    cols = ["gpus", "arch", "tiers", "switches", "links", "generate_s", "validate_s", "bom_s"]
+            runs = [r for r in (run_case(cmd) for _ in range(args.repeat)) if r is not None]
+            if runs:
+                rows.append(median_row(runs))
     if args.exports:
-        cols += ["exports", "build_and_export_s", "output_mb"]
-    cols += ["peak_rss_mb"]
-    print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}")
+        cols = ["gpus", "arch", "tiers", "switches", "links", "exports", "jobs", "build_and_export_s", "csv_dump_s", "x_csv", "output_mb"]
+    else:
+        cols = ["gpus", "arch", "tiers", "switches", "links", "generate_s", "validate_s", "validate_us_per_cable", "bom_s"]
+    cols += ["wall_s", "cpu_s", "peak_rss_mb"]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}; medians of {args.repeat}; load average {load:.1f} at the end")
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:
