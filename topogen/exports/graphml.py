@@ -105,22 +105,28 @@ def generate_graphml(fabric: Fabric, plain: bool | None = None) -> Iterator[str]
         yield f'<data key="g_{key}">{escape(str(value))}</data>\n'
     for names, rails, doms in gpu_columns(fabric):
         yield "".join(
-            f'<node id="{nm}"><data key="n_role">gpu</data><data key="n_tier">0</data>'
-            f'<data key="n_rail">{r}</data><data key="n_hb_domain">{d}</data></node>\n'
-            for nm, r, d in zip(names, rails, doms)
+            [
+                f'<node id="{nm}"><data key="n_role">gpu</data><data key="n_tier">0</data>'
+                f'<data key="n_rail">{r}</data><data key="n_hb_domain">{d}</data></node>\n'
+                for nm, r, d in zip(names, rails, doms)
+            ]
         )
-    for s in fabric.switches:
-        yield (
-            f"<node id=\"{names_in([s.name])[0]}\"><data key=\"n_role\">{escape(s.role)}</data><data key=\"n_tier\">{s.tier}</data>"
+    yield "".join(
+        [
+            f"<node id=\"{nm}\"><data key=\"n_role\">{escape(s.role)}</data><data key=\"n_tier\">{s.tier}</data>"
             f'<data key="n_plane">{s.plane}</data><data key="n_rails">{rails_text(s.rails)}</data>'
             f'<data key="n_radix">{s.radix}</data></node>\n'
-        )
+            for s, nm in zip(fabric.switches, names_in([s.name for s in fabric.switches]))
+        ]
+    )
     for c in edge_columns(fabric):
         yield "".join(
-            f'<edge id="{cid}" source="{s_}" target="{t_}"><data key="e_tier">{ti}</data>'
-            f'<data key="e_plane">{pl}</data><data key="e_a_port">{ap}</data>'
-            f'<data key="e_z_port">{zp}</data><data key="e_speed">{sp}</data></edge>\n'
-            for cid, s_, t_, ti, pl, ap, zp, sp in zip(c["key"], names_in(c["source"]), names_in(c["target"]), c["tier"], c["plane"], c["a_port"], c["z_port"], c["speed"])
+            [
+                f'<edge id="{cid}" source="{s_}" target="{t_}"><data key="e_tier">{ti}</data>'
+                f'<data key="e_plane">{pl}</data><data key="e_a_port">{ap}</data>'
+                f'<data key="e_z_port">{zp}</data><data key="e_speed">{sp}</data></edge>\n'
+                for cid, s_, t_, ti, pl, ap, zp, sp in zip(c["key"], names_in(c["source"]), names_in(c["target"]), c["tier"], c["plane"], c["a_port"], c["z_port"], c["speed"])
+            ]
         )
     yield "</graph>\n</graphml>\n"
 
