@@ -9,6 +9,7 @@ Prints a Markdown table (paste it into the README).
     .venv/bin/python bench/bench.py --gpus 131072 --arch both --exports all --jobs 2
     .venv/bin/python bench/bench.py --gpus 1048576 --exports all --jobs 2
     .venv/bin/python bench/bench.py --million                # also 1,048,576 GPUs
+    .venv/bin/python bench/bench.py --shares --gpus 131072 --arch both   # CPU per exporter
 
 Columns:
 
@@ -83,6 +84,28 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int) -
     row["exports"] = exports
     row["jobs"] = jobs
     return row
+
+
+def shares(n: int, k: int, radix: int, arch: str) -> str:
+    """Each exporter run alone, one after another, in this process: CPU seconds and share (Markdown)."""
+    from topogen import pipeline
+    from topogen.exports import EXPORTERS
+    from topogen.spec import build_spec
+
+    spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
+    c0 = time.process_time()
+    ctx = pipeline.build(spec)
+    build_cpu = time.process_time() - c0
+    cpu = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in pipeline.export_formats(ctx, list(EXPORTERS)):
+            c0 = time.process_time()
+            EXPORTERS[name](ctx, Path(tmp))
+            cpu[name] = time.process_time() - c0
+    total = sum(cpu.values())
+    lines = [f"{n:,} GPUs, {arch}: build {build_cpu:.2f} CPU-s, exporters {total:.2f} CPU-s (child processes such as dot not counted)", "", "| exporter | CPU s | share |", "|---|---|---|"]
+    lines += [f"| {k} | {v:.2f} | {100 * v / total:.1f} % |" for k, v in sorted(cpu.items(), key=lambda kv: -kv[1])]
+    return "\n".join(lines)
 
 
 def csv_dump(ctx, path: Path) -> float:
@@ -167,8 +190,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="exporter worker processes (build --jobs)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case; the table shows medians")
     ap.add_argument("--million", action="store_true", help="add 1,048,576 GPUs")
+    ap.add_argument("--shares", action="store_true", help="time each exporter alone (CPU) for the first --gpus and --arch, in this process")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.shares:
+        print(shares(int(args.gpus.split(",")[0]), args.hb_domain, args.radix, args.arch.split(",")[0]))
+        return
     if args.one:
         n, arch = args.one.split(":")
         print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, args.jobs)))
