@@ -191,3 +191,25 @@ def test_alltoall_from_moe_settings():
     inside = build_spec({"gpus": 2048, "hb_domain": 256, "radix": 64, "hb_bandwidth_gbps": 7680, "workload": {"model": "deepseek-v3", "parallelism": {"expert_parallel": 64}}})
     r2 = fabric.alltoall_report([inside]).rows[0]
     assert r2["domains"] == 1 and r2["nic_bytes_per_gpu"] == 0 and r2["overhead_serial"] == 0
+
+
+TINY_MOE = {"name": "tiny-moe", "layers": 24, "d_model": 2048, "params": "16e9", "active_params": "3e9", "batch": "4M", "m_cc": 8, "seq_len": 4096, "moe": {"experts": 64, "top_k": 6}}
+
+
+@pytest.mark.parametrize("gpus,k", [(8, 1), (8, 8), (72, 72), (1152, 72), (4096, 256), (131072, 256)])
+def test_every_analysis_is_finite_over_a_grid(gpus, k):
+    """Degenerate clusters (K = 1, one domain, N = K) and large ones: every figure finite, none negative."""
+    s = build_spec({"gpus": gpus, "hb_domain": k, "radix": 64, "hb_bandwidth_gbps": 7200, "workload": {"model": TINY_MOE, "gpu": "gb200", "parallelism": {"expert_parallel": k}, "checkpoint": {"write_s": 30}}})
+    reports = [fabric.iteration_report([s]), fabric.alltoall_report([s]), fabric.checkpoint_report([s]), fabric.dp_report([s])]
+    for rep in reports:
+        for row in rep.rows:
+            for key, v in row.items():
+                if isinstance(v, float):
+                    assert math.isfinite(v) and v >= 0, (rep.analysis, key, v)
+
+
+@pytest.mark.parametrize("model,k0,k1,claim", [("gpt-3-175b", 32, 64, 12.0), ("opt-175b", 32, 64, 37.0), ("gpt-3-175b", 512, 1024, 0.95), ("opt-175b", 512, 1024, 7.5)])
+def test_k_claims_hold_with_nm_rounded_to_a_power_of_two(model, k0, k1, claim):
+    """An N_M a real MP group can use (a power of two dividing K) moves each K claim by under 0.1 point."""
+    assert abs(cut(PAPER_N, model, k0, k1, "derived-pow2") - cut(PAPER_N, model, k0, k1)) < 0.1
+    assert abs(cut(PAPER_N, model, k0, k1, "derived-pow2") - claim) <= 0.5
