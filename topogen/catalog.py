@@ -53,6 +53,7 @@ from typing import Any
 
 from .counts import MAX_TIERS
 from .errors import InputError, Problem, show
+from .inputs import CONTROL_RE
 from .yamlfile import read_yaml
 from .model import link_tier_name
 from . import resources
@@ -81,7 +82,6 @@ INTERFACE_TYPE_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 RULE_KEYS = ("name", "tier", "length", "switch", "speed", "gpus_per_node", "transceiver", "gpu_transceiver", "cable")
 TIER_NAMES = {link_tier_name(t): t for t in range(1, MAX_TIERS + 1)}
 SKU_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}", re.ASCII)  # with fullmatch
-CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, line/paragraph separators
 MAX_WHOLE = 1_000_000  # speeds (Gb/s), radixes, ports per cage/module/cable
 MAX_NUMBER = 10**12  # prices (USD), power (W), lengths (m)
 

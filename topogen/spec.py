@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from . import __version__, counts, resources
 from .errors import InputError, Problem, show
+from .inputs import CONTROL_RE
 from .yamlfile import read_yaml
 
 ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
@@ -266,7 +267,9 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
 
     cat = merged["catalog"]
     base = base_dir if (overrides or {}).get("catalog") is None else ""
-    if not isinstance(cat, str) or not _catalog_known(resolve_catalog_ref(cat, base)):
+    if isinstance(cat, str) and CONTROL_RE.search(cat):
+        problems.append(Problem("catalog", f"catalog {show(cat)} contains a control character", "give a bundled catalog name or a plain path"))
+    elif not isinstance(cat, str) or not _catalog_known(resolve_catalog_ref(cat, base)):
         near = resources.did_you_mean(cat, available_catalogs()) if isinstance(cat, str) else ""
         problems.append(Problem("catalog", f"unknown catalog {show(cat)}{near}", f"use one of: {', '.join(available_catalogs())}, or a path to a catalog .yaml file"))
     else:

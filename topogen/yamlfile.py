@@ -116,8 +116,9 @@ def expanded_size(root: Node, limit: int) -> int:
 
 def parse_yaml(text: str, field: str, label: str) -> Any:
     """Parse YAML text with :class:`Loader`; every failure is an InputError naming ``label``."""
-    loader = Loader(text)
+    loader = None
     try:
+        loader = Loader(text)  # the reader checks the characters here
         node = loader.get_single_node()
         if node is None:
             return None
@@ -134,7 +135,8 @@ def parse_yaml(text: str, field: str, label: str) -> Any:
     except MemoryError:
         raise InputError([Problem(field, f"{label} is too large to read into memory", "give the spec or catalog file itself")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _where(exc: yaml.YAMLError) -> str:

@@ -46,7 +46,7 @@ def generate_rows(bom: Bom) -> Iterator[tuple]:
 
 
 def write_bom_csv(bom: Bom, path: Path, provenance: str) -> None:
-    write_csv(path, COLUMNS, generate_rows(bom))
+    write_csv(path, COLUMNS, generate_rows(bom), careful=True)  # catalog text
 
 
 def write_bom_json(bom: Bom, path: Path, provenance: str) -> None:

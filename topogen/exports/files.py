@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, TypeVar
 
+from .text import CarefulCsvWriter
+
 T = TypeVar("T")
 
 # absolute path -> (bytes, sha256 hex, mtime_ns) of every file closed by open_output in this process
@@ -112,22 +114,28 @@ def per_arch(items: Mapping[str, T], dest: Path, filename: str, write: Callable[
     return paths
 
 
-def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable]) -> None:
+def _csv_writer(fh, careful: bool):
+    return CarefulCsvWriter(fh) if careful else csv.writer(fh, lineterminator="\n")
+
+
+def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable], careful: bool = False) -> None:
     """A plain CSV: the header on line 1, ``\\n`` line ends.
 
     No comment line: provenance belongs in ``manifest.json`` (a leading ``#``
     line makes ``pandas.read_csv`` and ``csv.DictReader`` read garbage).
     ``csv.writer.writerows`` consumes ``rows`` in C, so a generator that yields
     whole chunks (``yield from zip(...)``) costs no Python step per row here;
-    the file's 1 MiB buffer batches the writes.
+    the file's 1 MiB buffer batches the writes. ``careful``: rows with catalog
+    text, written by :class:`~topogen.exports.text.CarefulCsvWriter` (also quotes
+    ``;``, tab and CR), one Python step per row.
     """
     with open_output(path, newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
+        w = _csv_writer(fh, careful)
         w.writerow(columns)
         w.writerows(rows)
 
 
-def write_csv_parts(directory: Path, stem: str, columns: Iterable[str], rows: Iterable[Iterable], max_bytes: int) -> list[Path]:
+def write_csv_parts(directory: Path, stem: str, columns: Iterable[str], rows: Iterable[Iterable], max_bytes: int, careful: bool = False) -> list[Path]:
     """``<stem>.csv``, or ``<stem>-001.csv``, ``<stem>-002.csv``... each at most ``max_bytes`` with the header.
 
     For importers that refuse large files (NetBox refuses pasted text over
@@ -135,7 +143,7 @@ def write_csv_parts(directory: Path, stem: str, columns: Iterable[str], rows: It
     counted while writing; a single row longer than the limit stays whole.
     """
     head = io.StringIO()
-    csv.writer(head, lineterminator="\n").writerow(list(columns))
+    _csv_writer(head, careful).writerow(list(columns))
     header = head.getvalue().encode("utf-8")
     room = max_bytes - len(header)
     bodies: list[bytes] = []
@@ -144,7 +152,7 @@ def write_csv_parts(directory: Path, stem: str, columns: Iterable[str], rows: It
         raw = io.BytesIO(start)
         raw.seek(0, io.SEEK_END)
         text = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
-        return raw, csv.writer(text, lineterminator="\n")
+        return raw, _csv_writer(text, careful)
 
     raw, w = sink()
     it = iter(rows)

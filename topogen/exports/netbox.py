@@ -408,7 +408,7 @@ def export(ctx, dest: Path) -> list[Path]:
         pre = arch_dir(dest, "netbox")
         for fname, (cols, rows) in prerequisite_rows(ctx).items():
             p = pre / fname
-            write_csv(p, cols, rows)
+            write_csv(p, cols, rows, careful=True)  # catalog text (manufacturers, models)
             paths.append(p)
     for arch, fabric in ctx.fabrics.items():
         d = arch_dir(dest, arch, "netbox")
@@ -418,5 +418,5 @@ def export(ctx, dest: Path) -> list[Path]:
             ("interfaces", INTERFACE_COLUMNS, interface_rows(fabric, types)),
             ("cables", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric))),
         ):
-            paths.extend(write_csv_parts(d, stem, cols, rows, MAX_PART_BYTES))
+            paths.extend(write_csv_parts(d, stem, cols, rows, MAX_PART_BYTES, careful=stem == "devices"))  # devices: catalog text
     return paths
