@@ -76,7 +76,7 @@ def test_twin_port_bom_matches_closed_form_when_full(k, r, t, arch):
         assert q[("MMA4Z00-NS-FLT", 1, "gpu")] == lpt[0] // 2
     else:
         assert q[("MMA4Z00-NS400", 1, "gpu")] == lpt[0]
-    assert q[("MFP7E10-N015", 1, "")] == lpt[0]
+    assert sum(v for (sku, t, _), v in q.items() if t == 1 and sku.startswith("MFP7E10")) == lpt[0]  # one fibre per link, by length
     for tier in range(2, closed.tiers + 1):
         assert q[("MMS4X00-NM", tier, "switch")] == lpt[tier - 1]  # 2 ends / 2 ports per module
         assert sum(v for (sku, t, _), v in q.items() if t == tier and sku.startswith("SMF")) == lpt[tier - 1]
@@ -173,16 +173,17 @@ def test_dgx_h100_class_bom_with_ndr_400g():
         "MQM9700-NS2F": 48,  # 32 leaves + 16 spines
         "MMA4Z00-NS": 512,  # twin-port SR8 at the leaves: 32 x 32 ports / 2
         "MMA4Z00-NS-FLT": 512,  # twin-port flat-top SR8 at the nodes: 4 per DGX H100-class node
-        "MFP7E10-N015": 1024,  # multimode fibre, in-row
+        "MFP7E10-N015": 1024,  # multimode fibre: every GPU-leaf run is at most 15 m on this floor
         "MMS4X00-NM": 1024,  # twin-port DR8: (32 + 16) switches x 32 uplink/downlink ports / 2
-        "SMF-MPO12APC-030M": 1024,  # single-mode trunk, cross-row
+        "SMF-MPO12APC-015M": 1024,  # single-mode trunk: 2 compute rows with the spine row between, <= 15 m
     }
     assert all(x.price_source and x.power_source for x in lines.values())
-    expect = 48 * 30000 + 512 * 1600 + 512 * 1600 + 1024 * 90 + 1024 * 2000 + 1024 * 100
+    expect = 48 * 30000 + 512 * 1600 + 512 * 1600 + 1024 * 90 + 1024 * 2000 + 1024 * 80
     assert b.cost == expect
     assert b.totals()["cost_per_gpu"] == expect / 1024
     assert b.power_w == 48 * 750 + 512 * 17 + 512 * 17 + 1024 * 17
-    assert [m.length_class for m in b.media.values()] == ["in-row", "cross-row"]
+    assert [m.length_class for m in b.media.values()] == ["in-row", "in-row"]
+    assert b.link_media.length_m.max() <= 15
 
 
 def test_sku_lines_aggregate_tier_lines():

@@ -82,7 +82,12 @@ def test_racks_hold_whole_nodes_and_kinds(planned):
     assert (kinds[p.rack[:n]] == "compute").all()
     sw_kinds = kinds[p.rack[n:]]
     roles = np.asarray([s.role for s in fabric.switches])
-    assert (sw_kinds[roles == "leaf"] == "leaf").all()
+    tor = (roles == "leaf") & (sw_kinds == "compute")  # top of rack: only when all its GPUs stand in that rack
+    assert (sw_kinds[(roles == "leaf") & ~tor] == "leaf").all()
+    L = fabric.links
+    g1 = L.tier == 1
+    on_tor = tor[L.z_dev[g1] - n]
+    assert (p.rack[L.a_dev[g1]][on_tor] == p.rack[L.z_dev[g1]][on_tor]).all()
     assert (sw_kinds[roles != "leaf"] != "compute").all()
 
 

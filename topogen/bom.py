@@ -4,8 +4,9 @@ Counting conventions (domain.md section 5):
 
 * every switch of the fabric is one box of the catalog's switch for the spec's
   link speed and radix (the first that fits, in catalog order);
-* a link's media comes from the catalog's rules for its link tier and length
-  class (:func:`link_media`, :func:`topogen.catalog.length_class`);
+* a cable's media comes from the catalog's rules for its link tier and the
+  length class of its routed length (:mod:`topogen.media`, :mod:`topogen.layout`);
+  cables are counted per SKU, i.e. per sold length;
 * an optical link has a transceiver at each end (the GPU/NIC end included); a
   copper link has a cable and no transceiver;
 * a module with ``p`` ports serves ``p`` links of one device: its count on a
@@ -97,8 +98,10 @@ class Bom:
     gpus: int
     tiers: int
     switch_sku: str
-    media: dict[int, Media]
+    media: dict[int, Media]  # per link tier, the media most of its cables use
     lines: tuple[BomLine, ...]
+    link_media: Any = None  # topogen.media.LinkMedia: media and cable SKU of every cable
+    notes: tuple[str, ...] = ()  # lengths no catalog media or cable covers
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -162,6 +165,20 @@ class Bom:
             "power_per_tier_w": self.power_per_tier(),
         }
 
+    def length_rows(self) -> list[tuple[int, str, float, str, str, int]]:
+        """The length histogram: ``(tier, link, length_m, media, cable SKU, cables)`` per sold length and media."""
+        lm = self.link_media
+        if lm is None:
+            return []
+        tiers = np.asarray([m.tier for m in lm.media], dtype=np.int64)[lm.index]
+        key = np.stack([tiers, lm.length_m.astype(np.float64), lm.index.astype(np.float64), lm.cable.astype(np.float64)], axis=1)
+        rows, counts = np.unique(key, axis=0, return_counts=True)
+        out = []
+        for (t, length, mi, ci), c in zip(rows.tolist(), counts.tolist()):
+            sku = lm.cables[int(ci)].sku if ci >= 0 else ""
+            out.append((int(t), link_tier_name(int(t)), _money(length, 1), lm.media[int(mi)].name, sku, int(c)))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "arch": self.arch,
@@ -173,6 +190,8 @@ class Bom:
             "lines": [_line_dict(x) for x in self.sku_lines()],
             "lines_by_tier": [_line_dict(x) for x in self.lines],
             "totals": self.totals(),
+            "cables_by_length": [dict(zip(("tier", "link", "length_m", "media", "cable_sku", "cables"), r)) for r in self.length_rows()],
+            "notes": list(self.notes),
         }
 
 
@@ -214,10 +233,19 @@ def link_media(fabric: Fabric, catalog: Catalog) -> dict[int, Media]:
     return out
 
 
-def compile_bom(fabric: Fabric, catalog: Catalog) -> Bom:
-    """Count the BOM of ``fabric`` from its wiring, priced with ``catalog``."""
+def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
+    """Count the BOM of ``fabric`` from its wiring, priced with ``catalog``.
+
+    Media are chosen per cable by its length (:mod:`topogen.media`), the
+    lengths coming from ``lay`` (a :class:`topogen.layout.Layout`; planned
+    here when not given). Transceivers are counted per device and SKU, cables
+    per SKU (each SKU one length), so the counts follow the real lengths.
+    """
+    from . import layout, media as link_media_mod
+
     spec = fabric.spec
-    media = link_media(fabric, catalog)
+    lay = lay if lay is not None else layout.plan(fabric)
+    lm = link_media_mod.assign(fabric, catalog, lay.length_m)
     sw, _mode = catalog.switch_for(spec.link_speed, spec.radix)  # type: ignore[misc]
     L = fabric.links
     n = fabric.gpus
@@ -231,28 +259,39 @@ def compile_bom(fabric: Fabric, catalog: Catalog) -> Bom:
             qty = n * -(-spec.planes // nic.ports)
             lines.append(BomLine("nic", nic.sku, nic.description, 1, "gpu", "", qty, nic.price_usd, nic.power_w, nic.price_source, nic.power_source))
         sel = L.tier == tier
-        nlinks = int(sel.sum())
-        if not nlinks:
+        if not sel.any():
             continue
-        m = media[tier]
         link = link_tier_name(tier)
         z = L.z_dev[sel]
         a = L.a_dev[sel]
-        if m.transceiver is not None:
-            t = m.transceiver
-            if tier == 1:
-                qty = _per_device(z - n, t.ports_per_module)
-            else:
-                qty = _per_device(np.concatenate([a, z]) - n, t.ports_per_module)
-            lines.append(_tx_line(t, tier, link, "switch", qty))
-            if tier == 1 and m.gpu_transceiver is not None:
-                g = m.gpu_transceiver
-                lines.append(_tx_line(g, tier, link, "gpu", _per_device(a // spec.gpus_per_node, g.ports_per_module)))  # a module sits in one host
-        if m.cable is not None:
-            c = m.cable
-            qty = _per_device(z - n, c.links_per_cable)
+        idx = lm.index[sel]
+        used = [lm.media[i] for i in np.unique(idx).tolist()]
+        for attr, end in (("transceiver", "switch"), ("gpu_transceiver", "gpu")):
+            if end == "gpu" and tier != 1:
+                continue
+            for t in _distinct(getattr(m, attr) for m in used):
+                on = np.isin(idx, [i for i, m in enumerate(lm.media) if getattr(m, attr) == t])
+                if end == "gpu":
+                    qty = _per_device(a[on] // spec.gpus_per_node, t.ports_per_module)  # a module sits in one host
+                elif tier == 1:
+                    qty = _per_device(z[on] - n, t.ports_per_module)
+                else:
+                    qty = _per_device(np.concatenate([a[on], z[on]]) - n, t.ports_per_module)
+                lines.append(_tx_line(t, tier, link, end, qty))
+        cab = lm.cable[sel]
+        for ci in sorted(np.unique(cab[cab >= 0]).tolist(), key=lambda i: (lm.cables[i].length_m, lm.cables[i].sku)):
+            c = lm.cables[ci]
+            qty = _per_device(z[cab == ci] - n, c.links_per_cable)
             lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
-    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, sw.sku, media, tuple(lines))
+    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes))
+
+
+def _distinct(items) -> list:
+    out: list = []
+    for x in items:
+        if x is not None and x not in out:
+            out.append(x)
+    return out
 
 
 def _tx_line(t, tier: int, link: str, end: str, qty: int) -> BomLine:

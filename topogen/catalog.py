@@ -695,16 +695,36 @@ def _tuple(x: list | None) -> tuple | None:
 # --- catalog against a spec -----------------------------------------------------------
 
 
-def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None) -> tuple[Media | None, list[Problem]]:
-    """The media of one link tier, or ``None`` and the problems that prevent it."""
-    length = length_class(tier, domains)
+def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None, length: str | None = None, skip_unfit: bool = False) -> tuple[Media | None, list[Problem]]:
+    """The media of one link tier, or ``None`` and the problems that prevent it.
+
+    ``length`` is the length class of the cables (default: the tier's class,
+    :func:`length_class`). The first matching rule decides; with
+    ``skip_unfit`` a matching rule that cannot build these cables (reach,
+    cable length) gives way to the next matching one, as when media are
+    chosen per cable by its length.
+    """
+    length = length or length_class(tier, domains)
     need_m = LENGTH_CLASSES[length]
     link = link_tier_name(tier)
     where = f"catalog {catalog.label}: media"
-    rule = next((x for x in catalog.rules if x.matches(tier, length, switch.sku, speed, gpus_per_node)), None)
-    if rule is None:
-        return None, [Problem(where, f"no media rule for link tier {link} ({length}, <= {need_m} m) at {speed}G on switch {switch.sku}", f"add a media rule matching tier: {link}")]
-    at = f"{where}[{rule.index}]"
+    first: list[Problem] | None = None
+    for rule in (x for x in catalog.rules if x.matches(tier, length, switch.sku, speed, gpus_per_node)):
+        m, problems = _rule_media(catalog, rule, tier, length, need_m, switch, mode, speed)
+        if not problems:
+            return m, []
+        if not skip_unfit:
+            return None, problems
+        first = first or problems
+    if first is not None:
+        return None, first
+    return None, [Problem(where, f"no media rule for link tier {link} ({length}, <= {need_m} m) at {speed}G on switch {switch.sku}", f"add a media rule matching tier: {link}")]
+
+
+def _rule_media(catalog: Catalog, rule: MediaRule, tier: int, length: str, need_m: int, switch: SwitchSku, mode: PortMode, speed: int) -> tuple[Media | None, list[Problem]]:
+    """The media ``rule`` gives links of ``tier`` and class ``length``, or the problems that prevent it."""
+    link = link_tier_name(tier)
+    at = f"catalog {catalog.label}: media[{rule.index}]"
     problems: list[Problem] = []
     tx = catalog.transceivers.get(rule.transceiver) if rule.transceiver else None
     gtx = (catalog.transceivers.get(rule.gpu_transceiver) if rule.gpu_transceiver else tx) if tier == 1 else None

@@ -54,7 +54,7 @@ def build(spec: Spec) -> BuildContext:
     ctx.reports = {arch: validate.validate(f, expected=f) for arch, f in fabrics.items()}  # validate (a generated fabric is the spec's own table)
     ctx.layouts = {arch: layout.plan(f) for arch, f in fabrics.items()}  # layout: racks, U, cable lengths
     ctx.catalog = hw
-    ctx.boms = {arch: bom.compile_bom(f, hw) for arch, f in fabrics.items()}  # BOM
+    ctx.boms = {arch: bom.compile_bom(f, hw, ctx.layouts[arch]) for arch, f in fabrics.items()}  # BOM, media per cable by its length
     ctx.analysis = analysis.build_section(spec) if spec.workload is not None else None  # analyses
     ctx.summary = make_summary(ctx)
     return ctx

@@ -51,6 +51,7 @@ def make_summary(ctx) -> dict[str, Any]:
         out["catalog_sha256"] = ctx.catalog.sha256
         for arch, b in boms.items():
             out["architectures"][arch].update(bom.summary_fields(b))
+            out["architectures"][arch]["notes"] += list(b.notes)  # lengths the catalog does not cover
         if (cmp := bom.comparison(boms)) is not None:
             out["comparison"] = cmp
     if getattr(ctx, "analysis", None) is not None:  # the workload's analyses (topogen.analysis)

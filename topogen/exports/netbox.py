@@ -180,6 +180,12 @@ def cable_media(ctx, fabric: Fabric) -> dict[int, tuple[str, str, str]]:
     return out
 
 
+def _lengths(ctx, arch: str):
+    """The layout's sold length of every cable (None without a layout)."""
+    lay = (getattr(ctx, "layouts", None) or {}).get(arch)
+    return None if lay is None else lay.length_m
+
+
 def port_type(speed: int, catalog_type: str = "") -> str:
     return catalog_type or PORT_TYPES.get(int(speed), "other")
 
@@ -331,11 +337,12 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
             yield (name, f"p{port}", ptype, "true" if c else "false", speed_kbps, desc)
 
 
-def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None) -> Iterator[tuple]:
+def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None) -> Iterator[tuple]:
     """One row per cable, in cabling.csv order (``label`` = ``<site>/<cable id>``).
 
     ``media`` gives each link tier's cable type, length and unit (see
     :func:`cable_media`); tiers without it leave those cells empty.
+    ``lengths`` (the layout's sold length of every cable) overrides the length.
     """
     media = media or {}
     site = cell_safe(site_name(fabric.spec, fabric.arch))
@@ -347,8 +354,11 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
         a, z = L.a_dev[sl], L.z_dev[sl]
         ad, ap = ends.devices(a).tolist(), ends.ports(a, L.a_port[sl]).tolist()
         zd, zp = ends.devices(z).tolist(), ends.ports(z, L.z_port[sl]).tolist()
-        for cid, a_d, a_p, z_d, z_p, t, pl in zip(range(start + 1, sl.stop + 1), ad, ap, zd, zp, L.tier[sl].tolist(), L.plane[sl].tolist()):
+        lens = [f"{x:g}" for x in lengths[sl].tolist()] if lengths is not None else [None] * (sl.stop - start)
+        for cid, a_d, a_p, z_d, z_p, t, pl, ln in zip(range(start + 1, sl.stop + 1), ad, ap, zd, zp, L.tier[sl].tolist(), L.plane[sl].tolist(), lens):
             ctype, length, unit = media.get(t, ("", "", ""))
+            if ln is not None:
+                length, unit = ln, "m"
             yield (site, a_d, TERMINATION, a_p, site, z_d, TERMINATION, z_p, ctype, STATUS, length, unit, f"{site}/{cid}", notes[t].format(pl))
 
 
@@ -416,7 +426,7 @@ def export(ctx, dest: Path) -> list[Path]:
         for stem, cols, rows in (
             ("devices", DEVICE_COLUMNS, device_rows(fabric, types)),
             ("interfaces", INTERFACE_COLUMNS, interface_rows(fabric, types)),
-            ("cables", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric))),
+            ("cables", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric), _lengths(ctx, fabric.arch))),
         ):
             paths.extend(write_csv_parts(d, stem, cols, rows, MAX_PART_BYTES, careful=stem == "devices"))  # devices: catalog text
     return paths

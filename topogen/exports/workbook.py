@@ -569,6 +569,19 @@ def write_bom(wb, ctx, arch: str, lay: Layout) -> None:
         cell(ws, Formula(f"=SUM(G2:G{last})"), MONEY, font=_BOLD), None,
         cell(ws, Formula(f"=SUM(I2:I{last})"), WATTS, font=_BOLD),
     ])
+    write_length_histogram(ws, _bom(ctx, arch))
+
+
+def write_length_histogram(ws, bom) -> None:
+    """Below the BOM: cables per link tier, sold length and media (the layout's length histogram)."""
+    rows = bom.length_rows() if bom is not None else []
+    if not rows:
+        return
+    ws.append([])
+    ws.append([cell(ws, "Cable lengths (from the floor layout)", font=_BOLD)])
+    ws.append(header_row(ws, ("link", "length (m)", "media", "cable SKU", "cables")))
+    for _tier, link, length, media, sku, count in rows:
+        ws.append([cell(ws, link), cell(ws, length, COUNT), cell(ws, media), cell(ws, sku), cell(ws, count, COUNT)])
 
 
 # ---------------------------------------------------------------------- Summary

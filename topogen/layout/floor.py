@@ -8,6 +8,9 @@ then switches):
   ``gpus_per_tray`` GPUs stack from ``first_u`` up, ``tray_u`` each; a
   rack-scale domain keeps ``hb_switch_u`` in the middle for its NVLink switch
   trays.
+* **Top of rack**: a leaf whose GPUs all stand in one compute rack sits in
+  that rack above its trays when there is room (a one-rack cluster; copper
+  within reach).
 * **Leaf racks** stand in the compute rows (``leaf_racks``: ``middle`` or
   ``end`` of the row): a leaf goes to the row where the GPUs it serves stand
   (the mean row of its GPU cables), so GPU–leaf cables stay in the row, as in
@@ -98,6 +101,21 @@ def place(fabric: Fabric, lay: LayoutSpec) -> Placement:
     served = rows_cnt > 0
     home[served] = np.floor(rows_sum[served] / rows_cnt[served] + 0.5).astype(np.int64)
     home = np.minimum(home, max(compute_rows - 1, 0))
+    # top of rack: a leaf whose GPUs all stand in one compute rack goes into that rack when it has room
+    lo = np.full(S, ncompute, dtype=np.int64)
+    hi = np.full(S, -1, dtype=np.int64)
+    np.minimum.at(lo, z1, crack[L.a_dev[g1]])
+    np.maximum.at(hi, z1, crack[L.a_dev[g1]])
+    top = int(gpu_u.max()) + lay.tray_u if n else lay.first_u  # first free U above the trays
+    room = max(0, (lay.rack_u - top + 1) // lay.switch_u)
+    tor_cand = leaf_ids[(lo[leaf_ids] == hi[leaf_ids])]
+    tor_rack = lo[tor_cand]
+    o = np.lexsort((tor_cand, tor_rack))
+    tor_cand, tor_rack = tor_cand[o], tor_rack[o]
+    slot = np.arange(len(tor_cand)) - np.searchsorted(tor_rack, tor_rack, side="left")
+    fits = slot < room
+    tor_ids, tor_rack, tor_slot = tor_cand[fits], tor_rack[fits], slot[fits]
+    leaf_ids = np.setdiff1d(leaf_ids, tor_ids)
     lrow = home[leaf_ids]
     order = np.lexsort((leaf_ids, lrow))  # by row, then switch order
     leaf_sorted = leaf_ids[order]
@@ -165,6 +183,8 @@ def place(fabric: Fabric, lay: LayoutSpec) -> Placement:
     height[:n] = lay.tray_u
     rack[n + leaf_sorted] = leaf_rack_of
     u[n + leaf_sorted] = lay.first_u + (idx_in_row % spr) * lay.switch_u
+    rack[n + tor_ids] = tor_rack
+    u[n + tor_ids] = top + tor_slot * lay.switch_u
     rack[n + upper] = up_rack
     u[n + upper] = lay.first_u + (np.arange(len(upper)) % spr) * lay.switch_u
     height[n:] = lay.switch_u
