@@ -107,3 +107,21 @@ def test_digest_reads_a_file_changed_after_writing(tmp_path):
     q = tmp_path / "plain.txt"  # written with plain open(): never registered, read back
     q.write_text("plain\n")
     assert files.digest(q) == (6, hashlib.sha256(b"plain\n").hexdigest())
+
+
+def test_parallel_manifest_reads_nothing_back_in_the_parent(tmp_path, monkeypatch):
+    """With workers, every file is hashed where it was written: the parent never reads an output."""
+    parent = os.getpid()
+    read = files._read
+
+    def only_in_workers(key, st):
+        assert os.getpid() != parent, f"the parent read {key} back"
+        return read(key, st)
+
+    monkeypatch.setattr(files, "_read", only_in_workers)
+    ctx = pipeline.build(load_spec("demo", {}))
+    written = pipeline.write_outputs(ctx, tmp_path / "o", pipeline.export_formats(ctx, pipeline.resolve_formats("all")), jobs=2)
+    assert any(p.suffix == ".xlsx" for p in written) and any(p.suffix == ".png" for p in written)  # files not written by open_output
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    for e in manifest["files"]:
+        assert e["sha256"] == hashlib.sha256((tmp_path / "o" / e["path"]).read_bytes()).hexdigest()

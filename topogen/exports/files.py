@@ -90,11 +90,26 @@ def digest(path: Path) -> tuple[int, str]:
     got = _WRITTEN.pop(key, None)
     if got is not None and got[0] == st.st_size and got[2] == st.st_mtime_ns:
         return got[0], got[1]
+    return _read(key, st)[:2]
+
+
+def remember(path: Path) -> None:
+    """Register a file written by other means (a Graphviz render, a zip) by reading it once.
+
+    A worker process does this for its own files, so the parent's manifest
+    reads nothing back.
+    """
+    key = os.path.abspath(path)
+    if key not in _WRITTEN:
+        _WRITTEN[key] = _read(key, os.stat(key))
+
+
+def _read(key: str, st: os.stat_result) -> tuple[int, str, int]:
     h = hashlib.sha256()
     with open(key, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
-    return st.st_size, h.hexdigest()
+    return st.st_size, h.hexdigest(), st.st_mtime_ns
 
 
 def arch_dir(dest: Path, arch: str, *sub: str) -> Path:

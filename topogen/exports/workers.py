@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from . import EXPORTERS
-from .files import register, take_written
+from .files import register, remember, take_written
 
 MAX_DEFAULT_JOBS = 8
 
@@ -101,4 +101,6 @@ def _export(name: str, arch: str | None, dest: str) -> tuple[list[str], list[str
     take_written()  # registrations inherited from the parent are not this exporter's
     before = len(ctx.messages)
     paths = EXPORTERS[name](ctx, Path(dest))
+    for p in paths:
+        remember(p)  # files written without open_output are hashed here, in parallel, not by the parent
     return [str(Path(p).relative_to(dest)) for p in paths], ctx.messages[before:], take_written()
