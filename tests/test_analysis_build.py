@@ -50,7 +50,7 @@ def test_summary_has_every_analysis(built):
     an = s["analysis"]
     assert set(an) == {"iteration", "iteration_vs_k", "iteration_vs_batch", "alltoall", "checkpoint", "dp-traffic"}
     assert an["iteration"]["rows"][0]["gpus"] == 64 and an["iteration"]["rows"][0]["hb_bandwidth_gbps"] == 7200
-    assert [r["hb_domain"] for r in an["iteration_vs_k"]["rows"]] == [8, 16, 32, 64]
+    assert [(r["gpus"], r["hb_domain"]) for r in an["iteration_vs_k"]["rows"]] == [(16, 8), (16, 16), (32, 8), (32, 16), (32, 32), (64, 8), (64, 16), (64, 32), (64, 64)]
     assert "skipped" in an["alltoall"] and "is a dense model" in an["alltoall"]["skipped"]  # llama has no experts
     ck = an["checkpoint"]["rows"][0]
     assert ck["checkpoint_bytes"] == 70e9 * 14 and ck["write_GBps"] == 50 and ck["overhead"] == ck["write_s"] / 7200

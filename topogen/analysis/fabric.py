@@ -297,15 +297,20 @@ def dp_report(specs: Sequence, schemes: Sequence[str] = dpt.SCHEMES) -> Report:
     return rep
 
 
-def k_sweep(spec) -> list[int]:
+def k_sweep(gpus: int, hb_domain: int) -> list[int]:
     """HB-domain sizes for the Fig. 7 sweep: powers of two from 8 to min(N, 4096) dividing N, plus the spec's K."""
-    ks = {spec.hb_domain}
+    ks = {hb_domain}
     k = 8
-    while k <= min(spec.gpus, 4096):
-        if spec.gpus % k == 0:
+    while k <= min(gpus, 4096):
+        if gpus % k == 0:
             ks.add(k)
         k *= 2
     return sorted(ks)
+
+
+def n_sweep(spec) -> list[int]:
+    """Cluster sizes for the Fig. 7 sweep: N/4, N/2 and N (the paper draws 16k, 32k, 64k), those holding whole domains."""
+    return [n for n in (spec.gpus // 4, spec.gpus // 2) if spec.gpus % 4 == 0 and n >= 8 and n % spec.hb_domain == 0] + [spec.gpus]
 
 
 def batch_sweep(wl: Workload) -> tuple[list[float], Param]:
@@ -324,14 +329,14 @@ def build_section(spec) -> dict[str, Any]:
     """What ``topogen build`` writes under ``analysis`` in summary.json for a spec with a workload.
 
     The spec's own point for each analysis, plus the iteration sweeps the plots
-    draw (K at the spec's N and batch; batch at K, 2K and 4K). An analysis the
+    draw (K at N/4, N/2 and N at the spec's batch; batch at K, 2K and 4K). An analysis the
     workload lacks inputs for says why (``skipped``) instead of failing the build.
     """
     out: dict[str, Any] = {}
     wl = spec.workload
     runs = {
         "iteration": lambda: iteration_report([spec]),
-        "iteration_vs_k": lambda: iteration_report([replace(spec, hb_domain=k) for k in k_sweep(spec)]),
+        "iteration_vs_k": lambda: iteration_report([replace(spec, gpus=n, hb_domain=k) for n in n_sweep(spec) for k in k_sweep(n, spec.hb_domain)]),
         "iteration_vs_batch": lambda: iteration_report([replace(spec, hb_domain=k) for k in (spec.hb_domain, 2 * spec.hb_domain, 4 * spec.hb_domain) if k <= spec.gpus and spec.gpus % k == 0], batches=batch_sweep(wl)[0], batches_from=batch_sweep(wl)[1]),
         "alltoall": lambda: alltoall_report([spec]) if wl.model.is_moe else _no_alltoall(wl),
         "checkpoint": lambda: checkpoint_report([spec]),

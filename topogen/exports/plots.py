@@ -3,10 +3,10 @@
 Written only when the spec has a ``workload:``; each plot renders rows that
 :func:`topogen.analysis.fabric.build_section` already computed (``ctx.analysis``):
 
-``iteration_vs_k``      iteration time against HB-domain size K at the spec's N, with the
-                        ideal any-to-any line (the rail-only paper's Fig. 7);
+``iteration_vs_k``      iteration time against HB-domain size K at N/4, N/2 and the spec's N,
+                        each with its ideal any-to-any line (the rail-only paper's Fig. 7);
 ``relative_vs_batch``   relative performance (ideal / iteration) against batch for K, 2K, 4K (Fig. 8);
-``time_breakdown``      the terms of Eq. 1 stacked, per K;
+``time_breakdown``      the terms of Eq. 1 stacked, per K, at the spec's N;
 ``dp_rail_bytes``       bytes per NIC (one rail) per step of each DP scheme, with its rail time.
 
 Deterministic: fixed metadata (no date, no software string), a fixed SVG hash
@@ -79,8 +79,8 @@ def _save(fig, base: Path) -> list[Path]:
     return paths
 
 
-def _figure(plt, title: str, subtitle: str, sec: dict[str, Any] | None = None, note: str = ""):
-    fig, ax = plt.subplots(figsize=SIZE_IN)
+def _figure(plt, title: str, subtitle: str, sec: dict[str, Any] | None = None, note: str = "", width_in: float = SIZE_IN[0]):
+    fig, ax = plt.subplots(figsize=(width_in, SIZE_IN[1]))
     fig.suptitle(title, fontsize=STYLE["axes.titlesize"], fontweight="bold", x=0.01, ha="left")
     ax.set_title(subtitle, fontsize=12, loc="left", color="#555555")
     if sec is not None:
@@ -110,24 +110,29 @@ def _footer(sec: dict[str, Any]) -> str:
 
 def plot_iteration_vs_k(plt, spec, sec: dict[str, Any]):
     rows = sec["rows"]
-    ks = [r["hb_domain"] for r in rows]
     model = rows[0]["model"]
-    fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: iteration time vs HB-domain size", _subtitle(sec), sec)
-    ax.plot(ks, [r["iteration_s"] for r in rows], marker="o", lw=2.5, ms=7, color=COLORS["line"], label="HB domain of K GPUs + rails (Eq. 1)")
-    ax.axhline(rows[0]["ideal_s"], ls="--", lw=2, color=COLORS["ideal"], label="ideal any-to-any at B_F (Eq. 3)")
+    ns = sorted({r["gpus"] for r in rows})
+    fig, ax = _figure(plt, f"{model}: iteration time vs HB-domain size (N = {', '.join(f'{n:,}' for n in ns)})", _subtitle(sec), sec, width_in=8.6)
+    palette = ["#4C72B0", "#55A868", "#8172B3"]
+    for n in ns:
+        rn = [r for r in rows if r["gpus"] == n]
+        mine = n == spec.gpus
+        color = COLORS["line"] if mine else palette[ns.index(n) % len(palette)]
+        ks = [r["hb_domain"] for r in rn]
+        ax.plot(ks, [r["iteration_s"] for r in rn], marker="o", lw=2.8 if mine else 1.8, ms=7 if mine else 5, color=color, label=f"N = {n:,}" + (" (this spec)" if mine else ""))
+        ax.axhline(rn[0]["ideal_s"], ls="--", lw=1.6, color=color, alpha=0.8)
+    ax.plot([], [], ls="--", color="#444444", label="ideal any-to-any at B_F\n(Eq. 3), same colour")
+    ks_all = sorted({r["hb_domain"] for r in rows})
     ax.set_xscale("log", base=2)
-    ax.set_xticks(ks, [f"{k:,}" for k in ks])
+    ax.set_xticks(ks_all, [f"{k:,}" for k in ks_all])
     ax.minorticks_off()
     ax.set_xlabel("HB-domain size K (GPUs)")
     ax.set_ylabel("iteration time (s)")
-    top = max(r["iteration_s"] for r in rows)
-    ax.set_ylim(0, top * 1.15)
-    here = next(r for r in rows if r["hb_domain"] == spec.hb_domain)
-    high = here["iteration_s"] > 0.6 * top  # near the top: put the label below-right of the point
-    ax.annotate(f"this spec: K = {spec.hb_domain}\n{here['iteration_s']:.2f} s, {100 * here['relative']:.0f}% of ideal", (spec.hb_domain, here["iteration_s"]),
-                xytext=(40, -90) if high else (0, 40), textcoords="offset points", ha="left" if high else "center", va="top" if high else "bottom", fontsize=12,
-                arrowprops={"arrowstyle": "->", "color": "#333333"})
-    ax.legend(loc="upper right", frameon=False)
+    ax.set_ylim(0, max(r["iteration_s"] for r in rows) * 1.1)
+    here = next(r for r in rows if r["hb_domain"] == spec.hb_domain and r["gpus"] == spec.gpus)
+    ax.plot([spec.hb_domain], [here["iteration_s"]], ls="none", marker="o", ms=17, mfc="none", mec="black", mew=2,
+            label=f"this spec: K = {spec.hb_domain:,}, {here['iteration_s']:.2f} s,\n{100 * here['relative']:.0f}% of its ideal")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig
 
 
@@ -163,7 +168,7 @@ def plot_relative_vs_batch(plt, spec, sec: dict[str, Any]):
 
 
 def plot_time_breakdown(plt, spec, sec: dict[str, Any]):
-    rows = sec["rows"]
+    rows = [r for r in sec["rows"] if r["gpus"] == spec.gpus]
     model = rows[0]["model"]
     fig, ax = _figure(plt, f"{model} on {spec.gpus:,} GPUs: where the iteration time goes", _subtitle(sec), sec)
     labels = [f"{r['hb_domain']:,}" for r in rows]
