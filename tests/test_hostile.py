@@ -303,3 +303,36 @@ def test_control_characters_in_catalog_text_refused(tmp_path, char):
     res = cli("build", "demo", "--catalog", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"))
     refused(res, "switches[0].description: description contains the control character")
     assert not (tmp_path / "o").exists()
+
+
+# --- as-built files, sweeps, analysis numbers -------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep-json", "long-port"])
+def test_asbuilt_files_bounded(tmp_path, kind):
+    plan = tmp_path / "plan"
+    assert cli("build", "demo", "--arch", "rail-only", "--formats", "cabling", "--out", str(plan)).exit_code == 0
+    if kind == "fifo":
+        target = tmp_path / "f.topo"
+        os.mkfifo(target)
+    elif kind == "dev-zero":
+        target = Path("/dev/zero")
+    elif kind == "deep-json":
+        target = tmp_path / "sw.json"
+        target.write_text("[" * 100_000 + "]" * 100_000)
+    else:
+        target = tmp_path / "x.topo"
+        target.write_text('Switch 36 "S-1" # "rail0-leaf" lid 1\n[' + "9" * 5000 + ']\t"H-1"[1]\n')
+    res = subprocess.run([sys.executable, "-m", "topogen", "diff", str(plan), str(target)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_compare_sweep_bounded():
+    gpus = ",".join(str(64 * i) for i in range(1, 200))
+    refused(cli("compare", "--gpus", gpus, "--hb-domain", "8,16,32", "--radix", "16,32"), "the sweep has 1,194 combinations", "at most 1,000")
+
+
+def test_analysis_batch_digits_bounded():
+    res = cli("analyze", "iteration", "demo", "--batch", "9" * 5000 + "x2048")
+    assert res.exit_code == 2 and "Traceback" not in res.output

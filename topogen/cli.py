@@ -11,7 +11,7 @@ from . import __version__, pipeline
 from .errors import InputError, Problem
 from .exports.workers import default_jobs
 from .model import link_tier_name
-from .spec import Spec, load_spec
+from .spec import Spec, load_spec, plain_number
 
 EXIT_INPUT = 2
 
@@ -44,14 +44,9 @@ SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_p
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
     overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
-    if spec_ref is None and overrides.get("name") is None and all(_plain_number(overrides.get(k)) for k in ("gpus", "hb_domain", "radix")):
+    if spec_ref is None and overrides.get("name") is None and all(plain_number(overrides.get(k)) for k in ("gpus", "hb_domain", "radix")):
         overrides["name"] = f"n{overrides['gpus']}-k{overrides['hb_domain']}-r{overrides['radix']}"
     return load_spec(spec_ref, overrides)
-
-
-def _plain_number(flag: str | None) -> bool:
-    """A flag value fit for the default name ``n<N>-k<K>-r<radix>`` (bad ones are reported on their own)."""
-    return flag is not None and flag.isascii() and flag.isdigit() and len(flag) <= 12
 
 
 def fail_input(exc: InputError) -> None:

@@ -19,15 +19,17 @@ rail-optimized figure is 0, e.g. power in the paper's catalog).
 
 from __future__ import annotations
 
+import math
 from itertools import product
 from typing import Any, Mapping
 
 from . import bom, catalog, clos, counts
 from .errors import InputError, Problem
 from .model import ARCHES
-from .spec import Spec, load_spec
+from .spec import Spec, load_spec, plain_number
 
 SWEEP_KEYS = ("gpus", "hb_domain", "radix", "link_speed")
+MAX_SWEEP = 1000  # combinations compared in one run (each is a closed form and a BOM)
 
 
 def _split(key: str, raw: Any) -> list[Any]:
@@ -44,12 +46,16 @@ def sweep_specs(spec_ref: str | None, overrides: Mapping[str, Any]) -> list[Spec
     that only some combinations have names them.
     """
     values = {k: list(dict.fromkeys(_split(k, overrides.get(k)))) for k in SWEEP_KEYS}
+    total = math.prod(max(1, len(v)) for v in values.values())
+    if total > MAX_SWEEP:
+        sizes = " x ".join(f"{len(values[k])} {k}" for k in SWEEP_KEYS if len(values[k]) > 1)
+        raise InputError([Problem("sweep", f"the sweep has {total:,} combinations ({sizes}); at most {MAX_SWEEP:,} are compared", "sweep fewer values at once")])
     combos = [dict(zip(SWEEP_KEYS, c)) for c in product(*(values[k] for k in SWEEP_KEYS))]
     specs: list[Spec] = []
     failed: dict[tuple[str, str, str], list[str]] = {}
     for combo in combos:
         o = {**overrides, **combo, "arch": "both"}
-        if spec_ref is None and o.get("name") is None and all(o.get(k) is not None for k in ("gpus", "hb_domain", "radix")):
+        if spec_ref is None and o.get("name") is None and all(plain_number(o.get(k)) for k in ("gpus", "hb_domain", "radix")):
             o["name"] = f"n{o['gpus']}-k{o['hb_domain']}-r{o['radix']}"
         try:
             specs.append(load_spec(spec_ref, o))

@@ -15,6 +15,7 @@ import stat
 from .errors import InputError, Problem
 
 CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, line/paragraph separators: refused in user text
+MAX_ASBUILT_BYTES = 1 << 30  # an ibnetdiscover dump or lldpctl JSON file, read whole
 KIND_NAMES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 

@@ -210,6 +210,11 @@ def resolve_catalog_ref(ref: str, base_dir: str = "") -> str:
     return str(Path(base_dir) / ref)
 
 
+def plain_number(flag: Any) -> bool:
+    """A flag value fit for a default name ``n<N>-k<K>-r<radix>`` (bad values are reported on their own)."""
+    return isinstance(flag, str) and flag.isascii() and flag.isdigit() and len(flag) <= 12
+
+
 def _catalog_known(ref: str) -> bool:
     if ref in available_catalogs():
         return True

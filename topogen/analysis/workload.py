@@ -61,8 +61,8 @@ PARALLEL_KEYS = ("tp", "pp", "dp", "hsdp_shard_gpus", "optimizer", "weight_bytes
 CHECKPOINT_KEYS = ("interval_h", "write_GBps", "write_s", "path", "bytes_per_param")
 
 SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12, "P": 1e15}
-NUMBER_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([kKMGBTP]?)\s*$")
-BATCH_RE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
+NUMBER_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([kKMGBTP]?)\s*$", re.ASCII)
+BATCH_RE = re.compile(r"^\s*([0-9]{1,15})\s*[xX×]\s*([0-9]{1,15})\s*$", re.ASCII)  # bounded: no int() of 5,000 digits
 
 UNITS = {
     "layers": "blocks", "d_model": "", "params": "parameters", "batch": "tokens", "m_cc": "collectives per block",

@@ -19,10 +19,11 @@ import re
 from pathlib import Path
 
 from ..errors import InputError, Problem
+from ..inputs import MAX_ASBUILT_BYTES, read_text
 from . import Cable, End, Found
 
-NODE_RE = re.compile(r'^(?P<type>Switch|Ca|Rt)\s+(?P<ports>\d+)\s+"(?P<id>[^"]+)"\s*(?:#\s*"(?P<desc>[^"]*)".*)?$')
-PORT_RE = re.compile(r'^\[(?P<port>\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-F]+\))?\s*"(?P<peer>[^"]+)"\[(?P<pport>\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-F]+\))?\s*(?:#(?P<comment>.*))?$')
+NODE_RE = re.compile(r'^(?P<type>Switch|Ca|Rt)\s+(?P<ports>[0-9]{1,9})\s+"(?P<id>[^"]+)"\s*(?:#\s*"(?P<desc>[^"]*)".*)?$', re.ASCII)
+PORT_RE = re.compile(r'^\[(?P<port>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*"(?P<peer>[^"]+)"\[(?P<pport>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*(?:#(?P<comment>.*))?$', re.ASCII)
 DESC_RE = re.compile(r'"([^"]*)"')
 KEYVAL_RE = re.compile(r"^[A-Za-z]+=\S*")
 MAX_PROBLEMS = 20
@@ -70,10 +71,8 @@ def read(paths: list[Path]) -> Found:
 
 
 def _parse(path: Path, problems: list[Problem]) -> dict[str, tuple[str, str, list]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem("as-built", f"cannot read {str(path)!r}: {exc}", "give ibnetdiscover output (ibnetdiscover > fabric.topo)")]) from None
+    missing = Problem("as-built", f"file {str(path)!r} does not exist", "give ibnetdiscover output (ibnetdiscover > fabric.topo)")
+    text = read_text(path, "as-built", repr(str(path)), MAX_ASBUILT_BYTES, missing, what="ibnetdiscover file")
     records: dict[str, tuple[str, str, list]] = {}
     current: list | None = None
     kind = ""

@@ -17,17 +17,18 @@ port ``p<n>``. A cable seen from both ends is kept once.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Problem
+from ..inputs import MAX_ASBUILT_BYTES, read_text
+from ..wiring import load_json
 from . import Cable, End, Found
 
-NIC_IF_RE = re.compile(r"^gpu(\d+)-nic(\d+)$")
-HOST_RE = re.compile(r"^(hb\d+)(?:-n\d+)?$")
-SWP_RE = re.compile(r"^swp(\d+)$")
+NIC_IF_RE = re.compile(r"^gpu([0-9]{1,9})-nic([0-9]{1,9})$", re.ASCII)
+HOST_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n[0-9]{1,9})?$", re.ASCII)
+SWP_RE = re.compile(r"^swp([0-9]{1,9})$", re.ASCII)
 
 
 def end(device: str, port: str) -> End:
@@ -65,12 +66,10 @@ def read(paths: list[Path]) -> Found:
         path = Path(path)
         local = path.stem
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(f"{path.name} line {exc.lineno}", f"invalid JSON at column {exc.colno}: {exc.msg}", "give the output of lldpctl -f json"))
-            continue
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Problem(path.name, f"cannot read: {exc}", "give the output of lldpctl -f json"))
+            missing = Problem(path.name, "cannot read: the file does not exist", "give the output of lldpctl -f json")
+            data = load_json(read_text(path, path.name, repr(str(path)), MAX_ASBUILT_BYTES, missing, what="lldpctl JSON file"), path.name)
+        except InputError as exc:
+            problems.extend(exc.problems)
             continue
         interfaces = _interfaces(data)
         if interfaces is None:

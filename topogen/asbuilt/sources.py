@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import validate as checks
 from .. import wiring
 from ..errors import InputError, Problem
+from ..inputs import MAX_ASBUILT_BYTES, open_input
 from ..model import ARCHES
 from ..spec import Spec, build_spec
 from . import Found
@@ -76,10 +77,9 @@ def detect(path: Path) -> str:
         return "cabling"
     if suffix == ".json":
         return "lldp"
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:65536]
-    except OSError as exc:
-        raise InputError([Problem("as-built", f"cannot read {str(path)!r}: {exc}", "give a readable file")]) from None
+    missing = Problem("as-built", f"file {str(path)!r} does not exist", "give a readable file")
+    with open_input(path, "as-built", repr(str(path)), MAX_ASBUILT_BYTES, missing, what="as-built file") as fh:
+        head = fh.read(65536).decode("utf-8", errors="replace")
     if ibnetdiscover.looks_like(head):
         return "ibnetdiscover"
     raise InputError([Problem("as-built", f"cannot tell the format of {str(path)!r}: no ibnetdiscover node line, and not .csv or .json", f"pass --format ({', '.join(FORMATS)})")])
