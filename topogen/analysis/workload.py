@@ -335,7 +335,11 @@ def parse_model(raw: Any, path: str, problems: list[Problem]) -> Model | None:
         if batch is None:
             problems.append(Problem(f"{path}.batch", f"batch must be tokens or SEQUENCESxLENGTH, got {raw['batch']!r}", "e.g. 32M, 2e6 or 2048x2048"))
     schedule: list[float] = []
-    for i, b in enumerate(raw.get("batch_schedule") or []):
+    raw_schedule = raw.get("batch_schedule") or []
+    if not isinstance(raw_schedule, list):
+        problems.append(Problem(f"{path}.batch_schedule", f"batch_schedule must be a list of batches, got {raw_schedule!r}", "e.g. [512x2048, 1024x2048, 2048x2048]"))
+        raw_schedule = []
+    for i, b in enumerate(raw_schedule):
         pb = parse_batch(b)
         if pb is None:
             problems.append(Problem(f"{path}.batch_schedule[{i}]", f"not a batch: {b!r}", "tokens or SEQUENCESxLENGTH"))
