@@ -32,7 +32,7 @@ def test_issue_example_summary(tmp_path):
     assert ro["links_per_tier"] == [1024, 1024]
     assert ro["unused_switch_ports"] == 0 and ro["closed_form_agrees"] is True
     assert s["spec"]["name"] == "n1024-k8-r64" and s["spec"]["arch"] == "rail-optimized"
-    assert "rail-optimized  2 tier(s), 48 switches (32 leaf + 16 spine)" in res.output
+    assert "rail-optimized  2 tiers, 48 switches (32 leaves + 16 spines)" in res.output
 
 
 def test_rail_only_example_eight_rails(tmp_path):

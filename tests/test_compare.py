@@ -76,8 +76,8 @@ def test_table_output(paper_rows):
     body = [ln for ln in lines if ln.strip()[:1].isdigit()]
     assert len(body) == 8
     first = body[1].split()  # 32768 GPUs, radix 64
-    assert first[:4] == ["32768", "256", "64", "400"]
-    assert "2560" in first and "196608" in first and "196,083,712" in first and "1536" in first and "122,552,320" in first
+    assert first[:4] == ["32,768", "256", "64", "400"]  # counts with thousands separators, like costs
+    assert "2,560" in first and "196,608" in first and "196,083,712" in first and "1,536" in first and "122,552,320" in first
     assert body[1].rstrip().endswith("37.5%    n/a")
 
 

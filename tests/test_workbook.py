@@ -154,7 +154,7 @@ def test_bom_rows_formulas_and_formats(demo, arch):
     for r, x in enumerate(lines, 2):
         assert [ws.cell(r, c).value for c in (1, 3, 5, 6, 8)] == [x.sku, x.category, x.quantity, x.unit_price, x.unit_power_w]
         assert ws[f"G{r}"].value == f"=E{r}*F{r}"
-        assert ws[f"I{r}"].value == f"=E{r}*H{r}"
+        assert ws[f"I{r}"].value == f"=E{r}*H{r}/1000"  # kW
         assert ws[f"F{r}"].number_format == wbx.MONEY and ws[f"G{r}"].number_format == wbx.MONEY
         assert ws[f"E{r}"].number_format == wbx.COUNT
     total = len(lines) + 2
@@ -163,7 +163,7 @@ def test_bom_rows_formulas_and_formats(demo, arch):
     assert ws[f"I{total}"].value == f"=SUM(I2:I{total - 1})"
     calc = Calc(wb)
     assert calc.value(ws.title, f"G{total}") == pytest.approx(ctx.boms[arch].cost)
-    assert calc.value(ws.title, f"I{total}") == pytest.approx(ctx.boms[arch].power_w)
+    assert calc.value(ws.title, f"I{total}") == pytest.approx(ctx.boms[arch].power_w / 1000)
 
 
 # --- Summary: totals, savings, chart ---------------------------------------------------------
@@ -178,13 +178,15 @@ def test_summary_totals_evaluate_to_the_bom(demo):
         "Transceivers": "transceivers",
         "Cables": "cables",
         "Cost (USD)": "cost",
-        "Power (W)": "power_w",
+        "Power (kW)": "power_w",
         "Cost per GPU (USD)": "cost_per_gpu",
+        "Power per GPU (W)": "power_per_gpu_w",
     }
     for label, key in want.items():
         r = summary_row(ws, label)
+        scale = 1000 if label == "Power (kW)" else 1
         for col, arch in (("B", "rail-optimized"), ("C", "rail-only")):
-            assert calc.value("Summary", f"{col}{r}") == pytest.approx(ctx.boms[arch].totals()[key]), (label, arch)
+            assert calc.value("Summary", f"{col}{r}") == pytest.approx(ctx.boms[arch].totals()[key] / scale, abs=0.01), (label, arch)
     r = summary_row(ws, "Cost (USD)")
     opt, ro = ctx.boms["rail-optimized"].cost, ctx.boms["rail-only"].cost
     assert calc.value("Summary", f"D{r}") == pytest.approx(opt - ro)
@@ -430,3 +432,27 @@ def test_cli_writes_the_workbook(tmp_path):
     wb = openpyxl.load_workbook(out / "demo.xlsx", read_only=True)
     assert wb["Summary"]["B3"].value == load_spec("demo").digest()
     shutil.rmtree(out)
+
+
+# --- print layout and the estimate banner -------------------------------------------------------
+
+
+def test_every_sheet_prints_landscape_one_page_wide_with_wrapped_headers(demo):
+    _ctx, wb = demo
+    for ws in wb.worksheets:
+        assert ws.page_setup.orientation == "landscape", ws.title
+        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 0, ws.title
+        if ws.title not in ("Summary", "Analysis"):
+            assert ws.print_title_rows == "$1:$1", ws.title  # the header on every printed page
+            assert all(c.alignment.wrap_text for c in ws[1] if c.value), ws.title
+
+
+def test_estimate_banner_when_a_price_is_an_estimate(tmp_path):
+    """ndr-400g prices are estimates: the Summary says so above the totals; the paper's sourced model has none."""
+    ctx = pipeline.build(build_spec({"name": "x", "gpus": 1024, "hb_domain": 8, "radix": 64, "catalog": "ndr-400g"}))
+    ws = openpyxl.load_workbook(write(ctx, tmp_path))["Summary"]
+    assert ws["B3"].value == ctx.spec.digest()
+    banner = ws["A4"].value
+    assert banner.startswith("ESTIMATES, NOT QUOTES:") and "Replace them with your quotes." in banner
+    est, priced = wbx.estimate_lines(ctx)
+    assert 0 < est <= priced and f"{est} of {priced}" in banner

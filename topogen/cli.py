@@ -93,12 +93,14 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
 
 
 def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
+    from .figures import count, kw, pct, plural, usd, usd_cents
+
     s = ctx.spec
-    lines = [f"{s.name}: {s.gpus} GPUs, HB domain {s.hb_domain} ({s.domains} domains), radix {s.radix}, {s.link_speed} Gb/s, {s.planes} plane(s)"]
+    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {s.radix}, {s.link_speed} Gb/s, {plural(s.planes, 'plane')}"]
     for arch, sec in ctx.summary["architectures"].items():
-        tiers = " + ".join(f"{n} {role}" for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
-        links = ", ".join(f"{n} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))
-        lines.append(f"  {arch:15s} {sec['tiers']} tier(s), {sec['switches']} switches ({tiers}); links: {links}; unused switch ports: {sec['unused_switch_ports']}")
+        tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
+        links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))
+        lines.append(f"  {arch:15s} {plural(sec['tiers'], 'tier')}, {plural(sec['switches'], 'switch')} ({tiers}); links: {links}; unused switch ports: {count(sec['unused_switch_ports'])}")
         for note in sec["notes"]:
             lines.append(f"  {'':15s} note: {note}")
         if "validation" in sec:
@@ -106,11 +108,15 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
 
             lines.append(f"  {'':15s} {summary_line(sec['validation'])}")
         if "cost" in sec:
-            lines.append(f"  {'':15s} BOM ({ctx.summary['catalog']}): {sec['transceivers']} transceivers, {sec['cables']} cables, cost ${sec['cost']:,} (${sec['cost_per_gpu']:,} per GPU), power {sec['power_w'] / 1000:,.1f} kW")
+            cables = plural(sec["cables"], "cable") if sec["cables"] or not sec["links"] else f"cables not priced ({plural(sec['links'], 'link')}; the catalog lists no cables)"
+            power = kw(sec["power_w"]) if sec["power_w"] else "not priced (the catalog gives no power figures)"
+            lines.append(
+                f"  {'':15s} BOM ({ctx.summary['catalog']}): {plural(sec['transceivers'], 'transceiver')}, {cables}, cost {usd(sec['cost'])} ({usd_cents(sec['cost_per_gpu'])} per GPU), power {power}"
+            )
     if "comparison" in ctx.summary:
         cmp = ctx.summary["comparison"]
-        parts = [f"{100 * cmp['cost_reduction']:.1f}% of the cost" if cmp["cost_reduction"] is not None else None]
-        parts.append(f"{100 * cmp['power_reduction']:.1f}% of the power" if cmp["power_reduction"] is not None else None)
+        parts = [f"{pct(cmp['cost_reduction'])} of the cost" if cmp["cost_reduction"] is not None else None]
+        parts.append(f"{pct(cmp['power_reduction'])} of the power" if cmp["power_reduction"] is not None else None)
         said = " and ".join(p for p in parts if p)
         if said:
             lines.append(f"  rail-only saves {said} of rail-optimized" + ("" if parts[1] else " (this catalog prices no power)"))

@@ -22,6 +22,7 @@ from math import ceil
 import numpy as np
 
 from . import counts
+from .figures import plural
 from .model import Fabric, LinkTable, Switch, tier_role
 from .naming import width
 
@@ -146,7 +147,7 @@ def rail_optimized(spec) -> Fabric:
         raw.append((1, tuple(range(hb)), 0, 0, 0, k, ""))
         links.add(gpu, 0, np.zeros(n, np.int64), rank * domains + dom + 1, 1)
         if hb > 1:
-            notes.append(f"all {n} GPUs fit one {k}-port switch: its {hb} rails share it, isolated logically (VLAN/partition per rail)")
+            notes.append(f"all {plural(n, 'GPU')} fit one {k}-port switch: its {hb} rails share it, isolated logically (VLAN/partition per rail)")
     else:
         h = k // 2
         ld = counts.leaf_split(k, spec.leaf_up)[0]  # leaf downlinks: HB domains per group
@@ -200,9 +201,9 @@ def rail_only(spec) -> Fabric:
             raw.append((1, rails, rails[0], 0, 0, k, ""))
         links.add(gpu, 0, rank // rho, (rank % rho) * domains + dom + 1, 1)
         if rho > 1:
-            notes.append(f"each rail has {domains} GPUs: {rho} whole rails share each {k}-port switch, isolated logically (VLAN/partition per rail)")
+            notes.append(f"each rail has {plural(domains, 'GPU')}: {rho} whole rails share each {k}-port switch, isolated logically (VLAN/partition per rail)")
         elif shared:
-            notes.append(f"each rail has {domains} GPUs: no two rails fit one {k}-port switch, so each rail has its own switch")
+            notes.append(f"each rail has {plural(domains, 'GPU')}: no two rails fit one {k}-port switch, so each rail has its own switch")
     else:
         h = k // 2
         ld = counts.leaf_split(k, spec.leaf_up)[0]  # leaf downlinks
@@ -227,7 +228,7 @@ def rail_only(spec) -> Fabric:
         z_all = z + r_ids * per_rail
         links.add(a_all.ravel(), np.tile(ap, hb), z_all.ravel(), np.tile(zp, hb), np.tile(tr, hb))
         if shared:
-            notes.append(f"each rail has {domains} GPUs, more than one {k}-port switch holds: every rail is its own {t}-tier Clos on dedicated switches")
+            notes.append(f"each rail has {plural(domains, 'GPU')}, more than one {k}-port switch holds: every rail is its own {t}-tier Clos on dedicated switches")
     return _finish(spec, "rail-only", t, raw, links, notes)
 
 

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 from . import bom, catalog, clos, counts
 from .errors import InputError, Problem
+from .figures import count, pct
 from .model import ARCHES
 from .spec import Spec, load_spec, plain_number
 
@@ -121,10 +122,6 @@ def compare(specs: list[Spec]) -> list[dict[str, Any]]:
     return rows
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
 def render_table(rows: list[dict[str, Any]]) -> str:
     """A fixed-width text table of the rows (the CLI prints it)."""
     cats = ", ".join(dict.fromkeys(r["catalog"] for r in rows))
@@ -141,11 +138,11 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     ]
     lines.append("-" * len(lines[-1]))
     for r in rows:
-        cells = [" ".join(f"{v:>{w}}" for v, w in zip((r["gpus"], r["hb_domain"], r["radix"], r["link_speed"]), widths_head))]
+        cells = [" ".join(f"{v:>{w}}" for v, w in zip((count(r["gpus"]), r["hb_domain"], r["radix"], r["link_speed"]), widths_head))]
         for a in ARCHES:
             s = r[a]
-            vals = (s["tiers"], s["switches"], s["transceivers"], f"{s['cost']:,}", f"{s['power_w'] / 1000:,.1f}")
+            vals = (s["tiers"], count(s["switches"]), count(s["transceivers"]), count(s["cost"]), f"{s['power_w'] / 1000:,.1f}")
             cells.append(" ".join(f"{v:>{w}}" for v, w in zip(vals, widths_per)))
-        cells.append(f"{_pct(r['cost_reduction']):>6} {_pct(r['power_reduction']):>6}")
+        cells.append(f"{pct(r['cost_reduction']):>6} {pct(r['power_reduction']):>6}")
         lines.append(sep.join(cells))
     return "\n".join(lines)

@@ -56,7 +56,7 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.chart import BarChart, Reference
 from openpyxl.packaging.custom import StringProperty
-from openpyxl.styles import Font, PatternFill
+from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 from openpyxl.writer.excel import ExcelWriter
@@ -80,6 +80,7 @@ MONEY = '"$"#,##0.00'
 MONEY_WHOLE = '"$"#,##0'
 COUNT = "#,##0"
 WATTS = "#,##0.0"
+KILOWATTS = "#,##0.0"
 PERCENT = "0.0%"
 
 CABLING_COLUMNS = ("A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port", "Cable", "Tier", "Link", "Plane", "Speed (Gb/s)", "Media", "Length class")
@@ -87,7 +88,7 @@ CABLING_WIDTHS = (18, 8, 8, 18, 8, 8, 10, 6, 12, 7, 13, 40, 13)
 NODE_TYPE = {True: "HCA", False: "SW"}  # A-Type / Z-Type of a GPU NIC end, a switch end
 PORTS_FIXED = ("Switch", "Role", "Tier", "Plane", "Rails", "Ports used")
 PORTS_WIDTHS = (20, 7, 6, 7, 9, 11)
-BOM_COLUMNS = ("SKU", "Description", "Category", "Used in", "Quantity", "Unit price", "Extended price", "Unit power (W)", "Total power (W)", "Price source", "Power source")
+BOM_COLUMNS = ("SKU", "Description", "Category", "Used in", "Quantity", "Unit price", "Extended price", "Unit power (W)", "Total power (kW)", "Price source", "Power source")
 BOM_WIDTHS = (26, 50, 12, 34, 12, 14, 17, 15, 16, 50, 40)
 COMPONENTS = (("switch", "Switches"), ("transceiver", "Transceivers"), ("cable", "Cables"), ("nic", "NICs"))
 FINDING_COLUMNS = ("Architecture", "Check", "Severity", "Devices", "Ports", "Cables", "Message", "Hint")
@@ -96,6 +97,9 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9._:-]*$")  # names that need no XML escapin
 _BOLD = Font(bold=True)
 _TITLE = Font(bold=True, size=14)
 _HEAD_FILL = PatternFill("solid", fgColor="DDEBF7")
+_WRAP = Alignment(wrap_text=True, vertical="top")
+_BANNER_FONT = Font(bold=True, color="9C0006")
+_BANNER_FILL = PatternFill("solid", fgColor="FFC7CE")
 
 
 # --------------------------------------------------------------------------- cells
@@ -153,7 +157,27 @@ def safe_row(ws, values: Sequence[Any]) -> list:
 
 
 def header_row(ws, names: Sequence[str]) -> list:
-    return [cell(ws, n, font=_BOLD, fill=_HEAD_FILL) for n in names]
+    """Bold, shaded, wrapped header cells (a long header wraps instead of being cut off)."""
+    out = [cell(ws, n, font=_BOLD, fill=_HEAD_FILL) for n in names]
+    for c in out:
+        c.alignment = _WRAP
+    return out
+
+
+def print_setup(ws, title_rows: str | None = "1:1") -> None:
+    """Landscape, one page wide (as many tall as the rows need), the header row repeated on every page."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    if title_rows:
+        ws.print_title_rows = title_rows
+
+
+def estimate_lines(ctx) -> tuple[int, int]:
+    """``(estimated, priced)``: BOM lines whose price source says it is an estimate, of all priced lines."""
+    lines = [x for a in ctx.fabrics for x in sku_lines(ctx, a) if x.unit_price]
+    return sum("estimate" in (x.price_source or "").lower() for x in lines), len(lines)
 
 
 def set_widths(ws, widths: Sequence[float]) -> None:
@@ -278,8 +302,10 @@ def _new_sheet(wb, title: str, bulk: bool):
     if bulk:
         ws = _BulkSheet(parent=wb, title=title)
         wb._add_sheet(ws)
-        return ws
-    return wb.create_sheet(title)
+    else:
+        ws = wb.create_sheet(title)
+    print_setup(ws)
+    return ws
 
 
 # ----------------------------------------------------------------------- layout
@@ -541,6 +567,7 @@ def bom_refs(lay: Layout, arch: str) -> dict[str, str] | None:
 def write_bom(wb, ctx, arch: str, lay: Layout) -> None:
     """One row per SKU; extended price, total power and the totals are live formulas."""
     ws = wb.create_sheet(lay.bom[arch])
+    print_setup(ws)
     ws.freeze_panes = "B2"
     set_widths(ws, BOM_WIDTHS)
     lines = sku_lines(ctx, arch)
@@ -548,7 +575,7 @@ def write_bom(wb, ctx, arch: str, lay: Layout) -> None:
     ws.auto_filter.ref = f"A1:{get_column_letter(len(BOM_COLUMNS))}{last}"
     ws.append(header_row(ws, BOM_COLUMNS))
     for r, x in enumerate(lines, 2):
-        ws.append([
+        row = [
             cell(ws, x.sku),
             cell(ws, x.description),
             cell(ws, x.category),
@@ -557,17 +584,23 @@ def write_bom(wb, ctx, arch: str, lay: Layout) -> None:
             cell(ws, x.unit_price, MONEY),
             cell(ws, Formula(f"=E{r}*F{r}"), MONEY),
             cell(ws, x.unit_power_w, WATTS),
-            cell(ws, Formula(f"=E{r}*H{r}"), WATTS),
+            cell(ws, Formula(f"=E{r}*H{r}/1000"), KILOWATTS),
             cell(ws, x.price_source),
             cell(ws, x.power_source),
-        ])
+        ]
+        wrapped = (1, 3, 9, 10)  # long text wraps in its column instead of running off the page
+        for i in wrapped:
+            row[i].alignment = _WRAP
+        lines_needed = max(-(-len(str(row[i].value or "")) // max(1, int(BOM_WIDTHS[i]) - 2)) for i in wrapped)
+        ws.row_dimensions[r].height = 15 * max(1, lines_needed)  # readers that do not fit rows to wrapped text
+        ws.append(row)
     if not lines:
         ws.append([cell(ws, "no bill of materials was compiled for this architecture")])
         return
     ws.append([
         cell(ws, "Total", font=_BOLD), None, None, None, None, None,
         cell(ws, Formula(f"=SUM(G2:G{last})"), MONEY, font=_BOLD), None,
-        cell(ws, Formula(f"=SUM(I2:I{last})"), WATTS, font=_BOLD),
+        cell(ws, Formula(f"=SUM(I2:I{last})"), KILOWATTS, font=_BOLD),
     ])
     write_length_histogram(ws, _bom(ctx, arch))
 
@@ -591,6 +624,7 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     """Provenance, spec, totals per architecture with savings, cost by component and its chart, notes."""
     spec = ctx.spec
     ws = wb.create_sheet("Summary")
+    print_setup(ws, None)
     arches = list(ctx.fabrics)
     both = arches == ["rail-optimized", "rail-only"]
     set_widths(ws, (36, 20, 20, 22, 11))
@@ -603,7 +637,11 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     add(cell(ws, f"{spec.name}: procurement workbook", font=_TITLE))
     add(cell(ws, "Generated by"), cell(ws, f"topogen {__version__}"))
     add(cell(ws, "Spec sha256"), cell(ws, spec.digest()))  # B3: the provenance cell
-    add()
+    estimated, priced = estimate_lines(ctx)
+    if estimated:  # A4: where a buyer sees the totals
+        add(cell(ws, f"ESTIMATES, NOT QUOTES: {estimated} of {priced} priced BOM lines are estimates. Replace them with your quotes.", font=_BANNER_FONT, fill=_BANNER_FILL))
+    else:
+        add()
     add(*header_row(ws, ("Spec", "Value")))
     spec_row = {}
     for key, value in spec.to_dict().items():
@@ -614,7 +652,7 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     sec = {a: ctx.summary["architectures"][a] for a in arches}
     refs = {a: bom_refs(lay, a) for a in arches}
     col = {a: get_column_letter(2 + i) for i, a in enumerate(arches)}
-    add(*header_row(ws, ["Totals", *arches, *(("Savings (rail-only vs rail-optimized)", "Savings %") if both else ())]))
+    add(*header_row(ws, ["Totals", *arches, *(("Rail-only saves", "Saves %") if both else ())]))
 
     def sumif(a: str, category: str, what: str) -> Formula | None:
         r = refs[a]
@@ -636,10 +674,10 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     metric("Links", {a: sec[a]["links"] for a in arches}, COUNT)
     metric("Unused switch ports", {a: sec[a]["unused_switch_ports"] for a in arches}, COUNT)
     cost = metric("Cost (USD)", {a: refs[a] and Formula(f"={refs[a]['total_price']}") for a in arches}, MONEY_WHOLE)
-    power = metric("Power (W)", {a: refs[a] and Formula(f"={refs[a]['total_power']}") for a in arches}, WATTS)
+    power = metric("Power (kW)", {a: refs[a] and Formula(f"={refs[a]['total_power']}") for a in arches}, KILOWATTS)
     gpus = f"$B${spec_row['gpus']}"
     metric("Cost per GPU (USD)", {a: refs[a] and Formula(f"={col[a]}{cost}/{gpus}") for a in arches}, MONEY)
-    metric("Power per GPU (W)", {a: refs[a] and Formula(f"={col[a]}{power}/{gpus}") for a in arches}, WATTS)
+    metric("Power per GPU (W)", {a: refs[a] and Formula(f"={col[a]}{power}*1000/{gpus}") for a in arches}, WATTS)
     reports = _reports(ctx)
     if reports:
         add(cell(ws, "Valid"), *[cell(ws, "yes" if reports[a].valid else "NO") if a in reports else None for a in arches])
@@ -714,6 +752,7 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 def write_validation(wb, ctx) -> None:
     """Findings of every architecture (a filterable table), then the checks and key figures."""
     ws = wb.create_sheet("Validation")
+    print_setup(ws)
     ws.freeze_panes = "A2"
     set_widths(ws, (16, 26, 10, 36, 30, 12, 90, 60))
     reports = _reports(ctx)
@@ -766,6 +805,7 @@ def write_analysis(wb, ctx) -> None:
     from ..analysis.render import COLUMNS, TITLES
 
     ws = wb.create_sheet("Analysis")
+    print_setup(ws, None)
     set_widths(ws, (34, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16))
     bold = Font(bold=True, size=12)
     for key, sec in sections.items():
