@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from . import EXPORTERS
+from ..outdir import held_signals
 from .files import register, remember, take_written
 
 MAX_DEFAULT_JOBS = 8
@@ -65,7 +66,9 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1) -> list[Path]:
     sys.stderr.flush()
     try:
         heaviest_first = sorted(tasks, key=lambda t: -COST.get(t[0], 1) * (links[t[1]] if t[1] else total))
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)), initializer=_quiet) as pool:
+        with held_signals():  # a worker takes its own handlers (_quiet) before any signal reaches it
+            pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)), initializer=_quiet)
+        with pool:
             pending = {t: pool.apply_async(_export, (*t, str(dest))) for t in heaviest_first}
             results = [pending[t].get() for t in tasks]
     finally:
@@ -79,9 +82,15 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1) -> list[Path]:
 
 
 def _quiet() -> None:
-    """Workers leave Ctrl-C to the parent (which stops the pool) and die plainly when it does."""
+    """Workers leave Ctrl-C to the parent (which stops the pool) and die plainly when it does.
+
+    Forked with SIGINT/SIGTERM held, so a signal sent before this ran waits
+    for these handlers instead of running the parent's (an ``Interrupted``
+    traceback from a worker).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _one_arch(ctx, arch: str):
