@@ -336,3 +336,10 @@ def test_compare_sweep_bounded():
 def test_analysis_batch_digits_bounded():
     res = cli("analyze", "iteration", "demo", "--batch", "9" * 5000 + "x2048")
     assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("value", ["1e999", "inf", "nan", "-1", "0", "9" * 5000])
+@pytest.mark.parametrize("args", [["alltoall", "demo", "--model", "deepseek-v3", "--hb-bandwidth"], ["checkpoint", "demo", "--write-GBps"], ["checkpoint", "demo", "--interval-h"]])
+def test_analysis_float_flags_finite(args, value):
+    res = cli("analyze", *args, value)
+    assert res.exit_code == 2 and "must be a finite number above 0" in res.output or "is not a number" in res.output, res.output

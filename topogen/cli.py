@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -47,6 +48,26 @@ def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
     if spec_ref is None and overrides.get("name") is None and all(plain_number(overrides.get(k)) for k in ("gpus", "hb_domain", "radix")):
         overrides["name"] = f"n{overrides['gpus']}-k{overrides['hb_domain']}-r{overrides['radix']}"
     return load_spec(spec_ref, overrides)
+
+
+class PositiveNumber(click.ParamType):
+    """A flag's number of Gb/s, seconds, hours...: finite, above 0, at most 10^15 (no inf/nan)."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        try:
+            v = float(value) if len(str(value)) <= 40 else float("inf")
+        except ValueError:
+            self.fail(f"{value!r:.60} is not a number", param, ctx)
+        if not (math.isfinite(v) and 0 < v <= 1e15):
+            self.fail(f"{str(value)[:40]!r} must be a finite number above 0 and at most 1e15", param, ctx)
+        return v
+
+
+POSITIVE = PositiveNumber()
 
 
 def fail_input(exc: InputError) -> None:
@@ -289,7 +310,7 @@ def analysis_options(f):
         click.option("--model", help="Model preset (gpt-3-175b, opt-175b, palm-540b, megatron-1t, llama-2-70b, deepseek-v3) or a .yaml path; replaces the spec's workload model."),
         click.option("--gpu", help="GPU preset (h100, b200, gb200, gh200) or a .yaml path."),
         click.option("--batch", help="Batch, swept when comma-separated: tokens (2M, 32e6) or SEQUENCESxLENGTH (512x2048,2048x2048)."),
-        click.option("--hb-bandwidth", "hb_bandwidth", type=float, help="B_F, HB-domain Gb/s per GPU (default: the spec's hb_bandwidth_gbps, else the GPU preset's)."),
+        click.option("--hb-bandwidth", "hb_bandwidth", type=POSITIVE, help="B_F, HB-domain Gb/s per GPU (default: the spec's hb_bandwidth_gbps, else the GPU preset's)."),
         click.option("--tp", type=int, help="Tensor-parallel GPUs (inside one HB domain)."),
         click.option("--pp", type=int, help="Pipeline stages."),
         click.option("--dp", help="DP scheme: ddp, zero1, zero2, fsdp, hsdp or megatron."),
@@ -364,9 +385,9 @@ def analyze_alltoall(bytes_per_pair: str | None, group_gpus: int | None, **kwarg
 
 @analyze.command("checkpoint")
 @analysis_options
-@click.option("--write-GBps", "write_GBps", type=float, help="What the storage writes, GB/s (gives the write time).")
-@click.option("--write-s", "write_s", type=float, help="Target write time in s (gives the bandwidth needed).")
-@click.option("--interval-h", "interval_h", type=float, help="Checkpoint interval in hours (default the workload's, else 4).")
+@click.option("--write-GBps", "write_GBps", type=POSITIVE, help="What the storage writes, GB/s (gives the write time).")
+@click.option("--write-s", "write_s", type=POSITIVE, help="Target write time in s (gives the bandwidth needed).")
+@click.option("--interval-h", "interval_h", type=POSITIVE, help="Checkpoint interval in hours (default the workload's, else 4).")
 def analyze_checkpoint(write_GBps: float | None, write_s: float | None, interval_h: float | None, **kwargs) -> None:
     """Checkpoint size, writers, write rate per GPU and node, overhead, and restore read bandwidth."""
     from .analysis import fabric
