@@ -54,7 +54,8 @@ def test_cabling_csv_matches_fabric(tmp_path):
         rows = list(csv.DictReader(lines))
         f = clos.generate(spec, arch)
         assert len(rows) == len(f.links)
-        assert list(rows[0]) == ["cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps"]
+        assert list(rows[0]) == ["cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps",
+                                 "a_rack", "a_u", "z_rack", "z_u", "length_m", "media", "cable_sku", "a_transceiver_sku", "z_transceiver_sku", "label"]
         ends = [(r["a_device"], r["a_port"]) for r in rows] + [(r["z_device"], r["z_port"]) for r in rows]
         assert len(set(ends)) == len(ends)  # no port used twice
         assert sum(r["link"] == "gpu-leaf" for r in rows) == 64

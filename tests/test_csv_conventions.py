@@ -22,7 +22,7 @@ from topogen.exports import cabling, netbox
 
 # documented columns of each CSV (the exporters' column constants, listed in the README)
 DOCUMENTED = {
-    "cabling.csv": cabling.COLUMNS,
+    "cabling.csv": cabling.COLUMNS + cabling.FLOOR_COLUMNS,
     "bom.csv": bom_export.COLUMNS,
     "netbox/devices.csv": netbox.DEVICE_COLUMNS,
     "netbox/interfaces.csv": netbox.INTERFACE_COLUMNS,

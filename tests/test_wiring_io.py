@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+
 import json
 from pathlib import Path
 
@@ -135,7 +137,14 @@ def test_dangling_and_bad_port_rows(out, tmp_path):
 
 def test_speed_edit_is_a_mismatch(out, tmp_path):
     lines = csv_lines(out / "demo" / "rail-only" / "cabling.csv")
-    lines[8] = lines[8][: lines[8].rindex(",")] + ",800"
+    import io
+
+    head = next(csv.reader([lines[0]]))
+    fields = next(csv.reader([lines[8]]))
+    fields[head.index("z_speed_gbps")] = "800"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(fields)
+    lines[8] = buf.getvalue()
     res = run(write(tmp_path, lines, arch="rail-only"), "--spec", "demo")
     assert res.exit_code == 1
     assert "hygiene.speed-mismatch: cable 8 (line 9): hb00-gpu7:nic0 runs at 400 Gb/s but rail6-7-leaf:p9 at 800 Gb/s" in res.output
@@ -188,8 +197,8 @@ def test_row_with_wrong_field_count(out, tmp_path):
     lines[5] = lines[5].rsplit(",", 1)[0]
     lines[7] = lines[7] + ",extra"
     msg = bad_input(write(tmp_path, lines, arch="rail-only"))
-    assert "cabling.csv line 6: 11 field(s), but the header has 12" in msg
-    assert "cabling.csv line 8: 13 field(s), but the header has 12" in msg
+    assert "cabling.csv line 6: 21 field(s), but the header has 22" in msg
+    assert "cabling.csv line 8: 23 field(s), but the header has 22" in msg
 
 
 def test_row_with_bad_number(out, tmp_path):

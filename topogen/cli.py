@@ -281,9 +281,9 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
     if as_json:
         import json
 
-        click.echo(json.dumps(show.to_dict(cmp), indent=2))
+        click.echo(json.dumps(show.to_dict(cmp, p.locate if p.places else None), indent=2))
     else:
-        click.echo(show.render(cmp))
+        click.echo(show.render(cmp, p.locate if p.places else None))
     sys.exit(0 if cmp.clean else 1)
 
 

@@ -31,12 +31,35 @@ READERS = {"ibnetdiscover": ibnetdiscover.read, "lldp": lldp.read, "cabling": la
 
 @dataclass
 class Plan:
-    """The planned cables of one architecture, the file they came from, and the spec (when known)."""
+    """The planned cables of one architecture, the file they came from, the spec (when known) and where devices stand."""
 
     found: Found
     path: Path
     arch: str | None
     spec: Spec | None
+    places: dict[str, str] | None = None  # device -> "rack A01 U12", from cabling.csv's floor columns
+
+    def locate(self, device: str) -> str:
+        return (self.places or {}).get(device, "")
+
+
+def places(path: Path) -> dict[str, str] | None:
+    """Device -> ``rack <rack> U<u>`` from a cabling.csv with the floor columns (None without them)."""
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = csv.reader(line for line in fh if not line.startswith("#"))
+        header = next(rows, [])
+        need = ("a_device", "a_rack", "a_u", "z_device", "z_rack", "z_u")
+        if not all(c in header for c in need):
+            return None
+        ix = [header.index(c) for c in need]
+        out: dict[str, str] = {}
+        for r in rows:
+            if len(r) == len(header):
+                out[r[ix[0]]] = f"rack {r[ix[1]]} U{r[ix[2]]}"
+                out[r[ix[3]]] = f"rack {r[ix[4]]} U{r[ix[5]]}"
+        return out
 
 
 def _csvs(paths: list[Path]) -> Found:
@@ -126,7 +149,7 @@ def load_plan(ref: str, arch: str | None, spec_ref: str | None, found: Found | N
     if arch and file_arch and arch != file_arch:
         raise InputError([Problem("arch", f"{path} is the {file_arch} plan, but --arch says {arch}", "drop --arch or give the other plan")])
     chosen = arch or file_arch or (spec.arch if spec is not None and spec.arch in ARCHES else None)
-    return Plan(plan_found, path, chosen, spec)
+    return Plan(plan_found, path, chosen, spec, places(path))
 
 
 def _best(build: Path, arches: list[str], found: Found | None) -> str:

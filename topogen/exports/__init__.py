@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, slurm, topology, validation, workbook
+from . import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, pullsheets, slurm, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
 # name -> exporter; order is the order they run and appear in the manifest
 EXPORTERS: dict[str, Exporter] = {
     "cabling": cabling.export,
+    "pull-sheets": pullsheets.export,
     "topology": topology.export,
     "bom": bom.export,
     "xlsx": workbook.export,

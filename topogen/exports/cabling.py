@@ -3,7 +3,12 @@
 Columns (in order): ``cable`` (1-based id), ``tier`` (1 = GPU–leaf), ``link``
 (``gpu-leaf``, ``leaf-spine``...), ``plane``, ``a_device``, ``a_role``,
 ``a_port``, ``a_speed_gbps``, ``z_device``, ``z_role``, ``z_port``,
-``z_speed_gbps``. The ``a`` end is the lower device. The header is line 1
+``z_speed_gbps``, then the floor columns (:mod:`topogen.layout.labels`):
+``a_rack``, ``a_u``, ``z_rack``, ``z_u`` (each end's rack and lowest U),
+``length_m`` (the sold length), ``media``, ``cable_sku``,
+``a_transceiver_sku``, ``z_transceiver_sku`` (empty for copper) and
+``label`` (unique, TIA-606 style, naming both ends' rack, U and port). The
+``a`` end is the lower device. The header is line 1
 (plain CSV: ``pandas.read_csv`` and ``csv.DictReader`` read it with their
 defaults); the provenance (tool version, spec hash) lives in ``manifest.json``
 and the architecture is the directory's name. ``topogen validate`` reads this
@@ -21,6 +26,8 @@ import numpy as np
 from ..model import Fabric, link_tier_name
 from ..model import CHUNK
 from ..naming import GpuNames, device_names, device_roles
+from ..layout.labels import COLUMNS as FLOOR_COLUMNS
+from ..layout.labels import FloorView
 from .files import per_arch, write_csv
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
@@ -61,9 +68,25 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
         )
 
 
-def write_cabling(fabric: Fabric, path: Path) -> None:
-    write_csv(path, COLUMNS, generate_rows(fabric))
+def write_cabling(fabric: Fabric, path: Path, lay=None, bom=None) -> None:
+    """cabling.csv; with a layout, the floor columns follow the wiring columns."""
+    if lay is None:
+        write_csv(path, COLUMNS, generate_rows(fabric))
+        return
+    floor = FloorView(fabric, lay, bom).rows()
+
+    def rows():
+        chunk: list = []
+        for row in generate_rows(fabric):
+            if not chunk:
+                chunk = next(floor)
+                chunk.reverse()
+            yield row + chunk.pop()
+
+    write_csv(path, COLUMNS + FLOOR_COLUMNS, rows())
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    return per_arch(ctx.fabrics, dest, "cabling.csv", write_cabling)
+    layouts = getattr(ctx, "layouts", None) or {}
+    boms = getattr(ctx, "boms", None) or {}
+    return per_arch(ctx.fabrics, dest, "cabling.csv", lambda f, p: write_cabling(f, p, layouts.get(f.arch), boms.get(f.arch)))

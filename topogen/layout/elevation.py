@@ -1,0 +1,86 @@
+"""Rack elevation diagrams: one per rack type (compute, leaf, spine, core...), as Graphviz DOT.
+
+Each diagram draws the fullest rack of its kind, top U first: every device
+(tray or switch) as a cell as tall as its U span, empty units blank, and a
+rack-scale domain's NVLink switch trays as one block. The diagrams exporter
+draws them (with its title and provenance), writes and renders them (``<arch>/racks/<kind>.dot``, ``.svg``, ``.png``).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+
+from ..model import Fabric
+from ..naming import GpuNames
+from . import Layout
+
+FILL = {"compute": "#dbe8f6", "leaf": "#fde2c8", "spine": "#dff0d8", "core": "#eadcf2"}
+
+
+def _rack_to_draw(lay: Layout, kind: str) -> int:
+    counts = np.bincount(lay.placement.rack, minlength=len(lay.racks))
+    ids = [i for i, k in enumerate(lay.racks.kind) if k == kind]
+    return max(ids, key=lambda i: (counts[i], -i))
+
+
+def rack_cells(fabric: Fabric, lay: Layout, rack: int) -> list[tuple[int, int, str, str]]:
+    """``(lowest U, height U, text, kind)`` of every chassis in ``rack``, bottom up."""
+    n = fabric.gpus
+    p, s = lay.placement, lay.spec
+    devs = np.flatnonzero(p.rack == rack)
+    cells: dict[tuple[int, int], list[int]] = {}
+    for d in devs.tolist():
+        cells.setdefault((int(p.u[d]), int(p.height_u[d])), []).append(d)
+    gn = GpuNames(n, fabric.hb_domain)
+    out = []
+    for (u, h), ds in sorted(cells.items()):
+        if ds[0] < n:
+            first, last = gn.name(ds[0]), gn.name(ds[-1])
+            text = f"{first} .. {last.split('-')[-1]}" if len(ds) > 1 else first
+            out.append((u, h, f"tray: {text}", "compute"))
+        else:
+            sw = fabric.switches[ds[0] - n]
+            out.append((u, h, f"{sw.name} ({sw.radix} ports)", sw.role))
+    if lay.racks.kind[rack] == "compute" and s.hb_switch_u:
+        trays = s.gpus_per_rack // s.gpus_per_tray
+        u = s.first_u + -(-trays // 2) * s.tray_u
+        out.append((u, s.hb_switch_u, f"HB-domain switch trays ({s.hb_switch_u} U)", "hb"))
+    return sorted(out)
+
+
+def elevation(fabric: Fabric, lay: Layout, kind: str) -> tuple[str, str]:
+    """``(title, HTML-like table label)`` of the fullest rack of ``kind`` (the diagrams exporter draws it)."""
+    rack = _rack_to_draw(lay, kind)
+    s = lay.spec
+    cells = rack_cells(fabric, lay, rack)
+    start = {u: (h, text, k) for u, h, text, k in cells}
+    covered = {u + i for u, h, _, _ in cells for i in range(h)}
+    rows = []
+    u = s.rack_u
+    while u >= 1:
+        top_of = next(((cu, h, t, k) for cu, (h, t, k) in start.items() if cu + h - 1 == u), None)
+        if top_of is not None:
+            cu, h, text, k = top_of
+            rows.append(f'<TR><TD ALIGN="RIGHT"><FONT POINT-SIZE="8">U{u}</FONT></TD><TD ROWSPAN="{h}" WIDTH="260" BGCOLOR="{FILL.get(k, "#eeeeee")}">{escape(text)}</TD></TR>')
+            for v in range(u - 1, cu - 1, -1):
+                rows.append(f'<TR><TD ALIGN="RIGHT"><FONT POINT-SIZE="8">U{v}</FONT></TD></TR>')
+            u = cu - 1
+            continue
+        if u not in covered:
+            rows.append(f'<TR><TD ALIGN="RIGHT"><FONT POINT-SIZE="8">U{u}</FONT></TD><TD WIDTH="260"> </TD></TR>')
+        u -= 1
+    name = lay.racks.name[rack]
+    chassis = sum(c[3] != "hb" for c in cells)
+    title = f"{fabric.arch}: {kind} rack {name} (row {lay.racks.row[rack] + 1}), {s.rack_u} U, {chassis} chassis"
+    return title, f'<<TABLE BORDER="1" CELLBORDER="1" CELLSPACING="0" CELLPADDING="2">{"".join(rows)}</TABLE>>'
+
+
+def elevations(fabric: Fabric, lay: Layout) -> list[tuple[str, str, str]]:
+    """``(kind, title, table label)`` for every rack kind of the layout, in order of first appearance."""
+    kinds: list[str] = []
+    for k in lay.racks.kind:
+        if k not in kinds:
+            kinds.append(k)
+    return [(k, *elevation(fabric, lay, k)) for k in kinds]
