@@ -231,3 +231,139 @@ def test_validate_file_checks_against_design(tmp_path: Path):
     for x in striping:
         named = {w.split(":")[0] for w in x.replace(",", " ").replace("(", " ").split() if w.startswith(("leaf-", "spine-"))}
         assert named <= touched, (named, touched)
+
+
+# --- per-tier radix and oversubscription --------------------------------------------------------
+
+TIER_GRID = [
+    {"gpus": 4096, "hb_domain": 8, "radix": [32, 288]},
+    {"gpus": 16384, "hb_domain": 8, "radix": [32, 288]},
+    {"gpus": 9216, "hb_domain": 72, "radix": [64, 576]},
+    {"gpus": 1000, "hb_domain": 8, "radix": [16, 32, 64], "oversubscription": ["3:1", "1:1"]},
+    {"gpus": 2048, "hb_domain": 8, "radix": [16, 32], "oversubscription": ["1:1", "3:1"]},
+    {"gpus": 8192, "hb_domain": 8, "radix": 64, "oversubscription": {"spine": "15:1"}},
+    {"gpus": 584, "hb_domain": 8, "radix": [8, 16], "oversubscription": {"leaf": "3:1", "spine": "7:1"}},
+    {"gpus": 1016, "hb_domain": 8, "radix": [16, 32], "provision": "minimal", "planes": 2},
+    {"gpus": 720, "hb_domain": 72, "radix": "16,64"},
+]
+
+
+@pytest.mark.parametrize("kw", TIER_GRID, ids=[str(i) for i in range(len(TIER_GRID))])
+def test_per_tier_closed_form_equals_wiring(kw):
+    s = spec(**kw)
+    for arch in s.arches:
+        f = clos.generate(s, arch)
+        c = counts.arch_counts(s, arch)
+        assert (tuple(f.switches_per_tier()), tuple(f.links_per_tier())) == (c.switches_per_tier, c.links_per_tier)
+        assert f.unused_switch_ports() == c.unused_switch_ports
+        for x in f.switches:  # each switch carries its own tier's radix and never exceeds it
+            assert x.radix == s.radix_at(x.tier)
+        assert (f.ports_used() <= np.array([x.radix for x in f.switches])).all()
+        r = validate.validate(f)
+        assert r.valid, validate.render(r)
+        per = r.figures["oversubscription_per_tier"]
+        for j, role in enumerate(per, start=1):  # every tier's ratio honoured
+            assert per[role] is not None and per[role] <= s.ratio_at(j) + 1e-9
+
+
+@pytest.mark.parametrize("kw", [k for k in TIER_GRID if k["gpus"] <= 2048], ids=lambda k: f"{k['gpus']}-{k['radix']}")
+def test_max_flow_confirms_the_promised_ratio(kw):
+    """Max-flow across the top: at least what one half injects divided by the product of the
+    ratios of the tiers below the top (1 at 1:1: full bisection)."""
+    s = spec(**kw)
+    for arch in s.arches:
+        f = clos.generate(s, arch)
+        bis = validate.validate(f).figures["bisection"]
+        if not bis["checked"]:
+            continue
+        promised = float(np.prod([s.ratio_at(j) for j in range(1, f.tiers)]))
+        assert bis["full"] and bis["worst_flow_gbps"] >= bis["demand_gbps"]
+        d = min(s.domains // 2, s.domains - s.domains // 2)  # the cut: HB domains 0..D/2-1 | the rest
+        half = d * s.hb_domain if arch == "rail-optimized" else d
+        assert bis["demand_gbps"] == int(s.link_speed * half / promised)
+
+
+def test_radix_list_semantics():
+    s = spec(gpus=4096, hb_domain=8, radix="32,288")
+    assert (s.radix, s.radix_at(1), s.radix_at(2), s.radix_at(5)) == (32, 32, 288, 288)
+    assert s.to_dict()["radix"] == [32, 288]
+    assert spec(gpus=4096, hb_domain=8, radix=[64, 64]).to_dict()["radix"] == 64  # a uniform list is the plain radix
+    assert spec(gpus=1024, hb_domain=8, radix=64).digest() == spec(gpus=1024, hb_domain=8, radix=[64]).digest()
+    o = spec(gpus=8192, hb_domain=8, radix=64, oversubscription={"spine": "15:1"})
+    assert (o.ratio_text_at(1), o.ratio_text_at(2), o.ratio_text_at(3), o.oversubscription) == ("1:1", "15:1", "1:1", "1:1")
+    assert o.to_dict()["oversubscription"] == ["1:1", "15:1"]
+
+
+def test_unused_top_ratio_is_noted():
+    f = clos.generate(spec(gpus=1024, hb_domain=8, radix=64, oversubscription=["1:1", "15:1"], arch="rail-optimized"), "rail-optimized")
+    assert f.tiers == 2
+    assert "oversubscription 15:1 of the spine tier is not used: this 2-tier fabric's top tier uses every port down" in f.notes
+
+
+@pytest.mark.parametrize(
+    "kw,field,text",
+    [
+        ({"radix": [32, 0]}, "radix", "a list of them (one per switch tier, leaf first)"),
+        ({"radix": "32,x"}, "radix", "a list of them"),
+        ({"radix": [16, 33], "gpus": 4096}, "radix", "radix 33 of the spine tier is odd"),
+        ({"oversubscription": ["1:1", "5:1"], "radix": [32, 64], "gpus": 65536}, "oversubscription[1]", "does not split a 64-port spine"),
+        ({"oversubscription": {"agg": "3:1"}}, "oversubscription", "unknown tier role(s) 'agg'"),
+        ({"oversubscription": ["1:1", "1:2"]}, "oversubscription[1]", "below 1:1"),
+    ],
+)
+def test_per_tier_input_errors(kw, field, text):
+    from topogen.errors import InputError
+
+    base = {"name": "t", "gpus": 1024, "hb_domain": 8, "radix": 32}
+    with pytest.raises(InputError) as e:
+        build_spec({**base, **kw})
+    assert any(p.path == field and text in p.message for p in e.value.problems), [(p.path, p.message) for p in e.value.problems]
+
+
+def test_cli_radix_list_and_chassis_priced(tmp_path):
+    """--radix 32,288 with the chassis catalog: the spine line is the 288-port chassis, priced per box."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "--gpus", "4096", "--hb-domain", "8", "--radix", "32,288", "--arch", "rail-optimized", "--catalog", "chassis-400g", "--out", str(out), "--formats", "bom"])
+    assert res.exit_code == 0, res.output
+    assert "radix 32/288" in res.output and "256 leaf + 16 spine" in res.output
+    lines = json.loads((out / "rail-optimized" / "bom.json").read_text())
+    text = json.dumps(lines)
+    assert "CHASSIS-288X400G" in text and "FIXED-32X400G" in text
+    paper = CliRunner().invoke(main, ["build", "--gpus", "4096", "--hb-domain", "8", "--radix", "32,288", "--arch", "rail-optimized", "--out", str(tmp_path / "p"), "--formats", "bom"])
+    assert paper.exit_code == 0
+    from topogen import pipeline
+    from topogen.spec import load_spec
+
+    b = pipeline.build(load_spec(None, {"name": "p", "gpus": "4096", "hb_domain": "8", "radix": "32,288", "arch": "rail-optimized"})).boms["rail-optimized"]
+    sw = {x.tier: x for x in b.lines if x.category == "switch"}
+    assert (sw[1].quantity, sw[1].unit_price, sw[2].quantity, sw[2].unit_price) == (256, 32 * 748, 16, 288 * 748)
+
+
+def test_catalog_without_the_tier_radix_names_the_tier():
+    from topogen.errors import InputError
+    from topogen import pipeline
+
+    with pytest.raises(InputError) as e:
+        pipeline.build(spec(gpus=4096, hb_domain=8, radix=[32, 144], catalog="chassis-400g"))
+    assert any("no 400G switch with radix 144 (the spine tier)" in p.message for p in e.value.problems)
+
+
+def test_mutation_tier_over_its_oversubscription():
+    """Spines allowed 3:1: drop one uplink of a spine and it runs over its tier's ratio."""
+    s = spec(gpus=2048, hb_domain=8, radix=[16, 32], oversubscription=["1:1", "3:1"], arch="rail-optimized")
+    f = clos.generate(s, "rail-optimized")
+    up = np.flatnonzero(f.links.tier == 3)
+    i = int(up[0])
+    keep = np.ones(len(f.links), bool)
+    keep[i] = False
+    g = Fabric(f.spec, f.arch, f.tiers, f.switches, f.links.take(keep), [])
+    spine = f.switches[int(f.links.a_dev[i]) - f.gpus].name
+    hits = [x for x in validate.validate(g).findings if x.check == "capacity.oversubscription"]
+    assert len(hits) == 1 and hits[0].devices == (spine,)
+    assert "at most 3:1 required (spine tier)" in hits[0].message
+    # its leaves stay 1:1: a leaf that loses an uplink is over its own tier's ratio
+    leaf_up = int(np.flatnonzero(f.links.tier == 2)[0])
+    keep = np.ones(len(f.links), bool)
+    keep[leaf_up] = False
+    h = validate.validate(Fabric(f.spec, f.arch, f.tiers, f.switches, f.links.take(keep), []))
+    assert any(x.check == "capacity.oversubscription" and "1:1 required" in x.message for x in h.findings)

@@ -223,9 +223,9 @@ def link_media(fabric: Fabric, catalog: Catalog) -> dict[int, Media]:
     """
     spec = fabric.spec
     cat.check_spec(catalog, spec, {fabric.arch: fabric.tiers})
-    sw, mode = catalog.switch_for(spec.link_speed, spec.radix)  # type: ignore[misc]
     out: dict[int, Media] = {}
     for tier in range(1, fabric.tiers + 1):
+        sw, mode = catalog.switch_for(spec.link_speed, spec.radix_at(tier))  # type: ignore[misc]  # the link tier's upper switch
         m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)
         if problems:  # pragma: no cover - check_spec raised already
             raise InputError(problems)
@@ -246,7 +246,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     spec = fabric.spec
     lay = lay if lay is not None else layout.plan(fabric)
     lm = link_media_mod.assign(fabric, catalog, lay.length_m)
-    sw, _mode = catalog.switch_for(spec.link_speed, spec.radix)  # type: ignore[misc]
+    leaf_sw = catalog.switch_for(spec.link_speed, spec.radix)[0]  # type: ignore[index]
     L = fabric.links
     n = fabric.gpus
     lines: list[BomLine] = []
@@ -254,7 +254,9 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     nic = catalog.nic_for(spec.link_speed)
     for tier in range(1, fabric.tiers + 1):
         if per_tier[tier - 1]:
-            lines.append(BomLine("switch", sw.sku, sw.description, tier, tier_role(tier), "", per_tier[tier - 1], sw.unit_price(spec.radix), sw.power_w, sw.price_source, sw.power_source))
+            r = spec.radix_at(tier)
+            sw = catalog.switch_for(spec.link_speed, r)[0]  # type: ignore[index]  # each tier its own switch (a 288-port spine is a chassis)
+            lines.append(BomLine("switch", sw.sku, sw.description, tier, tier_role(tier), "", per_tier[tier - 1], sw.unit_price(r), sw.power_w, sw.price_source, sw.power_source))
         if tier == 1 and nic is not None:
             qty = n * -(-spec.planes // nic.ports)
             lines.append(BomLine("nic", nic.sku, nic.description, 1, "gpu", "", qty, nic.price_usd, nic.power_w, nic.price_source, nic.power_source))
@@ -283,7 +285,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
             c = lm.cables[ci]
             qty = _per_device(z[cab == ci] - n, c.links_per_cable)
             lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
-    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes))
+    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes))
 
 
 def _distinct(items) -> list:

@@ -55,7 +55,7 @@ from .counts import MAX_TIERS
 from .errors import InputError, Problem, show
 from .inputs import CONTROL_RE
 from .yamlfile import read_yaml
-from .model import link_tier_name
+from .model import link_tier_name, tier_role
 from . import resources
 from .spec import available_catalogs
 
@@ -768,15 +768,21 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
     so this runs before any wiring is generated.
     """
     problems: list[Problem] = []
-    found = catalog.switch_for(spec.link_speed, spec.radix)
-    if found is None:
-        speeds = {m.speed for sw in catalog.switches for m in sw.ports}
-        if spec.link_speed not in speeds:
-            problems.append(Problem("link_speed", f"catalog {catalog.label} has no switch with {spec.link_speed}G ports", f"it supplies {catalog.supply()}"))
-        else:
-            problems.append(Problem("radix", f"catalog {catalog.label} has no {spec.link_speed}G switch with radix {spec.radix}", f"it supplies {catalog.supply()}"))
-        raise InputError(problems)
-    sw, mode = found
+    top = max(tiers_by_arch.values(), default=1)
+    radix_at = getattr(spec, "radix_at", lambda tier: spec.radix)
+    found: dict[int, tuple] = {}
+    for tier in range(1, top + 1):
+        r = radix_at(tier)
+        hit = catalog.switch_for(spec.link_speed, r)
+        if hit is None:
+            speeds = {m.speed for sw in catalog.switches for m in sw.ports}
+            if spec.link_speed not in speeds:
+                problems.append(Problem("link_speed", f"catalog {catalog.label} has no switch with {spec.link_speed}G ports", f"it supplies {catalog.supply()}"))
+            else:
+                where = "" if tier == 1 else f" (the {tier_role(tier)} tier)"
+                problems.append(Problem("radix", f"catalog {catalog.label} has no {spec.link_speed}G switch with radix {r}{where}", f"it supplies {catalog.supply()}"))
+            raise InputError(problems)
+        found[tier] = hit
     if catalog.nics and catalog.nic_for(spec.link_speed) is None:
         problems.append(Problem(f"catalog {catalog.label}: nics", f"no NIC at {spec.link_speed}G", "add one, or remove nics to leave NICs out of the BOM"))
     seen: set[int] = set()
@@ -785,6 +791,7 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
             if tier in seen:
                 continue
             seen.add(tier)
+            sw, mode = found[tier]
             problems.extend(resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)[1])
     if problems:
         raise InputError(problems)

@@ -45,8 +45,10 @@ SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_p
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
     overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
-    if spec_ref is None and overrides.get("name") is None and all(plain_number(overrides.get(k)) for k in ("gpus", "hb_domain", "radix")):
-        overrides["name"] = f"n{overrides['gpus']}-k{overrides['hb_domain']}-r{overrides['radix']}"
+    radix = overrides.get("radix")
+    radix_ok = radix is not None and all(plain_number(x) for x in radix.split(","))  # a per-tier list names as r32-288
+    if spec_ref is None and overrides.get("name") is None and radix_ok and all(plain_number(overrides.get(k)) for k in ("gpus", "hb_domain")):
+        overrides["name"] = f"n{overrides['gpus']}-k{overrides['hb_domain']}-r{radix.replace(',', '-')}"
     return load_spec(spec_ref, overrides)
 
 
@@ -117,7 +119,7 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
     from .figures import count, kw, pct, plural, usd, usd_cents
 
     s = ctx.spec
-    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {s.radix}, {s.link_speed} Gb/s, {plural(s.planes, 'plane')}"]
+    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {'/'.join(map(str, s.tier_radix)) if s.tier_radix else s.radix}, {s.link_speed} Gb/s, {plural(s.planes, 'plane')}"]
     for arch, sec in ctx.summary["architectures"].items():
         tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
         links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))

@@ -51,26 +51,24 @@ class _Links:
         return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(5))
 
 
-def _stack(leaf_used: list[int], tiers: int, radix: int, full: bool, links: _Links, leaf_up: int | None = None, notes: list[str] | None = None) -> list[tuple[int, int, int]]:
+def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, links: _Links, notes: list[str] | None = None) -> list[tuple[int, int, int]]:
     """Build tiers 2..t above leaves ``0 .. L-1`` (local ids), striping balanced.
 
     Returns ``(tier, block, pos)`` of each new switch, in id order (ids L, L+1...).
     Links are appended to ``links`` with local switch ids on both ends. When a
     tier gets more switches than its ports alone need, ``notes`` says why.
     """
-    h = radix // 2
-    leaf_down, leaf_uplinks = counts.leaf_split(radix, leaf_up)
     used = list(leaf_used)
     next_id = len(leaf_used)
     made: list[tuple[int, int, int]] = []
     level: list[list[int]] = [[i] for i in range(len(leaf_used))]
     for j in range(2, tiers + 1):
         top = j == tiers
-        down = radix if top else h
-        up, cap = (leaf_uplinks, leaf_down) if j == 2 else (h, h)  # ports of the switches below
-        chunks = [level] if top else [level[i : i + h] for i in range(0, len(level), h)]
-        if top and len(level) > radix:
-            raise AssertionError(f"{len(level)} pods exceed radix {radix}")
+        down = shape.down_at(j, tiers)
+        cap, up = shape.split(j - 1)  # ports of the switches below
+        chunks = [level] if top else [level[i : i + down] for i in range(0, len(level), down)]
+        if top and len(level) > down:
+            raise AssertionError(f"{len(level)} pods exceed radix {down}")
         why = counts.TierExtra(j, up, cap, down, top, full)
         new_level: list[list[int]] = []
         for b, chunk in enumerate(chunks):
@@ -134,10 +132,11 @@ def rail_optimized(spec) -> Fabric:
     Closed form when fully populated: ``(2t-1)·N/k`` switches and ``t·N`` links.
     """
     n, hb, k = spec.gpus, spec.hb_domain, spec.radix
+    sh = spec.shape
     shared = spec.packs_rails("rail-optimized")
     full = spec.provision == "full"
     domains = n // hb
-    t = counts.rail_optimized_tiers(n, hb, k, shared, spec.leaf_up)
+    t = counts.rail_optimized_tiers(n, hb, sh, shared)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
@@ -149,9 +148,8 @@ def rail_optimized(spec) -> Fabric:
         if hb > 1:
             notes.append(f"all {plural(n, 'GPU')} fit one {k}-port switch: its {hb} rails share it, isolated logically (VLAN/partition per rail)")
     else:
-        h = k // 2
-        ld = counts.leaf_split(k, spec.leaf_up)[0]  # leaf downlinks: HB domains per group
-        groups = counts.rail_optimized_groups(domains, hb, k, shared, spec.leaf_up)
+        ld = sh.split(1)[0]  # leaf downlinks: HB domains per group
+        groups = counts.rail_optimized_groups(domains, hb, sh, shared)
         leaf_used: list[int] = []
         leaf_base = np.zeros(len(groups), np.int64)
         rho = np.zeros(len(groups), np.int64)
@@ -169,8 +167,8 @@ def rail_optimized(spec) -> Fabric:
         leaf = leaf_base[g] + rank // rho[g]
         port = (rank % rho[g]) * gsize[g] + dom % ld + 1
         links.add(gpu, 0, leaf, port, 1)
-        for tier, block, pos in _stack(leaf_used, t, k, full, links, spec.leaf_up, notes):
-            raw.append((tier, (), 0, block, pos, k if tier == t else h, ""))
+        for tier, block, pos in _stack(leaf_used, t, sh, full, links, notes):
+            raw.append((tier, (), 0, block, pos, sh.down_at(tier, t), ""))
     return _finish(spec, "rail-optimized", t, raw, links, notes)
 
 
@@ -185,10 +183,11 @@ def rail_only(spec) -> Fabric:
     Closed form when fully populated: ``K·(2t-1)·(N/K)/k`` switches, ``t·N`` links.
     """
     n, hb, k = spec.gpus, spec.hb_domain, spec.radix
+    sh = spec.shape
     shared = spec.rail_packing == "shared"
     full = spec.provision == "full"
     domains = n // hb
-    t = counts.rail_only_tiers(n, hb, k, spec.leaf_up)
+    t = counts.rail_only_tiers(n, hb, sh)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
@@ -205,14 +204,13 @@ def rail_only(spec) -> Fabric:
         elif shared:
             notes.append(f"each rail has {plural(domains, 'GPU')}: no two rails fit one {k}-port switch, so each rail has its own switch")
     else:
-        h = k // 2
-        ld = counts.leaf_split(k, spec.leaf_up)[0]  # leaf downlinks
+        ld = sh.split(1)[0]  # leaf downlinks
         leaf_used = [min(ld, domains - i * ld) for i in range(ceil(domains / ld))]
         one = _Links()
         ed = np.arange(domains, dtype=np.int64)
         one.add(ed, 0, ed // ld, ed % ld + 1, 1)
         extra: list[str] = []
-        uppers = _stack(leaf_used, t, k, full, one, spec.leaf_up, extra)
+        uppers = _stack(leaf_used, t, sh, full, one, extra)
         notes.extend(f"in each rail's Clos, {x}" for x in extra)
         a, ap, z, zp, tr = one.columns()
         per_rail = len(leaf_used) + len(uppers)
@@ -221,7 +219,7 @@ def rail_only(spec) -> Fabric:
             for i in range(len(leaf_used)):
                 raw.append((1, (r,), r, 0, i, ld, f"rail{r}"))
             for tier, block, pos in uppers:
-                raw.append((tier, (r,), r, block, pos, k if tier == t else h, f"rail{r}"))
+                raw.append((tier, (r,), r, block, pos, sh.down_at(tier, t), f"rail{r}"))
         # replicate the one-rail template for every rail, rail-major
         r_ids = np.arange(hb, dtype=np.int64)[:, None]
         a_all = np.where(gpu_link, a * hb + r_ids, a + r_ids * per_rail)
@@ -235,6 +233,9 @@ def rail_only(spec) -> Fabric:
 def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: list[str]) -> Fabric:
     """Name the plane-0 switches, replicate planes, and assemble the Fabric."""
     n = spec.gpus
+    for j, text in enumerate(spec.tier_oversubscription, start=1):
+        if j >= t and text != "1:1":
+            notes.append(f"oversubscription {text} of the {tier_role(j)} tier is not used: this {t}-tier fabric's top tier uses every port down")
     a, ap, z, zp, tr = links.columns()
     is_gpu = tr == 1
     planes = spec.planes
@@ -244,7 +245,7 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
     for p in range(planes):
         prefix = f"pl{p}-" if planes > 1 else ""
         for (tier, rails, group, block, pos, down, _scope), name in zip(raw, names):
-            switches.append(Switch(prefix + name, tier, p, rails, group, block, spec.radix, down))
+            switches.append(Switch(prefix + name, tier, p, rails, group, block, spec.radix_at(tier), down))
     cols = []
     for p in range(planes):
         off = n + p * per_plane

@@ -32,49 +32,92 @@ MAX_TIERS = 6
 UNBOUNDED = 10**6  # tier count reported when no number of tiers can fit (radix < 4)
 
 
-def leaf_split(radix: int, leaf_up: int | None = None) -> tuple[int, int]:
-    """A leaf's (downlink, uplink) ports: ``radix/2`` each at 1:1, else ``radix - u`` and ``u``.
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """Per-tier switch radix and uplink ports of one fabric plane.
 
-    Oversubscription applies at the leaf tier only (d:u = down:up); every tier
-    above stays 1:1.
+    ``radix[j-1]`` is tier j's radix (leaf first); the last entry repeats for
+    higher tiers. ``ups[j-1]`` is tier j's uplink port count when that tier is
+    below the top (``None`` or missing: ``radix/2``, a 1:1 tier); the top tier
+    uses every port down. A uniform fabric is ``Shape((k,))``.
     """
-    up = radix // 2 if leaf_up is None else leaf_up
-    return radix - up, up
+
+    radix: tuple[int, ...]
+    ups: tuple[int | None, ...] = ()
+
+    def radix_at(self, tier: int) -> int:
+        return self.radix[min(tier, len(self.radix)) - 1]
+
+    def split(self, tier: int) -> tuple[int, int]:
+        """(downlink, uplink) ports of a tier-``tier`` switch below the top."""
+        r = self.radix_at(tier)
+        up = self.ups[tier - 1] if tier <= len(self.ups) and self.ups[tier - 1] is not None else r // 2
+        return r - up, up
+
+    def down_at(self, tier: int, top: int) -> int:
+        """Downlink ports of a tier-``tier`` switch in a ``top``-tier fabric."""
+        return self.radix_at(tier) if tier == top else self.split(tier)[0]
+
+    @property
+    def depth(self) -> int:
+        """Tiers after which every tier is alike (the lists' lengths)."""
+        return max(len(self.radix), len(self.ups))
 
 
-def clos_capacity(radix: int, tiers: int, leaf_up: int | None = None) -> int:
-    """Endpoints a folded Clos of ``tiers`` tiers can serve: ``k·(k/2)^(t-2)·d`` (k at one tier).
-
-    With 1:1 leaves (d = k/2) that is the full-bisection ``k·(k/2)^(t-1)``.
-    """
-    if tiers == 1:
+def as_shape(radix: "int | Shape", leaf_up: int | None = None) -> Shape:
+    """A :class:`Shape` from a uniform radix (and an optional leaf uplink count), or the shape itself."""
+    if isinstance(radix, Shape):
         return radix
-    return radix * (radix // 2) ** (tiers - 2) * leaf_split(radix, leaf_up)[0]
+    return Shape((radix,), (leaf_up,) if leaf_up is not None else ())
 
 
-def tiers_for_endpoints(endpoints: int, radix: int, leaf_up: int | None = None) -> int:
+def leaf_split(radix: "int | Shape", leaf_up: int | None = None) -> tuple[int, int]:
+    """A leaf's (downlink, uplink) ports: ``radix/2`` each at 1:1, else ``radix - u`` and ``u``."""
+    return as_shape(radix, leaf_up).split(1)
+
+
+def clos_capacity(radix: "int | Shape", tiers: int, leaf_up: int | None = None) -> int:
+    """Endpoints a folded Clos of ``tiers`` tiers can serve: ``R_t · d_1 · ... · d_(t-1)``.
+
+    ``R_t`` is the top tier's radix and ``d_j`` the downlinks of tier j; with a
+    uniform 1:1 radix k that is the full-bisection ``k·(k/2)^(t-1)``.
+    """
+    sh = as_shape(radix, leaf_up)
+    cap = sh.radix_at(tiers)
+    for j in range(1, tiers):
+        cap *= sh.split(j)[0]
+    return cap
+
+
+def _fewest(need: int, capacity, first: int, depth: int) -> int:
+    """Fewest tiers t >= ``first`` with ``capacity(t) >= need``; UNBOUNDED when it stops growing."""
+    t = first
+    while capacity(t) < need:
+        if t > depth + 1 and capacity(t + 1) <= capacity(t):
+            return UNBOUNDED
+        t += 1
+        if t > 64:
+            break
+    return t
+
+
+def tiers_for_endpoints(endpoints: int, radix: "int | Shape", leaf_up: int | None = None) -> int:
     """Fewest tiers whose Clos serves ``endpoints`` (may exceed MAX_TIERS)."""
-    t = 1
-    while clos_capacity(radix, t, leaf_up) < endpoints:
-        if radix < 4:  # h == 1: capacity never grows
-            return UNBOUNDED
-        t += 1
-        if t > 64:
-            break
-    return t
+    sh = as_shape(radix, leaf_up)
+    return _fewest(endpoints, lambda t: clos_capacity(sh, t), 1, sh.depth)
 
 
-def tiers_for_leaves(leaves: int, radix: int) -> int:
-    """Fewest tiers (>= 2) whose upper tiers can join ``leaves`` leaves."""
-    h = radix // 2
-    t = 2
-    while radix * h ** (t - 2) < leaves:
-        if h < 2:
-            return UNBOUNDED
-        t += 1
-        if t > 64:
-            break
-    return t
+def tiers_for_leaves(leaves: int, radix: "int | Shape") -> int:
+    """Fewest tiers (>= 2) whose upper tiers can join ``leaves`` leaves: ``R_t · d_2 · ... · d_(t-1)``."""
+    sh = as_shape(radix)
+
+    def joined(t: int) -> int:
+        cap = sh.radix_at(t)
+        for j in range(2, t):
+            cap *= sh.split(j)[0]
+        return cap
+
+    return _fewest(leaves, joined, 2, sh.depth)
 
 
 @lru_cache(maxsize=4096)
@@ -202,7 +245,7 @@ class LeafRun:
         return self.rails * self.per_rail
 
 
-def rail_optimized_groups(domains: int, hb: int, radix: int, shared: bool, leaf_up: int | None = None) -> list[tuple[int, int, int]]:
+def rail_optimized_groups(domains: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None) -> list[tuple[int, int, int]]:
     """Groups of HB domains of a rail-optimized fabric, with their rail packing.
 
     Returns ``(domains_in_group, rails_per_leaf, leaves_in_group)`` per group.
@@ -222,7 +265,7 @@ def rail_optimized_groups(domains: int, hb: int, radix: int, shared: bool, leaf_
     return out
 
 
-def rail_optimized_leaves(domains: int, hb: int, radix: int, shared: bool, leaf_up: int | None = None) -> list[LeafRun]:
+def rail_optimized_leaves(domains: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None) -> list[LeafRun]:
     """Leaf runs of a rail-optimized fabric, in leaf order (group-major, rail-minor)."""
     runs: list[LeafRun] = []
     for d, rho, nleaves in rail_optimized_groups(domains, hb, radix, shared, leaf_up):
@@ -234,7 +277,7 @@ def rail_optimized_leaves(domains: int, hb: int, radix: int, shared: bool, leaf_
     return _merge_runs(runs)
 
 
-def rail_only_leaves(domains: int, radix: int, leaf_up: int | None = None) -> list[LeafRun]:
+def rail_only_leaves(domains: int, radix: "int | Shape", leaf_up: int | None = None) -> list[LeafRun]:
     """Leaf runs of one rail of a multi-tier rail-only fabric."""
     h = leaf_split(radix, leaf_up)[0]
     runs = []
@@ -255,7 +298,7 @@ def _merge_runs(runs: list[LeafRun]) -> list[LeafRun]:
     return merged
 
 
-def rail_optimized_tiers(gpus: int, hb: int, radix: int, shared: bool, leaf_up: int | None = None) -> int:
+def rail_optimized_tiers(gpus: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None) -> int:
     """Tier count of the rail-optimized fabric.
 
     One switch when the whole cluster fits on it (a one-switch cluster has no
@@ -263,13 +306,14 @@ def rail_optimized_tiers(gpus: int, hb: int, radix: int, shared: bool, leaf_up: 
     otherwise the fewest tiers (>= 2) whose upper tiers join all leaves (one per
     rail per group, or packed when ``shared``).
     """
-    if gpus <= radix:
+    sh = as_shape(radix, leaf_up)
+    if gpus <= sh.radix_at(1):
         return 1
-    leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, radix, shared, leaf_up))
-    return tiers_for_leaves(leaves, radix)
+    leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, sh, shared))
+    return tiers_for_leaves(leaves, sh)
 
 
-def rail_only_tiers(gpus: int, hb: int, radix: int, leaf_up: int | None = None) -> int:
+def rail_only_tiers(gpus: int, hb: int, radix: "int | Shape", leaf_up: int | None = None) -> int:
     """Tier count of each rail of the rail-only fabric (all rails are alike)."""
     return tiers_for_endpoints(gpus // hb, radix, leaf_up)
 
@@ -362,27 +406,26 @@ def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, to
     return tuple(new_used), len(new_used), links
 
 
-def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool, leaf_up: int | None = None) -> tuple[list[int], list[int]]:
+def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool, leaf_up: int | None = None) -> tuple[list[int], list[int]]:
     """Switches and links of tiers 2..t above the given leaves, by arithmetic only."""
-    h = radix // 2
-    leaf_down, leaf_uplinks = leaf_split(radix, leaf_up)
+    sh = as_shape(radix, leaf_up)
     level: list[tuple[int, object]] = [(r.count, (r.used,)) for r in leaves]
     switches: list[int] = []
     links: list[int] = []
     for j in range(2, tiers + 1):
         top = j == tiers
-        down = radix if top else h
+        down = sh.down_at(j, tiers)
+        cap, up = sh.split(j - 1)  # ports of the switches below
         if top:
             items: list[object] = []
             for count, item in level:
                 items.extend([item] * count)
             chunks = [(1, tuple(items))]
         else:
-            chunks = _chunk_runs(level, h)
+            chunks = _chunk_runs(level, down)
         nsw = nlk = 0
         new_level: list[tuple[int, object]] = []
         for mult, chunk in chunks:
-            up, cap = (leaf_uplinks, leaf_down) if j == 2 else (h, h)
             used, s, lk = _block(chunk, up, down, full, top, cap)
             nsw += mult * s
             nlk += mult * lk
@@ -393,13 +436,18 @@ def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: int, full: bool,
     return switches, links
 
 
-def rail_optimized_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
-    t = rail_optimized_tiers(gpus, hb, radix, shared, leaf_up)
+def _ports(sh: Shape, per_tier: list[int]) -> int:
+    return sum(c * sh.radix_at(j) for j, c in enumerate(per_tier, start=1))
+
+
+def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
+    sh = as_shape(radix, leaf_up)
+    t = rail_optimized_tiers(gpus, hb, sh, shared)
     if t == 1:
-        return Counts("rail-optimized", 1, (planes,), (gpus * planes,), radix * planes)
-    leaves = rail_optimized_leaves(gpus // hb, hb, radix, shared, leaf_up)
+        return Counts("rail-optimized", 1, (planes,), (gpus * planes,), sh.radix_at(1) * planes)
+    leaves = rail_optimized_leaves(gpus // hb, hb, sh, shared)
     nleaves = sum(r.count for r in leaves)
-    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full, leaf_up)
+    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full)
     sw = [nleaves, *up_sw]
     lk = [gpus, *up_lk]
     return Counts(
@@ -407,19 +455,20 @@ def rail_optimized_counts(gpus: int, hb: int, radix: int, shared: bool, full: bo
         t,
         tuple(planes * x for x in sw),
         tuple(planes * x for x in lk),
-        planes * radix * sum(sw),
+        planes * _ports(sh, sw),
     )
 
 
-def rail_only_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
+def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
+    sh = as_shape(radix, leaf_up)
     domains = gpus // hb
-    t = rail_only_tiers(gpus, hb, radix, leaf_up)
+    t = rail_only_tiers(gpus, hb, sh)
     if t == 1:
-        rho = rails_per_switch(gpus, hb, radix, shared)
+        rho = rails_per_switch(gpus, hb, sh.radix_at(1), shared)
         nsw = ceil(hb / rho)
-        return Counts("rail-only", 1, (planes * nsw,), (planes * gpus,), planes * radix * nsw)
-    leaves = rail_only_leaves(domains, radix, leaf_up)
-    up_sw, up_lk = clos_upper_counts(leaves, t, radix, full, leaf_up)
+        return Counts("rail-only", 1, (planes * nsw,), (planes * gpus,), planes * sh.radix_at(1) * nsw)
+    leaves = rail_only_leaves(domains, sh)
+    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full)
     sw = [sum(r.count for r in leaves), *up_sw]
     lk = [domains, *up_lk]
     return Counts(
@@ -427,7 +476,7 @@ def rail_only_counts(gpus: int, hb: int, radix: int, shared: bool, full: bool, p
         t,
         tuple(planes * hb * x for x in sw),
         tuple(planes * hb * x for x in lk),
-        planes * hb * radix * sum(sw),
+        planes * hb * _ports(sh, sw),
     )
 
 
@@ -436,7 +485,7 @@ def arch_counts(spec, arch: str) -> Counts:
     shared = spec.packs_rails(arch)
     full = spec.provision == "full"
     if arch == "rail-optimized":
-        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes, spec.leaf_up)
+        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes)
     if arch == "rail-only":
-        return rail_only_counts(spec.gpus, spec.hb_domain, spec.radix, shared, full, spec.planes, spec.leaf_up)
+        return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes)
     raise ValueError(f"unknown architecture {arch!r}")

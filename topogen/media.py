@@ -59,7 +59,6 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
     """Media and cable SKU for every link of ``fabric`` with sold lengths ``length_m``."""
     spec = fabric.spec
     cat.check_spec(catalog, spec, {fabric.arch: fabric.tiers})
-    sw, mode = catalog.switch_for(spec.link_speed, spec.radix)  # type: ignore[misc]
     tiers = fabric.links.tier.astype(np.int64)
     cls = length_classes(length_m)
     key = tiers * len(CLASS_NAMES) + cls
@@ -69,6 +68,7 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
     for k in np.unique(key).tolist():
         tier, c = divmod(k, len(CLASS_NAMES))
         sel = key == k
+        sw, mode = catalog.switch_for(spec.link_speed, spec.radix_at(tier))  # type: ignore[misc]  # the link tier's upper switch
         m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node, length=CLASS_NAMES[c], skip_unfit=True)
         if problems:
             m, fallback = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)

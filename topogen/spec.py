@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from . import __version__, counts, resources
 from .errors import InputError, Problem, show
 from .inputs import CONTROL_RE
+from .model import tier_role
 from .yamlfile import read_yaml
 
 ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
@@ -85,10 +86,47 @@ class Spec:
     layout: Any = None  # topogen.layout.LayoutSpec
     base_dir: str = field(default="", compare=False)  # the spec file's directory: a relative catalog path in the file is read from there (not hashed)
 
+    tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
+    tier_oversubscription: tuple[str, ...] = ()  # per tier below the top, leaf first, when given per tier
+
     @property
     def catalog_ref(self) -> str:
         """The catalog to load: a bundled name, or its path (resolved against the spec file's directory)."""
         return resolve_catalog_ref(self.catalog, self.base_dir)
+
+    # per-tier accessors (tier 1 = leaf; link tier 1 = GPU-leaf) ---------------------------
+
+    def radix_at(self, tier: int) -> int:
+        """Radix of switch tier ``tier`` (1 = leaf); the list's last entry repeats upward."""
+        r = self.tier_radix or (self.radix,)
+        return r[min(tier, len(r)) - 1]
+
+    def ratio_text_at(self, tier: int) -> str:
+        """Down:up ratio of switch tier ``tier`` when it is below the top, as ``"d:u"`` (``"1:1"`` past the list)."""
+        o = self.tier_oversubscription or (self.oversubscription,)
+        return o[tier - 1] if tier <= len(o) else "1:1"
+
+    def ratio_at(self, tier: int) -> float:
+        """Down over up capacity of switch tier ``tier`` below the top (1.0 at 1:1)."""
+        d, u = (int(x) for x in self.ratio_text_at(tier).split(":"))
+        return d / u
+
+    def speed_at(self, link_tier: int) -> int:
+        """Gb/s of link tier ``link_tier`` (1 = GPU-leaf)."""
+        return self.link_speed
+
+    @property
+    def shape(self) -> "counts.Shape":
+        """The per-tier radix and uplink ports that the generators and the closed form build."""
+        o = self.tier_oversubscription or (self.oversubscription,)
+        ups = []
+        for j, text in enumerate(o, start=1):
+            d, u = (int(x) for x in text.split(":"))
+            r = self.radix_at(j)
+            ups.append(None if d == u else r * u // (d + u))
+        while ups and ups[-1] is None:
+            ups.pop()
+        return counts.Shape(tuple(self.tier_radix or (self.radix,)), tuple(ups))
 
     @property
     def scale_out_gbps(self) -> float:
@@ -134,6 +172,12 @@ class Spec:
         del d["base_dir"]
         if self.workload is not None:
             d["workload"] = self.workload.to_dict()  # the input schema, so the dict parses back to this spec
+        # per-tier lists are echoed where the user wrote them (a uniform spec's hash is unchanged)
+        tr, to = d.pop("tier_radix"), d.pop("tier_oversubscription")
+        if tr:
+            d["radix"] = list(tr)
+        if to:
+            d["oversubscription"] = list(to)
         for key in OPTIONAL_KEYS:
             if d[key] is None:
                 del d[key]
@@ -241,6 +285,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         merged["name"] = default_name
 
     values: dict[str, Any] = {}
+    merged["radix"] = _radix_list(merged["radix"], values, problems)
     for key in ("gpus", "hb_domain", "radix", "link_speed", "planes"):
         raw = merged[key]
         if raw is None:
@@ -281,12 +326,13 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         values["catalog"] = cat
 
     _node_size(merged["gpus_per_node"], values, problems)
-    _ratio(merged["oversubscription"], values, problems)
+    _ratios(merged["oversubscription"], values, problems)
     _cross_checks(values, problems)
     _analysis_fields(merged, values, problems)
     if problems:
         raise InputError(problems)
-    return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS}, base_dir=base)
+    derived = {k: values[k] for k in ("tier_radix", "tier_oversubscription") if k in values}
+    return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS}, base_dir=base, **derived)
 
 
 def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:
@@ -330,14 +376,77 @@ def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Non
     values["gpus_per_node"] = g
 
 
-def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
-    """``oversubscription``: leaf down:up as ``"d:u"`` (or a number d meaning d:1), at least 1:1.
+def _split_list(raw: Any) -> list[Any] | None:
+    """A per-tier value written as a YAML list or a comma-separated string (``32,288``); None otherwise."""
+    if isinstance(raw, (list, tuple)):
+        return list(raw)
+    if isinstance(raw, str) and "," in raw:
+        return [x.strip() for x in raw.split(",")]
+    return None
 
-    The leaf's ports must split exactly: ``radix·u/(d+u)`` uplinks. Stored reduced ("48:16" -> "3:1").
+
+def _radix_list(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Any:
+    """``radix`` as a list per switch tier (leaf first): check each entry; return the leaf's for the scalar checks."""
+    items = _split_list(raw)
+    if items is None:
+        return raw
+    nums = [_as_int(x) for x in items]
+    bad = [f"radix[{i}]" for i, x in enumerate(nums) if x is None or x <= 0 or x > LIMITS["radix"]]
+    if not items or bad:
+        problems.append(Problem("radix", f"radix must be a positive whole number (at most {LIMITS['radix']:,}) or a list of them (one per switch tier, leaf first), got {show(raw)}", "e.g. radix: 64, or radix: [32, 288] for 32-port leaves under 288-port spines"))
+        return None
+    if len(nums) > counts.MAX_TIERS:
+        problems.append(Problem("radix", f"radix lists {len(nums)} tiers; at most {counts.MAX_TIERS} are supported", "one entry per switch tier, leaf first; the last entry repeats upward"))
+        return None
+    if len(set(nums)) > 1:
+        values["tier_radix"] = tuple(nums)  # type: ignore[arg-type]
+    return nums[0]
+
+
+ROLE_TIERS = {"leaf": 1, "spine": 2, "core": 3, "tier4": 4, "tier5": 5, "tier6": 6}
+
+
+def _ratios(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
+    """``oversubscription``: one ratio (the leaf's), a list per tier below the top (leaf first), or a mapping by role."""
+    if isinstance(raw, dict):
+        bad = [str(k) for k in raw if k not in ROLE_TIERS]
+        if bad:
+            problems.append(Problem("oversubscription", f"oversubscription names unknown tier role(s) {', '.join(map(repr, bad))}", f"use roles {', '.join(ROLE_TIERS)}, e.g. {{leaf: '1:1', spine: '15:1'}}"))
+            return
+        top = max((ROLE_TIERS[k] for k in raw), default=1)
+        items = [raw.get(role, "1:1") for role, j in sorted(ROLE_TIERS.items(), key=lambda x: x[1]) if j <= top]
+    else:
+        items = _split_list(raw)
+    if items is None:
+        _ratio(raw, values, problems, "oversubscription", 1)
+        return
+    if not items or len(items) > counts.MAX_TIERS - 1:
+        problems.append(Problem("oversubscription", f"oversubscription lists {len(items)} tiers", f"one ratio per tier below the top, leaf first, at most {counts.MAX_TIERS - 1}"))
+        return
+    out = []
+    for j, x in enumerate(items, start=1):
+        got = _ratio(x, values, problems, f"oversubscription[{j - 1}]", j)
+        if got is None:
+            return
+        out.append(got)
+    values["oversubscription"] = out[0]
+    while out and out[-1] == "1:1":
+        out.pop()
+    if len(out) > 1:
+        values["tier_oversubscription"] = tuple(out)
+
+
+def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem], field: str = "oversubscription", tier: int = 1) -> str | None:
+    """One down:up ratio as ``"d:u"`` (or a number d meaning d:1), at least 1:1, for switch tier ``tier``.
+
+    The tier's ports must split exactly: ``radix·u/(d+u)`` uplinks. Stored reduced ("48:16" -> "3:1").
     """
     from math import gcd
 
     m = RATIO_RE.fullmatch(raw) if isinstance(raw, str) and len(raw) < 100 else None
+
+    role = tier_role(tier)
+    m = RATIO_RE.match(raw) if isinstance(raw, str) else None
     if isinstance(raw, int) and not isinstance(raw, bool):
         d, u = raw, 1
     elif m:
@@ -348,12 +457,16 @@ def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
     if max(d, u) > MAX_RATIO_PART:
         problems.append(Problem("oversubscription", f"oversubscription parts must be at most {MAX_RATIO_PART:,}, got {show(raw)}", "a leaf has at most 4,096 ports; e.g. 3:1 or 7:1"))
         return
+
+        problems.append(Problem(field, f"oversubscription must be a ratio down:up such as '3:1', got {raw!r}", "write it as \"d:u\" with whole numbers, e.g. 1:1 (the default, non-blocking), 3:1 or 7:1"))
+        return None
     if u <= 0 or d < u:
-        problems.append(Problem("oversubscription", f"oversubscription {d}:{u} is below 1:1", "a leaf needs at least as many Gb/s down as up: use 1:1 or more, e.g. 3:1"))
-        return
+        problems.append(Problem(field, f"oversubscription {d}:{u} is below 1:1", f"a {role} needs at least as many Gb/s down as up: use 1:1 or more, e.g. 3:1"))
+        return None
     g = gcd(d, u)
     d, u = d // g, u // g
-    r = values.get("radix")
+    tr = values.get("tier_radix")
+    r = (tr[min(tier, len(tr)) - 1] if tr else values.get("radix")) if "radix" in values else None
     if r is not None and (d, u) != (1, 1) and (r * u) % (d + u):
         def name(up: int) -> str:
             g2 = gcd(r - up, up)
@@ -365,13 +478,14 @@ def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
         simple = sorted(simple, key=lambda x: (x[0] + x[1], x))[:5]
         problems.append(
             Problem(
-                "oversubscription",
-                f"oversubscription {d}:{u} does not split a {r}-port leaf into whole down and up ports ({r}·{u}/{d + u} uplinks)",
+                field,
+                f"oversubscription {d}:{u} does not split a {r}-port {role} into whole down and up ports ({r}·{u}/{d + u} uplinks)",
                 f"nearest: {' or '.join(name(x) for x in near)}; simple ratios for radix {r}: {', '.join(f'{x}:{y}' for x, y in simple)}",
             )
         )
-        return
+        return None
     values["oversubscription"] = f"{d}:{u}"
+    return f"{d}:{u}"
 
 
 def _int_hint(key: str) -> str:
@@ -396,26 +510,35 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
     if not all(k in v for k in ("gpus", "hb_domain", "radix")):
         return
     n, k, r = v["gpus"], v["hb_domain"], v["radix"]
-    shared = v.get("rail_packing", "shared") == "shared"
     leaf_shared = v.get("leaf_packing", "aligned") == "shared"
-    d, u = (int(x) for x in v.get("oversubscription", "1:1").split(":"))
-    leaf_up = None if (d, u) == (1, 1) else r * u // (d + u)
+    radixes = v.get("tier_radix") or (r,)
+    ratios = v.get("tier_oversubscription") or (v.get("oversubscription", "1:1"),)
+    ups = []
+    for j, text in enumerate(ratios, start=1):
+        d, u = (int(x) for x in text.split(":"))
+        rj = radixes[min(j, len(radixes)) - 1]
+        ups.append(None if d == u else rj * u // (d + u))
+    shape = counts.Shape(tuple(radixes), tuple(ups))
     arches = ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
     tiers = {}
     for arch in arches:
-        if arch == "rail-optimized":
-            if r % 2 and n > r:
-                tiers[arch] = None
-            else:
-                tiers[arch] = counts.rail_optimized_tiers(n, k, r, leaf_shared, leaf_up) if r >= 2 else counts.UNBOUNDED
+        if min(radixes) < 2:
+            tiers[arch] = counts.UNBOUNDED
+        elif arch == "rail-optimized":
+            tiers[arch] = counts.rail_optimized_tiers(n, k, shape, leaf_shared)
         elif arch == "rail-only":
-            if r % 2 and n // k > r:
-                tiers[arch] = None
-            else:
-                tiers[arch] = counts.rail_only_tiers(n, k, r, leaf_up) if r >= 2 else counts.UNBOUNDED
-    odd = [a for a, t in tiers.items() if t is None]
+            tiers[arch] = counts.rail_only_tiers(n, k, shape)
+    # a 1:1 tier below the top splits its ports evenly up and down
+    odd: dict[int, list[str]] = {}
+    for arch, t in tiers.items():
+        for j in range(1, min(t, counts.MAX_TIERS + 1)):
+            if shape.radix_at(j) % 2 and (j > len(ups) or ups[j - 1] is None):
+                odd.setdefault(j, []).append(arch)
     if odd:
-        problems.append(Problem("radix", f"radix {r} is odd, but the {' and '.join(odd)} {'fabrics need' if len(odd) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {r - 1} or {r + 1}" if r > 2 else "use an even radix of at least 4"))
+        j = min(odd)
+        rj, where = shape.radix_at(j), odd[j]
+        what = f"radix {rj}" if len(radixes) == 1 else f"radix {rj} of the {tier_role(j)} tier"
+        problems.append(Problem("radix", f"{what} is odd, but the {' and '.join(where)} {'fabrics need' if len(where) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {rj - 1} or {rj + 1}" if rj > 2 else "use an even radix of at least 4"))
         return
     deep = {a: t for a, t in tiers.items() if t is not None and t > counts.MAX_TIERS}
     if deep:

@@ -45,7 +45,6 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     Returns the worst ratio per tier (``None``: no uplinks), also stored as a figure.
     """
     n, S = w.n, w.S
-    leaf_ratio = w.spec.oversubscription_ratio  # the spec's leaf down:up; every tier above is 1:1
     up = np.zeros(S, np.int64)
     down = np.zeros(S, np.int64)
     nup = np.zeros(S, np.int64)
@@ -60,16 +59,17 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     below = (w.sw_tier < top) & (down > 0)
     ratios = np.full(S, np.nan)
     ratios[below] = np.where(up[below] > 0, down[below] / np.maximum(up[below], 1), np.inf)
-    allowed_sw = np.where(w.sw_tier == 1, leaf_ratio, 1.0)
+    tier_ratio = np.array([w.spec.ratio_at(j) if j else 1.0 for j in range(top + 1)])  # the spec's down:up per tier
+    allowed_sw = tier_ratio[np.clip(w.sw_tier, 0, top)]
     over = below & (ratios > allowed_sw * (1 + 1e-9))
 
     def over_msg(s: int):
         name = w.sw_names[s]
         free = _free_uplink_ports(w, s)
-        req = "1:1" if allowed_sw[s] == 1 else f"at most {w.spec.oversubscription}"
+        req = "1:1" if allowed_sw[s] == 1 else f"at most {w.spec.ratio_text_at(int(w.sw_tier[s]))}"
         text = (
             f"{name} has {int(ndown[s])} downlink(s) ({int(down[s])} Gb/s) but {int(nup[s])} uplink(s) ({int(up[s])} Gb/s): "
-            f"{ratio(down[s], up[s])} oversubscribed, {req} required"
+            f"{ratio(down[s], up[s])} oversubscribed, {req} required ({tier_role(int(w.sw_tier[s]))} tier)"
         )
         if free:
             text += f"; uplink port(s) without a cable: {port_ranges(free)}"
@@ -285,6 +285,9 @@ def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:
         for p in range(w.planes):
             cuts.append((p, None, a, ~a))
     worst = None
+    promised = 1.0
+    for j in range(1, w.fabric.tiers):
+        promised *= spec.ratio_at(j)
     edge_label = graph.label[graph.u]
     inj = int(spec.link_speed)  # what a GPU's NIC injects into one plane
     for p, r, A, B in cuts:
@@ -317,8 +320,8 @@ def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:
         multi = np.unique(lo[rest & (lo < n)]) if rest.any() else np.zeros(0, np.int64)
         for g in multi.tolist():  # GPUs with several cables stay nodes of their own
             G.add_edge("S", g, capacity=inj) if side[g] == 1 else G.add_edge(g, "T", capacity=inj)
-        # an oversubscribed leaf passes up only 1/ratio of what its GPUs inject
-        demand = int(inj * int(min(A.sum(), B.sum())) / spec.oversubscription_ratio)
+        # an oversubscribed tier passes up only 1/ratio of what comes in from below
+        demand = int(inj * int(min(A.sum(), B.sum())) / promised)
         flow = int(nx.maximum_flow_value(G, "S", "T")) if "S" in G and "T" in G else 0
         res = (flow - demand, p, r, flow, demand)
         if worst is None or res < worst:

@@ -62,9 +62,9 @@ def check(w: Wire) -> None:
     used = int(w.sw_tier[ends > 0].max(initial=0))
     k, K = spec.radix, spec.hb_domain
     if w.rail_only:
-        minimum = counts.rail_only_tiers(spec.gpus, K, k, spec.leaf_up)
+        minimum = counts.rail_only_tiers(spec.gpus, K, spec.shape)
     else:
-        minimum = counts.rail_optimized_tiers(spec.gpus, K, k, spec.packs_rails("rail-optimized"), spec.leaf_up)
+        minimum = counts.rail_optimized_tiers(spec.gpus, K, spec.shape, spec.packs_rails("rail-optimized"))
     w.report.figures["tiers"] = used
     w.report.figures["min_tiers"] = minimum
     if used != minimum:
@@ -73,7 +73,7 @@ def check(w: Wire) -> None:
             "warning",
             (),
             (),
-            f"the wiring uses {used} tier(s); the minimum for {spec.gpus} GPUs, HB domain {K}, radix {k} ({w.fabric.arch}) is {minimum}",
+            f"the wiring uses {used} tier(s); the minimum for {spec.gpus} GPUs, HB domain {K}, radix {'/'.join(map(str, spec.tier_radix)) if spec.tier_radix else k} ({w.fabric.arch}) is {minimum}",
             "a Clos with the fewest tiers that fit costs the fewest switches and hops" if used > minimum else "fewer tiers than the minimum cannot be full bisection",
         )
     w.report.checks["tiers"] = (

@@ -646,6 +646,8 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     spec_row = {}
     for key, value in spec.to_dict().items():
         value = spec.workload.describe() if key == "workload" else value  # the section in one line; the Analysis sheet has the rest
+        if isinstance(value, (list, tuple)):  # per-tier lists (radix, oversubscription), leaf first
+            value = ", ".join(map(str, value))
         spec_row[key] = add(cell(ws, key), cell(ws, value, COUNT if type(value) is int else None))
     add()
 
