@@ -390,13 +390,13 @@ def _radix_list(raw: Any, values: dict[str, Any], problems: list[Problem]) -> An
     items = _split_list(raw)
     if items is None:
         return raw
+    if len(items) > counts.MAX_TIERS:
+        problems.append(Problem("radix", f"radix lists {len(items)} tiers; at most {counts.MAX_TIERS} are supported", "one entry per switch tier, leaf first; the last entry repeats upward"))
+        return None
     nums = [_as_int(x) for x in items]
     bad = [f"radix[{i}]" for i, x in enumerate(nums) if x is None or x <= 0 or x > LIMITS["radix"]]
     if not items or bad:
         problems.append(Problem("radix", f"radix must be a positive whole number (at most {LIMITS['radix']:,}) or a list of them (one per switch tier, leaf first), got {show(raw)}", "e.g. radix: 64, or radix: [32, 288] for 32-port leaves under 288-port spines"))
-        return None
-    if len(nums) > counts.MAX_TIERS:
-        problems.append(Problem("radix", f"radix lists {len(nums)} tiers; at most {counts.MAX_TIERS} are supported", "one entry per switch tier, leaf first; the last entry repeats upward"))
         return None
     if len(set(nums)) > 1:
         values["tier_radix"] = tuple(nums)  # type: ignore[arg-type]
@@ -443,22 +443,17 @@ def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem], field: str
     """
     from math import gcd
 
-    m = RATIO_RE.fullmatch(raw) if isinstance(raw, str) and len(raw) < 100 else None
-
     role = tier_role(tier)
-    m = RATIO_RE.match(raw) if isinstance(raw, str) else None
+    m = RATIO_RE.fullmatch(raw) if isinstance(raw, str) and len(raw) < 100 else None
     if isinstance(raw, int) and not isinstance(raw, bool):
         d, u = raw, 1
     elif m:
         d, u = int(m.group(1)), int(m.group(2))
     else:
-        problems.append(Problem("oversubscription", f"oversubscription must be a ratio down:up such as '3:1', got {show(raw)}", "write it as \"d:u\" with whole numbers, e.g. 1:1 (the default, non-blocking), 3:1 or 7:1"))
-        return
+        problems.append(Problem(field, f"oversubscription must be a ratio down:up such as '3:1', got {show(raw)}", "write it as \"d:u\" with whole numbers, e.g. 1:1 (the default, non-blocking), 3:1 or 7:1"))
+        return None
     if max(d, u) > MAX_RATIO_PART:
-        problems.append(Problem("oversubscription", f"oversubscription parts must be at most {MAX_RATIO_PART:,}, got {show(raw)}", "a leaf has at most 4,096 ports; e.g. 3:1 or 7:1"))
-        return
-
-        problems.append(Problem(field, f"oversubscription must be a ratio down:up such as '3:1', got {raw!r}", "write it as \"d:u\" with whole numbers, e.g. 1:1 (the default, non-blocking), 3:1 or 7:1"))
+        problems.append(Problem(field, f"oversubscription parts must be at most {MAX_RATIO_PART:,}, got {show(raw)}", f"a {role} has at most 4,096 ports; e.g. 3:1 or 7:1"))
         return None
     if u <= 0 or d < u:
         problems.append(Problem(field, f"oversubscription {d}:{u} is below 1:1", f"a {role} needs at least as many Gb/s down as up: use 1:1 or more, e.g. 3:1"))
