@@ -25,6 +25,15 @@ def run() -> None:
     except Interrupted as exc:
         sys.stderr.write(f"topogen: interrupted ({signal.Signals(exc.signum).name}); no partial output was left behind\n")
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        # The last line of defence for a path the system refuses (a name too long, a loop of
+        # links...): every command checks its inputs first, but a path it could not foresee
+        # still gets a one-line error naming it, and exit 2, never a traceback.
+        from .errors import show
+
+        where = f" {show(exc.filename)}" if exc.filename is not None else ""
+        sys.stderr.write(f"error: cannot use{where}: {exc.strerror or exc}; check the paths given on the command line\n")
+        sys.exit(2)
 
 
 if __name__ == "__main__":

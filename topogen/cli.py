@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from . import __version__, pipeline
-from .errors import InputError, Problem
+from .errors import InputError, Problem, show
 from .exports.workers import default_jobs
 from .model import link_tier_name
 from .spec import Spec, load_spec, plain_number
@@ -244,7 +244,9 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwar
     except InputError as exc:
         fail_input(exc)
     except OSError as exc:
-        fail_input(InputError([Problem("out", f"cannot write to {out!r}: {exc.strerror or exc}", "choose a writable --out directory")]))
+        if out is None or not str(exc.filename or "").startswith(str(out)):
+            raise  # not about --out: the program's last line of defence names the path
+        fail_input(InputError([Problem("out", f"cannot write to {show(out)}: {exc.strerror or exc}", "choose a writable --out directory")]))
     click.echo("\n\n".join(checks.render(r) for r in reports))
     sys.exit(0 if all(r.valid for r in reports) else 1)
 

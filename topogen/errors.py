@@ -33,6 +33,17 @@ def show(value: Any) -> str:
     return _SHORT.repr(value)
 
 
+MAX_TEXT = 800  # characters of a problem's message or hint; longer text is cut in the middle
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` at most about ``limit`` characters: its head and tail, and how much was left out."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 4) :]
+    return f"{head} … ({len(text) - len(head) - len(tail):,} characters cut) … {tail}"
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One bad input: where (a field path such as ``radix`` or ``switches[2].price``), what, and a hint."""
@@ -40,6 +51,13 @@ class Problem:
     path: str
     message: str
     hint: str = ""
+
+    def __post_init__(self) -> None:
+        """Every field is cut to a readable length, whatever value a message quoted in full."""
+        for name, limit in (("path", 200), ("message", MAX_TEXT), ("hint", MAX_TEXT)):
+            text = getattr(self, name)
+            if len(text) > limit:
+                object.__setattr__(self, name, cut(text, limit))
 
     def render(self) -> str:
         text = f"{self.path}: {self.message}"

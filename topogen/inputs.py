@@ -19,6 +19,14 @@ MAX_ASBUILT_BYTES = 1 << 30  # an ibnetdiscover dump or lldpctl JSON file, read 
 KIND_NAMES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
+def is_file(path) -> bool:
+    """``Path.is_file`` that never raises: a name too long or otherwise unusable is simply not a file."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def human_bytes(n: int) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 
-from . import __version__, counts, resources
+from . import __version__, counts, inputs, resources
 from .errors import InputError, Problem, show
 from .inputs import CONTROL_RE
 from .model import tier_role
@@ -205,7 +205,7 @@ def available_presets() -> list[str]:
 def resolve_spec_path(ref: str):
     """A spec argument is a path, or the name of a bundled preset (``topogen presets``)."""
     p = Path(ref)
-    if p.is_file() or p.suffix in (".yaml", ".yml") or "/" in ref:
+    if inputs.is_file(p) or p.suffix in (".yaml", ".yml") or "/" in ref:
         return p
     preset = resources.template_path("clusters", ref)
     if preset is None:
@@ -263,7 +263,7 @@ def _catalog_known(ref: str) -> bool:
     if ref in available_catalogs():
         return True
     p = Path(ref)
-    return p.suffix in (".yaml", ".yml") and p.is_file()
+    return p.suffix in (".yaml", ".yml") and inputs.is_file(p)
 
 
 def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = None, default_name: str = "cluster", base_dir: str = "") -> Spec:
