@@ -109,20 +109,33 @@ def test_sweep_order_and_dedupe():
     assert all(s.arch == "both" for s in specs)
 
 
-def test_sweep_error_names_the_bad_combination():
+def test_sweep_skips_the_bad_combination_and_reports_it():
     res = run("--gpus", "32768,1000", "--hb-domain", "256", "--radix", "64")
+    assert res.exit_code == 0
+    assert "32,768" in res.stdout and "1,000" not in res.stdout
+    assert res.stderr == (
+        "skipped 1 of 2 combinations that cannot be built:\n"
+        "  gpus=1000: gpus: gpus 1000 is not a whole number of HB domains of 256 (use a multiple of hb_domain, e.g. 768 or 1024)\n"
+    )
+    res = run("--gpus", "32768,1000", "--hb-domain", "256", "--radix", "64", "--json")
+    doc = json.loads(res.stdout)
+    assert [r["gpus"] for r in doc["rows"]] == [32768] and doc["skipped"][0]["combination"] == "gpus=1000"
+
+
+def test_sweep_error_when_no_combination_builds():
+    res = run("--gpus", "1000,2000", "--hb-domain", "256", "--radix", "64")
     assert res.exit_code == 2
-    assert res.stderr == "error: gpus: gpus 1000 is not a whole number of HB domains of 256 (for gpus=1000); use a multiple of hb_domain, e.g. 768 or 1024\n"
+    assert res.stderr.startswith("error: 2 problems in the input:") and "(for gpus=1000)" in res.stderr and "(for gpus=2000)" in res.stderr
 
 
 def test_sweep_empty_value():
     res = run("--gpus", "32768,,65536", "--hb-domain", "256", "--radix", "64")
-    assert res.exit_code == 2
-    assert "got '' (for gpus=)" in res.stderr
+    assert res.exit_code == 0
+    assert "gpus=: gpus: " in res.stderr and "got ''" in res.stderr
 
 
 def test_sweep_radix_the_catalog_cannot_supply():
     res = run("--gpus", "1024", "--hb-domain", "8", "--radix", "64,32", "--catalog", "ndr-400g")
-    assert res.exit_code == 2
-    assert res.stderr == "error: radix: catalog ndr-400g has no 400G switch with radix 32; it supplies 200G: radix 128; 400G: radix 64\n"
-    assert res.stdout == ""
+    assert res.exit_code == 0
+    assert res.stderr == "skipped 1 of 2 combinations that cannot be built:\n  radix=32: radix: catalog ndr-400g has no 400G switch with radix 32 (it supplies 200G: radix 128; 400G: radix 64)\n"
+    assert "1,024" in res.stdout

@@ -25,7 +25,7 @@ def test_paper_catalog_says_cables_are_not_priced(tmp_path):
     assert " 0 cables" not in res.output and "0.0 kW" not in res.output
     assert "cables not priced (98,304 links; the catalog lists no cables)" in res.output
     assert "196,608 transceivers" in res.output and "($5,984.00 per GPU)" in res.output
-    assert res.output.startswith("n32768-k256-r64: 32,768 GPUs, HB domain 256 (128 domains), radix 64, 400 Gb/s, 1 plane\n")
+    assert res.stdout.startswith("n32768-k256-r64: 32,768 GPUs, HB domain 256 (128 domains), radix 64, 400 Gb/s, 1 plane\n")
 
 
 def test_one_gpu_is_singular(tmp_path):

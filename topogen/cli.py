@@ -10,6 +10,7 @@ import click
 
 from . import __version__, pipeline
 from .errors import InputError, Problem, show
+from .exports import EXPORTERS
 from .exports.workers import default_jobs
 from .model import link_tier_name
 from .spec import Spec, load_spec, plain_number
@@ -21,7 +22,7 @@ def spec_options(f):
     """The spec flags, declared once and shared by every command that takes a spec."""
     opts = [
         click.argument("spec", required=False),
-        click.option("--name", help="Cluster name (output goes to out/<name>/)."),
+        click.option("--name", help="Cluster name (the spec's name; `build` writes to out/<name>/ by default)."),
         click.option("--gpus", help="Number of GPUs N (a multiple of --hb-domain)."),
         click.option("--hb-domain", "hb_domain", help="GPUs per HB domain K (8, 72, 256...)."),
         click.option("--radix", help="Switch ports at link speed (even)."),
@@ -87,24 +88,36 @@ def main() -> None:
 @spec_options
 @click.option("--out", "out", help="Output directory (default out/<name>); replaced only when empty or holding topogen's own earlier output.")
 @click.option("--force", is_flag=True, help="Also replace topogen outputs changed since they were written (files topogen did not write are never deleted).")
-@click.option("--formats", help="Comma-separated exporters to run (default all).")
+@click.option("--formats", help=f"Comma-separated exporters to run: {', '.join(EXPORTERS)} (default all; validation always runs).")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors (no progress, summary or file list).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
-def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, **kwargs) -> None:
-    """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/."""
+def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, **kwargs) -> None:
+    """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/.
+
+    Progress goes to stderr (a bar on a terminal, one line per phase
+    otherwise); at the end the summary and every file written with its size.
+    Exit status: 0 success, 1 the design failed validation, 2 bad input.
+    """
     from . import outdir
+    from .progress import Progress
 
     try:
         s = resolve(spec, kwargs)
         fmts = pipeline.resolve_formats(formats)
         out_dir = Path(out) if out else Path("out") / s.name
         outdir.check(out_dir, force)  # before the build: a refusal costs nothing
-        ctx = pipeline.build(s)
-        pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force)
+        warn_size(s, fmts)
+        progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
+        ctx = pipeline.build(s, progress)
+        written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
+        progress.done()
     except InputError as exc:
         fail_input(exc)
-    click.echo(render_summary(ctx, out_dir))
-    for message in ctx.messages:
-        click.echo(f"note: {message}")
+    if not quiet:
+        click.echo(render_summary(ctx, out_dir))
+        for message in ctx.messages:
+            click.echo(f"note: {message}")
+        click.echo(render_files(out_dir, written))
     if not ctx.valid:
         from . import validate as checks
 
@@ -113,6 +126,31 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
                 click.echo(checks.render(report), err=True)
         click.echo(f"error: the wiring failed validation; {out_dir}/ holds only summary.json, validation.json and manifest.json", err=True)
         sys.exit(1)
+
+
+def warn_size(spec: Spec, formats: list[str]) -> None:
+    """Warn on stderr, before anything is built, when the outputs will take more than about 1 GB."""
+    from . import counts
+    from .exports.sizes import WARN_BYTES, estimate_bytes
+    from .figures import count
+    from .inputs import human_bytes
+
+    links = sum(sum(counts.arch_counts(spec, arch).links_per_tier) for arch in spec.arches)
+    size = estimate_bytes(links, formats)
+    if size > WARN_BYTES:
+        click.echo(f"warning: this build will write about {human_bytes(size)} ({count(links)} links, formats {', '.join(formats)}); pick fewer with --formats", err=True)
+
+
+def render_files(out_dir: Path, paths: list[Path]) -> str:
+    """Every file written with its size, right-aligned, in the order written."""
+    from .inputs import human_bytes
+
+    sizes = [(p, p.stat().st_size) for p in paths]
+    total = sum(n for _, n in sizes)
+    lines = [f"{len(sizes):,} files, {human_bytes(total)}, in {out_dir}/:"]
+    for p, n in sizes:
+        lines.append(f"  {human_bytes(n):>10}  {p.relative_to(out_dir).as_posix()}")
+    return "\n".join(lines)
 
 
 def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
@@ -186,20 +224,26 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
     --gpus, --hb-domain, --radix and --link-speed take lists, e.g.
     --gpus 32768,65536 --radix 32,64,128,256 --hb-domain 256 --catalog paper.
     Both architectures are always built (the spec's arch is ignored).
+    Combinations that cannot be built are skipped and listed on stderr
+    (JSON: "skipped"); exit 2 only when none can be built.
     """
     from . import compare as cmp
 
     try:
         overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
-        rows = cmp.compare(cmp.sweep_specs(spec, overrides))
+        rows, skipped = cmp.sweep(spec, overrides)
     except InputError as exc:
         fail_input(exc)
     if as_json:
         import json
 
-        click.echo(json.dumps({"rows": rows}, indent=2))
+        click.echo(json.dumps({"rows": rows, "skipped": [{"combination": x.combo, "problems": [p.message for p in x.problems]} for x in skipped]}, indent=2))
     else:
         click.echo(cmp.render_table(rows))
+    if skipped:
+        click.echo(f"skipped {len(skipped)} of {len(rows) + len(skipped)} combinations that cannot be built:", err=True)
+        for x in skipped:
+            click.echo(f"  {x.render()}", err=True)
 
 
 @main.command("validate")

@@ -20,6 +20,7 @@ rail-optimized figure is 0, e.g. power in the paper's catalog).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from itertools import product
 from typing import Any, Mapping
 
@@ -40,18 +41,23 @@ def _split(key: str, raw: Any) -> list[Any]:
     return [raw]
 
 
+def _combinations(overrides: Mapping[str, Any]) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
+    """The values of each sweep key and every combination of them, at most :data:`MAX_SWEEP`."""
+    values = {k: list(dict.fromkeys(_split(k, overrides.get(k)))) for k in SWEEP_KEYS}
+    total = math.prod(max(1, len(v)) for v in values.values())
+    if total > MAX_SWEEP:
+        sizes = " x ".join(f"{len(values[k])} {k}" for k in SWEEP_KEYS if len(values[k]) > 1)
+        raise InputError([Problem("sweep", f"the sweep has {total:,} combinations ({sizes}); at most {MAX_SWEEP:,} are compared", "sweep fewer values at once")])
+    return values, [dict(zip(SWEEP_KEYS, c)) for c in product(*(values[k] for k in SWEEP_KEYS))]
+
+
 def sweep_specs(spec_ref: str | None, overrides: Mapping[str, Any]) -> list[Spec]:
     """Resolve every combination of the comma-separated sweep values into a spec (both architectures).
 
     Raises one InputError with every problem of every combination; a problem
     that only some combinations have names them.
     """
-    values = {k: list(dict.fromkeys(_split(k, overrides.get(k)))) for k in SWEEP_KEYS}
-    total = math.prod(max(1, len(v)) for v in values.values())
-    if total > MAX_SWEEP:
-        sizes = " x ".join(f"{len(values[k])} {k}" for k in SWEEP_KEYS if len(values[k]) > 1)
-        raise InputError([Problem("sweep", f"the sweep has {total:,} combinations ({sizes}); at most {MAX_SWEEP:,} are compared", "sweep fewer values at once")])
-    combos = [dict(zip(SWEEP_KEYS, c)) for c in product(*(values[k] for k in SWEEP_KEYS))]
+    values, combos = _combinations(overrides)
     specs: list[Spec] = []
     failed: dict[tuple[str, str, str], list[str]] = {}
     for combo in combos:
@@ -73,6 +79,45 @@ def sweep_specs(spec_ref: str | None, overrides: Mapping[str, Any]) -> list[Spec
             problems.append(Problem(path, message, hint))
         raise InputError(problems)
     return specs
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A sweep combination that cannot be built, and why."""
+
+    combo: str  # "gpus=1000, radix=32"
+    problems: tuple[Problem, ...]
+
+    def render(self) -> str:
+        return f"{self.combo}: " + "; ".join(f"{p.path}: {p.message}" + (f" ({p.hint})" if p.hint else "") for p in self.problems)
+
+
+def sweep(spec_ref: str | None, overrides: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[Skipped]]:
+    """Rows for every buildable combination of a sweep, and the combinations skipped.
+
+    A combination whose spec or catalog check fails is skipped (and reported)
+    instead of failing the whole sweep; InputError only when none can be built
+    (or the sweep is a single spec), with every problem as :func:`sweep_specs` gives it.
+    """
+    values, combos = _combinations(overrides)
+    if len(combos) == 1:
+        return compare(sweep_specs(spec_ref, overrides)), []
+    rows: list[dict[str, Any]] = []
+    skipped: list[Skipped] = []
+    loaded: dict[str, catalog.Catalog] = {}
+    for combo in combos:
+        label = ", ".join(f"{k}={v}" for k, v in combo.items() if len(values[k]) > 1)
+        try:
+            (spec,) = sweep_specs(spec_ref, {**overrides, **combo})
+            if spec.catalog not in loaded:
+                loaded[spec.catalog] = catalog.load_catalog(spec.catalog_ref)
+            rows.append(compare_spec(spec, loaded[spec.catalog]))
+        except InputError as exc:
+            skipped.append(Skipped(label, tuple(exc.problems)))
+    if not rows:
+        sweep_specs(spec_ref, overrides)  # every problem of every combination, at once
+        raise InputError([p for x in skipped for p in x.problems])
+    return rows, skipped
 
 
 def compare_spec(spec: Spec, hw: catalog.Catalog) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import __version__, bom, catalog, clos, counts, layout, validate
 from .analysis import fabric as analysis
@@ -44,17 +44,27 @@ class BuildContext:
         return all(r.valid for r in self.reports.values())
 
 
-def build(spec: Spec) -> BuildContext:
-    """Run every phase for ``spec`` (no files written)."""
+BUILD_PHASES = 6  # the progress() calls of build(), for a progress bar's length
+
+
+def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildContext:
+    """Run every phase for ``spec`` (no files written); ``progress(phase)`` hears each phase start."""
+    step = progress or (lambda _phase: None)
+    step("catalog and closed form")
     closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}  # closed form, no wiring yet
     hw = catalog.load_catalog(spec.catalog_ref)  # catalog, checked against the spec before any wiring
     catalog.check_spec(hw, spec, {arch: c.tiers for arch, c in closed.items()})
+    step("wiring")
     fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model
     ctx = BuildContext(spec, fabrics, closed)
+    step("validation")
     ctx.reports = {arch: validate.validate(f, expected=f) for arch, f in fabrics.items()}  # validate (a generated fabric is the spec's own table)
+    step("layout")
     ctx.layouts = {arch: layout.plan(f) for arch, f in fabrics.items()}  # layout: racks, U, cable lengths
     ctx.catalog = hw
+    step("bill of materials")
     ctx.boms = {arch: bom.compile_bom(f, hw, ctx.layouts[arch]) for arch, f in fabrics.items()}  # BOM, media per cable by its length
+    step("analyses and summary")
     ctx.analysis = analysis.build_section(spec) if spec.workload is not None else None  # analyses
     ctx.summary = make_summary(ctx)
     return ctx
@@ -82,7 +92,7 @@ def export_formats(ctx: BuildContext, formats: list[str]) -> list[str]:
     return [f for f in EXPORTERS if f in formats or f == "validation"]
 
 
-def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: int = 1, force: bool = False) -> list[Path]:
+def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: int = 1, force: bool = False, progress: Callable[[str], None] | None = None) -> list[Path]:
     """Write the chosen exports, ``summary.json`` and ``manifest.json`` into ``out_dir`` atomically.
 
     ``out_dir`` is replaced as :mod:`topogen.outdir` allows (``force``: also topogen
@@ -91,8 +101,11 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
     ``jobs > 1`` runs the exporters in that many worker processes forked after
     the build (:mod:`topogen.exports.workers`); the files are byte-identical.
     """
+    step = progress or (lambda _phase: None)
     with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:
+        step(f"writing {', '.join(formats)}" + (f" ({jobs} workers)" if jobs > 1 and len(formats) > 1 else ""))
         written = workers.run(ctx, tmp, formats, jobs)
+        step("manifest")
         summary_path = tmp / "summary.json"
         write_output_text(summary_path, json.dumps(ctx.summary, indent=2, sort_keys=False) + "\n")
         written.append(summary_path)
