@@ -367,3 +367,18 @@ def test_mutation_tier_over_its_oversubscription():
     keep[leaf_up] = False
     h = validate.validate(Fabric(f.spec, f.arch, f.tiers, f.switches, f.links.take(keep), []))
     assert any(x.check == "capacity.oversubscription" and "1:1 required" in x.message for x in h.findings)
+
+
+def test_chassis_spine_preset():
+    """The chassis-spine preset: 2 tiers with 288-port spines where uniform 32-port needs 3."""
+    from topogen import pipeline
+    from topogen.spec import load_spec
+
+    s = load_spec("chassis-spine")
+    ctx = pipeline.build(s)
+    assert ctx.valid
+    f = ctx.fabrics["rail-optimized"]
+    assert f.switches_per_tier() == [256, 16]
+    assert counts.arch_counts(build_spec({"gpus": 4096, "hb_domain": 8, "radix": 32}), "rail-optimized").switches_per_tier == (256, 256, 128)
+    sw = {x.tier: x.sku for x in ctx.boms["rail-optimized"].lines if x.category == "switch"}
+    assert sw == {1: "FIXED-32X400G", 2: "CHASSIS-288X400G"}
