@@ -370,11 +370,11 @@ def test_mutation_tier_over_its_oversubscription():
 
 
 def test_chassis_spine_preset():
-    """The chassis-spine preset: 2 tiers with 288-port spines where uniform 32-port needs 3."""
+    """The leaf32-spine288 preset (a chassis-spine design): 2 tiers with 288-port spines where uniform 32-port needs 3."""
     from topogen import pipeline
     from topogen.spec import load_spec
 
-    s = load_spec("chassis-spine")
+    s = load_spec("leaf32-spine288")
     ctx = pipeline.build(s)
     assert ctx.valid
     f = ctx.fabrics["rail-optimized"]
