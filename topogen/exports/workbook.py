@@ -703,7 +703,7 @@ def write_summary(wb, ctx, lay: Layout) -> None:
             notes.append(f"{a}: no bill of materials was compiled, so its cost, power, transceiver and cable figures are empty.")
     notes.append("Cabling sheets: one row per cable, A = lower end, Z = upper end; A-Type/Z-Type HCA is a GPU NIC port, SW a switch port; the Cable column is the cable id of <arch>/cabling.csv.")
     notes.append(
-        f"Ports sheets: below the top tier, ports p1..p{spec.radix // 2} face down and the rest face up; "
+        f"Ports sheets: below the top tier a switch's down ports come first (a leaf: p1..p{spec.shape.split(1)[0]}) and its uplinks follow; "
         "top-tier switches use every port facing down."
     )
     notes.append("Cost and power figures are formulas over the BOM sheets: edit a unit price or quantity there and the totals, savings and chart follow.")
