@@ -288,6 +288,8 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     merged["radix"] = _radix_list(merged["radix"], values, problems)
     for key in ("gpus", "hb_domain", "radix", "link_speed", "planes"):
         raw = merged[key]
+        if raw is REPORTED:
+            continue
         if raw is None:
             problems.append(Problem(key, f"{key} is required", f"set {key}: {_int_hint(key)}"))
             continue
@@ -385,6 +387,9 @@ def _split_list(raw: Any) -> list[Any] | None:
     return None
 
 
+REPORTED = object()  # a field whose problem is already reported: later checks skip it
+
+
 def _radix_list(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Any:
     """``radix`` as a list per switch tier (leaf first): check each entry; return the leaf's for the scalar checks."""
     items = _split_list(raw)
@@ -392,12 +397,13 @@ def _radix_list(raw: Any, values: dict[str, Any], problems: list[Problem]) -> An
         return raw
     if len(items) > counts.MAX_TIERS:
         problems.append(Problem("radix", f"radix lists {len(items)} tiers; at most {counts.MAX_TIERS} are supported", "one entry per switch tier, leaf first; the last entry repeats upward"))
-        return None
+        return REPORTED
     nums = [_as_int(x) for x in items]
     bad = [f"radix[{i}]" for i, x in enumerate(nums) if x is None or x <= 0 or x > LIMITS["radix"]]
     if not items or bad:
-        problems.append(Problem("radix", f"radix must be a positive whole number (at most {LIMITS['radix']:,}) or a list of them (one per switch tier, leaf first), got {show(raw)}", "e.g. radix: 64, or radix: [32, 288] for 32-port leaves under 288-port spines"))
-        return None
+        which = f" ({', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not)" if items and bad and len(items) > 1 else ""
+        problems.append(Problem("radix", f"radix must be a positive whole number (at most {LIMITS['radix']:,}) or a list of them (one per switch tier, leaf first){which}, got {show(raw)}", "e.g. radix: 64, or radix: [32, 288] for 32-port leaves under 288-port spines"))
+        return REPORTED
     if len(set(nums)) > 1:
         values["tier_radix"] = tuple(nums)  # type: ignore[arg-type]
     return nums[0]
