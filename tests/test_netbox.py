@@ -291,3 +291,17 @@ def test_readme_documents_the_import(clusters):
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     for needle in ("sites.csv", "device-types.csv", "5–15 cables", "REST API", "2.5 MiB"):
         assert needle in readme, needle
+
+
+def test_each_switch_tier_has_its_own_device_type(tmp_path):
+    """A per-tier radix puts 288-port chassis above 32-port leaves: NetBox types each tier as what the BOM buys."""
+    out = build(tmp_path, "chassis", "--gpus", "4096", "--hb-domain", "8", "--radix", "32,288", "--catalog", "chassis-400g", "--arch", "rail-optimized")
+    _, types = read(out / "netbox" / "device-types.csv")
+    models = {t["model"] for t in types}
+    by_role: dict[str, set[str]] = {}
+    for p in parts(out / "rail-optimized" / "netbox", "devices"):
+        for row in read(p)[1]:
+            by_role.setdefault(row["role"], set()).add(row["device_type"])
+    assert by_role["leaf"] == {"FIXED-32X400G"}
+    assert by_role["spine"] == {"CHASSIS-288X400G"}
+    assert set().union(*by_role.values()) <= models  # every device type is importable first

@@ -107,6 +107,12 @@ class Bom:
         return sum(x.quantity for x in self.lines if x.category == category)
 
     @property
+    def switch_skus(self) -> list[str]:
+        """The switch SKU of each tier, leaf first: a per-tier radix puts chassis above fixed boxes."""
+        by_tier = {x.tier: x.sku for x in self.lines if x.category == "switch"}
+        return [by_tier.get(t, self.switch_sku) for t in range(1, self.tiers + 1)]
+
+    @property
     def switches(self) -> int:
         return self.quantity("switch")
 
@@ -186,6 +192,7 @@ class Bom:
             "catalog_sha256": self.catalog_sha256,
             "currency": "USD",
             "switch_sku": self.switch_sku,
+            "switch_skus": self.switch_skus,
             "media": [self.media[t].to_dict() for t in sorted(self.media)],
             "lines": [_line_dict(x) for x in self.sku_lines()],
             "lines_by_tier": [_line_dict(x) for x in self.lines],
@@ -305,6 +312,7 @@ def summary_fields(bom: Bom) -> dict[str, Any]:
     tot = bom.totals()
     return {
         "switch_sku": bom.switch_sku,
+        "switch_skus": bom.switch_skus,
         "transceivers": tot["transceivers"],
         "cables": tot["cables"],
         "cost": tot["cost"],
