@@ -64,6 +64,25 @@ class Problem:
         return f"{text}; {self.hint}" if self.hint else text
 
 
+def unknown_keys(data, allowed: tuple[str, ...], path: str, problems: list[Problem]) -> None:
+    """Report every key of the mapping ``data`` not in ``allowed``, as ``<path>.<key>``, sorted."""
+    for key in sorted(str(k) for k in data if k not in allowed):
+        problems.append(Problem(f"{path}.{key}", f"unknown key {show(key)}", f"allowed keys: {', '.join(allowed)}"))
+
+
+def check_section(raw, allowed: tuple[str, ...], path: str, problems: list[Problem]) -> bool:
+    """A nested input section (``workload:``, ``layout:``...): a mapping of allowed keys.
+
+    Reports a non-mapping or unknown keys into ``problems``; False when ``raw`` is not a
+    mapping at all (nothing more can be read from it).
+    """
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, f"{path.rsplit('.', 1)[-1]} must be a mapping, got {show(raw)}", f"keys: {', '.join(allowed)}"))
+        return False
+    unknown_keys(raw, allowed, path, problems)
+    return True
+
+
 class InputError(Exception):
     """Bad user input (spec, catalog, cabling file, output location); exit code 2."""
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import resources
-from ..errors import InputError, Problem
+from ..errors import InputError, Problem, check_section, unknown_keys
 from ..yamlfile import read_yaml
 from . import dp_traffic
 from .checkpoint import OPTIMIZERS, PATHS
@@ -97,9 +97,40 @@ def parse_batch(raw: Any) -> tuple[float, int | None] | None:
     return (v, None) if v is not None and v > 0 else None
 
 
+class _Sourced:
+    """A model or GPU preset whose values each name where they come from (``sources``)."""
+
+    __slots__ = ()
+    KIND = ""
+    name: str
+    description: str
+    sources: tuple[tuple[str, str, str], ...]
+
+    def source(self, key: str) -> tuple[str, str]:
+        """``(status, where)`` of a value: as its preset states it, else the user's own."""
+        for k, status, where in self.sources:
+            if k == key:
+                return status, where
+        return "user", f"{self.KIND} {self.name}"
+
+    def param(self, key: str, label: str, value: Any) -> Param:
+        status, where = self.source(key)
+        return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), status, where)
+
+    def _with_provenance(self, d: dict[str, Any]) -> dict[str, Any]:
+        """``d`` plus the description and sources, as the input schema writes them."""
+        if self.description:
+            d["description"] = self.description
+        if self.sources:
+            d["sources"] = _sources_dict(self.sources)
+        return d
+
+
 @dataclass(frozen=True, slots=True)
-class Model:
+class Model(_Sourced):
     """A transformer as the models need it; ``sources`` maps a field to (status, where)."""
+
+    KIND = "model"
 
     name: str
     layers: int
@@ -123,12 +154,6 @@ class Model:
     def is_moe(self) -> bool:
         return self.experts is not None and self.top_k is not None
 
-    def source(self, key: str) -> tuple[str, str]:
-        for k, status, where in self.sources:
-            if k == key:
-                return status, where
-        return "user", f"model {self.name}"
-
     def to_dict(self) -> dict[str, Any]:
         """The model in the input schema (what a spec file would say): parsing it gives this model back."""
         d: dict[str, Any] = {"name": self.name, "layers": self.layers, "d_model": self.d_model, "params": self.params, "batch": self.batch_tokens, "m_cc": self.m_cc}
@@ -140,19 +165,14 @@ class Model:
         moe = {k: getattr(self, k) for k in MOE_KEYS if getattr(self, k) is not None}
         if moe:
             d["moe"] = moe
-        if self.description:
-            d["description"] = self.description
-        if self.sources:
-            d["sources"] = _sources_dict(self.sources)
-        return d
-
-    def param(self, key: str, label: str, value: Any) -> Param:
-        status, where = self.source(key)
-        return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), status, where)
+        return self._with_provenance(d)
 
 
 @dataclass(frozen=True, slots=True)
-class Gpu:
+class Gpu(_Sourced):
+    """A GPU: dense BF16 FLOP/s and, where known, memory and HB-domain bandwidth, each with its source."""
+
+    KIND = "gpu"
     name: str
     flops: float
     memory_gb: float | None = None
@@ -166,17 +186,7 @@ class Gpu:
         for key in ("memory_gb", "hb_bandwidth_gbps"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
-        if self.description:
-            d["description"] = self.description
-        if self.sources:
-            d["sources"] = _sources_dict(self.sources)
-        return d
-
-    def param(self, key: str, label: str, value: Any) -> Param:
-        for k, status, where in self.sources:
-            if k == key:
-                return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), status, where)
-        return Param(f"{label} ({self.name})", value, UNITS.get(key, ""), "user", f"gpu {self.name}")
+        return self._with_provenance(d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,11 +277,6 @@ def _preset(kind: str, ref: str, path: str, problems: list[Problem]) -> dict[str
     return data
 
 
-def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], path: str, problems: list[Problem]) -> None:
-    for key in sorted(str(k) for k in data if k not in allowed):
-        problems.append(Problem(f"{path}.{key}", f"unknown key {key!r}", f"allowed keys: {', '.join(allowed)}"))
-
-
 def _num(data: Mapping[str, Any], key: str, path: str, problems: list[Problem], *, required: bool = False, integer: bool = False, default: Any = None, hint: str = "") -> Any:
     raw = data.get(key)
     if raw is None:
@@ -313,7 +318,7 @@ def _mapping(kind: str, raw: Any, path: str, problems: list[Problem]) -> tuple[d
     if not isinstance(raw, dict):
         problems.append(Problem(path, f"{kind} must be a preset name, a .yaml path or a mapping, got {raw!r}", f"presets: {', '.join(available(kind))}"))
         return None, name_default
-    _unknown(raw, MODEL_KEYS if kind == "model" else GPU_KEYS, path, problems)
+    unknown_keys(raw, MODEL_KEYS if kind == "model" else GPU_KEYS, path, problems)
     return raw, name_default
 
 
@@ -349,7 +354,7 @@ def parse_model(raw: Any, path: str, problems: list[Problem]) -> Model | None:
     if not isinstance(moe, dict):
         problems.append(Problem(f"{path}.moe", "moe must be a mapping", f"keys: {', '.join(MOE_KEYS)}"))
         moe = {}
-    _unknown(moe, MOE_KEYS, f"{path}.moe", problems)
+    unknown_keys(moe, MOE_KEYS, f"{path}.moe", problems)
     m = dict(
         seq_len=_num(raw, "seq_len", path, problems, integer=True),
         active_params=_num(raw, "active_params", path, problems),
@@ -396,7 +401,7 @@ def _parallelism(raw: Any, path: str, problems: list[Problem]) -> Parallelism | 
         problems.append(Problem(path, "parallelism must be a mapping", f"keys: {', '.join(PARALLEL_KEYS)}"))
         return None
     n0 = len(problems)
-    _unknown(raw, PARALLEL_KEYS, path, problems)
+    unknown_keys(raw, PARALLEL_KEYS, path, problems)
     dp = raw.get("dp", "fsdp")
     if dp not in dp_traffic.SCHEMES:
         problems.append(Problem(f"{path}.dp", f"unknown DP scheme {dp!r}", f"valid: {', '.join(dp_traffic.SCHEMES)}"))
@@ -431,7 +436,7 @@ def _checkpoint(raw: Any, path: str, problems: list[Problem]) -> CheckpointPlan 
         problems.append(Problem(path, "checkpoint must be a mapping", f"keys: {', '.join(CHECKPOINT_KEYS)}"))
         return None
     n0 = len(problems)
-    _unknown(raw, CHECKPOINT_KEYS, path, problems)
+    unknown_keys(raw, CHECKPOINT_KEYS, path, problems)
     gbps = _num(raw, "write_GBps", path, problems)
     secs = _num(raw, "write_s", path, problems)
     if (raw.get("write_GBps") is None) == (raw.get("write_s") is None):
@@ -453,11 +458,9 @@ def parse_workload(raw: Any, gpus: int | None, hb_domain: int | None, problems: 
     """
     if raw is None:
         return None
-    if not isinstance(raw, dict):
-        problems.append(Problem(path, f"workload must be a mapping, got {raw!r}", f"keys: {', '.join(WORKLOAD_KEYS)}"))
-        return None
     n0 = len(problems)
-    _unknown(raw, WORKLOAD_KEYS, path, problems)
+    if not check_section(raw, WORKLOAD_KEYS, path, problems):
+        return None
     model = None
     if raw.get("model") is None:
         problems.append(Problem(f"{path}.model", "model is required", f"a preset ({', '.join(available('model'))}), a .yaml path or a mapping"))

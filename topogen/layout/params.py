@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..errors import Problem
+from ..errors import Problem, check_section
 
 SELLABLE_M = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 100)
 PLACES = ("middle", "end")
@@ -81,13 +81,10 @@ def parse_layout(raw: Any, values: dict[str, Any], problems: list[Problem], path
     """The ``layout:`` mapping -> :class:`LayoutSpec`, checked against the spec ``values``; None when absent."""
     if raw is None:
         return None
-    if not isinstance(raw, dict):
-        problems.append(Problem(path, f"layout must be a mapping, got {raw!r}", f"keys: {', '.join(KEYS)}"))
-        return None
     n0 = len(problems)
+    if not check_section(raw, KEYS, path, problems):
+        return None
     out: dict[str, Any] = {}
-    for key in sorted(str(k) for k in raw if k not in KEYS):
-        problems.append(Problem(f"{path}.{key}", f"unknown key {key!r}", f"allowed keys: {', '.join(KEYS)}"))
     for key in INTS:
         if raw.get(key) is None:
             continue
