@@ -31,15 +31,17 @@ CASES = [
 ]
 
 
-def flow_graph(fabric):
+def flow_graph(fabric, gbps: bool = False):
+    """Both directions of every cable: capacity 1 per cable, or its speed in Gb/s."""
     g = nx.DiGraph()
     L = fabric.links
-    for a, z in zip(L.a_dev.tolist(), L.z_dev.tolist()):
+    caps = L.a_speed.tolist() if gbps else [1] * len(L)
+    for a, z, c in zip(L.a_dev.tolist(), L.z_dev.tolist(), caps):
         for u, v in ((a, z), (z, a)):
             if g.has_edge(u, v):
-                g[u][v]["capacity"] += 1
+                g[u][v]["capacity"] += c
             else:
-                g.add_edge(u, v, capacity=1)
+                g.add_edge(u, v, capacity=c)
     return g
 
 
@@ -56,18 +58,22 @@ def cuts(fabric):
         yield f"random-{i}", set(rng.sample(members, rng.randint(1, len(members) - 1)))
 
 
-def cut_flows(fabric):
-    """(cut name, max-flow, |A|, |B|) for each cut of :func:`cuts`, one unit of capacity per cable."""
-    base = flow_graph(fabric)
+def cut_flows(fabric, gbps: bool = False):
+    """(cut name, max-flow, |A|, |B|) for each cut of :func:`cuts`, one unit of capacity per cable.
+
+    With ``gbps`` capacities are the cables' speeds and each GPU injects its NIC's Gb/s
+    (the flow of a non-blocking fabric is then the smaller side x the GPU-leaf speed)."""
+    base = flow_graph(fabric, gbps)
+    inj = fabric.spec.speed_at(1) if gbps else 1
     n, k = fabric.gpus, fabric.hb_domain
     members = set(range(n)) if fabric.arch == "rail-optimized" else set(range(0, n, k))
     for name, side_a in cuts(fabric):
         side_b = members - side_a
         g = base.copy()
         for v in side_a:
-            g.add_edge("s", v, capacity=1)
+            g.add_edge("s", v, capacity=inj)
         for v in side_b:
-            g.add_edge(v, "t", capacity=1)
+            g.add_edge(v, "t", capacity=inj)
         yield name, nx.maximum_flow_value(g, "s", "t"), len(side_a), len(side_b)
 
 

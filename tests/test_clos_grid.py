@@ -58,12 +58,17 @@ def check_fabric(f, closed):
     down = np.array([s.down_ports for s in f.switches])
     assert np.all(L.z_port <= down[L.z_dev - spec.gpus])
     assert np.all(L.a_port[~g] > down[L.a_dev[~g] - spec.gpus])
-    # 1:1 below the top (leaves: at most the spec's down:up): uplink capacity covers downlinks
+    # every link at its tier's speed; a switch's ports count at its downlink speed (a faster uplink takes several)
+    assert np.array_equal(L.a_speed, np.asarray([spec.speed_at(max(1, j)) for j in range(f.tiers + 1)])[L.tier])
+    ups_n = np.bincount(L.a_dev[~g] - spec.gpus, minlength=len(f.switches))
+    factor = np.asarray([spec.shape.factor(j) for j in range(f.tiers + 2)])[f.switch_tiers()]
+    assert np.all(np.bincount(L.z_dev - spec.gpus, minlength=len(f.switches)) + factor * ups_n <= radix)
+    # 1:1 below the top (each tier: at most the spec's down:up) in bandwidth: uplink Gb/s covers downlink Gb/s
     n_sw = len(f.switches)
-    downs = np.bincount(L.z_dev - spec.gpus, minlength=n_sw)
-    ups = np.bincount(L.a_dev[~g] - spec.gpus, minlength=n_sw)
+    downs = np.bincount(L.z_dev - spec.gpus, weights=L.a_speed, minlength=n_sw)
+    ups = np.bincount(L.a_dev[~g] - spec.gpus, weights=L.a_speed[~g], minlength=n_sw)
     non_top = f.switch_tiers() < f.tiers
-    allowed = np.where(f.switch_tiers() == 1, spec.oversubscription_ratio, 1.0)
+    allowed = np.asarray([spec.ratio_at(max(1, j)) for j in range(f.tiers + 1)])[f.switch_tiers()]
     assert np.all(ups[non_top] * allowed[non_top] >= downs[non_top])
     # balanced striping: a switch has the same number of links to each upper switch it uses
     up = ~g
@@ -108,6 +113,9 @@ VARIANTS = [
     {"oversubscription": "3:1"},
     {"oversubscription": "7:1", "provision": "minimal"},
     {"oversubscription": "3:1", "rail_packing": "dedicated"},
+    {"link_speed": [200, 400]},  # uplinks 2x faster: each takes 2 of the radix's ports, a 1:1 tier balances Gb/s
+    {"link_speed": [100, 400], "provision": "minimal"},
+    {"link_speed": [200, 400], "oversubscription": "3:1"},
 ]
 SUBGRID = [(8, 64, d) for d in (1, 3, 33, 129, 1000)] + [(72, 144, d) for d in (1, 5, 73)] + [(256, 32, d) for d in (1, 3, 40)]
 

@@ -232,8 +232,8 @@ def link_media(fabric: Fabric, catalog: Catalog) -> dict[int, Media]:
     cat.check_spec(catalog, spec, {fabric.arch: fabric.tiers})
     out: dict[int, Media] = {}
     for tier in range(1, fabric.tiers + 1):
-        sw, mode = catalog.switch_for(spec.link_speed, spec.radix_at(tier))  # type: ignore[misc]  # the link tier's upper switch
-        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)
+        sw, mode = catalog.switch_at(spec, tier, fabric.tiers)  # type: ignore[misc]  # the link tier's upper switch
+        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.speed_at(tier), spec.gpus_per_node)
         if problems:  # pragma: no cover - check_spec raised already
             raise InputError(problems)
         out[tier] = m
@@ -253,7 +253,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     spec = fabric.spec
     lay = lay if lay is not None else layout.plan(fabric)
     lm = link_media_mod.assign(fabric, catalog, lay.length_m)
-    leaf_sw = catalog.switch_for(spec.link_speed, spec.radix)[0]  # type: ignore[index]
+    leaf_sw = catalog.switch_at(spec, 1, fabric.tiers)[0]  # type: ignore[index]
     L = fabric.links
     n = fabric.gpus
     lines: list[BomLine] = []
@@ -262,7 +262,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     for tier in range(1, fabric.tiers + 1):
         if per_tier[tier - 1]:
             r = spec.radix_at(tier)
-            sw = catalog.switch_for(spec.link_speed, r)[0]  # type: ignore[index]  # each tier its own switch (a 288-port spine is a chassis)
+            sw = catalog.switch_at(spec, tier, fabric.tiers)[0]  # type: ignore[index]  # each tier its own switch (a 288-port spine is a chassis)
             lines.append(BomLine("switch", sw.sku, sw.description, tier, tier_role(tier), "", per_tier[tier - 1], sw.unit_price(r), sw.power_w, sw.price_source, sw.power_source))
         if tier == 1 and nic is not None:
             qty = n * -(-spec.planes // nic.ports)

@@ -138,6 +138,13 @@ class SwitchSku:
                 return m
         return None
 
+    def cage_mode(self, speed: int, cages: int | None) -> PortMode | None:
+        """A port mode at ``speed`` over ``cages`` cages (the same box run at another speed); any for a per-port model."""
+        for m in self.ports:
+            if m.speed == speed and (m.radix is None or cages is None or m.radix == cages * m.per_cage):
+                return m
+        return None
+
     def unit_price(self, radix: int) -> float:
         """Price of one box; a per-port priced model costs ``radix × price_per_port_usd``."""
         if self.price_per_port_usd is not None:
@@ -270,6 +277,25 @@ class Catalog:
         for sw in self.switches:
             m = sw.mode(speed, radix)
             if m is not None:
+                return sw, m
+        return None
+
+    def switch_at(self, spec, tier: int, top: int | None = None) -> tuple[SwitchSku, PortMode] | None:
+        """The switch of ``spec``'s switch tier ``tier``: its radix at its downlink speed.
+
+        Below the top (``tier < top``) uplinks ``f`` times faster than the
+        downlinks need a port mode of the same box at the uplink speed, its
+        cages the same (64 x 400G cages run as 128 x 200G broken out and as
+        64 x 400G): the port modes decide which physical switch serves the tier.
+        """
+        speed_at = getattr(spec, "speed_at", lambda t: spec.link_speed)
+        down, r = speed_at(tier), spec.radix_at(tier) if hasattr(spec, "radix_at") else spec.radix
+        up = speed_at(tier + 1)
+        if top is None or tier >= top or up == down:
+            return self.switch_for(down, r)
+        for sw in self.switches:
+            m = sw.mode(down, r)
+            if m is not None and sw.cage_mode(up, r // m.per_cage if m.radix is not None else None) is not None:
                 return sw, m
         return None
 
@@ -770,17 +796,22 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
     problems: list[Problem] = []
     top = max(tiers_by_arch.values(), default=1)
     radix_at = getattr(spec, "radix_at", lambda tier: spec.radix)
+    speed_at = getattr(spec, "speed_at", lambda tier: spec.link_speed)
     found: dict[int, tuple] = {}
     for tier in range(1, top + 1):
-        r = radix_at(tier)
-        hit = catalog.switch_for(spec.link_speed, r)
+        r, speed = radix_at(tier), speed_at(tier)
+        hit = catalog.switch_at(spec, tier, top)
         if hit is None:
             speeds = {m.speed for sw in catalog.switches for m in sw.ports}
-            if spec.link_speed not in speeds:
-                problems.append(Problem("link_speed", f"catalog {catalog.label} has no switch with {spec.link_speed}G ports", f"it supplies {catalog.supply()}"))
+            field = "link_speed" if not getattr(spec, "tier_speed", ()) else f"link_speed[{min(tier, len(spec.tier_speed)) - 1}]"
+            where = "" if tier == 1 else f" (the {tier_role(tier)} tier)"
+            if speed not in speeds:
+                problems.append(Problem(field, f"catalog {catalog.label} has no switch with {speed}G ports{where}", f"it supplies {catalog.supply()}"))
+            elif catalog.switch_for(speed, r) is not None:
+                up = speed_at(tier + 1)
+                problems.append(Problem(field, f"catalog {catalog.label} has no {speed}G switch with radix {r}{where} that also runs its uplinks at {up}G on the same cages", f"add a port mode at {up}G to the switch (ports: [{{speed, radix, per_cage}}]); it supplies {catalog.supply()}"))
             else:
-                where = "" if tier == 1 else f" (the {tier_role(tier)} tier)"
-                problems.append(Problem("radix", f"catalog {catalog.label} has no {spec.link_speed}G switch with radix {r}{where}", f"it supplies {catalog.supply()}"))
+                problems.append(Problem("radix", f"catalog {catalog.label} has no {speed}G switch with radix {r}{where}", f"it supplies {catalog.supply()}"))
             raise InputError(problems)
         found[tier] = hit
     if catalog.nics and catalog.nic_for(spec.link_speed) is None:
@@ -792,6 +823,6 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
                 continue
             seen.add(tier)
             sw, mode = found[tier]
-            problems.extend(resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)[1])
+            problems.extend(resolve_media(catalog, tier, spec.domains, sw, mode, speed_at(tier), spec.gpus_per_node)[1])
     if problems:
         raise InputError(problems)

@@ -26,7 +26,7 @@ def spec_options(f):
         click.option("--gpus", help="Number of GPUs N (a multiple of --hb-domain)."),
         click.option("--hb-domain", "hb_domain", help="GPUs per HB domain K (8, 72, 256...)."),
         click.option("--radix", help="Switch ports at link speed (even)."),
-        click.option("--link-speed", "link_speed", help="Link speed in Gb/s (default 400)."),
+        click.option("--link-speed", "link_speed", help="Link speed in Gb/s (default 400), or one per link tier, GPU-leaf first: 200,400."),
         click.option("--arch", help="rail-optimized, rail-only or both (default both)."),
         click.option("--rail-packing", "rail_packing", help="Rail-only: shared (default, small rails share a switch) or dedicated."),
         click.option("--leaf-packing", "leaf_packing", help="Rail-optimized: aligned (default, one leaf per rail per group) or shared (small groups pack rails on a leaf)."),
@@ -157,7 +157,7 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
     from .figures import count, kw, pct, plural, usd, usd_cents
 
     s = ctx.spec
-    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {'/'.join(map(str, s.tier_radix)) if s.tier_radix else s.radix}, {s.link_speed} Gb/s, {plural(s.planes, 'plane')}"]
+    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {'/'.join(map(str, s.tier_radix)) if s.tier_radix else s.radix}, {s.speeds_text()} Gb/s, {plural(s.planes, 'plane')}"]
     for arch, sec in ctx.summary["architectures"].items():
         tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
         links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))

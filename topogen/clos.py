@@ -259,7 +259,8 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
                 np.full(len(a), p, np.int8),
             )
         )
-    speed = np.full(len(a) * planes, spec.link_speed, np.int32)
+    by_tier = np.asarray([spec.speed_at(j) for j in range(t + 1)], np.int32)  # each link tier its own speed
+    speed = np.tile(by_tier[tr], planes)
     table = LinkTable.from_columns(
         a_dev=np.concatenate([c[0] for c in cols]),
         a_port=np.concatenate([c[1] for c in cols]),

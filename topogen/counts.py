@@ -44,15 +44,28 @@ class Shape:
 
     radix: tuple[int, ...]
     ups: tuple[int | None, ...] = ()
+    speeds: tuple[int, ...] = ()  # Gb/s per link tier (GPU-leaf first, the last repeats); () = one speed
 
     def radix_at(self, tier: int) -> int:
         return self.radix[min(tier, len(self.radix)) - 1]
 
+    def speed_at(self, link_tier: int) -> int:
+        """Gb/s of link tier ``link_tier`` (0 when the shape holds no speeds: one speed throughout)."""
+        return self.speeds[min(link_tier, len(self.speeds)) - 1] if self.speeds else 0
+
+    def factor(self, tier: int) -> int:
+        """Ports of switch tier ``tier`` (counted at its downlink speed) that one of its uplinks takes."""
+        return self.speed_at(tier + 1) // self.speed_at(tier) if self.speeds else 1
+
     def split(self, tier: int) -> tuple[int, int]:
-        """(downlink, uplink) ports of a tier-``tier`` switch below the top."""
-        r = self.radix_at(tier)
-        up = self.ups[tier - 1] if tier <= len(self.ups) and self.ups[tier - 1] is not None else r // 2
-        return r - up, up
+        """(downlink ports, uplinks) of a tier-``tier`` switch below the top.
+
+        An uplink ``f`` times faster than the downlinks takes ``f`` ports, so a
+        1:1 tier balances bandwidth: ``radix/2`` down and ``radix/(2f)`` up.
+        """
+        r, f = self.radix_at(tier), self.factor(tier)
+        up = self.ups[tier - 1] if tier <= len(self.ups) and self.ups[tier - 1] is not None else r // (2 * f)
+        return r - f * up, up
 
     def down_at(self, tier: int, top: int) -> int:
         """Downlink ports of a tier-``tier`` switch in a ``top``-tier fabric."""
@@ -62,6 +75,22 @@ class Shape:
     def depth(self) -> int:
         """Tiers after which every tier is alike (the lists' lengths)."""
         return max(len(self.radix), len(self.ups))
+
+
+def shape_of(radix: tuple[int, ...], ratios: tuple[str, ...] | list[str], speeds: tuple[int, ...] = ()) -> Shape:
+    """A :class:`Shape` from per-tier radixes, down:up ratios (bandwidth, leaf first) and link speeds.
+
+    A d:u tier of radix r whose uplinks are f times faster than its downlinks has
+    ``r·u/(f·(d+u))`` uplinks (the spec checks the division is exact).
+    """
+    sh = Shape(tuple(radix), (), tuple(speeds))
+    ups: list[int | None] = []
+    for j, text in enumerate(ratios, start=1):
+        d, u = (int(x) for x in text.split(":"))
+        ups.append(None if d == u else sh.radix_at(j) * u // (sh.factor(j) * (d + u)))
+    while ups and ups[-1] is None:
+        ups.pop()
+    return Shape(tuple(radix), tuple(ups), tuple(speeds))
 
 
 def as_shape(radix: "int | Shape", leaf_up: int | None = None) -> Shape:
@@ -338,6 +367,7 @@ class Counts:
     switches_per_tier: tuple[int, ...]
     links_per_tier: tuple[int, ...]
     switch_ports: int
+    up_ports: tuple[int, ...] = ()  # per switch tier: ports one uplink takes (a faster uplink takes several); () = 1 each
 
     @property
     def switches(self) -> int:
@@ -349,7 +379,8 @@ class Counts:
 
     @property
     def unused_switch_ports(self) -> int:
-        used = self.links_per_tier[0] + 2 * sum(self.links_per_tier[1:])
+        f = self.up_ports or (1,) * len(self.links_per_tier)
+        used = self.links_per_tier[0] + sum((1 + f[j - 1]) * x for j, x in enumerate(self.links_per_tier[1:], start=1))
         return self.switch_ports - used
 
 
@@ -440,6 +471,10 @@ def _ports(sh: Shape, per_tier: list[int]) -> int:
     return sum(c * sh.radix_at(j) for j, c in enumerate(per_tier, start=1))
 
 
+def _up_ports(sh: Shape, tiers: int) -> tuple[int, ...]:
+    return tuple(sh.factor(j) for j in range(1, tiers + 1)) if sh.speeds else ()
+
+
 def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
     sh = as_shape(radix, leaf_up)
     t = rail_optimized_tiers(gpus, hb, sh, shared)
@@ -456,6 +491,7 @@ def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool
         tuple(planes * x for x in sw),
         tuple(planes * x for x in lk),
         planes * _ports(sh, sw),
+        _up_ports(sh, t),
     )
 
 
@@ -477,6 +513,7 @@ def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, ful
         tuple(planes * hb * x for x in sw),
         tuple(planes * hb * x for x in lk),
         planes * hb * _ports(sh, sw),
+        _up_ports(sh, t),
     )
 
 

@@ -68,10 +68,11 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
     for k in np.unique(key).tolist():
         tier, c = divmod(k, len(CLASS_NAMES))
         sel = key == k
-        sw, mode = catalog.switch_for(spec.link_speed, spec.radix_at(tier))  # type: ignore[misc]  # the link tier's upper switch
-        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node, length=CLASS_NAMES[c], skip_unfit=True)
+        sw, mode = catalog.switch_at(spec, tier, fabric.tiers)  # type: ignore[misc]  # the link tier's upper switch
+        speed = spec.speed_at(tier)
+        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, speed, spec.gpus_per_node, length=CLASS_NAMES[c], skip_unfit=True)
         if problems:
-            m, fallback = cat.resolve_media(catalog, tier, spec.domains, sw, mode, spec.link_speed, spec.gpus_per_node)
+            m, fallback = cat.resolve_media(catalog, tier, spec.domains, sw, mode, speed, spec.gpus_per_node)
             if fallback:  # pragma: no cover - check_spec raised already
                 raise InputError(fallback)
             notes.append(

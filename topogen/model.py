@@ -186,11 +186,19 @@ class Fabric:
         return [int(c) for c in counts[1 : self.tiers + 1]]
 
     def ports_used(self) -> np.ndarray:
-        """Ports in use on each switch, indexed by ``dev - gpus``."""
+        """Ports in use on each switch, indexed by ``dev - gpus``.
+
+        Ports count at the switch's downlink speed: an uplink ``f`` times faster
+        takes ``f`` of them (``spec.shape.factor``; 1 at one speed throughout).
+        """
         n = len(self.switches)
         used = np.bincount(self.links.z_dev - self.gpus, minlength=n)
-        up = self.links.a_dev[self.links.a_dev >= self.gpus] - self.gpus
-        used[: n] += np.bincount(up, minlength=n)
+        up = np.bincount(self.links.a_dev[self.links.a_dev >= self.gpus] - self.gpus, minlength=n)
+        shape = getattr(self.spec, "shape", None)
+        if shape is not None and shape.speeds:
+            f = np.asarray([shape.factor(j) for j in range(self.tiers + 2)], np.int64)
+            up = up * f[self.switch_tiers()]
+        used[: n] += up
         return used
 
     def unused_switch_ports(self) -> int:

@@ -88,6 +88,7 @@ class Spec:
 
     tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
     tier_oversubscription: tuple[str, ...] = ()  # per tier below the top, leaf first, when given per tier
+    tier_speed: tuple[int, ...] = ()  # Gb/s per link tier, GPU-leaf first, when link_speed is a list (the last repeats upward)
 
     @property
     def catalog_ref(self) -> str:
@@ -112,21 +113,18 @@ class Spec:
         return d / u
 
     def speed_at(self, link_tier: int) -> int:
-        """Gb/s of link tier ``link_tier`` (1 = GPU-leaf)."""
-        return self.link_speed
+        """Gb/s of link tier ``link_tier`` (1 = GPU-leaf); the list's last entry repeats upward."""
+        s = self.tier_speed or (self.link_speed,)
+        return s[min(link_tier, len(s)) - 1]
+
+    def speeds_text(self) -> str:
+        """``400`` or, per link tier, ``200/400`` (GPU-leaf first)."""
+        return "/".join(map(str, self.tier_speed)) if self.tier_speed else str(self.link_speed)
 
     @property
     def shape(self) -> "counts.Shape":
-        """The per-tier radix and uplink ports that the generators and the closed form build."""
-        o = self.tier_oversubscription or (self.oversubscription,)
-        ups = []
-        for j, text in enumerate(o, start=1):
-            d, u = (int(x) for x in text.split(":"))
-            r = self.radix_at(j)
-            ups.append(None if d == u else r * u // (d + u))
-        while ups and ups[-1] is None:
-            ups.pop()
-        return counts.Shape(tuple(self.tier_radix or (self.radix,)), tuple(ups))
+        """The per-tier radix, uplink ports and link speeds that the generators and the closed form build."""
+        return counts.shape_of(tuple(self.tier_radix or (self.radix,)), self.tier_oversubscription or (self.oversubscription,), self.tier_speed)
 
     @property
     def scale_out_gbps(self) -> float:
@@ -173,11 +171,13 @@ class Spec:
         if self.workload is not None:
             d["workload"] = self.workload.to_dict()  # the input schema, so the dict parses back to this spec
         # per-tier lists are echoed where the user wrote them (a uniform spec's hash is unchanged)
-        tr, to = d.pop("tier_radix"), d.pop("tier_oversubscription")
+        tr, to, ts = d.pop("tier_radix"), d.pop("tier_oversubscription"), d.pop("tier_speed")
         if tr:
             d["radix"] = list(tr)
         if to:
             d["oversubscription"] = list(to)
+        if ts:
+            d["link_speed"] = list(ts)
         for key in OPTIONAL_KEYS:
             if d[key] is None:
                 del d[key]
@@ -286,6 +286,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
 
     values: dict[str, Any] = {}
     merged["radix"] = _radix_list(merged["radix"], values, problems)
+    merged["link_speed"] = _speed_list(merged["link_speed"], values, problems)
     for key in ("gpus", "hb_domain", "radix", "link_speed", "planes"):
         raw = merged[key]
         if raw is REPORTED:
@@ -333,7 +334,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     _analysis_fields(merged, values, problems)
     if problems:
         raise InputError(problems)
-    derived = {k: values[k] for k in ("tier_radix", "tier_oversubscription") if k in values}
+    derived = {k: values[k] for k in ("tier_radix", "tier_oversubscription", "tier_speed") if k in values}
     return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS}, base_dir=base, **derived)
 
 
@@ -390,23 +391,59 @@ def _split_list(raw: Any) -> list[Any] | None:
 REPORTED = object()  # a field whose problem is already reported: later checks skip it
 
 
-def _radix_list(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Any:
-    """``radix`` as a list per switch tier (leaf first): check each entry; return the leaf's for the scalar checks."""
+def _whole_list(raw: Any, key: str, per: str, unit: str, example: str, problems: list[Problem]) -> Any:
+    """A per-tier list of whole numbers (YAML list or ``a,b``): the numbers, None when ``raw`` is no list, or REPORTED."""
     items = _split_list(raw)
     if items is None:
-        return raw
+        return None
     if len(items) > counts.MAX_TIERS:
-        problems.append(Problem("radix", f"radix lists {len(items)} tiers; at most {counts.MAX_TIERS} are supported", "one entry per switch tier, leaf first; the last entry repeats upward"))
+        problems.append(Problem(key, f"{key} lists {len(items)} {per.split(',')[0].removeprefix('one per ')}s; at most {counts.MAX_TIERS} are supported", f"{per}; the last entry repeats upward"))
         return REPORTED
     nums = [_as_int(x) for x in items]
-    bad = [f"radix[{i}]" for i, x in enumerate(nums) if x is None or x <= 0 or x > LIMITS["radix"]]
+    bad = [f"{key}[{i}]" for i, x in enumerate(nums) if x is None or x <= 0 or x > LIMITS[key]]
     if not items or bad:
         which = f" ({', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not)" if items and bad and len(items) > 1 else ""
-        problems.append(Problem("radix", f"radix must be a positive whole number (at most {LIMITS['radix']:,}) or a list of them (one per switch tier, leaf first){which}, got {show(raw)}", "e.g. radix: 64, or radix: [32, 288] for 32-port leaves under 288-port spines"))
+        problems.append(Problem(key, f"{key} must be a positive whole number{unit} (at most {LIMITS[key]:,}) or a list of them ({per}){which}, got {show(raw)}", example))
         return REPORTED
+    return nums
+
+
+def _radix_list(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Any:
+    """``radix`` as a list per switch tier (leaf first): check each entry; return the leaf's for the scalar checks."""
+    nums = _whole_list(raw, "radix", "one per switch tier, leaf first", "", "e.g. radix: 64, or radix: [32, 288] for 32-port leaves under 288-port spines", problems)
+    if nums is None or nums is REPORTED:
+        return raw if nums is None else REPORTED
     if len(set(nums)) > 1:
         values["tier_radix"] = tuple(nums)  # type: ignore[arg-type]
     return nums[0]
+
+
+def _speed_list(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Any:
+    """``link_speed`` as a list per link tier (GPU-leaf first): each entry a whole multiple of the one below it.
+
+    A tier's radix counts ports at its downlink speed; an uplink k times faster takes k
+    of them, so each speed must be a whole multiple of the speed of the link tier below.
+    Returns the GPU-leaf speed for the scalar checks.
+    """
+    nums = _whole_list(raw, "link_speed", "one per link tier, GPU-leaf first", " of Gb/s", "e.g. link_speed: 400, or link_speed: [200, 400] for 200G NICs under 400G uplinks", problems)
+    if nums is None or nums is REPORTED:
+        return raw if nums is None else REPORTED
+    for i in range(1, len(nums)):
+        lo, hi = nums[i - 1], nums[i]
+        if hi % lo:  # type: ignore[operator]
+            problems.append(Problem(f"link_speed[{i}]", f"link_speed[{i}] {hi} Gb/s is not a whole multiple of link_speed[{i - 1}] {lo} Gb/s", f"a switch's radix counts ports at its downlink speed and an uplink takes a whole number of them: use {lo} or a multiple such as {2 * lo}"))  # type: ignore[operator]
+            return REPORTED
+    if len(set(nums)) > 1:
+        values["tier_speed"] = tuple(nums)  # type: ignore[arg-type]
+    return nums[0]
+
+
+def _factor(values: Mapping[str, Any], tier: int) -> int:
+    """How many of switch tier ``tier``'s ports (counted at its downlink speed) one uplink takes."""
+    ts = values.get("tier_speed")
+    if not ts:
+        return 1
+    return ts[min(tier + 1, len(ts)) - 1] // ts[min(tier, len(ts)) - 1]
 
 
 ROLE_TIERS = {"leaf": 1, "spine": 2, "core": 3, "tier4": 4, "tier5": 5, "tier6": 6}
@@ -468,20 +505,22 @@ def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem], field: str
     d, u = d // g, u // g
     tr = values.get("tier_radix")
     r = (tr[min(tier, len(tr)) - 1] if tr else values.get("radix")) if "radix" in values else None
-    if r is not None and (d, u) != (1, 1) and (r * u) % (d + u):
+    f = _factor(values, tier)  # ports one uplink takes (an uplink f times faster than the downlinks)
+    if r is not None and (d, u) != (1, 1) and (r * u) % (f * (d + u)):
         def name(up: int) -> str:
-            g2 = gcd(r - up, up)
-            return f"{(r - up) // g2}:{up // g2} ({r - up} down, {up} up)"
+            g2 = gcd(r - f * up, f * up)
+            return f"{(r - f * up) // g2}:{f * up // g2} ({r - f * up} down, {up} up)"
 
-        exact = r * u / (d + u)
-        near = [up for up in sorted({int(exact), int(exact) + 1}) if 1 <= up <= r // 2]
-        simple = sorted(((r - up) // gcd(r - up, up), up // gcd(r - up, up)) for up in range(1, r // 2 + 1))
+        exact = r * u / (f * (d + u))
+        near = [up for up in sorted({int(exact), int(exact) + 1}) if 1 <= f * up <= r // 2]
+        simple = sorted(((r - f * up) // gcd(r - f * up, f * up), f * up // gcd(r - f * up, f * up)) for up in range(1, r // (2 * f) + 1))
         simple = sorted(simple, key=lambda x: (x[0] + x[1], x))[:5]
+        at = "" if f == 1 else f", uplinks {f}x faster taking {f} ports each"
         problems.append(
             Problem(
                 field,
-                f"oversubscription {d}:{u} does not split a {r}-port {role} into whole down and up ports ({r}·{u}/{d + u} uplinks)",
-                f"nearest: {' or '.join(name(x) for x in near)}; simple ratios for radix {r}: {', '.join(f'{x}:{y}' for x, y in simple)}",
+                f"oversubscription {d}:{u} does not split a {r}-port {role} into whole down and up ports ({r}·{u}/{d + u}{'' if f == 1 else f'/{f}'} uplinks{at})",
+                f"nearest: {' or '.join(name(x) for x in near) or 'none'}; simple ratios for radix {r}: {', '.join(f'{x}:{y}' for x, y in simple)}",
             )
         )
         return None
@@ -514,12 +553,8 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
     leaf_shared = v.get("leaf_packing", "aligned") == "shared"
     radixes = v.get("tier_radix") or (r,)
     ratios = v.get("tier_oversubscription") or (v.get("oversubscription", "1:1"),)
-    ups = []
-    for j, text in enumerate(ratios, start=1):
-        d, u = (int(x) for x in text.split(":"))
-        rj = radixes[min(j, len(radixes)) - 1]
-        ups.append(None if d == u else rj * u // (d + u))
-    shape = counts.Shape(tuple(radixes), tuple(ups))
+    shape = counts.shape_of(tuple(radixes), ratios, v.get("tier_speed", ()))
+    ups = shape.ups
     arches = ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
     tiers = {}
     for arch in arches:
@@ -533,12 +568,15 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
     odd: dict[int, list[str]] = {}
     for arch, t in tiers.items():
         for j in range(1, min(t, counts.MAX_TIERS + 1)):
-            if shape.radix_at(j) % 2 and (j > len(ups) or ups[j - 1] is None):
+            if shape.radix_at(j) % (2 * shape.factor(j)) and (j > len(ups) or ups[j - 1] is None):
                 odd.setdefault(j, []).append(arch)
     if odd:
         j = min(odd)
-        rj, where = shape.radix_at(j), odd[j]
+        rj, where, f = shape.radix_at(j), odd[j], shape.factor(j)
         what = f"radix {rj}" if len(radixes) == 1 else f"radix {rj} of the {tier_role(j)} tier"
+        if f > 1:
+            problems.append(Problem("radix", f"{what} at {shape.speed_at(j)}G does not split 1:1 into {rj // 2} ports down and {shape.speed_at(j + 1)}G uplinks taking {f} ports each", f"use a radix that is a multiple of {2 * f}, e.g. {rj - rj % (2 * f) or 2 * f} or {rj - rj % (2 * f) + 2 * f}"))
+            return
         problems.append(Problem("radix", f"{what} is odd, but the {' and '.join(where)} {'fabrics need' if len(where) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {rj - 1} or {rj + 1}" if rj > 2 else "use an even radix of at least 4"))
         return
     deep = {a: t for a, t in tiers.items() if t is not None and t > counts.MAX_TIERS}

@@ -76,6 +76,7 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
         return (name,), tuple(f"{name}:p{p}" for p in free[:LIST]), text, "cable the missing uplinks (as many Gb/s up as down)", ()
 
     w.add_many("capacity.oversubscription", "error", np.flatnonzero(over), over_msg)
+    uplinks = _uplinks(w)
     if w.spec.provision == "full":
 
         def short_msg(s: int):
@@ -84,13 +85,13 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
             return (
                 (name,),
                 tuple(f"{name}:p{p}" for p in free[:LIST]),
-                f"{name} has {int(nup[s])} of its {int(w.sw_radix[s] - w.sw_down[s])} uplinks cabled; provision: full builds them all"
+                f"{name} has {int(nup[s])} of its {int(uplinks[s])} uplinks cabled; provision: full builds them all"
                 + (f"; uplink port(s) without a cable: {port_ranges(free)}" if free else ""),
                 "cable the missing uplinks to the upper switches of the switch's stripe (or set provision: minimal)",
                 (),
             )
 
-        w.add_many("capacity.provisioning", "error", np.flatnonzero(below & (nup < w.sw_radix - w.sw_down) & ~over), short_msg)
+        w.add_many("capacity.provisioning", "error", np.flatnonzero(below & (nup < uplinks) & ~over), short_msg)
     per_tier: dict[str, float | None] = {}
     for t in range(1, top):
         sel = below & (w.sw_tier == t)
@@ -241,11 +242,19 @@ def _striping(w: Wire) -> None:
     w.add_many("capacity.striping", "error", bad, stripe_msg)
 
 
+def _uplinks(w: Wire) -> np.ndarray:
+    """Uplinks of every switch: its ports above the down ports, each uplink taking ``factor`` of them (a faster uplink takes several)."""
+    shape = w.spec.shape
+    f = np.asarray([shape.factor(j) for j in range(int(w.sw_tier.max(initial=0)) + 2)], np.int64)
+    return (w.sw_radix - w.sw_down) // f[w.sw_tier] if w.S else np.zeros(0, np.int64)
+
+
 def _free_uplink_ports(w: Wire, s: int) -> list[int]:
-    """Uplink ports (above the switch's down ports) of switch index ``s`` that hold no cable."""
+    """Uplink ports (numbered after the switch's down ports) of switch index ``s`` that hold no cable."""
     d = w.n + s
     used = set(w.lo_port[w.lo == d].tolist()) | set(w.hi_port[w.hi == d].tolist())
-    return [p for p in range(int(w.sw_down[s]) + 1, int(w.sw_radix[s]) + 1) if p not in used]
+    up = int(w.sw_radix[s] - w.sw_down[s]) // max(1, w.spec.shape.factor(int(w.sw_tier[s])))
+    return [p for p in range(int(w.sw_down[s]) + 1, int(w.sw_down[s]) + up + 1) if p not in used]
 
 
 def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:

@@ -84,6 +84,9 @@ def check(w: Wire) -> None:
     # port budget
     if w.S:
         used = np.bincount(e_dev[~is_gpu] - n, minlength=w.S)
+        cost = _port_cost(w, e_dev, np.concatenate([vi, vi]))  # ports each cable end takes (a faster uplink takes several)
+        weighted = cost is not None
+        taken = np.bincount(e_dev[~is_gpu] - n, weights=cost[~is_gpu], minlength=w.S).astype(np.int64) if weighted else used
 
         def over_budget(s: int):
             d = n + s
@@ -92,17 +95,28 @@ def check(w: Wire) -> None:
             _u, first = np.unique(ports, return_index=True)
             extra = np.ones(len(mine), bool)
             extra[first] = False  # the second and later cables on a port, and ports past the radix
-            excess = mine[extra | (ports < 1) | (ports > w.sw_radix[s])]
+            over = extra | (ports < 1) | (ports > w.sw_radix[s])
+            if weighted and not over.any():  # the cables past the budget, in port order
+                by_port = np.argsort(ports, kind="stable")
+                over[by_port] = np.cumsum(cost[mine][by_port]) > w.sw_radix[s]
+            excess = mine[over]
             ex_ports = sorted({int(e_port[e]) for e in excess})
+            if weighted:
+                sp = w.spec.speed_at(int(w.sw_tier[s]))
+                text = f"{w.name(d)} has {int(used[s])} cables taking {int(taken[s])} ports at {sp}G on a {int(w.sw_radix[s])}-port ({sp}G) switch; over budget on {port_ranges(ex_ports)}"
+                hint = f"remove or move the extra cables: a switch's radix counts ports at its downlink speed, and an uplink k times faster takes k of them"
+            else:
+                text = f"{w.name(d)} has {int(used[s])} cables on a {int(w.sw_radix[s])}-port switch; over budget on {port_ranges(ex_ports)}"
+                hint = "remove or move the extra cables: a switch takes at most radix cables"
             return (
                 (w.name(d),),
                 tuple(w.port(d, p) for p in ex_ports),
-                f"{w.name(d)} has {int(used[s])} cables on a {int(w.sw_radix[s])}-port switch; over budget on {port_ranges(ex_ports)}",
-                "remove or move the extra cables: a switch takes at most radix cables",
+                text,
+                hint,
                 tuple(int(e_link[e]) for e in excess[:LIST]),
             )
 
-        w.add_many("hygiene.port-budget", "error", np.flatnonzero(used > w.sw_radix), over_budget)
+        w.add_many("hygiene.port-budget", "error", np.flatnonzero(taken > w.sw_radix), over_budget)
     # GPUs: exactly one cable per NIC port (plane)
     gpu_ok = is_gpu & ~bad
     gk = e_dev[gpu_ok] * w.planes + e_port[gpu_ok]
@@ -135,16 +149,50 @@ def check(w: Wire) -> None:
     _speeds(w)
     _planes(w)
     rep = w.report
-    rep.checks["hygiene"] = (
+    per_tier = getattr(spec, "tier_speed", ())
+    ok = (
         f"{len(w.L)} cables; ports within radix, none used twice; every GPU one cable per plane; {spec.link_speed} Gb/s at both ends"
+        if not per_tier
+        else f"{len(w.L)} cables; ports within radix (an uplink takes the ports its speed needs), none used twice; every GPU one cable per plane; both ends at their link tier's speed ({spec.speeds_text()} Gb/s)"
+    )
+    rep.checks["hygiene"] = (
+        ok
         if rep.group_status("hygiene") == "pass"
         else f"{sum(v for c, v in w.counts.items() if c.startswith('hygiene.'))} problem(s) with ports, ends, speeds or planes"
     )
 
 
+def _port_cost(w: Wire, dev: np.ndarray, link: np.ndarray) -> np.ndarray | None:
+    """Ports each cable end on a switch takes, counted at the switch tier's downlink speed; None at one speed throughout.
+
+    A 128-port leaf at 200G (64 x 400G cages broken out) takes 2 ports for each 400G uplink.
+    """
+    spec = w.spec
+    if not getattr(spec, "tier_speed", ()):
+        return None
+    base = np.asarray([spec.speed_at(max(1, j)) for j in range(int(w.sw_tier.max(initial=1)) + 1)], np.int64)
+    sw = np.clip(dev - w.n, 0, max(w.S - 1, 0))
+    sp = np.minimum(w.a_speed[link], w.z_speed[link])
+    return np.where(dev >= w.n, np.maximum(1, -(-sp // base[w.sw_tier[sw]])), 1)
+
+
 def _speeds(w: Wire) -> None:
-    """Both ends of a cable at one speed, and that speed the spec's."""
+    """Both ends of a cable at one speed, and that speed the spec's for the cable's link tier."""
     speed = w.spec.link_speed
+    spec = w.spec
+    per_tier = bool(getattr(spec, "tier_speed", ()))
+    if per_tier:  # the link tier of a cable: the upper end's switch tier (ends on known devices)
+        tier = np.maximum(w.dev_tier[np.clip(w.a, 0, w.ndev - 1)], w.dev_tier[np.clip(w.z, 0, w.ndev - 1)])
+        expected = np.asarray([spec.speed_at(max(1, j)) for j in range(int(tier.max(initial=0)) + 1)], np.int64)[tier]
+    else:
+        expected = np.full(len(w.a), speed, np.int64)
+
+    def want(i: int) -> str:
+        if not per_tier:
+            return f"the spec's links are {speed} Gb/s"
+        from ..model import link_tier_name
+
+        return f"the spec's {link_tier_name(max(1, int(tier[i])))} links are {int(expected[i])} Gb/s ({spec.speeds_text()} by link tier)"
 
     def mismatch(i: int):
         devs, (pa, pz) = w.ends(i)
@@ -152,7 +200,7 @@ def _speeds(w: Wire) -> None:
             devs,
             (pa, pz),
             f"{w.cable(i)}: {pa} runs at {int(w.a_speed[i])} Gb/s but {pz} at {int(w.z_speed[i])} Gb/s",
-            f"both ends of a cable run at one speed; the spec's links are {speed} Gb/s",
+            f"both ends of a cable run at one speed; {want(i)}",
             (i,),
         )
 
@@ -161,13 +209,13 @@ def _speeds(w: Wire) -> None:
         return (
             devs,
             (pa, pz),
-            f"{w.cable(i)} ({pa} to {pz}) runs at {int(w.a_speed[i])} Gb/s; the spec's links are {speed} Gb/s",
+            f"{w.cable(i)} ({pa} to {pz}) runs at {int(w.a_speed[i])} Gb/s; {want(i)}",
             "radix and capacity are counted at the spec's link speed: use that speed or change link_speed in the spec",
             (i,),
         )
 
     w.add_many("hygiene.speed-mismatch", "error", np.flatnonzero(w.valid & (w.a_speed != w.z_speed)), mismatch)
-    w.add_many("hygiene.link-speed", "error", np.flatnonzero(w.valid & (w.a_speed == w.z_speed) & (w.a_speed != speed)), off_spec)
+    w.add_many("hygiene.link-speed", "error", np.flatnonzero(w.valid & (w.a_speed == w.z_speed) & (w.a_speed != expected)), off_spec)
 
 
 def _planes(w: Wire) -> None:
