@@ -177,10 +177,18 @@ class Bom:
         if lm is None:
             return []
         tiers = np.asarray([m.tier for m in lm.media], dtype=np.int64)[lm.index]
-        key = np.stack([tiers, lm.length_m.astype(np.float64), lm.index.astype(np.float64), lm.cable.astype(np.float64)], axis=1)
-        rows, counts = np.unique(key, axis=0, return_counts=True)
+        # one integer key per (tier, length, media, cable SKU), ordered as those tuples (np.unique over
+        # rows of a float matrix sorts structured rows: 1.5 s at 131,072 GPUs)
+        lengths, lcode = np.unique(lm.length_m.astype(np.float64), return_inverse=True)
+        cable = lm.cable.astype(np.int64) + 1  # -1 (no SKU) first
+        dims = (len(lengths), len(lm.media), len(lm.cables) + 1)
+        key = ((tiers * dims[0] + lcode.reshape(-1)) * dims[1] + lm.index.astype(np.int64)) * dims[2] + cable
+        keys, counts = np.unique(key, return_counts=True)
+        rest, ci = np.divmod(keys, dims[2])
+        rest, mi = np.divmod(rest, dims[1])
+        ti, li = np.divmod(rest, dims[0])
         out = []
-        for (t, length, mi, ci), c in zip(rows.tolist(), counts.tolist()):
+        for t, length, mi, ci, c in zip(ti.tolist(), lengths[li].tolist(), mi.tolist(), (ci - 1).tolist(), counts.tolist()):
             sku = lm.cables[int(ci)].sku if ci >= 0 else ""
             out.append((int(t), link_tier_name(int(t)), _money(length, 1), lm.media[int(mi)].name, sku, int(c)))
         return out

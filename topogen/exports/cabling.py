@@ -28,7 +28,8 @@ from ..model import CHUNK
 from ..naming import GpuNames, device_names, device_roles
 from ..layout.labels import COLUMNS as FLOOR_COLUMNS
 from ..layout.labels import FloorView
-from .files import per_arch, write_csv
+from ..view import csv_header, csv_lines, csv_table, int_texts, view
+from .files import open_output, per_arch
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
 
@@ -68,22 +69,44 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
         )
 
 
+def text_chunks(fabric: Fabric, lay=None, bom=None) -> Iterator[str]:
+    """The file's lines after the header, a chunk of cables at a time (the bytes ``csv.writer`` writes).
+
+    Every field is gathered from names and tables formatted once
+    (:func:`topogen.view.view`, :class:`~topogen.layout.labels.FloorView`).
+    """
+    v = view(fabric)
+    L = fabric.links
+    floor = FloorView(fabric, lay, bom) if lay is not None else None
+    top = int(L.tier.max()) if len(L) else 0
+    links = csv_table(link_tier_name(t) for t in range(top + 1))
+    for sl in v.chunks():
+        a, z, tier = L.a_dev[sl], L.z_dev[sl], L.tier[sl]
+        cols = [
+            map(str, range(sl.start + 1, sl.stop + 1)),
+            int_texts(tier),
+            links[tier],
+            int_texts(L.plane[sl]),
+            v.csv_device[a],
+            v.csv_role[a],
+            v.ports(a, L.a_port[sl]),
+            int_texts(L.a_speed[sl]),
+            v.csv_device[z],
+            v.csv_role[z],
+            v.ports(z, L.z_port[sl]),
+            int_texts(L.z_speed[sl]),
+        ]
+        if floor is not None:
+            cols += floor.columns(sl)
+        yield csv_lines(cols, sl.stop - sl.start)
+
+
 def write_cabling(fabric: Fabric, path: Path, lay=None, bom=None) -> None:
     """cabling.csv; with a layout, the floor columns follow the wiring columns."""
-    if lay is None:
-        write_csv(path, COLUMNS, generate_rows(fabric))
-        return
-    floor = FloorView(fabric, lay, bom).rows()
-
-    def rows():
-        chunk: list = []
-        for row in generate_rows(fabric):
-            if not chunk:
-                chunk = next(floor)
-                chunk.reverse()
-            yield row + chunk.pop()
-
-    write_csv(path, COLUMNS + FLOOR_COLUMNS, rows())
+    with open_output(path, newline="") as fh:
+        fh.write(csv_header(COLUMNS + (FLOOR_COLUMNS if lay is not None else ())))
+        for text in text_chunks(fabric, lay, bom):
+            fh.write(text)
 
 
 def export(ctx, dest: Path) -> list[Path]:

@@ -16,45 +16,69 @@ from pathlib import Path
 import numpy as np
 
 from ..layout.labels import FloorView
-from ..model import Fabric
-from ..naming import GpuNames, device_names
-from .files import arch_dir, write_csv
+from ..model import CHUNK, Fabric
+from ..view import csv_header, csv_lines, csv_table
+from .files import arch_dir, open_output
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
 MAX_SHEET_FILES = 256
 
 
-def sheet_rows(fabric: Fabric, lay, bom=None) -> tuple[list[str], list[list[tuple]]]:
-    """Pull-sheet names and their rows (:data:`COLUMNS`), in sheet order."""
-    view = FloorView(fabric, lay, bom)
-    floor = [r for chunk in view.rows() for r in chunk]
+def sheet_order(fabric: Fabric, lay, floor: FloorView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cable rows in sheet order, each cable's sheet index and the sheet names (rack-name order).
+
+    Sheets sort by name, cables within a sheet by length, then label. Labels
+    are not sorted as strings: their order is the order of (rack, U, port) of
+    each end when rack names are prefix-free, U numbers fit their padding and
+    port names are printable (always so for generated names); else the labels
+    are sorted as text.
+    """
     L = fabric.links
     p = lay.placement
-    names = np.asarray(lay.racks.name, dtype=object)
+    names = list(lay.racks.name)
+    uniq, rrank = np.unique(np.asarray(names, dtype=str), return_inverse=True)
     ra, rz = p.rack[L.a_dev].astype(np.int64), p.rack[L.z_dev].astype(np.int64)
-    ka = names[ra]
-    kz = names[rz]
-    lo = np.where(ka <= kz, ka, kz)
-    hi = np.where(ka <= kz, kz, ka)
-    sheet = np.char.add(np.char.add(lo.astype(str), "_"), hi.astype(str))
-    labels = np.asarray([r[-1] for r in floor], dtype=object)
-    order = np.lexsort((labels.astype(str), lay.length_m, sheet))
-    sw = np.array([s.name for s in fabric.switches], dtype=object)
-    gn = GpuNames(fabric.gpus, fabric.hb_domain)
-    an = device_names(fabric, L.a_dev, sw, gn)
-    zn = device_names(fabric, L.z_dev, sw, gn)
-    ap = view.port_names(L.a_dev, L.a_port)
-    zp = view.port_names(L.z_dev, L.z_port)
-    sheets: list[str] = []
-    groups: list[list[tuple]] = []
-    for i in order.tolist():
-        a_rack, a_u, z_rack, z_u, length, media, sku, _atx, _ztx, label = floor[i]
-        s = str(sheet[i])
-        if not sheets or sheets[-1] != s:
-            sheets.append(s)
-            groups.append([])
-        groups[-1].append((s, label, i + 1, length, media, sku, a_rack, a_u, an[i], ap[i], z_rack, z_u, zn[i], zp[i]))
-    return sheets, groups
+    ka, kz = rrank[ra], rrank[rz]
+    lo, hi = np.minimum(ka, kz), np.maximum(ka, kz)
+    pairs, pair = np.unique(lo * len(uniq) + hi, return_inverse=True)
+    texts = [f"{uniq[q // len(uniq)]}_{uniq[q % len(uniq)]}" for q in pairs.tolist()]
+    by_text = sorted(range(len(texts)), key=texts.__getitem__)
+    sheet_rank = np.empty(len(texts), np.int64)
+    sheet_rank[by_text] = np.arange(len(texts))
+    sheet = sheet_rank[pair.reshape(-1)]
+    sheet_names = np.asarray([texts[i] for i in by_text], dtype=object)
+    v = floor.names
+    ifaces = v.interface_names.tolist()
+    width_u = 10**floor.uw
+    u = p.u.astype(np.int64)
+    ordered = sorted(uniq.tolist())
+    prefix_free = len(set(names)) == len(names) and not any(b.startswith(a) for a, b in zip(ordered, ordered[1:]))
+    if prefix_free and (len(u) == 0 or (u.min() >= 0 and u.max() < width_u)) and all(min(x, default="!") > " " for x in ifaces):
+        irank = np.empty(len(ifaces), np.int64)
+        irank[sorted(range(len(ifaces)), key=ifaces.__getitem__)] = np.arange(len(ifaces))
+        ends = [(rrank[r] * width_u + u[d]) * len(ifaces) + irank[v.interface_codes(d, port)] for r, d, port in ((ra, L.a_dev, L.a_port), (rz, L.z_dev, L.z_port))]
+        order = np.lexsort((ends[1], ends[0], lay.length_m, sheet))
+    else:
+        labels = np.asarray([x for sl in v.chunks() for x in floor.labels(sl)], dtype=str)
+        order = np.lexsort((np.unique(labels, return_inverse=True)[1].reshape(-1), lay.length_m, sheet))
+    return order, sheet, sheet_names
+
+
+def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray) -> str:
+    """The CSV lines of cable rows ``rows`` (:data:`COLUMNS`); ``sheet_names`` as CSV fields."""
+    L = fabric.links
+    v = floor.names
+    a, z = L.a_dev[rows], L.z_dev[rows]
+    a_rack, a_u, z_rack, z_u, length, media, sku, _atx, _ztx, label = floor.columns(rows)
+    cols = [sheet_names[sheet[rows]], label, map(str, (rows + 1).tolist()), length, media, sku, a_rack, a_u, v.csv_device[a], v.interfaces(a, L.a_port[rows]), z_rack, z_u, v.csv_device[z], v.interfaces(z, L.z_port[rows])]
+    return csv_lines(cols, len(rows))
+
+
+def write_sheets(fabric: Fabric, floor: FloorView, path: Path, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray) -> None:
+    with open_output(path, newline="") as fh:
+        fh.write(csv_header(COLUMNS))
+        for start in range(0, len(rows), CHUNK):
+            fh.write(sheet_text(fabric, floor, rows[start : start + CHUNK], sheet, sheet_names))
 
 
 def export(ctx, dest: Path) -> list[Path]:
@@ -63,16 +87,20 @@ def export(ctx, dest: Path) -> list[Path]:
         lay = (getattr(ctx, "layouts", None) or {}).get(arch)
         if lay is None:
             continue
-        sheets, groups = sheet_rows(fabric, lay, (getattr(ctx, "boms", None) or {}).get(arch))
+        floor = FloorView(fabric, lay, (getattr(ctx, "boms", None) or {}).get(arch))
+        order, sheet, names = sheet_order(fabric, lay, floor)
+        cells = csv_table(names.tolist())
         d = arch_dir(dest, arch)
         p = d / "pull-sheets.csv"
-        write_csv(p, COLUMNS, (r for g in groups for r in g))
+        write_sheets(fabric, floor, p, order, sheet, cells)
         paths.append(p)
+        sheets = names
         if len(sheets) <= MAX_SHEET_FILES:
             sub = arch_dir(dest, arch, "pull-sheets")
-            for s, rows in zip(sheets, groups):
+            cuts = np.flatnonzero(np.diff(sheet[order])) + 1
+            for s, rows in zip(sheets.tolist(), np.split(order, cuts)):
                 q = sub / f"{s}.csv"
-                write_csv(q, COLUMNS, rows)
+                write_sheets(fabric, floor, q, rows, sheet, cells)
                 paths.append(q)
         else:
             ctx.messages.append(f"{arch}: {len(sheets):,} rack pairs: pull sheets are in one file, {arch}/pull-sheets.csv, grouped by its 'sheet' column (one CSV per pair only up to {MAX_SHEET_FILES} pairs)")

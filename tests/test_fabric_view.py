@@ -1,0 +1,140 @@
+"""The shared named view (topogen.view) and the CSV text built from it.
+
+The exporters gather names and CSV fields from tables formatted once; the
+bytes must be those ``csv.writer`` writes from the Python values, also for
+names that need quoting (a fabric whose names come from elsewhere), and the
+pull sheets' numeric label order must be the text order of the labels.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+
+import numpy as np
+import pytest
+
+from topogen import clos, pipeline
+from topogen.exports import cabling, pullsheets
+from topogen.layout.labels import COLUMNS as FLOOR_COLUMNS
+from topogen.layout.labels import FloorView
+from topogen.naming import GpuNames, width
+from topogen.spec import build_spec, load_spec
+from topogen.view import csv_field, csv_lines, int_texts, number_texts, view
+
+ODD = ["", "a", 'say "hi"', "a,b", "x;y", "tab\there", "cr\rlf\n", " lead", "é", "=1+2", 0, -7, 2.5, 1e20, float("nan")]
+
+
+def writer_text(rows) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+def test_csv_fields_and_lines_are_csv_writer_bytes():
+    for v in ODD:
+        assert csv_field(v) + "," + csv_field(v) + "\n" == writer_text([[v, v]]), repr(v)
+    cols = [[csv_field(v) for v in ODD], [csv_field(v) for v in reversed(ODD)], csv_field("k")]
+    assert csv_lines(cols, len(ODD)) == writer_text([[a, b, "k"] for a, b in zip(ODD, reversed(ODD))])
+    ints = np.array([0, 5, 4095, 4096, -3, 10**12])
+    assert int_texts(ints).tolist() == [str(x) for x in ints.tolist()]
+    assert int_texts(np.array([1, 2], np.int8)).tolist() == ["1", "2"]
+    nums = np.array([3.0, 2.5, 0.1, 100.0, -0.5])
+    assert number_texts(nums).tolist() == [str(int(x) if x.is_integer() else x) for x in nums.tolist()]
+
+
+SHAPES = [
+    {"gpus": 64, "hb_domain": 8, "radix": 16},
+    {"gpus": 1152, "hb_domain": 72, "radix": 64, "gpus_per_node": 4},
+    {"gpus": 1024, "hb_domain": 8, "radix": 16, "planes": 2},
+    {"gpus": 8 * 37, "hb_domain": 8, "radix": 8, "provision": "minimal"},
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "-".join(map(str, s.values())))
+def test_view_names_are_the_naming_modules(shape):
+    spec = build_spec({"name": "v", **shape})
+    for arch in spec.arches:
+        f = clos.generate(spec, arch)
+        v = view(f)
+        assert view(f) is v
+        gn = GpuNames(f.gpus, f.hb_domain)
+        assert v.device[: f.gpus].tolist() == [gn.name(i) for i in range(f.gpus)]
+        assert v.device[f.gpus :].tolist() == [s.name for s in f.switches]
+        L = f.links
+        rw = width(f.hb_domain)
+        assert v.ports(L.a_dev, L.a_port).tolist() == [f"nic{p}" if d < f.gpus else f"p{p}" for d, p in zip(L.a_dev.tolist(), L.a_port.tolist())]
+        assert v.interfaces(L.a_dev, L.a_port).tolist() == [f"gpu{d % f.hb_domain:0{rw}d}-nic{p}" if d < f.gpus else f"p{p}" for d, p in zip(L.a_dev.tolist(), L.a_port.tolist())]
+
+
+def reference_cabling(fabric, lay, bom) -> str:
+    """cabling.csv as csv.writer writes it from Python values, row by row (the slow, obvious way)."""
+    lm = bom.link_media
+    p = lay.placement
+    uw = width(lay.spec.rack_u + 1)
+    rw = width(fabric.hb_domain)
+    names = lay.racks.name
+
+    def port(d, q):
+        return f"gpu{d % fabric.hb_domain:0{rw}d}-nic{q}" if d < fabric.gpus else f"p{q}"
+
+    rows = [cabling.COLUMNS + FLOOR_COLUMNS]
+    for i, row in enumerate(cabling.generate_rows(fabric)):
+        a, z = int(fabric.links.a_dev[i]), int(fabric.links.z_dev[i])
+        ap, zp = int(fabric.links.a_port[i]), int(fabric.links.z_port[i])
+        m = lm.media[int(lm.index[i])]
+        c = int(lm.cable[i])
+        gtx = m.gpu_transceiver or m.transceiver
+        a_tx = (gtx.sku if gtx else "") if a < fabric.gpus else (m.transceiver.sku if m.transceiver else "")
+        z_tx = m.transceiver.sku if m.transceiver else ""
+        length = float(lay.length_m[i])
+        ar, zr, au, zu = names[int(p.rack[a])], names[int(p.rack[z])], int(p.u[a]), int(p.u[z])
+        label = f"{ar}-U{au:0{uw}d} {port(a, ap)} / {zr}-U{zu:0{uw}d} {port(z, zp)}"
+        rows.append(row + (ar, au, zr, zu, int(length) if length.is_integer() else length, m.name, lm.cables[c].sku if c >= 0 else "", a_tx, z_tx, label))
+    return writer_text(rows)
+
+
+def odd_context():
+    """The demo with a switch name and a rack name that need CSV quoting (the rack's name extends another's)."""
+    ctx = pipeline.build(load_spec("demo", {}))
+    arch = "rail-optimized"
+    f = ctx.fabrics[arch]
+    sw = list(f.switches)
+    sw[0] = dataclasses.replace(sw[0], name='leaf "A", 1')
+    f = dataclasses.replace(f, switches=sw)
+    lay = ctx.layouts[arch]
+    lay.racks.name[0] = lay.racks.name[1] + ' "0", west'
+    return f, lay, ctx.boms[arch]
+
+
+@pytest.mark.parametrize("odd", [False, True], ids=["generated", "quoted-names"])
+def test_cabling_text_is_csv_writer_text(tmp_path, odd):
+    if odd:
+        f, lay, bom = odd_context()
+    else:
+        ctx = pipeline.build(build_spec({"name": "c", "gpus": 1024, "hb_domain": 8, "radix": 16, "planes": 2}))
+        f, lay, bom = ctx.fabrics["rail-only"], ctx.layouts["rail-only"], ctx.boms["rail-only"]
+    path = tmp_path / "cabling.csv"
+    cabling.write_cabling(f, path, lay, bom)
+    assert path.read_bytes().decode("utf-8") == reference_cabling(f, lay, bom)
+
+
+@pytest.mark.parametrize("odd", [False, True], ids=["generated", "quoted-names"])
+def test_pull_sheet_order_is_the_text_order_of_labels(odd):
+    if odd:
+        f, lay, bom = odd_context()
+    else:
+        ctx = pipeline.build(build_spec({"name": "c", "gpus": 1152, "hb_domain": 72, "radix": 64, "gpus_per_node": 4}))
+        f, lay, bom = ctx.fabrics["rail-optimized"], ctx.layouts["rail-optimized"], ctx.boms["rail-optimized"]
+    floor = FloorView(f, lay, bom)
+    order, sheet, names = pullsheets.sheet_order(f, lay, floor)
+    labels = [x for sl in view(f).chunks() for x in floor.labels(sl)]
+    racks = lay.racks.name
+    p = lay.placement
+    keys = []
+    for i in range(len(f.links)):
+        ka, kz = racks[int(p.rack[f.links.a_dev[i]])], racks[int(p.rack[f.links.z_dev[i]])]
+        keys.append((f"{min(ka, kz)}_{max(ka, kz)}", float(lay.length_m[i]), labels[i]))
+    assert order.tolist() == sorted(range(len(keys)), key=keys.__getitem__)
+    assert [names[sheet[i]] for i in range(len(keys))] == [k[0] for k in keys]

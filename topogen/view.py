@@ -1,0 +1,187 @@
+"""The named view of a fabric that the exporters read: names formatted once, cables chunk by chunk.
+
+Every exporter prints device and port names: cabling.csv, the pull sheets,
+NetBox, topology.json, GraphML, ibnetdiscover. A :class:`FabricView` formats
+them once per fabric and process (:func:`view`): the name of every device
+(GPU names ``hb<d>-gpu<r>`` and switch names, by device id), the role of
+every device, and tables of port names (``nic<plane>`` / ``p<n>``) and NIC
+interfaces (``gpu<rank>-nic<plane>``) looked up by a code per cable end. An
+exporter then gathers a chunk of cable rows (:meth:`FabricView.chunks`) from
+those tables with numpy fancy indexing: no Python formatting per cable for
+anything but what is unique to a cable (its id, its label).
+
+CSV text is built the same way (:func:`csv_lines`): every distinct value is
+formatted and quoted once, exactly as ``csv.writer`` (QUOTE_MINIMAL, ``\\n``
+line ends) would write it (:func:`csv_field`), and a chunk's lines are one
+``join`` over the columns. The bytes equal ``csv.writer``'s for any text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from functools import cached_property
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .model import CHUNK, Fabric
+from .naming import width
+
+KEEP = 4  # views kept per process (both architectures of a build, and the next build's)
+_CACHE: dict[int, tuple[Fabric, "FabricView"]] = {}
+_FIELD_BUF = io.StringIO()
+_FIELD_WRITER = csv.writer(_FIELD_BUF, lineterminator="\n")
+
+
+def csv_field(value) -> str:
+    """``value`` as ``csv.writer`` (QUOTE_MINIMAL) writes it in a row of several fields."""
+    _FIELD_BUF.seek(0)
+    _FIELD_BUF.truncate()
+    _FIELD_WRITER.writerow((value, ""))
+    return _FIELD_BUF.getvalue()[:-2]
+
+
+def csv_table(values: Iterable) -> np.ndarray:
+    """An object array of :func:`csv_field` of each value (for gathering by index)."""
+    vals = list(values)
+    out = np.empty(len(vals), dtype=object)
+    out[:] = [csv_field(v) for v in vals]
+    return out
+
+
+def text_table(values: Iterable[str]) -> np.ndarray:
+    """An object array of strings, for gathering by index."""
+    vals = list(values)
+    out = np.empty(len(vals), dtype=object)
+    out[:] = vals
+    return out
+
+
+_INTS = text_table(str(i) for i in range(4096))
+
+
+def int_texts(values: np.ndarray) -> np.ndarray:
+    """Decimal text of an integer column (a table lookup for small non-negative values)."""
+    values = np.asarray(values)
+    if len(values) == 0:
+        return np.empty(0, dtype=object)
+    lo, hi = int(values.min()), int(values.max())
+    if lo >= 0 and hi < len(_INTS):
+        return _INTS[values]
+    uniq, inv = np.unique(values, return_inverse=True)
+    return text_table(map(str, uniq.tolist()))[inv]
+
+
+def number_texts(values: np.ndarray) -> np.ndarray:
+    """CSV text of a float column: whole numbers as ints (``5``), others as Python writes them (``2.5``)."""
+    values = np.asarray(values, dtype=np.float64)
+    uniq, inv = np.unique(values, return_inverse=True)
+    return csv_table(int(x) if x.is_integer() else x for x in uniq.tolist())[inv.reshape(-1)]
+
+
+def csv_header(columns: Iterable[str]) -> str:
+    """The header line of a CSV file."""
+    return ",".join(csv_field(c) for c in columns) + "\n"
+
+
+def csv_lines(columns: Sequence, rows: int | None = None) -> str:
+    """CSV text (``\\n`` ends) of rows given column by column; each column already CSV fields.
+
+    A column is a sequence of strings or one string (the same in every row).
+    """
+    if rows is None:
+        rows = next(len(c) for c in columns if not isinstance(c, str))
+    if rows == 0:
+        return ""
+    cols = [[c] * rows if isinstance(c, str) else (c.tolist() if isinstance(c, np.ndarray) else c) for c in columns]
+    return "\n".join(map(",".join, zip(*cols))) + "\n"
+
+
+class FabricView:
+    """Names of one fabric's devices and ports, formatted once; see the module docstring."""
+
+    def __init__(self, fabric: Fabric):
+        self.fabric = fabric
+        self.gpus = fabric.gpus
+        self.hb = fabric.hb_domain
+        L = fabric.links
+        top = max([int(L.a_port.max()) if len(L) else 0, int(L.z_port.max()) if len(L) else 0, max((s.radix for s in fabric.switches), default=0), fabric.spec.planes])
+        self.max_port = top  # switch ports p0 .. p<top>, NIC ports nic0 .. nic<top>
+
+    @cached_property
+    def device(self) -> np.ndarray:
+        """Name of every device, by device id (GPUs, then switches)."""
+        n, k = self.gpus, self.hb
+        dw, rw = max(2, width(n // k)), width(k)
+        ranks = [f"-gpu{r:0{rw}d}" for r in range(k)]
+        gpus = [f"hb{d:0{dw}d}{r}" for d in range((n + k - 1) // k) for r in ranks][:n]
+        return text_table(gpus + [s.name for s in self.fabric.switches])
+
+    @cached_property
+    def plain(self) -> bool:
+        """No switch name or role needs quoting in CSV (always so for generated names)."""
+        return all(csv_field(s.name) == s.name and csv_field(s.role) == s.role for s in self.fabric.switches)
+
+    @cached_property
+    def csv_device(self) -> np.ndarray:
+        """:attr:`device` as CSV fields."""
+        if self.plain:
+            return self.device
+        out = self.device.copy()
+        out[self.gpus :] = csv_table(s.name for s in self.fabric.switches)
+        return out
+
+    @cached_property
+    def role(self) -> np.ndarray:
+        """Role of every device (``gpu``, ``leaf``, ``spine``...), by device id."""
+        return text_table(["gpu"] * self.gpus + [s.role for s in self.fabric.switches])
+
+    @cached_property
+    def csv_role(self) -> np.ndarray:
+        if self.plain:
+            return self.role
+        return csv_table(self.role.tolist())
+
+    @cached_property
+    def _port_table(self) -> np.ndarray:
+        t = self.max_port + 1
+        return text_table([f"p{p}" for p in range(t)] + [f"nic{p}" for p in range(t)])
+
+    def ports(self, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
+        """Port names of cable ends: ``nic<plane>`` at a GPU, ``p<n>`` at a switch."""
+        return self._port_table[np.where(dev < self.gpus, self.max_port + 1, 0) + port]
+
+    @cached_property
+    def _interface_table(self) -> np.ndarray:
+        t, rw = self.max_port + 1, width(self.hb)
+        return text_table([f"p{p}" for p in range(t)] + [f"gpu{r:0{rw}d}-nic{p}" for r in range(self.hb) for p in range(t)])
+
+    def interface_codes(self, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
+        """Index of each end's interface name in :attr:`interface_names`."""
+        t = self.max_port + 1
+        return np.where(dev < self.gpus, t + (dev % self.hb) * t, 0) + port
+
+    @property
+    def interface_names(self) -> np.ndarray:
+        return self._interface_table
+
+    def interfaces(self, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
+        """Interface names of cable ends: ``gpu<rank>-nic<plane>`` at a GPU, ``p<n>`` at a switch."""
+        return self._interface_table[self.interface_codes(dev, port)]
+
+    def chunks(self, rows: int | None = None, size: int = CHUNK) -> Iterator[slice]:
+        """Slices of ``size`` cable rows (of ``rows`` rows, default every cable)."""
+        rows = len(self.fabric.links) if rows is None else rows
+        for start in range(0, rows, size):
+            yield slice(start, min(start + size, rows))
+
+
+def view(fabric: Fabric) -> FabricView:
+    """The fabric's view, made once per process and fabric."""
+    got = _CACHE.get(id(fabric))
+    if got is None or got[0] is not fabric:
+        while len(_CACHE) >= KEEP:  # the oldest first: a process building many fabrics keeps few alive
+            del _CACHE[next(iter(_CACHE))]
+        got = _CACHE[id(fabric)] = (fabric, FabricView(fabric))
+    return got[1]
