@@ -151,11 +151,27 @@ def test_mutation_extra_fast_uplink_over_the_port_budget():
     assert budget[0].cables == (len(L) + 1,)
 
 
-def test_cli_link_speed_list(tmp_path):
-    out = tmp_path / "o"
-    res = CliRunner().invoke(main, ["build", "--gpus", "1024", "--hb-domain", "8", "--radix", "128,576", "--link-speed", "200,400", "--arch", "rail-optimized", "--catalog", "chassis-400g", "--out", str(out), "--formats", "bom,cabling,topology"])
+SMALL = ["--gpus", "1024", "--hb-domain", "8", "--radix", "128,576", "--link-speed", "200,400", "--arch", "rail-optimized", "--catalog", "chassis-400g"]
+
+
+@pytest.fixture(scope="module")
+def small_build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("speeds") / "o"
+    res = CliRunner().invoke(main, ["build", *SMALL, "--out", str(out), "--formats", "bom,cabling,topology,netbox"])
     assert res.exit_code == 0, res.output
-    assert "radix 128/576, 200/400 Gb/s" in res.output
+    return out, res.output
+
+
+def _cabling(out):
+    import csv
+
+    rows = list(csv.reader((out / "rail-optimized" / "cabling.csv").open()))
+    return rows[0], rows[1:]
+
+
+def test_cli_link_speed_list(small_build):
+    out, output = small_build
+    assert "radix 128/576, 200/400 Gb/s" in output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["spec"]["link_speed"] == [200, 400]
     topo = json.loads((out / "rail-optimized" / "topology.json").read_text())
@@ -164,14 +180,68 @@ def test_cli_link_speed_list(tmp_path):
     for e in edges:
         by_tier.setdefault(e["tier"], set()).add(e["speed"])
     assert by_tier == {1: {200}, 2: {400}}
-    rows = (out / "rail-optimized" / "cabling.csv").read_text().splitlines()
-    head = next(k for k, x in enumerate(rows) if x.startswith("cable,"))
-    cols = rows[head].split(",")
-    speeds = {(r.split(",")[cols.index("tier")], r.split(",")[cols.index("a_speed_gbps")]) for r in rows[head + 1 :]}
-    assert speeds == {("1", "200"), ("2", "400")}
+    head, rows = _cabling(out)
+    c = {x: i for i, x in enumerate(head)}
+    assert {(r[c["tier"]], r[c["a_speed_gbps"]]) for r in rows} == {("1", "200"), ("2", "400")}
     # the cabling file reads back and validates against the spec
-    v = CliRunner().invoke(main, ["validate", str(out / "rail-optimized" / "cabling.csv"), "--gpus", "1024", "--hb-domain", "8", "--radix", "128,576", "--link-speed", "200,400", "--arch", "rail-optimized", "--catalog", "chassis-400g"])
+    v = CliRunner().invoke(main, ["validate", str(out / "rail-optimized" / "cabling.csv"), *SMALL])
     assert v.exit_code == 0, v.output
+
+
+def test_breakout_cable_once_with_its_legs(small_build):
+    """cabling.csv: each leg names its one breakout cable (the leaf cage it leaves); the BOM counts
+    those cables, not the legs; leaf-spine rows name none."""
+    out, _ = small_build
+    head, rows = _cabling(out)
+    c = {x: i for i, x in enumerate(head)}
+    assert head[-1] == "breakout_cable"
+    legs: dict[str, list] = {}
+    for r in rows:
+        if r[c["tier"]] == "1":
+            legs.setdefault(r[c["breakout_cable"]], []).append(r)
+        else:
+            assert r[c["breakout_cable"]] == ""
+    assert len(legs) == 1024 // 2 and all(len(x) == 2 for x in legs.values())
+    for name, (x, y) in legs.items():
+        sw, ports = name.split(":")
+        assert x[c["z_device"]] == y[c["z_device"]] == sw
+        assert {x[c["z_port"]], y[c["z_port"]]} == set(ports.split("-"))
+        assert x[c["a_device"]] != y[c["a_device"]]  # fanned out to two NICs
+    bom = json.loads((out / "rail-optimized" / "bom.json").read_text())
+    cables = [x for x in bom["lines_by_tier"] if x["category"] == "cable" and x["tier"] == 1]
+    assert sum(x["quantity"] for x in cables) == len(legs)
+
+
+@pytest.mark.parametrize("where", ["other-switch", "other-cage"])
+def test_mutation_breakout_fanout_split(small_build, tmp_path, where):
+    """The legs of one breakout cable must leave one cage of one switch: move a leg to another leaf
+    (or to another cage of the same leaf) and validate names the cable, its switches and both legs."""
+    import csv
+
+    out, _ = small_build
+    head, rows = _cabling(out)
+    c = {x: i for i, x in enumerate(head)}
+    a = next(i for i, r in enumerate(rows) if r[c["z_device"]] == "leaf-g0-r0" and r[c["z_port"]] == "p2")
+    other = ("leaf-g0-r1", "p2") if where == "other-switch" else ("leaf-g0-r0", "p3")
+    b = next(i for i, r in enumerate(rows) if (r[c["z_device"]], r[c["z_port"]]) == other)
+    for col in ("z_device", "z_port"):  # swap the two legs' switch ends: both cables now split
+        rows[a][c[col]], rows[b][c[col]] = rows[b][c[col]], rows[a][c[col]]
+    path = tmp_path / "rail-optimized" / "cabling.csv"
+    path.parent.mkdir()
+    with path.open("w", newline="") as fh:
+        csv.writer(fh).writerows([head, *rows])
+    (tmp_path / "summary.json").write_text((out / "summary.json").read_text())
+    res = CliRunner().invoke(main, ["validate", str(path), *SMALL, "--out", str(tmp_path / "v")])
+    assert res.exit_code == 1, res.output
+    report = json.loads((tmp_path / "v" / "rail-optimized" / "validation.json").read_text())
+    found = [x for x in report["findings"] if x["check"] == "hygiene.breakout-split"]
+    assert len(found) == 2
+    first = next(x for x in found if "leaf-g0-r0:p1-p2" in x["message"])
+    assert set(first["cables"]) == {int(rows[a][c["cable"]]), 1}
+    if where == "other-switch":
+        assert first["devices"] == ["leaf-g0-r0", "leaf-g0-r1"] and "has its 2 legs on 2 switches" in first["message"]
+    else:
+        assert first["devices"] == ["leaf-g0-r0"] and "has its 2 legs on ports of 2 cages" in first["message"]
 
 
 def test_catalog_port_modes_decide_the_tier_switch(tmp_path):
@@ -208,3 +278,23 @@ def test_preset_nic200_leaf400_breakout_bom():
     assert breakout == cages  # cables, not legs: 8,192 NIC links on 4,096 breakout cables
     assert all("2XMPO8" in sku for (t, c, _e, sku) in lines if t == 1 and c == "cable")
     assert lines[(2, "transceiver", "switch", "QDD-400G-DR4")] == 2 * 4096
+
+
+def test_netbox_ports_at_their_speed_and_breakout_legs(small_build):
+    """NetBox: a 128-port (200G) leaf has 96 interfaces, p1-p64 at 200G and p65-p96 at 400G; each leg of
+    a breakout cable is a NetBox cable (its two NICs are two devices) whose comment names the breakout cable."""
+    import csv
+
+    out, _ = small_build
+    d = out / "rail-optimized" / "netbox"
+    rows = [r for p in sorted(d.glob("interfaces*.csv")) for r in csv.DictReader(p.open())]
+    leaf = [r for r in rows if r["device"].endswith(".leaf-g0-r0")]
+    assert [r["name"] for r in leaf] == [f"p{i}" for i in range(1, 97)]
+    assert {r["speed"] for r in leaf[:64]} == {"200000000"} and {r["type"] for r in leaf[:64]} == {"200gbase-x-qsfp56"}
+    assert {r["speed"] for r in leaf[64:]} == {"400000000"} and {r["type"] for r in leaf[64:]} == {"400gbase-x-osfp"}
+    assert all(r["enabled"] == "true" for r in leaf)
+    cables = [r for p in sorted(d.glob("cables*.csv")) for r in csv.DictReader(p.open())]
+    legs = [r for r in cables if r["side_b_device"].endswith(".leaf-g0-r0") and r["side_b_name"] in ("p1", "p2")]
+    assert [r["comments"] for r in legs] == ["gpu-leaf plane 0; leg of breakout cable leaf-g0-r0:p1-p2"] * 2
+    assert len({r["label"] for r in cables}) == len(cables)  # labels stay unique per NetBox cable
+    assert not any("breakout" in r["comments"] for r in cables if r["comments"].startswith("leaf-spine"))

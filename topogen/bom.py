@@ -14,8 +14,10 @@ Counting conventions (domain.md section 5):
   ports of one tier are contiguous on a switch). For a switch the device is the
   switch; for the GPU end the device is the HB domain's system (a DGX H100
   leaves the node through twin-port cages shared by two NICs);
-* a cable carrying ``links_per_cable`` links (a splitter) is counted per upper
-  switch, rounded up; fiber and ordinary cables count one per link;
+* a cable carrying ``links_per_cable`` links (a breakout cable or splitter) is
+  counted once per cage of the upper switch it leaves (:mod:`topogen.breakout`:
+  its legs share that cage's ports), with the SKU of its longest leg; fiber and
+  ordinary cables count one per link;
 * NICs (when the catalog lists them) are counted per GPU: ``ceil(planes / ports)``.
 
 Per-device counts come from ``numpy.bincount`` over the link table, so the BOM
@@ -102,6 +104,7 @@ class Bom:
     lines: tuple[BomLine, ...]
     link_media: Any = None  # topogen.media.LinkMedia: media and cable SKU of every cable
     notes: tuple[str, ...] = ()  # lengths no catalog media or cable covers
+    breakouts: Any = None  # topogen.breakout.Breakouts: the breakout cables and their legs
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -256,11 +259,12 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     here when not given). Transceivers are counted per device and SKU, cables
     per SKU (each SKU one length), so the counts follow the real lengths.
     """
-    from . import layout, media as link_media_mod
+    from . import breakout, layout, media as link_media_mod
 
     spec = fabric.spec
     lay = lay if lay is not None else layout.plan(fabric)
     lm = link_media_mod.assign(fabric, catalog, lay.length_m)
+    bo = breakout.of(fabric, lm)
     leaf_sw = catalog.switch_at(spec, 1, fabric.tiers)[0]  # type: ignore[index]
     L = fabric.links
     n = fabric.gpus
@@ -296,11 +300,14 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
                     qty = _per_device(np.concatenate([a[on], z[on]]) - n, t.ports_per_module)
                 lines.append(_tx_line(t, tier, link, end, qty))
         cab = lm.cable[sel]
-        for ci in sorted(np.unique(cab[cab >= 0]).tolist(), key=lambda i: (lm.cables[i].length_m, lm.cables[i].sku)):
+        of_tier = bo.cable[L.tier[bo.first_link] == tier] if len(bo) else bo.cable
+        for ci in sorted(set(np.unique(cab[cab >= 0]).tolist()) | set(np.unique(of_tier).tolist()), key=lambda i: (lm.cables[i].length_m, lm.cables[i].sku)):
             c = lm.cables[ci]
-            qty = _per_device(z[cab == ci] - n, c.links_per_cable)
-            lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
-    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes))
+            # a breakout cable carries several legs of one cage: count cables (each its longest leg's SKU), not links
+            qty = int((of_tier == ci).sum()) if c.links_per_cable > 1 else int((cab == ci).sum())
+            if qty:
+                lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
+    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes), bo)
 
 
 def _distinct(items) -> list:

@@ -14,7 +14,8 @@ Checks and their finding ids (stable; ``validation.json`` and tests use them):
    ``hygiene.port-budget`` (more cables than radix), ``hygiene.gpu-no-link``,
    ``hygiene.gpu-extra-link`` (per NIC port = plane), ``hygiene.speed-mismatch``
    (two ends disagree), ``hygiene.link-speed`` (both ends off the spec's speed),
-   ``hygiene.plane-mismatch`` (a cable joins two planes).
+   ``hygiene.plane-mismatch`` (a cable joins two planes), ``hygiene.breakout-split``
+   (the legs of one breakout cable of a cabling file on two switches or cages).
 2. ``tiers``: ``tiers.adjacent`` (links join adjacent tiers only),
    ``tiers.unreachable`` (a switch with no cable or no GPU behind it),
    ``tiers.count`` (tier count against the minimum for the spec).

@@ -35,6 +35,7 @@ CHECK_IDS = (
     "hygiene.speed-mismatch",
     "hygiene.link-speed",
     "hygiene.plane-mismatch",
+    "hygiene.breakout-split",
     "tiers.adjacent",
     "tiers.unreachable",
     "tiers.count",
@@ -160,9 +161,11 @@ class Labels:
     """How to name cables in messages: their id and where they sit in the input file.
 
     ``cable[i]`` is the id of link ``i``; ``loc[i]`` its line (``loc_fmt``
-    ``"line {}"``) or edge index (``"edges[{}]"``) in the file read.
+    ``"line {}"``) or edge index (``"edges[{}]"``) in the file read; ``breakout[i]``
+    the breakout cable link ``i`` is a leg of (cabling.csv's ``breakout_cable``, "" for none).
     """
 
     cable: np.ndarray
     loc: np.ndarray | None = None
     loc_fmt: str = "line {}"
+    breakout: np.ndarray | None = None

@@ -5,14 +5,16 @@ Ids: ``hygiene.dangling`` (an end on no device), ``hygiene.self-link``,
 ``hygiene.port-budget`` (more cables than radix), ``hygiene.gpu-no-link``,
 ``hygiene.gpu-extra-link`` (per NIC port = plane), ``hygiene.speed-mismatch``
 (two ends disagree), ``hygiene.link-speed`` (both ends off the spec's speed),
-``hygiene.plane-mismatch`` (a cable joins two planes). ``hygiene.unknown-device``
-comes from the file reader.
+``hygiene.plane-mismatch`` (a cable joins two planes), ``hygiene.breakout-split``
+(the legs of one breakout cable on two switches or cages, :mod:`.breakout`).
+``hygiene.unknown-device`` comes from the file reader.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import breakout
 from .graphs import run_starts
 from .text import LIST, port_ranges
 from .wire import Wire
@@ -148,6 +150,7 @@ def check(w: Wire) -> None:
         w.add_many("hygiene.gpu-extra-link", "error", many, extra)
     _speeds(w)
     _planes(w)
+    breakout.check(w)  # a breakout cable's legs on one cage (a cabling file that names them)
     rep = w.report
     per_tier = getattr(spec, "tier_speed", ())
     ok = (

@@ -7,7 +7,9 @@ Columns (in order): ``cable`` (1-based id), ``tier`` (1 = GPU–leaf), ``link``
 ``a_rack``, ``a_u``, ``z_rack``, ``z_u`` (each end's rack and lowest U),
 ``length_m`` (the sold length), ``media``, ``cable_sku``,
 ``a_transceiver_sku``, ``z_transceiver_sku`` (empty for copper) and
-``label`` (unique, TIA-606 style, naming both ends' rack, U and port). The
+``label`` (unique, TIA-606 style, naming both ends' rack, U and port), and
+only when the fabric has breakout cables ``breakout_cable`` (the one physical
+cable a leg belongs to, ``<switch>:p<first>-p<last>``, shared by its legs). The
 ``a`` end is the lower device. The header is line 1
 (plain CSV: ``pandas.read_csv`` and ``csv.DictReader`` read it with their
 defaults); the provenance (tool version, spec hash) lives in ``manifest.json``
@@ -28,7 +30,7 @@ from ..model import CHUNK
 from ..naming import GpuNames, device_names, device_roles
 from ..layout.labels import COLUMNS as FLOOR_COLUMNS
 from ..layout.labels import FloorView
-from ..view import csv_header, csv_lines, csv_table, int_texts, view
+from ..view import csv_field, csv_header, csv_lines, csv_table, int_texts, view
 from .files import open_output, per_arch
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
@@ -69,7 +71,7 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
         )
 
 
-def text_chunks(fabric: Fabric, lay=None, bom=None) -> Iterator[str]:
+def text_chunks(fabric: Fabric, lay=None, bom=None, legs=None) -> Iterator[str]:
     """The file's lines after the header, a chunk of cables at a time (the bytes ``csv.writer`` writes).
 
     Every field is gathered from names and tables formatted once
@@ -98,15 +100,40 @@ def text_chunks(fabric: Fabric, lay=None, bom=None) -> Iterator[str]:
         ]
         if floor is not None:
             cols += floor.columns(sl)
+        if legs is not None:
+            cols.append(legs(sl))
         yield csv_lines(cols, sl.stop - sl.start)
 
 
 def write_cabling(fabric: Fabric, path: Path, lay=None, bom=None) -> None:
-    """cabling.csv; with a layout, the floor columns follow the wiring columns."""
+    """cabling.csv; with a layout, the floor columns follow the wiring columns.
+
+    A fabric with breakout cables gets one more column, ``breakout_cable``: each leg
+    names the one physical cable it is part of (see :func:`breakout_names`).
+    """
+    legs = breakout_names(fabric, bom)
     with open_output(path, newline="") as fh:
-        fh.write(csv_header(COLUMNS + (FLOOR_COLUMNS if lay is not None else ())))
-        for text in text_chunks(fabric, lay, bom):
+        fh.write(csv_header(COLUMNS + (FLOOR_COLUMNS if lay is not None else ()) + ((BREAKOUT_COLUMN,) if legs is not None else ())))
+        for text in text_chunks(fabric, lay, bom, legs):
             fh.write(text)
+
+
+BREAKOUT_COLUMN = "breakout_cable"
+
+
+def breakout_names(fabric: Fabric, bom):
+    """Each leg's ``breakout_cable`` cells for a slice of cables, or None when the fabric has no breakout cable.
+
+    A breakout cable (a 400G cage fanned out to 2 x 200G NICs) is ONE physical cable with
+    several legs. Each leg stays a row of its own (one port at each end, as NetBox cables
+    and ``topogen validate`` need), and names its cable by the cage end:
+    ``leaf-g00-r0:p1-p2`` on both legs, so installers pull it once and the validator checks
+    that its legs stay on that cage. Fabrics without breakout keep the file unchanged.
+    """
+    bo = getattr(bom, "breakouts", None)
+    if bo is None or not len(bo):
+        return None
+    return lambda sl: [csv_field(x) for x in bo.leg_names(fabric, sl)]
 
 
 def export(ctx, dest: Path) -> list[Path]:

@@ -289,8 +289,7 @@ def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     port without a cable.
     """
     n = fabric.gpus
-    radix = np.fromiter((s.radix for s in fabric.switches), dtype=np.int64, count=len(fabric.switches))
-    offsets = np.concatenate([[0], np.cumsum(radix)])
+    offsets = np.concatenate([[0], np.cumsum(switch_ports(fabric))])
     total = int(offsets[-1])
     peer_dev = np.full(total, -1, np.int64)
     peer_port = np.zeros(total, np.int32)
@@ -304,10 +303,24 @@ def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return offsets, peer_dev, peer_port, is_up
 
 
+def switch_ports(fabric: Fabric) -> np.ndarray:
+    """Interfaces of each switch: its radix, less the ports its faster uplinks take beyond one each.
+
+    A 128-port leaf at 200G (64 x 400G cages) with 64 x 200G down and 32 x 400G up has
+    96 interfaces, ``p1-p64`` at 200G and ``p65-p96`` at 400G.
+    """
+    shape = fabric.spec.shape
+    f = np.asarray([shape.factor(j) for j in range(fabric.tiers + 2)], np.int64)
+    sw = fabric.switches
+    radix = np.fromiter((s.radix for s in sw), np.int64, len(sw))
+    down = np.fromiter((s.down_ports for s in sw), np.int64, len(sw))
+    return down + (radix - down) // f[fabric.switch_tiers()] if len(sw) else radix
+
+
 def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator[tuple]:
     """NIC interfaces of every node (GPU-id order, so node by node; plane-minor), then every switch port.
 
-    Row count: ``gpus * planes + sum(switch radix)``. Descriptions name the
+    Row count: ``gpus * planes + sum(switch ports)`` (:func:`switch_ports`: the radix at one speed). Descriptions name the
     peer by its host/switch name (the NetBox name without the site prefix).
     """
     spec = fabric.spec
@@ -338,6 +351,7 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
         yield from ((d, i, nic_type, "true" if c else "false", speed_kbps, s) for d, i, c, s in zip(nodes, nics, cabled.tolist(), descs))
     offsets, peer_dev, peer_port, is_up = _port_peers(fabric)
     ptype = cell_safe(port_type(spec.link_speed, types.switch_port_type))
+    mixed = bool(getattr(spec, "tier_speed", ()))  # ports down at the tier's speed, up at the next tier's
     for i, s in enumerate(fabric.switches):
         lo, hi = int(offsets[i]), int(offsets[i + 1])
         pd, pp, up = peer_dev[lo:hi], peer_port[lo:hi], is_up[lo:hi]
@@ -347,17 +361,24 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
         dev[cabled] = ends.devices(pd[cabled], netbox=False)
         prt[cabled] = ends.ports(pd[cabled], pp[cabled])
         name = ends.sw_names[i]
+        at = {}
+        if mixed:
+            at = {g: (cell_safe(port_type(g, types.switch_port_type)), g * 1_000_000) for g in (spec.speed_at(s.tier), spec.speed_at(s.tier + 1))}
         for port, c, u, dn, pn in zip(range(1, hi - lo + 1), cabled.tolist(), up.tolist(), dev.tolist(), prt.tolist()):
             desc = f"{'uplink' if u else 'downlink'} to {dn} {pn}" if c else "unused"
-            yield (name, f"p{port}", ptype, "true" if c else "false", speed_kbps, desc)
+            pt, kbps = at[spec.speed_at(s.tier if port <= s.down_ports else s.tier + 1)] if mixed else (ptype, speed_kbps)
+            yield (name, f"p{port}", pt, "true" if c else "false", kbps, desc)
 
 
-def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None) -> Iterator[tuple]:
+def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None, breakouts=None) -> Iterator[tuple]:
     """One row per cable, in cabling.csv order (``label`` = ``<site>/<cable id>``).
 
     ``media`` gives each link tier's cable type, length and unit (see
     :func:`cable_media`); tiers without it leave those cells empty.
     ``lengths`` (the layout's sold length of every cable) overrides the length.
+    A leg of a breakout cable (``breakouts``, :mod:`topogen.breakout`) stays a NetBox
+    cable of its own (a NetBox cable's terminations on one side share one device, and
+    the legs reach two hosts); its comment names the breakout cable, as cabling.csv does.
     """
     media = media or {}
     site = cell_safe(site_name(fabric.spec, fabric.arch))
@@ -370,11 +391,13 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
         ad, ap = ends.devices(a).tolist(), ends.ports(a, L.a_port[sl]).tolist()
         zd, zp = ends.devices(z).tolist(), ends.ports(z, L.z_port[sl]).tolist()
         lens = [f"{x:g}" for x in lengths[sl].tolist()] if lengths is not None else [None] * (sl.stop - start)
-        for cid, a_d, a_p, z_d, z_p, t, pl, ln in zip(range(start + 1, sl.stop + 1), ad, ap, zd, zp, L.tier[sl].tolist(), L.plane[sl].tolist(), lens):
+        bo = breakouts.leg_names(fabric, sl) if breakouts is not None and len(breakouts) else [""] * (sl.stop - start)
+        for cid, a_d, a_p, z_d, z_p, t, pl, ln, b in zip(range(start + 1, sl.stop + 1), ad, ap, zd, zp, L.tier[sl].tolist(), L.plane[sl].tolist(), lens, bo):
             ctype, length, unit = media.get(t, ("", "", ""))
             if ln is not None:
                 length, unit = ln, "m"
-            yield (site, a_d, TERMINATION, a_p, site, z_d, TERMINATION, z_p, ctype, STATUS, length, unit, f"{site}/{cid}", notes[t].format(pl))
+            note = notes[t].format(pl) + (f"; leg of breakout cable {b}" if b else "")
+            yield (site, a_d, TERMINATION, a_p, site, z_d, TERMINATION, z_p, ctype, STATUS, length, unit, f"{site}/{cid}", note)
 
 
 # --- prerequisites, once per build ------------------------------------------------------
@@ -439,7 +462,7 @@ def export(ctx, dest: Path) -> list[Path]:
         for stem, cols, rows in (
             ("devices", DEVICE_COLUMNS, device_rows(fabric, types)),
             ("interfaces", INTERFACE_COLUMNS, interface_rows(fabric, types)),
-            ("cables", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric), _lengths(ctx, fabric.arch))),
+            ("cables", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric), _lengths(ctx, fabric.arch), getattr(getattr(ctx, "boms", {}).get(fabric.arch), "breakouts", None))),
         ):
             paths.extend(write_csv_parts(d, stem, cols, rows, MAX_PART_BYTES, careful=stem == "devices"))  # devices: catalog text
     return paths

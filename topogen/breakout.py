@@ -1,0 +1,80 @@
+"""Breakout cables: one cable from a switch cage fanned out to several slower links (its legs).
+
+A catalog cable with ``links_per_cable: k`` (a 400G QSFP-DD to 2 x 200G DAC, an MPO-16 to
+2 x MPO-8 fibre) leaves one cage of the upper switch of its link tier and carries ``k``
+links: the legs on ports ``c·k+1 .. c·k+k`` of that switch are one cable. This module
+groups the links of a fabric into those cables, once, for the BOM (which counts cables,
+not legs), the cabling files (each leg names its cable, ``leaf-g00-r0:p1-p2``) and NetBox.
+
+A group takes the cable SKU of its longest leg (the legs of one harness are cut to the
+farthest NIC). Everything is numpy columns over links.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Breakouts:
+    """The breakout cables of one fabric.
+
+    ``group[i]`` is the breakout cable of link ``i`` (-1: the link is a cable of its own);
+    per breakout cable: ``switch`` (device id of the cage end), ``first`` (its first port),
+    ``legs`` (ports per cable, ``k``), ``used`` (legs cabled), ``cable`` (index into the
+    link media's cable SKUs, the longest leg's) and ``first_link`` (one of its links).
+    """
+
+    group: np.ndarray
+    switch: np.ndarray
+    first: np.ndarray
+    legs: np.ndarray
+    used: np.ndarray
+    cable: np.ndarray
+    first_link: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.switch)
+
+    def names(self, fabric, groups: np.ndarray) -> list[str]:
+        """``<switch>:p<first>-p<last>`` of each breakout cable in ``groups`` (the cage ports its legs use)."""
+        n = fabric.gpus
+        sw = fabric.switches
+        return [f"{sw[d - n].name}:p{f}-p{f + k - 1}" for d, f, k in zip(self.switch[groups].tolist(), self.first[groups].tolist(), self.legs[groups].tolist())]
+
+    def leg_names(self, fabric, rows: slice) -> list[str]:
+        """The breakout cable of each link in ``rows`` ("" for a link that is a cable of its own)."""
+        g = self.group[rows]
+        out = [""] * len(g)
+        legs = np.flatnonzero(g >= 0)
+        for i, name in zip(legs.tolist(), self.names(fabric, g[legs])):
+            out[i] = name
+        return out
+
+
+def of(fabric, link_media) -> Breakouts:
+    """Group the links of ``fabric`` whose cable SKU carries several links (``links_per_cable > 1``)."""
+    L = fabric.links
+    lm = link_media
+    per_cable = np.asarray([c.links_per_cable for c in lm.cables] or [1], np.int64)
+    lengths = np.asarray([c.length_m for c in lm.cables] or [0.0], np.float64)
+    k = np.where(lm.cable >= 0, per_cable[np.maximum(lm.cable, 0)], 1)
+    leg = np.flatnonzero(k > 1)
+    group = np.full(len(L), -1, np.int64)
+    if not len(leg):
+        z = np.zeros(0, np.int64)
+        return Breakouts(group, z, z, z, z, z, z)
+    kz = k[leg]
+    cage = (L.z_port[leg].astype(np.int64) - 1) // kz
+    key = np.stack([L.z_dev[leg].astype(np.int64), cage, kz], axis=1)
+    uk, inv = np.unique(key, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    group[leg] = inv
+    used = np.bincount(inv, minlength=len(uk))
+    # the longest leg's SKU (ties: the lower SKU index, deterministic)
+    order = np.lexsort((lm.cable[leg], -lengths[lm.cable[leg]], inv))
+    firsts = np.r_[0, np.flatnonzero(np.diff(inv[order])) + 1]
+    cable = lm.cable[leg][order][firsts].astype(np.int64)
+    return Breakouts(group, uk[:, 0], uk[:, 1] * uk[:, 2] + 1, uk[:, 2], used, cable, leg[order][firsts])
