@@ -49,25 +49,29 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+# bench column -> the pipeline.build phase it times (the names build() reports to its progress callback)
+PHASES = {"generate_s": "wiring", "validate_s": "validation", "layout_s": "layout", "bom_s": "bill of materials", "summary_s": "analyses and summary"}
+
+
 def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int) -> dict:
     """Run the phases for one case in this process and return the figures."""
-    from topogen import bom, catalog, clos, pipeline, validate
+    from topogen import pipeline
     from topogen.spec import build_spec
 
     spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
     row: dict = {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch}
     if not exports:
-        t0 = time.perf_counter()
-        fabric = clos.generate(spec, arch)
-        row["generate_s"] = time.perf_counter() - t0
-        row.update(switches=len(fabric.switches), links=len(fabric.links), tiers=fabric.tiers)
-        t0, c0 = time.perf_counter(), time.process_time()
-        row["valid"] = validate.validate(fabric).valid
-        row["validate_s"] = time.perf_counter() - t0
-        row["validate_cpu_us_per_cable"] = 1e6 * (time.process_time() - c0) / max(1, len(fabric.links))
-        t0 = time.perf_counter()
-        bom.compile_bom(fabric, catalog.load_catalog(spec.catalog))
-        row["bom_s"] = time.perf_counter() - t0
+        # pipeline.build, timed phase by phase through its progress callback
+        marks: list[tuple[str, float, float]] = []
+        ctx = pipeline.build(spec, progress=lambda phase: marks.append((phase, time.perf_counter(), time.process_time())))
+        marks.append(("end", time.perf_counter(), time.process_time()))
+        spent = {a[0]: (b[1] - a[1], b[2] - a[2]) for a, b in zip(marks, marks[1:])}
+        fabric = ctx.fabrics[arch]
+        row.update(switches=len(fabric.switches), links=len(fabric.links), tiers=fabric.tiers, valid=ctx.valid)
+        for col, phase in PHASES.items():
+            row[col] = spent[phase][0]
+        row["build_s"] = marks[-1][1] - marks[0][1]
+        row["validate_cpu_us_per_cable"] = 1e6 * spent["validation"][1] / max(1, len(fabric.links))
         return row
     formats = pipeline.resolve_formats(exports)
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,6 +184,76 @@ def fmt(v, digits=2):
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
+# The issue's targets (issue 12), checked on the rows of any run that holds their case.
+WALL_131K_S, PEAK_131K_MB = 10.0, 400.0  # 131,072 GPUs, both architectures, every export
+WALL_1M_S, PEAK_1M_MB = 60.0, 2048.0  # 1,048,576 GPUs, one architecture, every export
+X_CSV_CABLING = 1.5  # cabling-only build against the bare csv dump, >= 131,072 GPUs
+FLAT_VALIDATE = 1.2  # validation CPU per cable, largest over smallest, 131,072 .. 2,097,152 GPUs
+
+# --targets: every case the targets need, (gpus, arch, exports); each runs in its own process
+TARGET_CASES = [
+    (131072, "rail-optimized", None),
+    (2097152, "rail-optimized", None),
+    (131072, "rail-only", None),
+    (2097152, "rail-only", None),
+    (131072, "both", "cabling"),
+    (131072, "both", "all"),
+    (1048576, "rail-optimized", "all"),
+    (1048576, "rail-only", "all"),
+]
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def target_lines(rows: list[dict]) -> list[str]:
+    """One line per target whose case is among ``rows``: the figure, the target, met or not."""
+    out = []
+    for r in rows:
+        if r.get("exports") == "all" and r["gpus"] == 131072 and r["arch"] == "both":
+            ok = r["wall_s"] <= WALL_131K_S and r["peak_rss_mb"] <= PEAK_131K_MB
+            out.append(f"target 131,072 GPUs, both architectures, every export (jobs {r['jobs']}): <= {WALL_131K_S:g} s wall, <= {PEAK_131K_MB:g} MB peak; measured {r['wall_s']:.2f} s, {r['peak_rss_mb']:.0f} MB: {met(ok)}")
+        if r.get("exports") == "all" and r["gpus"] == 1048576 and r["arch"] != "both":
+            ok = r["wall_s"] <= WALL_1M_S and r["peak_rss_mb"] <= PEAK_1M_MB
+            out.append(f"target 1,048,576 GPUs, {r['arch']}, every export (jobs {r['jobs']}): <= {WALL_1M_S:g} s wall, <= {PEAK_1M_MB:g} MB peak; measured {r['wall_s']:.2f} s, {r['peak_rss_mb']:.0f} MB: {met(ok)}")
+        if r.get("exports") == "cabling" and r["gpus"] >= 131072:
+            out.append(f"target cabling-only build within {X_CSV_CABLING:g}x the bare csv dump, {r['gpus']:,} GPUs, {r['arch']}: measured {r['x_csv']:.2f}x: {met(r['x_csv'] <= X_CSV_CABLING)}")
+    phase = [r for r in rows if not r.get("exports") and 131072 <= r["gpus"] <= 2097152]
+    for arch in sorted({r["arch"] for r in phase}):
+        mine = sorted((r for r in phase if r["arch"] == arch), key=lambda r: r["gpus"])
+        if len(mine) >= 2 and mine[0]["gpus"] == 131072 and mine[-1]["gpus"] == 2097152:
+            us = [r["validate_cpu_us_per_cable"] for r in mine]
+            x = max(us) / min(us)
+            out.append(
+                f"target validation CPU per cable flat (within {FLAT_VALIDATE:g}x) from 131,072 to 2,097,152 GPUs, {arch}: "
+                + ", ".join(f"{r['gpus']:,}: {u:.2f} us" for r, u in zip(mine, us))
+                + f"; largest/smallest {x:.2f}x: {met(x <= FLAT_VALIDATE)}"
+            )
+    return out
+
+
+def print_table(rows: list[dict], exports: bool) -> None:
+    if exports:
+        cols = ["gpus", "arch", "tiers", "switches", "links", "exports", "jobs", "build_and_export_s", "csv_dump_s", "x_csv", "output_mb"]
+    else:
+        cols = ["gpus", "arch", "tiers", "switches", "links", *PHASES, "build_s", "validate_cpu_us_per_cable"]
+    cols += ["wall_s", "cpu_s", "peak_rss_mb"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in rows:
+        print("| " + " | ".join(fmt(r.get(c), 1 if c.endswith("_mb") else 2) for c in cols) + " |")
+
+
+def case(n: int, arch: str, exports: str | None, jobs: int, args, repeat: int) -> dict | None:
+    """Median row of ``repeat`` runs of one case, each in a fresh process."""
+    cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(jobs)]
+    if exports:
+        cmd += ["--exports", exports]
+    runs = [r for r in (run_case(cmd) for _ in range(repeat)) if r is not None]
+    return median_row(runs) if runs else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpus", default="8192,32768,65536,131072", help="comma-separated GPU counts")
@@ -187,10 +261,11 @@ def main() -> None:
     ap.add_argument("--radix", type=int, default=64)
     ap.add_argument("--arch", default="rail-optimized,rail-only", help="comma-separated cases; 'both' builds both in one process")
     ap.add_argument("--exports", default=None, help="build and write these formats ('all' for every exporter)")
-    ap.add_argument("--jobs", type=int, default=1, help="exporter worker processes (build --jobs)")
+    ap.add_argument("--jobs", default="1", help="exporter worker processes (build --jobs); a comma-separated list runs each")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case; the table shows medians")
     ap.add_argument("--million", action="store_true", help="add 1,048,576 GPUs")
     ap.add_argument("--shares", action="store_true", help="time each exporter alone (CPU) for the first --gpus and --arch, in this process")
+    ap.add_argument("--targets", action="store_true", help="run every case of the issue's targets (jobs: the first --jobs, 2 by default) and say which are met")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.shares:
@@ -198,29 +273,25 @@ def main() -> None:
         return
     if args.one:
         n, arch = args.one.split(":")
-        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, args.jobs)))
+        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs))))
         return
-    gpus = [int(x) for x in args.gpus.split(",")] + ([1048576] if args.million else [])
-    rows = []
-    for n in gpus:
-        for arch in args.arch.split(","):
-            cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(args.jobs)]
-            if args.exports:
-                cmd += ["--exports", args.exports]
-            runs = [r for r in (run_case(cmd) for _ in range(args.repeat)) if r is not None]
-            if runs:
-                rows.append(median_row(runs))
-    if args.exports:
-        cols = ["gpus", "arch", "tiers", "switches", "links", "exports", "jobs", "build_and_export_s", "csv_dump_s", "x_csv", "output_mb"]
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    jobs = [int(x) for x in args.jobs.split(",")]
+    if args.targets:
+        tj = jobs[0] if "--jobs" in sys.argv else 2
+        rows = [r for r in (case(n, arch, ex, tj if ex == "all" else 1, args, args.repeat) for n, arch, ex in TARGET_CASES) if r is not None]
     else:
-        cols = ["gpus", "arch", "tiers", "switches", "links", "generate_s", "validate_s", "validate_cpu_us_per_cable", "bom_s"]
-    cols += ["wall_s", "cpu_s", "peak_rss_mb"]
+        gpus = [int(x) for x in args.gpus.split(",")] + ([1048576] if args.million else [])
+        rows = [r for n in gpus for arch in args.arch.split(",") for j in (jobs if args.exports else jobs[:1]) if (r := case(n, arch, args.exports, j, args, args.repeat)) is not None]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}; medians of {args.repeat}; load average {load:.1f} at the end")
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-    for r in rows:
-        print("| " + " | ".join(fmt(r.get(c), 1 if c.endswith("_mb") else 2) for c in cols) + " |")
+    print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}; medians of {args.repeat}; load average {load0:.1f} at the start, {load:.1f} at the end")
+    for exports in (False, True):
+        part = [r for r in rows if bool(r.get("exports")) == exports]
+        if part:
+            print_table(part, exports)
+            print()
+    for line in target_lines(rows):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -300,3 +300,25 @@ def test_missing_uplinks_split_the_network(arch):
     assert part and name(f, leaf) in part[0].devices
     assert errors(r, "capacity.bisection") and r.figures["bisection"]["full"] is False
     assert errors(r, "capacity.oversubscription")[0].devices == (name(f, leaf),)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_ports_past_the_radix_are_told_apart(fabrics, arch):
+    """Two cables on one port past the radix are a reuse; a port below 1 never merges with another switch's last port."""
+    f = fabrics[arch]
+    ss = np.flatnonzero((f.links.tier == 2) & (f.links.a_dev > f.gpus))  # the switch before is a switch too
+    i, j, k = int(ss[0]), int(ss[1]), int(ss[2])
+    lower = int(f.links.a_dev[i])
+    radix = f.switch(lower).radix
+    g = edit(edit(f, i, a_port=radix + 5), j, a_dev=lower, a_port=radix + 5)
+    r = validate.validate(g, expected=f)
+    assert_named(r, "hygiene.bad-port", name(f, lower), f"p{radix + 5}")
+    reuse = assert_named(r, "hygiene.port-reuse", name(f, lower), f"p{radix + 5}")
+    assert reuse.cables == tuple(sorted((i + 1, j + 1)))
+    # p-2 on one switch, the largest port in the file on the switch before it: two bad ports, no reuse
+    prev = lower - 1
+    h = edit(edit(f, k, a_dev=prev, a_port=radix + 7), i, a_port=-2)
+    r = validate.validate(h, expected=f)
+    assert_named(r, "hygiene.bad-port", name(f, lower), "p-2")
+    assert_named(r, "hygiene.bad-port", name(f, prev), f"p{radix + 7}")
+    assert not errors(r, "hygiene.port-reuse"), [x.message for x in errors(r, "hygiene.port-reuse")]

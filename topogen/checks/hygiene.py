@@ -21,7 +21,7 @@ from .wire import Wire
 
 
 def check(w: Wire) -> None:
-    n, spec = w.n, w.spec
+    n, spec, P = w.n, w.spec, w.planes
 
     def dangling(i: int):
         ends = [(d, p) for d, p in ((w.a[i], w.ap[i]), (w.z[i], w.zp[i])) if 0 <= d < w.ndev]
@@ -40,114 +40,105 @@ def check(w: Wire) -> None:
         return (d,), (pa, pz), f"{w.cable(i)} joins {d} to itself ({pa} to {pz})", "cable the port to the device of the adjacent tier it belongs to", (i,)
 
     w.add_many("hygiene.self-link", "error", np.flatnonzero(w.valid & (w.a == w.z)), self_link)
-    # every end of every cable with known devices
-    vi = np.flatnonzero(w.valid)
-    e_dev = np.concatenate([w.a[vi], w.z[vi]])
-    e_port = np.concatenate([w.ap[vi], w.zp[vi]])
-    e_link = np.concatenate([vi, vi])
-    e_far = np.concatenate([w.z[vi], w.a[vi]])
-    e_farp = np.concatenate([w.zp[vi], w.ap[vi]])
-    is_gpu = e_dev < n
-    swi = np.where(is_gpu, 0, e_dev - n)
-    radix = w.sw_radix[swi] if w.S else np.zeros(len(e_dev), np.int64)
-    bad = np.where(is_gpu, (e_port < 0) | (e_port >= w.planes), (e_port < 1) | (e_port > radix))
+    # Every end of every cable with known devices, one side at a time (a ends, then z ends:
+    # findings keep that order). No sort over the ends: ports are counted in a dense table
+    # of slots (GPU g's NIC p; switch s's port p), linear in cables however large.
+    sides = ((w.a, w.ap, w.z, w.zp), (w.z, w.zp, w.a, w.ap))
+    R = int(w.sw_radix.max(initial=0))
+    nslot = n * P + w.S * (R + 1)
+    bad_ends, slots = [], []
+    for dev, port, _far, _farp in sides:
+        is_gpu = w.valid & (dev < n)
+        is_sw = w.valid & (dev >= n)
+        radix = w.sw_radix[np.clip(dev - n, 0, max(w.S - 1, 0))] if w.S else np.zeros(len(dev), np.int64)
+        bad_ends.append(np.flatnonzero((is_gpu & ((port < 0) | (port >= P))) | (is_sw & ((port < 1) | (port > radix)))))
+        # slot of each end; -1: no slot (invalid end, or a port outside 0..P-1 / 0..max radix: counted apart)
+        slot = np.where(is_gpu & (port >= 0) & (port < P), dev * P + port, -1)
+        in_sw = is_sw & (port >= 0) & (port <= R)
+        slot[in_sw] = n * P + (dev[in_sw] - n) * (R + 1) + port[in_sw]
+        slots.append(slot)
 
-    def bad_port(e: int):
-        d, p, i = int(e_dev[e]), int(e_port[e]), int(e_link[e])
-        if d < n:
-            valid_ports = port_ranges(list(range(w.planes)), "nic")
-            msg = f"{w.cable(i)} uses {w.port(d, p)}, but each GPU has {w.planes} NIC port(s) ({valid_ports}), one per plane"
-        else:
-            msg = f"{w.cable(i)} uses {w.port(d, p)}, but {w.name(d)} has ports p1-p{int(w.sw_radix[d - n])}"
-        return (w.name(d),), (w.port(d, p),), msg, "use a port that exists on the device", (i,)
+    def bad_port(side: int):
+        dev, port = sides[side][0], sides[side][1]
 
-    w.add_many("hygiene.bad-port", "error", np.flatnonzero(bad), bad_port)
-    # port reuse
-    key = e_dev * (int(max(e_port.max(initial=0), w.sw_radix.max(initial=0))) + 2) + (e_port + 1)
-    order = np.argsort(key, kind="stable")
-    starts = run_starts(key[order])
-    sizes = np.diff(np.r_[starts, len(key)])
+        def make(i: int):
+            d, p = int(dev[i]), int(port[i])
+            if d < n:
+                valid_ports = port_ranges(list(range(P)), "nic")
+                msg = f"{w.cable(i)} uses {w.port(d, p)}, but each GPU has {P} NIC port(s) ({valid_ports}), one per plane"
+            else:
+                msg = f"{w.cable(i)} uses {w.port(d, p)}, but {w.name(d)} has ports p1-p{int(w.sw_radix[d - n])}"
+            return (w.name(d),), (w.port(d, p),), msg, "use a port that exists on the device", (i,)
 
-    def reuse(j: int):
-        run = order[starts[j] : starts[j] + sizes[j]]
-        run = run[np.argsort(e_link[run], kind="stable")]  # in cable order
-        d, p = int(e_dev[run[0]]), int(e_port[run[0]])
-        links = [int(e_link[e]) for e in run]
-        fars = [w.port(int(e_far[e]), int(e_farp[e])) for e in run]
-        return (
-            [w.name(d)] + [f.split(":")[0] for f in fars],
-            [w.port(d, p)] + fars,
-            f"port {w.port(d, p)} is used by {len(run)} cables: " + "; ".join(f"{w.cable(i)} to {f}" for i, f in zip(links, fars)),
-            "a port takes one cable: move all but one of these cables to free ports",
-            links,
-        )
+        return make
 
-    w.add_many("hygiene.port-reuse", "error", np.flatnonzero(sizes > 1), reuse)
+    for side in (0, 1):
+        w.add_many("hygiene.bad-port", "error", bad_ends[side], bad_port(side))
+    per_slot = np.zeros(nslot, np.int64)
+    for slot in slots:
+        per_slot += np.bincount(slot[slot >= 0], minlength=nslot)
+    _port_reuse(w, sides, slots, per_slot)
     # port budget
     if w.S:
-        used = np.bincount(e_dev[~is_gpu] - n, minlength=w.S)
-        cost = _port_cost(w, e_dev, np.concatenate([vi, vi]))  # ports each cable end takes (a faster uplink takes several)
-        weighted = cost is not None
-        taken = np.bincount(e_dev[~is_gpu] - n, weights=cost[~is_gpu], minlength=w.S).astype(np.int64) if weighted else used
+        everything = np.arange(len(w.a))
+        used = np.zeros(w.S, np.int64)
+        costs = [_port_cost(w, dev, everything) for dev, *_ in sides]  # ports each end takes (a faster uplink takes several)
+        weighted = costs[0] is not None
+        taken = np.zeros(w.S, np.float64 if weighted else np.int64)
+        for (dev, *_), cost in zip(sides, costs):
+            on_sw = w.valid & (dev >= n)
+            used += np.bincount(dev[on_sw] - n, minlength=w.S)
+            if weighted:
+                taken += np.bincount(dev[on_sw] - n, weights=cost[on_sw], minlength=w.S)
+        taken = taken.astype(np.int64) if weighted else used
 
         def over_budget(s: int):
             d = n + s
-            mine = np.flatnonzero(e_dev == d)
-            ports = e_port[mine]
+            mine = [np.flatnonzero(w.valid & (dev == d)) for dev, *_ in sides]
+            ports = np.concatenate([port[m] for (_d, port, *_), m in zip(sides, mine)])
+            links = np.concatenate(mine)
             _u, first = np.unique(ports, return_index=True)
-            extra = np.ones(len(mine), bool)
+            extra = np.ones(len(links), bool)
             extra[first] = False  # the second and later cables on a port, and ports past the radix
             over = extra | (ports < 1) | (ports > w.sw_radix[s])
             if weighted and not over.any():  # the cables past the budget, in port order
+                cost = np.concatenate([c[m] for c, m in zip(costs, mine)])
                 by_port = np.argsort(ports, kind="stable")
-                over[by_port] = np.cumsum(cost[mine][by_port]) > w.sw_radix[s]
-            excess = mine[over]
-            ex_ports = sorted({int(e_port[e]) for e in excess})
+                over[by_port] = np.cumsum(cost[by_port]) > w.sw_radix[s]
+            ex_ports = sorted({int(p) for p in ports[over]})
             if weighted:
                 sp = w.spec.speed_at(int(w.sw_tier[s]))
                 text = f"{w.name(d)} has {int(used[s])} cables taking {int(taken[s])} ports at {sp}G on a {int(w.sw_radix[s])}-port ({sp}G) switch; over budget on {port_ranges(ex_ports)}"
-                hint = f"remove or move the extra cables: a switch's radix counts ports at its downlink speed, and an uplink k times faster takes k of them"
+                hint = "remove or move the extra cables: a switch's radix counts ports at its downlink speed, and an uplink k times faster takes k of them"
             else:
                 text = f"{w.name(d)} has {int(used[s])} cables on a {int(w.sw_radix[s])}-port switch; over budget on {port_ranges(ex_ports)}"
                 hint = "remove or move the extra cables: a switch takes at most radix cables"
-            return (
-                (w.name(d),),
-                tuple(w.port(d, p) for p in ex_ports),
-                text,
-                hint,
-                tuple(int(e_link[e]) for e in excess[:LIST]),
-            )
+            return (w.name(d),), tuple(w.port(d, p) for p in ex_ports), text, hint, tuple(int(i) for i in links[over][:LIST])
 
         w.add_many("hygiene.port-budget", "error", np.flatnonzero(taken > w.sw_radix), over_budget)
-    # GPUs: exactly one cable per NIC port (plane)
-    gpu_ok = is_gpu & ~bad
-    gk = e_dev[gpu_ok] * w.planes + e_port[gpu_ok]
-    per = np.bincount(gk, minlength=n * w.planes)
+    # GPUs: exactly one cable per NIC port (plane); a GPU's slots are the first n*P
+    per = per_slot[: n * P]
 
     def no_link(k: int):
-        g, p = divmod(k, w.planes)
+        g, p = divmod(k, P)
         gpu, nic = w.gpu_names.name(g), w.port(g, p)
         return (gpu,), (nic,), f"{gpu} has no cable on nic{p} (plane {p})", f"cable {nic} to its rail leaf of plane {p}", ()
 
     w.add_many("hygiene.gpu-no-link", "error", np.flatnonzero(per == 0), no_link)
-    many = np.flatnonzero(per > 1)
-    if len(many):
-        gk_all = np.full(len(e_dev), -1, np.int64)
-        gk_all[gpu_ok] = gk
 
-        def extra(k: int):
-            es = np.flatnonzero(gk_all == k)
-            g, p = divmod(k, w.planes)
-            fars = [w.port(int(e_far[e]), int(e_farp[e])) for e in es]
-            return (
-                [w.gpu_names.name(g)] + [f.split(":")[0] for f in fars],
-                [w.port(g, p)] + fars,
-                f"{w.gpu_names.name(g)} has {len(es)} cables on plane {p}: " + "; ".join(f"{w.cable(int(e_link[e]))} to {f}" for e, f in zip(es, fars)),
-                "a GPU has exactly one cable per plane: remove all but the one to its rail leaf",
-                [int(e_link[e]) for e in es],
-            )
+    def extra(k: int):
+        g, p = divmod(k, P)
+        es = [(int(i), far, farp) for slot, (_d, _p, far, farp) in zip(slots, sides) for i in np.flatnonzero(slot == k)]
+        fars = [w.port(int(far[i]), int(farp[i])) for i, far, farp in es]
+        return (
+            [w.gpu_names.name(g)] + [f.split(":")[0] for f in fars],
+            [w.port(g, p)] + fars,
+            f"{w.gpu_names.name(g)} has {len(es)} cables on plane {p}: " + "; ".join(f"{w.cable(i)} to {f}" for (i, _f, _fp), f in zip(es, fars)),
+            "a GPU has exactly one cable per plane: remove all but the one to its rail leaf",
+            [i for i, _f, _fp in es],
+        )
 
-        w.add_many("hygiene.gpu-extra-link", "error", many, extra)
+    w.add_many("hygiene.gpu-extra-link", "error", np.flatnonzero(per > 1), extra)
     _speeds(w)
     _planes(w)
     breakout.check(w)  # a breakout cable's legs on one cage (a cabling file that names them)
@@ -163,6 +154,41 @@ def check(w: Wire) -> None:
         if rep.group_status("hygiene") == "pass"
         else f"{sum(v for c, v in w.counts.items() if c.startswith('hygiene.'))} problem(s) with ports, ends, speeds or planes"
     )
+
+
+def _port_reuse(w: Wire, sides, slots: list[np.ndarray], per_slot: np.ndarray) -> None:
+    """Ports holding several cables, in (device, port) order; each lists its cables in cable order.
+
+    Only the ends on a port used twice are sorted (plus the few ends on a port
+    outside the slot table, compared among themselves), so the cost stays linear.
+    """
+    link, dev, port, side = [], [], [], []
+    for k, (slot, (d, p, _f, _fp)) in enumerate(zip(slots, sides)):
+        i = np.flatnonzero(((slot >= 0) & (per_slot[np.maximum(slot, 0)] > 1)) | (w.valid & (slot < 0)))
+        link.append(i)
+        dev.append(d[i])
+        port.append(p[i])
+        side.append(np.full(len(i), k, np.int8))
+    link, dev, port, side = (np.concatenate(x) for x in (link, dev, port, side))
+    order = np.lexsort((side, link, port, dev))
+    key_d, key_p = dev[order], port[order]
+    starts = np.flatnonzero(np.r_[True, (key_d[1:] != key_d[:-1]) | (key_p[1:] != key_p[:-1])]) if len(order) else np.zeros(0, np.int64)
+    sizes = np.diff(np.r_[starts, len(order)])
+
+    def reuse(j: int):
+        run = order[starts[j] : starts[j] + sizes[j]]
+        d, p = int(dev[run[0]]), int(port[run[0]])
+        links = [int(link[e]) for e in run]
+        fars = [w.port(int(sides[side[e]][2][link[e]]), int(sides[side[e]][3][link[e]])) for e in run]
+        return (
+            [w.name(d)] + [f.split(":")[0] for f in fars],
+            [w.port(d, p)] + fars,
+            f"port {w.port(d, p)} is used by {len(run)} cables: " + "; ".join(f"{w.cable(i)} to {f}" for i, f in zip(links, fars)),
+            "a port takes one cable: move all but one of these cables to free ports",
+            links,
+        )
+
+    w.add_many("hygiene.port-reuse", "error", np.flatnonzero(sizes > 1), reuse)
 
 
 def _port_cost(w: Wire, dev: np.ndarray, link: np.ndarray) -> np.ndarray | None:
