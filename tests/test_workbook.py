@@ -383,17 +383,105 @@ def test_byte_identical_across_runs(tmp_path):
     assert "1980-01-01T00:00:00Z" in core
 
 
-@pytest.mark.skipif(not wbx.FAST, reason="lxml is installed: openpyxl then writes rows itself")
-def test_streamed_rows_equal_openpyxl_rows(tmp_path):
-    ctx = make_ctx(build_spec({"name": "p", "gpus": 256, "hb_domain": 8, "radix": 16, "planes": 2}))
+def _cells(ws) -> list:
+    """Every cell of a sheet with what a reader sees: value, type and formatting."""
+    return [
+        [(c.value, c.data_type, c.number_format, c.font.b, c.fill.fgColor.rgb, c.alignment.wrap_text, c.quotePrefix) for c in r]
+        for r in ws.iter_rows()
+    ]
+
+
+def _settings(ws) -> tuple:
+    cols = {k: d.width for k, d in ws.column_dimensions.items()}
+    return (ws.freeze_panes, ws.auto_filter.ref, ws.print_title_rows, ws.page_setup.orientation, ws.page_setup.fitToWidth, cols, ws.max_row, ws.max_column)
+
+
+def test_streamed_rows_equal_openpyxl_rows(tmp_path, evil_catalog):
+    """The streamed sheets hold exactly the cells and settings openpyxl's own writer gives (split sheets, risky text, 2 planes)."""
+    ctx = make_ctx(build_spec({"name": "p", "gpus": 256, "hb_domain": 8, "radix": 16, "planes": 2, "catalog": str(evil_catalog)}))
+    f = ctx.fabrics["rail-only"]
+    f.switches = [replace(s, name=f"=<{s.name}&>") if i % 3 == 0 else s for i, s in enumerate(f.switches)]  # risky, escaped names
     fast = openpyxl.load_workbook(write(ctx, tmp_path, "f.xlsx", fast=True, max_rows=700))
     slow = openpyxl.load_workbook(write(ctx, tmp_path, "s.xlsx", fast=False, max_rows=700))
     assert fast.sheetnames == slow.sheetnames
     assert any(s.endswith(" 2") for s in fast.sheetnames)
     for a, b in zip(fast, slow):
-        va = [[(c.value, c.data_type) for c in r] for r in a.iter_rows()]
-        vb = [[(c.value, c.data_type) for c in r] for r in b.iter_rows()]
-        assert va == vb, a.title
+        assert _cells(a) == _cells(b), a.title
+        assert _settings(a) == _settings(b), a.title
+    assert fast["Cabling rail-only 1"]["D2"].value.startswith("=<") and fast["Cabling rail-only 1"]["D2"].quotePrefix
+
+
+def test_streamed_sheets_are_lean_spreadsheetml(tmp_path):
+    """No optional cell references; one shared-string table with true counts; dimension, content type and relationship present."""
+    ctx = make_ctx(load_spec("demo"))
+    path = write(ctx, tmp_path)
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        sst = z.read("xl/sharedStrings.xml").decode()
+        sheets = {n: z.read(n).decode() for n in names if n.startswith("xl/worksheets/sheet")}
+        types = z.read("[Content_Types].xml").decode()
+        rels = z.read("xl/_rels/workbook.xml.rels").decode()
+    assert names.count("xl/sharedStrings.xml") == 1
+    assert 'PartName="/xl/sharedStrings.xml"' in types and 'relationships/sharedStrings" Target="sharedStrings.xml"' in rels
+    items = re.findall(r"<si>(.*?)</si>", sst)
+    refs = sum(len(re.findall(r'<c(?: s="\d+")? t="s">', x)) for x in sheets.values())
+    assert f'count="{refs}" uniqueCount="{len(items)}"' in sst
+    wb = openpyxl.load_workbook(path)
+    for n, x in sheets.items():
+        title = wb.worksheets[int(re.search(r"sheet(\d+)", n).group(1)) - 1].title
+        if title.startswith(("Cabling", "Ports")):
+            data = x[x.index('<row r="2"'):]
+            assert not re.search(r'<c r="', data), title  # no optional cell reference in the data rows
+            ws = wb[title]
+            assert f'<dimension ref="A1:{openpyxl.utils.get_column_letter(ws.max_column)}{ws.max_row}"/>' in x, title
+
+
+def test_a_failing_row_source_stops_the_writer(tmp_path):
+    """An error while rows stream reaches the caller (no hang of the deflate thread)."""
+    from topogen.exports import workbook_stream as ws_mod
+
+    def boom():
+        yield b"<row/>"
+        raise RuntimeError("row source failed")
+
+    wb = openpyxl.Workbook(write_only=True)
+    sheet = ws_mod.new_streamed_sheet(wb, "S")
+    sheet.append(["h"])
+    sheet.rows = boom
+    with pytest.raises(RuntimeError, match="row source failed"):
+        ws_mod.save_package(wb, tmp_path / "x.xlsx", ws_mod.SharedStrings(), 1)
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) not installed; .ci/run installs libreoffice-calc-nogui")
+def test_libreoffice_reads_the_streamed_workbook_and_recalculates(tmp_path):
+    """LibreOffice opens the workbook: every cabling and port-map cell as openpyxl's own writer has it, and the Summary's formulas computed."""
+    import csv
+    import subprocess
+
+    ctx = make_ctx(build_spec({"name": "lo", "gpus": 256, "hb_domain": 8, "radix": 16, "planes": 2}))
+    path = write(ctx, tmp_path, "lo.xlsx", max_rows=500)
+    res = subprocess.run(
+        ["soffice", "--headless", "--norestore", f"-env:UserInstallation=file://{tmp_path}/profile",
+         "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1", "--outdir", str(tmp_path), str(path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    ref = openpyxl.load_workbook(write(ctx, tmp_path, "ref.xlsx", fast=False, max_rows=500))
+    compared = 0
+    for ws in ref:
+        if not ws.title.startswith(("Cabling", "Ports")):
+            continue
+        out = tmp_path / f"lo-{ws.title}.csv"
+        assert out.exists(), res.stdout + res.stderr
+        got = list(csv.reader(out.open(encoding="utf-8")))
+        want = [["" if v is None else str(v) for v in row] for row in ws.iter_rows(values_only=True)]
+        assert got == want, ws.title
+        compared += 1
+    assert compared == len([t for t in ref.sheetnames if t.startswith(("Cabling", "Ports"))]) >= 5  # a cabling is split
+    summary = list(csv.reader((tmp_path / "lo-Summary.csv").open(encoding="utf-8")))
+    cost = next(r for r in summary if r[0] == "Cost (USD)")
+    for col, arch in ((1, "rail-optimized"), (2, "rail-only")):
+        assert float(cost[col]) == pytest.approx(ctx.boms[arch].cost)  # the formula over the BOM sheet, computed on load
+    assert float(cost[3]) == pytest.approx(ctx.boms["rail-optimized"].cost - ctx.boms["rail-only"].cost)
 
 
 def test_odd_switch_names_are_escaped(tmp_path):

@@ -32,20 +32,19 @@ formula: every string is written as a string cell, and one starting with
 text (formula injection). Output is deterministic: document and zip timestamps
 are fixed, so the same spec gives a byte-identical file.
 
-The cabling and port-map sheets are the only large ones: their rows are
-serialised from per-tier templates straight into openpyxl's write-only stream
-(:class:`_BulkSheet`), fifteen times faster than one openpyxl cell per value
-(81,920 cables: 0.6 s against 9.3 s); ``fast=False`` takes openpyxl's own path
-and gives the same cells.
+The cabling and port-map sheets are the only large ones. They are streamed
+(:mod:`topogen.exports.workbook_stream`): each row is integers (shared-string
+indices of device and port names, numbers), turned into ``<row>`` XML a chunk
+of rows at a time with numpy, without optional cell references, and deflated
+on a second thread while the next chunk is formatted. ``fast=False`` writes
+them through openpyxl, one cell per value, and gives the same cells.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import re
-import shutil
-import zipfile
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 from xml.sax.saxutils import escape
@@ -53,26 +52,20 @@ from xml.sax.saxutils import escape
 import numpy as np
 import openpyxl
 from openpyxl.cell import WriteOnlyCell
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.chart import BarChart, Reference
 from openpyxl.packaging.custom import StringProperty
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter, quote_sheetname
-from openpyxl.worksheet._write_only import WriteOnlyWorksheet
-from openpyxl.writer.excel import ExcelWriter
 
 from .. import __version__
-from ..model import Fabric, link_tier_name
-from ..naming import GpuNames
-from ..model import CHUNK
-from ..naming import device_names
+from ..model import CHUNK, Fabric, link_tier_name
+from ..naming import GpuNames, device_names
 from .cabling import generate_rows
 from .text import FORMULA_START
+from .workbook_stream import CELL_TEXT_LIMIT, MISSING, TRUNCATED, ZIP64_OVER, Col, SharedStrings, StreamedSheet, assemble, clean_text, digits, new_streamed_sheet, rows_count_strings, rows_xml, save_package, t_open, text_matrix, zdigits
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
 COL_LIMIT = 16_384  # columns per sheet in Excel
-CELL_TEXT_LIMIT = 32_767  # characters per cell in Excel
-TRUNCATED = " [truncated]"
 FIXED_TIME = _dt.datetime(1980, 1, 1)  # the zip epoch: no clock reaches the file
 COMPRESSLEVEL = 1  # deflate level; zlib's default 6 takes 3x the time for a ~20% smaller file
 
@@ -93,7 +86,6 @@ BOM_WIDTHS = (26, 50, 12, 34, 12, 14, 17, 15, 16, 50, 40)
 COMPONENTS = (("switch", "Switches"), ("transceiver", "Transceivers"), ("cable", "Cables"), ("nic", "NICs"))
 FINDING_COLUMNS = ("Architecture", "Check", "Severity", "Devices", "Ports", "Cables", "Message", "Hint")
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9._:-]*$")  # names that need no XML escaping
 _BOLD = Font(bold=True)
 _TITLE = Font(bold=True, size=14)
 _HEAD_FILL = PatternFill("solid", fgColor="DDEBF7")
@@ -112,17 +104,6 @@ class Formula(str):
 def is_risky(text: str) -> bool:
     """True for text a spreadsheet would take for a formula when typed in (formula injection)."""
     return text.startswith(FORMULA_START)
-
-
-def clean_text(text: str) -> str:
-    """Text a cell can hold: no control characters XML cannot carry, at most 32,767 characters.
-
-    Either would make Excel refuse or "repair" the file.
-    """
-    text = ILLEGAL_CHARACTERS_RE.sub("", text)
-    if len(text) > CELL_TEXT_LIMIT:
-        text = text[: CELL_TEXT_LIMIT - len(TRUNCATED)] + TRUNCATED
-    return text
 
 
 def cell(ws, value: Any, fmt: str | None = None, font: Font | None = None, fill: PatternFill | None = None) -> Any:
@@ -192,120 +173,84 @@ def quote_style_id(ws) -> int:
     return c.style_id
 
 
-# ------------------------------------------------------------- bulk (streamed) rows
-
-
-@dataclass(frozen=True, slots=True)
-class _RowsXml:
-    xml: str
-    count: int
-
-
-class _BulkSheet(WriteOnlyWorksheet):
-    """A write-only worksheet that also takes rows already serialised as ``<row>`` XML.
-
-    openpyxl builds an element tree per cell (about 10k rows/s of 13 cells); a
-    cabling of hundreds of thousands of cables needs better. ``append_xml``
-    writes rows made from templates straight into the sheet's stream, after any
-    ``append``-ed rows, so the header, styles, freeze panes, filter and widths
-    still go through openpyxl. It needs openpyxl's standard-library XML writer
-    (no lxml installed); otherwise :data:`FAST` is False and rows go through
-    ``append``.
-    """
-
-    def _write_rows(self):
-        """openpyxl's ``_write_rows`` (3.1), plus pre-serialised rows."""
-        try:
-            xf = self._writer.xf.send(True)
-        except StopIteration:
-            self._already_saved()
-        with xf.element("sheetData"):
-            row_idx = 1
-            try:
-                while True:
-                    row = yield
-                    if isinstance(row, _RowsXml):
-                        xf._file(row.xml)
-                        row_idx += row.count
-                    else:
-                        self._writer.write_row(xf, self._values_to_row(row, row_idx), row_idx)
-                        row_idx += 1
-            except GeneratorExit:
-                pass
-        self._writer.xf.send(None)
-
-    def append_xml(self, xml: str, count: int) -> None:
-        self._get_writer()
-        if self._rows is None:
-            self._rows = self._write_rows()
-            next(self._rows)
-        self._rows.send(_RowsXml(xml, count))
-
-
-FAST = not openpyxl.LXML
-
-
-@dataclass(frozen=True, slots=True)
-class Const:
-    """A column with the same value on every row written from one template."""
-
-    value: Any
-
-
-def _xml_text(text: str) -> str:
-    """The ``<t>`` element of an inline string: escaped, spaces preserved."""
-    text = clean_text(text)
-    space = ' xml:space="preserve"' if text != text.strip() else ""
-    return f"<t{space}>{escape(text)}</t>"
-
-
-def template(kinds: Sequence[Any], quote_style: int) -> str:
-    """A ``str.format`` template for one row.
-
-    ``kinds[i]`` is ``"s"`` (a string from the row that needs no escaping: a
-    device or port name), ``"n"`` (a number from the row) or a :class:`Const`
-    baked into the template (escaped; quote-prefixed when risky). Field ``{0}``
-    is the row number, ``{1}``... the row's values in order.
-    """
-    parts = ['<row r="{0}">']
-    k = 1
-    for i, kind in enumerate(kinds):
-        col = get_column_letter(i + 1)
-        if isinstance(kind, Const):
-            v = kind.value
-            if isinstance(v, str):
-                if v:
-                    style = f' s="{quote_style}"' if is_risky(v) else ""
-                    body = _xml_text(v).replace("{", "{{").replace("}", "}}")
-                    parts.append(f'<c r="{col}{{0}}"{style} t="inlineStr"><is>{body}</is></c>')
-            elif v is not None:
-                parts.append(f'<c r="{col}{{0}}" t="n"><v>{v}</v></c>')
-        elif kind == "s":
-            parts.append(f'<c r="{col}{{0}}" t="inlineStr"><is><t>{{{k}}}</t></is></c>')
-            k += 1
-        elif kind == "n":
-            parts.append(f'<c r="{col}{{0}}" t="n"><v>{{{k}}}</v></c>')
-            k += 1
-        else:
-            raise ValueError(f"unknown column kind {kind!r}")
-    parts.append("</row>")
-    return "".join(parts)
-
-
 def fill(kinds: Sequence[Any], row: Sequence[Any]) -> list:
-    """All cell values of a templated row, constants filled in (for openpyxl's path)."""
+    """All cell values of a row whose constant columns are :class:`Const`, filled in (openpyxl's path)."""
     it = iter(row)
     return [k.value if isinstance(k, Const) else next(it) for k in kinds]
 
 
-def _new_sheet(wb, title: str, bulk: bool):
-    if bulk:
-        ws = _BulkSheet(parent=wb, title=title)
-        wb._add_sheet(ws)
-    else:
-        ws = wb.create_sheet(title)
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A column with the same value on every row of a tier."""
+
+    value: Any
+
+
+def _new_sheet(wb, title: str, streamed: bool):
+    ws = new_streamed_sheet(wb, title) if streamed else wb.create_sheet(title)
     print_setup(ws)
     return ws
+
+
+STREAM_ROWS = 16_384  # rows per streamed chunk (about 5 MB of XML for the cabling)
+
+
+# ------------------------------------------------------------- shared strings of a fabric
+
+
+class FabricStrings:
+    """Shared-string indices of one fabric's device names and port names, and the style of each name.
+
+    GPU names (``hb0003-gpu7``) are a reserved family rendered from the GPU
+    id; switch names are interned. A name a spreadsheet would take for a
+    formula (``=...``) gets the quote-prefix style, as openpyxl's path does.
+    """
+
+    def __init__(self, fabric: Fabric, sst: SharedStrings, quote: int):
+        self.fabric, self.sst, self.quote = fabric, sst, quote
+        self.gpus = fabric.gpus
+        self.gpu_base = gpu_names_family(sst, fabric.gpus, fabric.hb_domain)
+        names = [s.name for s in fabric.switches]
+        self.switch = sst.add_all(names)
+        self.switch_style = np.array([quote if is_risky(clean_text(n)) else 0 for n in names], dtype=np.int64)
+        self.risky = bool(self.switch_style.any())
+        self._ports: dict[str, np.ndarray] = {}  # per prefix: index of "<prefix><n>" at n, MISSING until used
+
+    def devices(self, ids: np.ndarray) -> Col:
+        """The name cells of devices ``ids`` (GPUs, then switches, by device id)."""
+        gpu = ids < self.gpus
+        sw = np.where(gpu, 0, ids - self.gpus)
+        values = np.where(gpu, self.gpu_base + ids, self.switch[sw] if len(self.switch) else 0)
+        style = np.where(gpu, 0, self.switch_style[sw]) if self.risky else 0
+        return Col(values, "s", style)
+
+    def ports(self, prefix: str, ports: np.ndarray) -> np.ndarray:
+        """Indices of port names ``<prefix><n>`` (``nic0``, ``p17``), interned on first use."""
+        table = self._ports.get(prefix, np.zeros(0, np.int64))
+        top = int(ports.max(initial=-1))
+        if top >= len(table):
+            table = self._ports[prefix] = np.concatenate([table, np.full(top + 1 - len(table), MISSING, np.int64)])
+        new = np.unique(ports[table[ports] == MISSING])
+        table[new] = self.sst.add_all(f"{prefix}{i}" for i in new.tolist())
+        return table[ports]
+
+
+def gpu_names_family(sst: SharedStrings, gpus: int, hb_domain: int) -> int:
+    """Reserve every GPU's name (``hb0003-gpu7``, in GPU id order) in ``sst``; its first index."""
+    names = GpuNames(gpus, hb_domain)
+
+    def render() -> Iterator[bytes]:
+        for lo in range(0, gpus, CHUNK):
+            ids = np.arange(lo, min(lo + CHUNK, gpus))
+            yield assemble(len(ids), [b"<si><t>", *gpu_name_fields(names, ids), b"</t></si>"])
+
+    return sst.reserve(("gpu names", gpus, hb_domain), gpus, render, item_bytes=24 + names.dw + names.rw)
+
+
+def gpu_name_fields(names: GpuNames, ids: np.ndarray) -> list:
+    """The byte fields of GPU names (:meth:`GpuNames.name`), for :func:`assemble`."""
+    d, r = np.divmod(ids, names.hb)
+    return [b"hb", zdigits(d, names.dw), b"-gpu", zdigits(r, names.rw)]
 
 
 # ----------------------------------------------------------------------- layout
@@ -400,12 +345,53 @@ def cabling_rows(fabric: Fabric) -> Iterator[tuple[int, tuple]]:
         yield tier, (a_dev, a_port, z_dev, z_port, cable, plane, a_speed)
 
 
-def _names_trusted(fabric: Fabric) -> bool:
-    """Device names need no XML escaping (always true for generated names; checked, not assumed)."""
-    return all(_SAFE_NAME.match(s.name) for s in fabric.switches)
+def text_by_tier(fs: "FabricStrings", texts: dict[int, str]) -> tuple[np.ndarray, np.ndarray | int]:
+    """Shared-string index and style per tier (indexed by tier number) of a text constant per tier; "" is no cell."""
+    top = max(texts, default=0)
+    idx = np.full(top + 1, MISSING, np.int64)
+    style = np.zeros(top + 1, np.int64)
+    for t, text in texts.items():
+        if text:
+            idx[t] = fs.sst.add(text)
+            style[t] = fs.quote if is_risky(clean_text(text)) else 0
+    return idx, (style if style.any() else 0)
 
 
-def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fast: bool) -> None:
+def _by(table: tuple[np.ndarray, np.ndarray | int], tier: np.ndarray, kind: str = "s") -> Col:
+    idx, style = table
+    return Col(idx[tier], kind, style if np.ndim(style) == 0 else style[tier])
+
+
+def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, tuple[str, str]]) -> Iterator[bytes]:
+    """The ``<row>`` XML of one cabling sheet (cables ``part.start .. part.stop``), a chunk of rows at a time."""
+    L = fabric.links
+    tiers = range(1, max(fabric.tiers, int(L.tier.max(initial=1))) + 1)
+    a_type = text_by_tier(fs, {t: NODE_TYPE[t == 1] for t in tiers})
+    z_type = text_by_tier(fs, {t: NODE_TYPE[False] for t in tiers})
+    link = text_by_tier(fs, {t: link_tier_name(t) for t in tiers})
+    medium = text_by_tier(fs, {t: media.get(t, ("", ""))[0] for t in tiers})
+    length = text_by_tier(fs, {t: media.get(t, ("", ""))[1] for t in tiers})
+    for lo in range(part.start, part.stop, STREAM_ROWS):
+        hi = min(lo + STREAM_ROWS, part.stop)
+        sl = slice(lo, hi)
+        tier = L.tier[sl].astype(np.int64)
+        a, z = L.a_dev[sl], L.z_dev[sl]
+        gpu = a < fabric.gpus
+        a_port = L.a_port[sl].astype(np.int64)
+        a_port_idx = np.empty(hi - lo, np.int64)
+        a_port_idx[gpu] = fs.ports("nic", a_port[gpu])
+        a_port_idx[~gpu] = fs.ports("p", a_port[~gpu])
+        cols = [
+            fs.devices(a), _by(a_type, tier), Col(a_port_idx, "s"),
+            fs.devices(z), _by(z_type, tier), Col(fs.ports("p", L.z_port[sl].astype(np.int64)), "s"),
+            Col(np.arange(lo + 1, hi + 1)), Col(tier), _by(link, tier), Col(L.plane[sl]), Col(L.a_speed[sl]),
+            _by(medium, tier), _by(length, tier),
+        ]
+        fs.sst.count += rows_count_strings(cols, hi - lo)
+        yield rows_xml(lo - part.start + 2, hi - lo, cols)
+
+
+def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fast: bool, sst: SharedStrings) -> None:
     sheets = []
     for p in parts:
         ws = _new_sheet(wb, p.title, fast)
@@ -414,51 +400,23 @@ def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[
         ws.auto_filter.ref = f"A1:{get_column_letter(len(CABLING_COLUMNS))}{p.stop - p.start + 1}"
         ws.append(header_row(ws, CABLING_COLUMNS))
         sheets.append(ws)
+    if fast:
+        fs = FabricStrings(fabric, sst, quote_style_id(sheets[0]))
+        for ws, p in zip(sheets, parts):
+            stream_into(ws, partial(cabling_xml, fabric, p, fs, media), p.stop - p.start + 1, len(CABLING_COLUMNS))
+        return
     kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) for t in range(1, fabric.tiers + 1)}
-    templates = {t: template(k, quote_style_id(sheets[0])) for t, k in kinds.items()}
-    trusted = _names_trusted(fabric)
-    out = _SplitSheets(sheets, parts, batch=4096)
-    for tier, values in cabling_rows(fabric):
-        r = out.next_row()
-        if not fast:
-            out.ws.append(safe_row(out.ws, fill(kinds[tier], values)))
-            continue
-        if not trusted:
-            values = (escape(values[0]), values[1], escape(values[2])) + values[3:]
-        out.add_xml(templates[tier].format(r, *values))
-    out.flush()
+    rows = cabling_rows(fabric)
+    for ws, p in zip(sheets, parts):
+        for _ in range(p.start, p.stop):
+            tier, values = next(rows)
+            ws.append(safe_row(ws, fill(kinds[tier], values)))
 
 
-class _SplitSheets:
-    """Rows streamed over a sheet split into parts: the sheet and row number of each, and buffered row XML."""
-
-    def __init__(self, sheets: list, parts: list[Part], batch: int):
-        self.sheets, self.parts, self.batch = sheets, parts, batch
-        self.part, self.row, self.index = 0, 1, 0
-        self.buf: list[str] = []
-
-    @property
-    def ws(self):
-        return self.sheets[self.part]
-
-    def next_row(self) -> int:
-        """Advance to the next data row (moving to the next part when this one is full); its 1-based row number."""
-        if self.index >= self.parts[self.part].stop:
-            self.flush()
-            self.part, self.row = self.part + 1, 1
-        self.index += 1
-        self.row += 1
-        return self.row
-
-    def add_xml(self, xml: str) -> None:
-        self.buf.append(xml)
-        if len(self.buf) >= self.batch:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.buf:
-            self.ws.append_xml("".join(self.buf), len(self.buf))
-            self.buf.clear()
+def stream_into(ws: StreamedSheet, rows, last_row: int, last_col: int) -> None:
+    """Give a streamed sheet its rows (called when the package is written) and its extent."""
+    ws.rows, ws.last_row, ws.last_col = rows, last_row, last_col
+    ws.big = last_row * last_col * 48 > ZIP64_OVER  # 48 bytes: the longest cell this writer emits, rounded up
 
 
 # --------------------------------------------------------------------- port map
@@ -513,7 +471,79 @@ def port_map_rows(fabric: Fabric) -> Iterator[tuple[tuple, list[tuple[int, str]]
             yield (d.name, d.role, d.tier, d.plane, _rails_text(d.rails), b - a), list(zip(ports[a:b], labels[a:b]))
 
 
-def write_port_map(wb, fabric: Fabric, parts: list[Part], fast: bool) -> None:
+def port_labels(fabric: Fabric, fs: FabricStrings, arch: str, sw: np.ndarray, port: np.ndarray, peer: np.ndarray, peer_port: np.ndarray) -> tuple[np.ndarray, np.ndarray | int]:
+    """Shared-string index and style of every switch end's port-map cell, its peer ``"device:port"``.
+
+    Two reserved families: every GPU NIC (``hb0003-gpu7:nic0``, GPU id x
+    NICs per GPU, shared by the architectures) and this fabric's switch ends
+    that face another switch (``leaf-g0-r3:p33``, in (switch, port) order).
+    """
+    n = fabric.gpus
+    gpu = peer < n
+    nics = int(peer_port[gpu].max(initial=-1)) + 1
+    names = GpuNames(n, fabric.hb_domain)
+
+    def gpu_render() -> Iterator[bytes]:
+        for lo in range(0, n * nics, CHUNK):
+            k = np.arange(lo, min(lo + CHUNK, n * nics))
+            g, nic = np.divmod(k, nics)
+            yield assemble(len(k), [b"<si><t>", *gpu_name_fields(names, g), b":nic", digits(nic), b"</t></si>"])
+
+    gpu_base = fs.sst.reserve(("gpu nic labels", n, fabric.hb_domain, nics), n * nics, gpu_render, item_bytes=32 + names.dw + names.rw) if nics else 0
+    stride = int(port.max(initial=0)) + 1
+    ends = (sw * stride + port)[~gpu]  # switch ends facing a switch, sorted: each is some end's peer
+    sw_names = [clean_text(s.name) for s in fabric.switches]
+    name_bytes = text_matrix([f"<si>{t_open(nm)}{escape(nm)}".encode() for nm in sw_names])
+
+    def switch_render() -> Iterator[bytes]:
+        for lo in range(0, len(ends), CHUNK):
+            s, p = np.divmod(ends[lo : lo + CHUNK], stride)
+            yield assemble(len(s), [name_bytes[s], b":p", digits(p), b"</t></si>"])
+
+    item = 24 + name_bytes.shape[1]
+    sw_base = fs.sst.reserve(("switch port labels", arch), len(ends), switch_render, item_bytes=item) if len(ends) else 0
+    peer_sw = np.where(gpu, 0, peer - n)
+    label = np.where(gpu, gpu_base + peer * max(nics, 1) + peer_port, sw_base + np.searchsorted(ends, peer_sw * stride + peer_port))
+    style = np.where(gpu, 0, fs.switch_style[peer_sw]) if fs.risky else 0
+    return label, style
+
+
+def port_map_xml(fabric: Fabric, part: Part, fs: FabricStrings, radix: int, ends: tuple, labels: tuple) -> Iterator[bytes]:
+    """The ``<row>`` XML of one port-map sheet (switches ``part.start .. part.stop``), a chunk of switches at a time."""
+    sw, port = ends[0], ends[1]
+    label, style = labels
+    bounds = np.searchsorted(sw, np.arange(len(fabric.switches) + 1))
+    switches = fabric.switches
+    roles = fs.sst.add_all(d.role for d in switches[part.start : part.stop])
+    rails = fs.sst.add_all(_rails_text(d.rails) for d in switches[part.start : part.stop])
+    step = max(1, STREAM_ROWS * len(CABLING_COLUMNS) // (len(PORTS_FIXED) + radix))
+    for s0 in range(part.start, part.stop, step):
+        s1 = min(s0 + step, part.stop)
+        lo, hi = int(bounds[s0]), int(bounds[s1])
+        m = s1 - s0
+        ids = np.arange(s0, s1)
+        keep = port[lo:hi] <= radix
+        row, colno = (sw[lo:hi] - s0)[keep], (port[lo:hi] - 1)[keep]
+        grid = np.full((m, radix), MISSING, np.int64)
+        grid[row, colno] = label[lo:hi][keep]
+        sgrid: Any = 0
+        if np.ndim(style):
+            sgrid = np.zeros((m, radix), np.int64)
+            sgrid[row, colno] = style[lo:hi][keep]
+        cols = [
+            fs.devices(ids + fabric.gpus),
+            Col(roles[s0 - part.start : s1 - part.start], "s"),
+            Col(np.array([d.tier for d in switches[s0:s1]], np.int64)),
+            Col(np.array([d.plane for d in switches[s0:s1]], np.int64)),
+            Col(rails[s0 - part.start : s1 - part.start], "s"),
+            Col(np.diff(bounds[s0 : s1 + 1])),
+        ]
+        cols += [Col(grid[:, j], "s", sgrid if np.ndim(sgrid) == 0 else sgrid[:, j]) for j in range(radix)]
+        fs.sst.count += rows_count_strings(cols, m)
+        yield rows_xml(s0 - part.start + 2, m, cols)
+
+
+def write_port_map(wb, fabric: Fabric, parts: list[Part], fast: bool, sst: SharedStrings, arch: str) -> None:
     nfix = len(PORTS_FIXED)
     radix = min(max((s.radix for s in fabric.switches), default=0), COL_LIMIT - nfix)
     letters = [get_column_letter(i) for i in range(1, nfix + radix + 1)]
@@ -525,24 +555,22 @@ def write_port_map(wb, fabric: Fabric, parts: list[Part], fast: bool) -> None:
         ws.auto_filter.ref = f"A1:{letters[-1]}{p.stop - p.start + 1}"
         ws.append(header_row(ws, list(PORTS_FIXED) + [f"p{i}" for i in range(1, radix + 1)]))
         sheets.append(ws)
-    head = template(["s", "s", "n", "n", "s", "n"], 0)[: -len("</row>")]
-    trusted = _names_trusted(fabric)
-    out = _SplitSheets(sheets, parts, batch=1024)
-    for fixed, used in port_map_rows(fabric):
-        r = out.next_row()
-        if not fast:
+    if fast:
+        fs = FabricStrings(fabric, sst, quote_style_id(sheets[0]))
+        ends = port_ends(fabric)
+        labels = port_labels(fabric, fs, arch, *ends)
+        for ws, p in zip(sheets, parts):
+            stream_into(ws, partial(port_map_xml, fabric, p, fs, radix, ends, labels), p.stop - p.start + 1, nfix + radix)
+        return
+    rows = port_map_rows(fabric)
+    for ws, p in zip(sheets, parts):
+        for _ in range(p.start, p.stop):
+            fixed, used = next(rows)
             row: list[Any] = list(fixed) + [None] * radix
-            for p, lab in used:
-                if p <= radix:
-                    row[nfix + p - 1] = lab
-            out.ws.append(safe_row(out.ws, row))
-            continue
-        if not trusted:
-            fixed = (escape(fixed[0]),) + fixed[1:]
-            used = [(p, escape(lab)) for p, lab in used]
-        cells = "".join(f'<c r="{letters[nfix + p - 1]}{r}" t="inlineStr"><is><t>{lab}</t></is></c>' for p, lab in used if p <= radix)
-        out.add_xml(head.format(r, *fixed) + cells + "</row>")
-    out.flush()
+            for q, lab in used:
+                if q <= radix:
+                    row[nfix + q - 1] = lab
+            ws.append(safe_row(ws, row))
 
 
 # -------------------------------------------------------------------------- BOM
@@ -843,32 +871,6 @@ def _text(v: Any) -> str:
 # ------------------------------------------------------------------------ saving
 
 
-class _FixedTimeZip(zipfile.ZipFile):
-    """A zip whose entries carry a fixed time and mode, so the same content gives the same bytes."""
-
-    def _info(self, name: str) -> zipfile.ZipInfo:
-        zi = zipfile.ZipInfo(name, date_time=FIXED_TIME.timetuple()[:6])
-        zi.compress_type = zipfile.ZIP_DEFLATED
-        zi.external_attr = 0o644 << 16
-        if hasattr(zi, "compress_level"):  # Python >= 3.13
-            zi.compress_level = self.compresslevel
-        else:
-            zi._compresslevel = self.compresslevel
-        return zi
-
-    def writestr(self, zinfo_or_arcname, data, compress_type=None, compresslevel=None):
-        if isinstance(zinfo_or_arcname, str):
-            zinfo_or_arcname = self._info(zinfo_or_arcname)
-        return super().writestr(zinfo_or_arcname, data, compress_type, compresslevel)
-
-    def write(self, filename, arcname=None, compress_type=None, compresslevel=None):
-        """Stream a (large, temporary) sheet file into the archive."""
-        zi = self._info(arcname or Path(filename).name)
-        zi.file_size = Path(filename).stat().st_size  # lets zipfile pick ZIP64 for huge sheets
-        with open(filename, "rb") as src, self.open(zi, "w") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-
-
 def set_properties(wb, ctx) -> None:
     """Provenance in the document properties (generator, spec hash), as on Summary!B3."""
     spec = ctx.spec
@@ -886,31 +888,29 @@ def set_properties(wb, ctx) -> None:
     wb.custom_doc_props.append(StringProperty(name="spec_sha256", value=spec.digest()))
 
 
-def save(wb, path: Path) -> None:
-    """Save without openpyxl's ``save_workbook``, which stamps the current time into the file."""
-    archive = _FixedTimeZip(path, "w", zipfile.ZIP_DEFLATED, allowZip64=True, compresslevel=COMPRESSLEVEL)
-    ExcelWriter(wb, archive).save()
-
-
 # ------------------------------------------------------------------------ export
 
 
-def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = FAST) -> None:
-    """Write the workbook of ``ctx`` to ``path``; ``max_rows`` is lowered only by tests of the split."""
-    fast = fast and FAST
+def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True) -> None:
+    """Write the workbook of ``ctx`` to ``path``; ``max_rows`` is lowered only by tests of the split.
+
+    ``fast=False`` writes the cabling and port-map sheets through openpyxl, one
+    cell per value (the reference the streamed sheets are tested against).
+    """
     wb = openpyxl.Workbook(write_only=True)
+    sst = SharedStrings()
     lay = plan(ctx, max_rows)
     write_summary(wb, ctx, lay)
     for arch in ctx.fabrics:
         write_bom(wb, ctx, arch, lay)
     for arch, fabric in ctx.fabrics.items():
-        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), fast)
+        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), fast, sst)
     for arch, fabric in ctx.fabrics.items():
-        write_port_map(wb, fabric, lay.ports[arch], fast)
+        write_port_map(wb, fabric, lay.ports[arch], fast, sst, arch)
     write_validation(wb, ctx)
     write_analysis(wb, ctx)
     set_properties(wb, ctx)
-    save(wb, path)
+    save_package(wb, path, sst, COMPRESSLEVEL)
 
 
 def export(ctx, dest: Path) -> list[Path]:
