@@ -58,13 +58,14 @@ def cuts(fabric):
         yield f"random-{i}", set(rng.sample(members, rng.randint(1, len(members) - 1)))
 
 
-def cut_flows(fabric, gbps: bool = False):
+def cut_flows(fabric, gbps: bool = False, per_gpu: int = 1):
     """(cut name, max-flow, |A|, |B|) for each cut of :func:`cuts`, one unit of capacity per cable.
 
     With ``gbps`` capacities are the cables' speeds and each GPU injects its NIC's Gb/s
-    (the flow of a non-blocking fabric is then the smaller side x the GPU-leaf speed)."""
+    (the flow of a non-blocking fabric is then the smaller side x the GPU-leaf speed).
+    ``per_gpu``: the NIC ports a GPU injects through (2 when dual-homed)."""
     base = flow_graph(fabric, gbps)
-    inj = fabric.spec.speed_at(1) if gbps else 1
+    inj = (fabric.spec.speed_at(1) if gbps else 1) * per_gpu
     n, k = fabric.gpus, fabric.hb_domain
     members = set(range(n)) if fabric.arch == "rail-optimized" else set(range(0, n, k))
     for name, side_a in cuts(fabric):

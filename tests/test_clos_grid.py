@@ -39,10 +39,11 @@ def check_fabric(f, closed):
     assert tuple(f.links_per_tier()) == closed.links_per_tier
     assert f.unused_switch_ports() == closed.unused_switch_ports
     assert f.tiers == closed.tiers
-    # every GPU has exactly one link per plane, on NIC port = plane
+    # every GPU has exactly one link per NIC port (= plane, or plane x 2 + home when dual-homed)
     g = L.tier == 1
     assert np.all(L.a_dev[g] < spec.gpus)
-    assert np.array_equal(np.bincount(L.a_dev[g] * spec.planes + L.a_port[g], minlength=spec.gpus * spec.planes), np.ones(spec.gpus * spec.planes, int))
+    nics = spec.nic_ports
+    assert np.array_equal(np.bincount(L.a_dev[g] * nics + L.a_port[g], minlength=spec.gpus * nics), np.ones(spec.gpus * nics, int))
     # links join adjacent tiers only
     tiers = np.concatenate([np.zeros(spec.gpus, np.int8), f.switch_tiers()])
     assert np.array_equal(tiers[L.a_dev], L.tier - 1)
@@ -116,6 +117,10 @@ VARIANTS = [
     {"link_speed": [200, 400]},  # uplinks 2x faster: each takes 2 of the radix's ports, a 1:1 tier balances Gb/s
     {"link_speed": [100, 400], "provision": "minimal"},
     {"link_speed": [200, 400], "oversubscription": "3:1"},
+    {"homing": "dual"},
+    {"homing": "dual", "nic_ports": 4},
+    {"homing": "dual", "oversubscription": "3:1", "provision": "minimal"},
+    {"homing": "dual", "leaf_packing": "shared", "rail_packing": "dedicated"},
 ]
 SUBGRID = [(8, 64, d) for d in (1, 3, 33, 129, 1000)] + [(72, 144, d) for d in (1, 5, 73)] + [(256, 32, d) for d in (1, 3, 40)]
 

@@ -155,6 +155,8 @@ CASES = {
     "three-tier-two-planes": lambda: build_spec({"name": "t3", "gpus": 504, "hb_domain": 8, "radix": 16, "planes": 2}),
     "nvl72-trays": lambda: build_spec({"name": "nvl", "gpus": 1152, "hb_domain": 72, "radix": 32, "gpus_per_node": 4}),
     "gh200-superchips": lambda: build_spec({"name": "gh", "gpus": 2048, "hb_domain": 256, "radix": 64, "gpus_per_node": 1}),
+    # dual-homed, 3 tiers: each node under a leaf pair, which the tree shows as one Slurm switch
+    "dual-homed": lambda: build_spec({"name": "dh", "gpus": 504, "hb_domain": 8, "radix": 16, "homing": "dual"}),
 }
 
 

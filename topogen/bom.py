@@ -18,7 +18,7 @@ Counting conventions (domain.md section 5):
   counted once per cage of the upper switch it leaves (:mod:`topogen.breakout`:
   its legs share that cage's ports), with the SKU of its longest leg; fiber and
   ordinary cables count one per link;
-* NICs (when the catalog lists them) are counted per GPU: ``ceil(planes / ports)``.
+* NICs (when the catalog lists them) are counted per GPU: ``ceil(nic_ports / ports)`` (nic_ports = planes, x 2 dual-homed).
 
 Per-device counts come from ``numpy.bincount`` over the link table, so the BOM
 of a 131,072-GPU fabric takes milliseconds. Lines carry a tier: the switches of
@@ -277,7 +277,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
             sw = catalog.switch_at(spec, tier, fabric.tiers)[0]  # type: ignore[index]  # each tier its own switch (a 288-port spine is a chassis)
             lines.append(BomLine("switch", sw.sku, sw.description, tier, tier_role(tier), "", per_tier[tier - 1], sw.unit_price(r), sw.power_w, sw.price_source, sw.power_source))
         if tier == 1 and nic is not None:
-            qty = n * -(-spec.planes // nic.ports)
+            qty = n * -(-spec.nic_ports // nic.ports)
             lines.append(BomLine("nic", nic.sku, nic.description, 1, "gpu", "", qty, nic.price_usd, nic.power_w, nic.price_source, nic.power_source))
         sel = L.tier == tier
         if not sel.any():

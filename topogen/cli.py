@@ -32,7 +32,9 @@ def spec_options(f):
         click.option("--leaf-packing", "leaf_packing", help="Rail-optimized: aligned (default, one leaf per rail per group) or shared (small groups pack rails on a leaf)."),
         click.option("--provision", help="full (default) or minimal uplinks on partly filled switches."),
         click.option("--catalog", help="Hardware catalog name or path (default paper)."),
-        click.option("--planes", help="NIC ports per GPU, one fabric plane each (default 1)."),
+        click.option("--planes", help="Fabric planes (independent copies); NIC ports per GPU with --homing planes (default 1)."),
+        click.option("--nic-ports", "nic_ports", help="NIC ports per GPU, each at --link-speed (default: planes x 2 when --homing dual, else planes)."),
+        click.option("--homing", help="planes (default: each NIC port its own plane) or dual (each plane's port pair on two leaves of the GPU's rail, no link between them)."),
         click.option("--gpus-per-node", "gpus_per_node", help="GPUs per compute node (NetBox device, Slurm node), dividing --hb-domain (default: the HB domain)."),
         click.option("--oversubscription", help="Leaf down:up ratio, e.g. 3:1 (default 1:1, non-blocking)."),
     ]
@@ -41,7 +43,7 @@ def spec_options(f):
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
@@ -157,7 +159,7 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
     from .figures import count, kw, pct, plural, usd, usd_cents
 
     s = ctx.spec
-    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {'/'.join(map(str, s.tier_radix)) if s.tier_radix else s.radix}, {s.speeds_text()} Gb/s, {plural(s.planes, 'plane')}"]
+    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {'/'.join(map(str, s.tier_radix)) if s.tier_radix else s.radix}, {s.speeds_text()} Gb/s, {plural(s.planes, 'plane')}{', dual-homed (2 NIC ports per plane, each on its own leaf of the rail)' if s.homes > 1 else ''}"]
     for arch, sec in ctx.summary["architectures"].items():
         tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
         links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))

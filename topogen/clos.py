@@ -26,8 +26,9 @@ from .figures import plural
 from .model import Fabric, LinkTable, Switch, tier_role
 from .naming import width
 
-# A switch before naming: (tier, rails, group, block, pos, down_ports, scope)
-# scope is the rail prefix in rail-only ("" in rail-optimized).
+# A switch before naming: (tier, rails, group, block, pos, down_ports, scope, home)
+# scope is the rail prefix in rail-only ("" in rail-optimized); home is a dual-homed
+# leaf's side (0 for the a-leaf, 1 for its b-partner; 0 everywhere else).
 
 
 class _Links:
@@ -136,14 +137,15 @@ def rail_optimized(spec) -> Fabric:
     shared = spec.packs_rails("rail-optimized")
     full = spec.provision == "full"
     domains = n // hb
-    t = counts.rail_optimized_tiers(n, hb, sh, shared)
+    homes = spec.homes
+    t = counts.rail_optimized_tiers(n, hb, sh, shared, homes=homes)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
     raw: list[tuple] = []
     notes: list[str] = []
     if t == 1:
-        raw.append((1, tuple(range(hb)), 0, 0, 0, k, ""))
+        raw.append((1, tuple(range(hb)), 0, 0, 0, k, "", 0))
         links.add(gpu, 0, np.zeros(n, np.int64), rank * domains + dom + 1, 1)
         if hb > 1:
             notes.append(f"all {plural(n, 'GPU')} fit one {k}-port switch: its {hb} rails share it, isolated logically (VLAN/partition per rail)")
@@ -159,16 +161,22 @@ def rail_optimized(spec) -> Fabric:
             rho[g], gsize[g] = rh, d
             for i in range(nleaves):
                 rails = tuple(range(i * rh, min(hb, (i + 1) * rh)))
-                raw.append((1, rails, 0, g, 0, ld, ""))
+                raw.append((1, rails, 0, g, 0, ld, "", 0))
                 leaf_used.append(d * len(rails))
             if rh > 1:
                 notes.append(f"leaf_packing shared: group {g} holds {d} HB domain(s), so {rh} rails share each of its leaves, isolated logically (VLAN/partition per rail)")
         g = dom // ld
         leaf = leaf_base[g] + rank // rho[g]
         port = (rank % rho[g]) * gsize[g] + dom % ld + 1
-        links.add(gpu, 0, leaf, port, 1)
+        nl = len(leaf_used)
+        for h in range(homes):  # NIC port h of each plane on the home-h leaf of its rail; leaves home-major
+            links.add(gpu, h, leaf + h * nl, port, 1)
+        if homes > 1:
+            raw.extend((*x[:7], 1) for x in raw[:nl])
+            leaf_used = leaf_used * homes
+            notes.append(_pair_note(nl, "the"))
         for tier, block, pos in _stack(leaf_used, t, sh, full, links, notes):
-            raw.append((tier, (), 0, block, pos, sh.down_at(tier, t), ""))
+            raw.append((tier, (), 0, block, pos, sh.down_at(tier, t), "", 0))
     return _finish(spec, "rail-optimized", t, raw, links, notes)
 
 
@@ -187,7 +195,8 @@ def rail_only(spec) -> Fabric:
     shared = spec.rail_packing == "shared"
     full = spec.provision == "full"
     domains = n // hb
-    t = counts.rail_only_tiers(n, hb, sh)
+    homes = spec.homes
+    t = counts.rail_only_tiers(n, hb, sh, homes=homes)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
@@ -197,7 +206,7 @@ def rail_only(spec) -> Fabric:
         rho = counts.rails_per_switch(n, hb, k, shared)
         for i in range(ceil(hb / rho)):
             rails = tuple(range(i * rho, min(hb, (i + 1) * rho)))
-            raw.append((1, rails, rails[0], 0, 0, k, ""))
+            raw.append((1, rails, rails[0], 0, 0, k, "", 0))
         links.add(gpu, 0, rank // rho, (rank % rho) * domains + dom + 1, 1)
         if rho > 1:
             notes.append(f"each rail has {plural(domains, 'GPU')}: {rho} whole rails share each {k}-port switch, isolated logically (VLAN/partition per rail)")
@@ -208,7 +217,12 @@ def rail_only(spec) -> Fabric:
         leaf_used = [min(ld, domains - i * ld) for i in range(ceil(domains / ld))]
         one = _Links()
         ed = np.arange(domains, dtype=np.int64)
-        one.add(ed, 0, ed // ld, ed % ld + 1, 1)
+        for h in range(homes):  # NIC port h on the home-h leaf (leaves home-major)
+            one.add(ed, h, ed // ld + h * len(leaf_used), ed % ld + 1, 1)
+        side = [h for h in range(homes) for _ in leaf_used]
+        leaf_used = leaf_used * homes
+        if homes > 1:
+            notes.append(_pair_note(len(leaf_used) // homes, "each rail's"))
         extra: list[str] = []
         uppers = _stack(leaf_used, t, sh, full, one, extra)
         notes.extend(f"in each rail's Clos, {x}" for x in extra)
@@ -217,9 +231,9 @@ def rail_only(spec) -> Fabric:
         gpu_link = tr == 1
         for r in range(hb):
             for i in range(len(leaf_used)):
-                raw.append((1, (r,), r, 0, i, ld, f"rail{r}"))
+                raw.append((1, (r,), r, 0, i % (len(leaf_used) // homes), ld, f"rail{r}", side[i]))
             for tier, block, pos in uppers:
-                raw.append((tier, (r,), r, block, pos, sh.down_at(tier, t), f"rail{r}"))
+                raw.append((tier, (r,), r, block, pos, sh.down_at(tier, t), f"rail{r}", 0))
         # replicate the one-rail template for every rail, rail-major
         r_ids = np.arange(hb, dtype=np.int64)[:, None]
         a_all = np.where(gpu_link, a * hb + r_ids, a + r_ids * per_rail)
@@ -228,6 +242,13 @@ def rail_only(spec) -> Fabric:
         if shared:
             notes.append(f"each rail has {plural(domains, 'GPU')}, more than one {k}-port switch holds: every rail is its own {t}-tier Clos on dedicated switches")
     return _finish(spec, "rail-only", t, raw, links, notes)
+
+
+def _pair_note(pairs: int, whose: str) -> str:
+    return (
+        f"homing: dual: each GPU's two NIC ports per plane go to a leaf pair of its rail ({plural(pairs, 'pair')} in {whose} fabric, names ending -a and -b) "
+        "with no link between the two leaves; the pair shares the tiers above, so a GPU survives one leaf down at half bandwidth"
+    )
 
 
 def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: list[str]) -> Fabric:
@@ -239,12 +260,12 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
     a, ap, z, zp, tr = links.columns()
     is_gpu = tr == 1
     planes = spec.planes
-    names = _switch_names(raw, arch, t, spec.hb_domain)
+    names = _switch_names(raw, arch, t, spec.hb_domain, spec.homes)
     per_plane = len(raw)
     switches: list[Switch] = []
     for p in range(planes):
         prefix = f"pl{p}-" if planes > 1 else ""
-        for (tier, rails, group, block, pos, down, _scope), name in zip(raw, names):
+        for (tier, rails, group, block, pos, down, _scope, _home), name in zip(raw, names):
             switches.append(Switch(prefix + name, tier, p, rails, group, block, spec.radix_at(tier), down))
     cols = []
     for p in range(planes):
@@ -252,7 +273,7 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
         cols.append(
             (
                 np.where(is_gpu, a, a + off),
-                np.where(is_gpu, p, ap),
+                np.where(is_gpu, p * spec.homes + ap, ap),
                 z + off,
                 zp,
                 tr,
@@ -274,15 +295,15 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
     return Fabric(spec, arch, t, switches, table, notes)
 
 
-def _switch_names(raw: list[tuple], arch: str, t: int, hb: int) -> list[str]:
-    """Deterministic names (see :mod:`topogen.naming`), zero-padded per field."""
+def _switch_names(raw: list[tuple], arch: str, t: int, hb: int, homes: int = 1) -> list[str]:
+    """Deterministic names (see :mod:`topogen.naming`), zero-padded per field; a dual-homed leaf pair ends in ``-a`` and ``-b``."""
     rw = width(hb)
     groups = max((r[3] for r in raw if r[0] == 1), default=0) + 1
     gw = width(groups)
     bw = {j: width(max((r[3] for r in raw if r[0] == j), default=0) + 1) for j in range(1, t + 1)}
     pw = {j: width(max((r[4] for r in raw if r[0] == j), default=0) + 1) for j in range(1, t + 1)}
     names = []
-    for tier, rails, group, block, pos, _down, scope in raw:
+    for tier, rails, group, block, pos, _down, scope, home in raw:
         role = tier_role(tier)
         if arch == "rail-optimized":
             if tier == 1:
@@ -302,6 +323,8 @@ def _switch_names(raw: list[tuple], arch: str, t: int, hb: int) -> list[str]:
                 names.append(f"rail{rails[0]:0{rw}d}-{role}-{pos:0{pw[tier]}d}")
             else:
                 names.append(f"rail{rails[0]:0{rw}d}-{role}-b{block:0{bw[tier]}d}-{pos:0{pw[tier]}d}")
+        if homes > 1 and tier == 1:
+            names[-1] += "-b" if home else "-a"
     return names
 
 

@@ -327,24 +327,39 @@ def _merge_runs(runs: list[LeafRun]) -> list[LeafRun]:
     return merged
 
 
-def rail_optimized_tiers(gpus: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None) -> int:
+def homed(runs: list[LeafRun], homes: int) -> list[LeafRun]:
+    """The leaf runs of a fabric whose GPUs reach ``homes`` leaves per plane (dual-homing: 2).
+
+    Each home is a full copy of the single-homed leaf layer, home-major: the
+    first leaves of every group and rail, then their partners (the two leaves of
+    a pair serve the same GPUs, on their NIC ports 0 and 1). The copies share the
+    tiers above, which stripe over all of them as usual.
+    """
+    return _merge_runs(runs * homes)
+
+
+def rail_optimized_tiers(gpus: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None, homes: int = 1) -> int:
     """Tier count of the rail-optimized fabric.
 
     One switch when the whole cluster fits on it (a one-switch cluster has no
     tier to align: its rails share the switch, as every small field design does);
     otherwise the fewest tiers (>= 2) whose upper tiers join all leaves (one per
-    rail per group, or packed when ``shared``).
+    rail per group, or packed when ``shared``; ``homes`` per rail and group when
+    dual-homed, which always needs a tier above the leaf pairs).
     """
     sh = as_shape(radix, leaf_up)
-    if gpus <= sh.radix_at(1):
+    if gpus <= sh.radix_at(1) and homes == 1:
         return 1
     leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, sh, shared))
-    return tiers_for_leaves(leaves, sh)
+    return tiers_for_leaves(leaves * homes, sh)
 
 
-def rail_only_tiers(gpus: int, hb: int, radix: "int | Shape", leaf_up: int | None = None) -> int:
-    """Tier count of each rail of the rail-only fabric (all rails are alike)."""
-    return tiers_for_endpoints(gpus // hb, radix, leaf_up)
+def rail_only_tiers(gpus: int, hb: int, radix: "int | Shape", leaf_up: int | None = None, homes: int = 1) -> int:
+    """Tier count of each rail of the rail-only fabric (all rails are alike); >= 2 when dual-homed."""
+    if homes == 1:
+        return tiers_for_endpoints(gpus // hb, radix, leaf_up)
+    sh = as_shape(radix, leaf_up)
+    return tiers_for_leaves(homes * ceil(gpus // hb / sh.split(1)[0]), sh)
 
 
 def rails_per_switch(gpus: int, hb: int, radix: int, shared: bool) -> int:
@@ -475,16 +490,16 @@ def _up_ports(sh: Shape, tiers: int) -> tuple[int, ...]:
     return tuple(sh.factor(j) for j in range(1, tiers + 1)) if sh.speeds else ()
 
 
-def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
+def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1) -> Counts:
     sh = as_shape(radix, leaf_up)
-    t = rail_optimized_tiers(gpus, hb, sh, shared)
+    t = rail_optimized_tiers(gpus, hb, sh, shared, homes=homes)
     if t == 1:
         return Counts("rail-optimized", 1, (planes,), (gpus * planes,), sh.radix_at(1) * planes)
-    leaves = rail_optimized_leaves(gpus // hb, hb, sh, shared)
+    leaves = homed(rail_optimized_leaves(gpus // hb, hb, sh, shared), homes)
     nleaves = sum(r.count for r in leaves)
     up_sw, up_lk = clos_upper_counts(leaves, t, sh, full)
     sw = [nleaves, *up_sw]
-    lk = [gpus, *up_lk]
+    lk = [gpus * homes, *up_lk]
     return Counts(
         "rail-optimized",
         t,
@@ -495,18 +510,18 @@ def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool
     )
 
 
-def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None) -> Counts:
+def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1) -> Counts:
     sh = as_shape(radix, leaf_up)
     domains = gpus // hb
-    t = rail_only_tiers(gpus, hb, sh)
+    t = rail_only_tiers(gpus, hb, sh, homes=homes)
     if t == 1:
         rho = rails_per_switch(gpus, hb, sh.radix_at(1), shared)
         nsw = ceil(hb / rho)
         return Counts("rail-only", 1, (planes * nsw,), (planes * gpus,), planes * sh.radix_at(1) * nsw)
-    leaves = rail_only_leaves(domains, sh)
+    leaves = homed(rail_only_leaves(domains, sh), homes)
     up_sw, up_lk = clos_upper_counts(leaves, t, sh, full)
     sw = [sum(r.count for r in leaves), *up_sw]
-    lk = [domains, *up_lk]
+    lk = [domains * homes, *up_lk]
     return Counts(
         "rail-only",
         t,
@@ -522,7 +537,7 @@ def arch_counts(spec, arch: str) -> Counts:
     shared = spec.packs_rails(arch)
     full = spec.provision == "full"
     if arch == "rail-optimized":
-        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes)
+        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes)
     if arch == "rail-only":
-        return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes)
+        return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes)
     raise ValueError(f"unknown architecture {arch!r}")

@@ -25,6 +25,7 @@ ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
 PACKING_CHOICES = ("shared", "dedicated")
 LEAF_PACKING_CHOICES = ("aligned", "shared")
 PROVISION_CHOICES = ("full", "minimal")
+HOMING_CHOICES = ("planes", "dual")  # several NIC ports: each its own plane, or pairs on two leaves of one rail
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullmatch: no trailing newline
 MAX_PLANES = 8
 # Hard limits, checked before any counting or allocation: generous for real clusters
@@ -35,6 +36,7 @@ LIMITS: dict[str, int] = {
     "radix": 4096,
     "link_speed": 102_400,
     "planes": MAX_PLANES,
+    "nic_ports": 2 * MAX_PLANES,
 }
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
 INT_TEXT_RE = re.compile(r"\s*([+-]?)([0-9]+)\s*", re.ASCII)
@@ -57,6 +59,8 @@ DEFAULTS: dict[str, Any] = {
     "hb_bandwidth_gbps": None,  # B_F: HB-domain (NVLink) Gb/s per GPU, for the analyses
     "workload": None,  # the analyses' workload (topogen/analysis/workload.py)
     "layout": None,  # racks, U positions, cable routing (topogen/layout/params.py); None: its defaults
+    "nic_ports": None,  # NIC ports per GPU; None: planes x (2 when homing is dual, else 1)
+    "homing": "planes",  # planes: each NIC port its own plane; dual: a port pair on two leaves of one rail and plane
 }
 OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
@@ -85,6 +89,8 @@ class Spec:
     workload: Any = None  # topogen.analysis.workload.Workload
     layout: Any = None  # topogen.layout.LayoutSpec
     base_dir: str = field(default="", compare=False)  # the spec file's directory: a relative catalog path in the file is read from there (not hashed)
+
+    homing: str = "planes"  # "dual": the ports of a plane go to two leaves of the GPU's rail (no leaf-leaf link)
 
     tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
     tier_oversubscription: tuple[str, ...] = ()  # per tier below the top, leaf first, when given per tier
@@ -127,9 +133,19 @@ class Spec:
         return counts.shape_of(tuple(self.tier_radix or (self.radix,)), self.tier_oversubscription or (self.oversubscription,), self.tier_speed)
 
     @property
+    def homes(self) -> int:
+        """Leaves each GPU reaches in one plane: 2 when dual-homed, else 1."""
+        return 2 if self.homing == "dual" else 1
+
+    @property
+    def nic_ports(self) -> int:
+        """NIC ports per GPU, each at ``link_speed``: ``planes x homes``; port ``i`` is in plane ``i // homes``."""
+        return self.planes * self.homes
+
+    @property
     def scale_out_gbps(self) -> float:
-        """B_S: scale-out Gb/s per GPU, link speed x NIC ports (planes). The one place the analyses read it."""
-        return float(self.link_speed * self.planes)
+        """B_S: scale-out Gb/s per GPU, link speed x NIC ports (planes x homes). The one place the analyses read it."""
+        return float(self.link_speed * self.planes * self.homes)
 
     @property
     def leaf_up(self) -> int:
@@ -181,6 +197,10 @@ class Spec:
         for key in OPTIONAL_KEYS:
             if d[key] is None:
                 del d[key]
+        if self.homing == "planes":  # nic_ports == planes: the spec as before the fields existed (same hash)
+            del d["homing"]
+        else:
+            d["nic_ports"] = self.nic_ports
         return d
 
     def digest(self) -> str:
@@ -329,13 +349,15 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         values["catalog"] = cat
 
     _node_size(merged["gpus_per_node"], values, problems)
+    planes_given = "planes" in data or (overrides or {}).get("planes") is not None
+    _nic_ports(merged["nic_ports"], merged["homing"], planes_given, values, problems)
     _ratios(merged["oversubscription"], values, problems)
     _cross_checks(values, problems)
     _analysis_fields(merged, values, problems)
     if problems:
         raise InputError(problems)
     derived = {k: values[k] for k in ("tier_radix", "tier_oversubscription", "tier_speed") if k in values}
-    return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS}, base_dir=base, **derived)
+    return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS if k != "nic_ports"}, base_dir=base, **derived)
 
 
 def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:
@@ -353,6 +375,45 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
     from .layout.params import parse_layout
 
     values["layout"] = parse_layout(merged["layout"], values, problems)
+
+
+def _nic_ports(raw: Any, homing: Any, planes_given: bool, values: dict[str, Any], problems: list[Problem]) -> None:
+    """``nic_ports`` and ``homing``: ``nic_ports = planes x homes`` (homes 2 when dual-homed, else 1).
+
+    With ``homing: planes`` (the default) every NIC port is its own plane, so
+    ``nic_ports: 2`` is ``planes: 2``. With ``homing: dual`` each plane takes a
+    port pair, on two leaves of the GPU's rail: ``nic_ports: 2`` is one plane,
+    ``nic_ports: 4`` two. ``planes`` and ``nic_ports`` may both be given only when
+    they agree; either alone sets the other.
+    """
+    if homing not in HOMING_CHOICES:
+        problems.append(Problem("homing", f"unknown homing {show(homing)}", "valid values: planes (each NIC port its own plane, the default), dual (each plane's port pair on two leaves of the GPU's rail, no link between them)"))
+        return
+    values["homing"] = homing
+    homes = 2 if homing == "dual" else 1
+    planes = values.get("planes")
+    if raw is None:
+        return
+    n = _as_int(raw)
+    if n is None or n <= 0 or n > LIMITS["nic_ports"]:
+        problems.append(Problem("nic_ports", f"nic_ports must be a whole number from 1 to {LIMITS['nic_ports']}, got {show(raw)}", _int_hint("nic_ports")))
+        return
+    if n % homes:
+        problems.append(Problem("nic_ports", f"nic_ports {n} is odd, but homing: dual puts each plane's ports in pairs on two leaves", "use an even nic_ports (2 for one dual-homed plane, 4 for two), or homing: planes"))
+        return
+    if planes is None:
+        return
+    if planes_given and n != planes * homes:
+        if homing == "dual":
+            hint = f"drop planes (nic_ports {n} with homing: dual is {n // 2} plane(s) of two ports), or set nic_ports: {planes * 2}"
+        else:
+            hint = f"drop planes (it follows from nic_ports with homing: planes), or set nic_ports: {planes}, or homing: dual for ports paired on two leaves"
+        problems.append(Problem("nic_ports", f"nic_ports {n} contradicts planes {planes}: with homing: {homing} a GPU has planes x {homes} NIC port(s), {planes * homes}", hint))
+        return
+    if n // homes > MAX_PLANES:
+        problems.append(Problem("nic_ports", f"nic_ports {n} with homing: {homing} means {n // homes} planes; at most {MAX_PLANES} are supported", _int_hint("nic_ports")))
+        return
+    values["planes"] = n // homes
 
 
 def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
@@ -535,6 +596,7 @@ def _int_hint(key: str) -> str:
         "radix": "switch ports at link speed, an even number (e.g. 64)",
         "link_speed": "NIC/link speed in Gb/s (e.g. 400 or 800)",
         "planes": "NIC ports (independent fabric planes) per GPU, 1 to 8",
+        "nic_ports": "NIC ports per GPU, each at link_speed: planes x 1 with homing: planes, planes x 2 with homing: dual (e.g. 2 for one dual-homed 2 x 200G NIC)",
         "gpus_per_node": "GPUs per compute node (host), dividing hb_domain (8 for DGX H100, 4 for GB200 NVL72 trays, 1 for GH200 superchips); default hb_domain",
     }[key]
 
@@ -556,14 +618,15 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
     shape = counts.shape_of(tuple(radixes), ratios, v.get("tier_speed", ()))
     ups = shape.ups
     arches = ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
+    homes = 2 if v.get("homing") == "dual" else 1
     tiers = {}
     for arch in arches:
         if min(radixes) < 2:
             tiers[arch] = counts.UNBOUNDED
         elif arch == "rail-optimized":
-            tiers[arch] = counts.rail_optimized_tiers(n, k, shape, leaf_shared)
+            tiers[arch] = counts.rail_optimized_tiers(n, k, shape, leaf_shared, homes=homes)
         elif arch == "rail-only":
-            tiers[arch] = counts.rail_only_tiers(n, k, shape)
+            tiers[arch] = counts.rail_only_tiers(n, k, shape, homes=homes)
     # a 1:1 tier below the top splits its ports evenly up and down
     odd: dict[int, list[str]] = {}
     for arch, t in tiers.items():

@@ -298,10 +298,11 @@ def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:
     for j in range(1, w.fabric.tiers):
         promised *= spec.ratio_at(j)
     edge_label = graph.label[graph.u]
-    inj = int(spec.link_speed)  # what a GPU's NIC injects into one plane
+    inj = int(spec.link_speed) * w.homes  # what a GPU's NIC injects into one plane (both ports of a dual-homed pair)
     for p, r, A, B in cuts:
         # only the parts of the network that hold the cut's GPUs (one rail's Clos in rail-only)
-        inp = np.isin(edge_label, graph.label[p * n + np.flatnonzero(A | B)])
+        ab = np.flatnonzero(A | B)
+        inp = np.isin(edge_label, graph.label[np.concatenate([(p * w.homes + h) * n + ab for h in range(w.homes)])])
         lo, hi, sp = w.lo[inp], w.hi[inp], w.speed[inp]
         side = np.zeros(n, np.int8)
         side[A], side[B] = 1, 2

@@ -42,6 +42,8 @@ CHECK_IDS = (
     "rails.cross-rail",
     "rails.leaf-alignment",
     "rails.shared-switch",
+    "rails.pair-one-leaf",
+    "rails.pair-link",
     "reach.unlinked",
     "reach.partition",
     "capacity.oversubscription",

@@ -21,7 +21,8 @@ from .wire import Wire
 
 
 def check(w: Wire) -> None:
-    n, spec, P = w.n, w.spec, w.planes
+    n, spec, P = w.n, w.spec, w.nics  # P: NIC ports per GPU (one per plane, two per plane when dual-homed)
+    H = w.homes
 
     def dangling(i: int):
         ends = [(d, p) for d, p in ((w.a[i], w.ap[i]), (w.z[i], w.zp[i])) if 0 <= d < w.ndev]
@@ -65,7 +66,8 @@ def check(w: Wire) -> None:
             d, p = int(dev[i]), int(port[i])
             if d < n:
                 valid_ports = port_ranges(list(range(P)), "nic")
-                msg = f"{w.cable(i)} uses {w.port(d, p)}, but each GPU has {P} NIC port(s) ({valid_ports}), one per plane"
+                per = "one per plane" if H == 1 else f"two per plane (homing: dual), {w.planes} plane(s)"
+                msg = f"{w.cable(i)} uses {w.port(d, p)}, but each GPU has {P} NIC port(s) ({valid_ports}), {per}"
             else:
                 msg = f"{w.cable(i)} uses {w.port(d, p)}, but {w.name(d)} has ports p1-p{int(w.sw_radix[d - n])}"
             return (w.name(d),), (w.port(d, p),), msg, "use a port that exists on the device", (i,)
@@ -116,13 +118,14 @@ def check(w: Wire) -> None:
             return (w.name(d),), tuple(w.port(d, p) for p in ex_ports), text, hint, tuple(int(i) for i in links[over][:LIST])
 
         w.add_many("hygiene.port-budget", "error", np.flatnonzero(taken > w.sw_radix), over_budget)
-    # GPUs: exactly one cable per NIC port (plane); a GPU's slots are the first n*P
+    # GPUs: exactly one cable per NIC port (a plane, or one port of a plane's dual-homed pair); a GPU's slots are the first n*P
     per = per_slot[: n * P]
 
     def no_link(k: int):
         g, p = divmod(k, P)
         gpu, nic = w.gpu_names.name(g), w.port(g, p)
-        return (gpu,), (nic,), f"{gpu} has no cable on nic{p} (plane {p})", f"cable {nic} to its rail leaf of plane {p}", ()
+        leaf = "its rail leaf" if H == 1 else f"the {'ab'[p % H]}-leaf of its rail's pair"
+        return (gpu,), (nic,), f"{gpu} has no cable on nic{p} (plane {p // H})", f"cable {nic} to {leaf} of plane {p // H}", ()
 
     w.add_many("hygiene.gpu-no-link", "error", np.flatnonzero(per == 0), no_link)
 
@@ -133,8 +136,8 @@ def check(w: Wire) -> None:
         return (
             [w.gpu_names.name(g)] + [f.split(":")[0] for f in fars],
             [w.port(g, p)] + fars,
-            f"{w.gpu_names.name(g)} has {len(es)} cables on plane {p}: " + "; ".join(f"{w.cable(i)} to {f}" for (i, _f, _fp), f in zip(es, fars)),
-            "a GPU has exactly one cable per plane: remove all but the one to its rail leaf",
+            f"{w.gpu_names.name(g)} has {len(es)} cables on {f'plane {p}' if H == 1 else f'nic{p} (plane {p // H})'}: " + "; ".join(f"{w.cable(i)} to {f}" for (i, _f, _fp), f in zip(es, fars)),
+            "a GPU has exactly one cable per plane: remove all but the one to its rail leaf" if H == 1 else "a GPU has exactly one cable per NIC port: remove all but the one to its rail's leaf",
             [i for i, _f, _fp in es],
         )
 
@@ -144,10 +147,11 @@ def check(w: Wire) -> None:
     breakout.check(w)  # a breakout cable's legs on one cage (a cabling file that names them)
     rep = w.report
     per_tier = getattr(spec, "tier_speed", ())
+    per_nic = "plane" if H == 1 else "NIC port"
     ok = (
-        f"{len(w.L)} cables; ports within radix, none used twice; every GPU one cable per plane; {spec.link_speed} Gb/s at both ends"
+        f"{len(w.L)} cables; ports within radix, none used twice; every GPU one cable per {per_nic}; {spec.link_speed} Gb/s at both ends"
         if not per_tier
-        else f"{len(w.L)} cables; ports within radix (an uplink takes the ports its speed needs), none used twice; every GPU one cable per plane; both ends at their link tier's speed ({spec.speeds_text()} Gb/s)"
+        else f"{len(w.L)} cables; ports within radix (an uplink takes the ports its speed needs), none used twice; every GPU one cable per {per_nic}; both ends at their link tier's speed ({spec.speeds_text()} Gb/s)"
     )
     rep.checks["hygiene"] = (
         ok
@@ -252,14 +256,14 @@ def _planes(w: Wire) -> None:
     n = w.n
 
     def plane_of(dev: np.ndarray, port: np.ndarray) -> np.ndarray:
-        out = np.where(dev < n, port, 0)
+        out = np.where(dev < n, port // w.homes, 0)
         s = dev >= n
         out[s] = w.sw_plane[dev[s] - n]
         return out
 
     pa = plane_of(np.where(w.good, w.a, 0), w.ap)
     pz = plane_of(np.where(w.good, w.z, 0), w.zp)
-    gpu_bad = ((w.a < n) & ((w.ap < 0) | (w.ap >= w.planes))) | ((w.z < n) & ((w.zp < 0) | (w.zp >= w.planes)))
+    gpu_bad = ((w.a < n) & ((w.ap < 0) | (w.ap >= w.nics))) | ((w.z < n) & ((w.zp < 0) | (w.zp >= w.nics)))
 
     def mismatch(i: int):
         devs, (qa, qz) = w.ends(i)

@@ -12,35 +12,44 @@ from .wire import Wire
 
 
 class PlaneGraph:
-    """Plane-expanded graph: GPU ``g`` in plane ``p`` is node ``p*N + g``, switch ``s`` is ``planes*N + s``.
+    """Port-expanded graph: GPU ``g`` on NIC port ``i`` is node ``i*N + g``, switch ``s`` is ``nics*N + s``.
 
-    GPUs are separate nodes per plane because a GPU does not forward between
+    GPUs are separate nodes per NIC port because a GPU does not forward between
     its NICs; a plane's graph is then a separate part of one components run.
+    NIC port ``i`` is in plane ``i // homes``: one port per plane, or a
+    dual-homed pair (``homes`` 2), whose two nodes belong to the same plane, so
+    the nodes of plane ``p`` are ``p*homes*N .. (p+1)*homes*N - 1``.
     ``u[j]``, ``v[j]`` are the nodes of oriented cable ``j`` of the :class:`Wire`.
     """
 
     def __init__(self, w: Wire):
-        n, P = w.n, w.planes
+        n, P = w.n, w.nics
         self.w = w
         self.size = P * n + w.S
-        self.u = self.node(w.lo, w.plane)
-        self.v = self.node(w.hi, w.plane)
+        nic = w.plane * w.homes + (np.where(w.lo < n, w.lo_port, 0) % w.homes if w.homes > 1 else 0)
+        self.u = self.node(w.lo, nic)
+        self.v = self.node(w.hi, nic)
         self.label = components(self.size, self.u, self.v)
 
-    def node(self, dev: np.ndarray, plane: np.ndarray) -> np.ndarray:
+    def node(self, dev: np.ndarray, nic: np.ndarray) -> np.ndarray:
         n = self.w.n
-        p = np.clip(plane, 0, self.w.planes - 1)
-        return np.where(dev < n, p * n + dev, self.w.planes * n + (dev - n))
+        p = np.clip(nic, 0, self.w.nics - 1)
+        return np.where(dev < n, p * n + dev, self.w.nics * n + (dev - n))
+
+    def nodes(self, plane: int) -> slice:
+        """The GPU nodes of ``plane`` (all its NIC ports)."""
+        n, h = self.w.n, self.w.homes
+        return slice(plane * h * n, (plane + 1) * h * n)
 
     def _linked(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        n, P = self.w.n, self.w.planes
+        n, P = self.w.n, self.w.nics
         out = np.zeros(P * n, bool)
         for x in (u, v):
             out[x[x < P * n]] = True
         return out
 
     def linked(self) -> np.ndarray:
-        """GPU-plane nodes holding at least one cable (bool over ``planes*N``)."""
+        """GPU-port nodes holding at least one cable (bool over ``nics*N``)."""
         return self._linked(self.u, self.v)
 
     def without(self, remove: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -52,20 +61,21 @@ class PlaneGraph:
         return label, self._linked(self.u[keep], self.v[keep])
 
     def cut_off(self, label: np.ndarray, linked: np.ndarray, plane: int | None = None) -> np.ndarray:
-        """GPU-plane nodes outside the main part of their group (the plane; the rail in rail-only).
+        """GPU-port nodes outside the main part of their group (the plane; the rail in rail-only).
 
-        The main part is the component holding most of the group's GPUs; GPUs
-        with no cable count as cut off.
+        The main part is the component holding most of the group's GPU ports; GPU
+        ports with no cable count as cut off.
         """
         w = self.w
-        n, P, K = w.n, w.planes, w.K
-        planes = range(P) if plane is None else [plane]
-        out = np.zeros(P * n, bool)
+        n, K = w.n, w.K
+        planes = range(w.planes) if plane is None else [plane]
+        out = np.zeros(w.nics * n, bool)
         for p in planes:
-            sl = slice(p * n, (p + 1) * n)
+            sl = self.nodes(p)
             lab = label[sl]
             lk = linked[sl]
-            grp = (np.arange(n) % K) if w.rail_only else np.zeros(n, np.int64)
+            m = len(lab)
+            grp = (np.arange(m) % n % K) if w.rail_only else np.zeros(m, np.int64)
             key = grp[lk] * (self.size + 1) + lab[lk]
             if len(key) == 0:
                 out[sl] = True

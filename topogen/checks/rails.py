@@ -3,7 +3,9 @@
 Ids: ``rails.cross-rail`` (rail-only: a cable joins two rails' networks),
 ``rails.leaf-alignment`` (rail-optimized: a GPU on another rail's leaf),
 ``rails.shared-switch`` (several rails on one switch: info, error when the
-spec asks for dedicated rails).
+spec asks for dedicated rails), ``rails.pair-one-leaf`` and ``rails.pair-link``
+(``homing: dual``: a GPU's two ports of a plane on one leaf; a cable between the
+two leaves of a pair).
 """
 
 from __future__ import annotations
@@ -40,10 +42,13 @@ def check(w: Wire) -> None:
         _switch_to_switch(w)
     shared_count = _shared_switches(w, gl)
     w.report.figures["shared_switches"] = shared_count
+    pairs = _dual_homing(w, gl) if w.homes > 1 else 0
     status = w.report.group_status("rails")
     detail = "every network path stays within one rail" if w.rail_only else "every leaf is rail-aligned"
     if shared_count:
         detail += f"; {shared_count} switch(es) carry several rails (logical isolation)"
+    if w.homes > 1 and not w.counts.get("rails.pair-one-leaf") and not w.counts.get("rails.pair-link"):
+        detail += f"; every GPU dual-homed on two leaves of its rail ({pairs} leaf pair(s)), no cable between the two leaves of a pair"
     w.report.checks["rails"] = detail if status != "error" else "cables join different rails, or rails share switches against the spec"
 
 
@@ -79,6 +84,54 @@ def _switch_to_switch(w: Wire) -> None:
         )
 
     w.add_many("rails.cross-rail", "error", ss[~same], sw_msg)
+
+
+def _dual_homing(w: Wire, gl: np.ndarray) -> int:
+    """``homing: dual``: a GPU's two ports of a plane on two different leaves, and no cable between those two.
+
+    Returns the number of distinct leaf pairs the GPUs are homed on.
+    """
+    n = w.n
+    key = w.lo[gl] * max(w.planes, 1) + w.plane[gl]
+    order = np.argsort(key, kind="stable")
+    k, cab = key[order], gl[order]
+    twin = np.flatnonzero(k[1:] == k[:-1])  # consecutive cables of one GPU in one plane
+    first, second = cab[twin], cab[twin + 1]
+    same = w.hi[first] == w.hi[second]
+
+    def one_leaf(j: int):
+        a, b = int(first[j]), int(second[j])
+        g, leaf = int(w.lo[a]), int(w.hi[a])
+        pa, pb = w.port(g, w.lo_port[a]), w.port(g, w.lo_port[b])
+        la, lb = w.port(leaf, w.hi_port[a]), w.port(leaf, w.hi_port[b])
+        return (
+            (w.name(g), w.name(leaf)),
+            (pa, pb, la, lb),
+            f"{w.cable(int(w.gi[a]))} and {w.cable(int(w.gi[b]))} put both ports of {w.name(g)}'s dual-homed pair ({pa}, {pb}; plane {int(w.plane[a])}) on one leaf, {w.name(leaf)} ({la}, {lb}): "
+            "if that leaf fails the GPU loses its whole plane",
+            f"cable {pb} to the other leaf of its rail's pair (the -b leaf when {w.name(leaf)} is the -a leaf): dual-homing needs two different leaves",
+            (int(w.gi[a]), int(w.gi[b])),
+        )
+
+    w.add_many("rails.pair-one-leaf", "error", np.flatnonzero(same), one_leaf)
+    lo_leaf, hi_leaf = np.minimum(w.hi[first], w.hi[second])[~same], np.maximum(w.hi[first], w.hi[second])[~same]
+    pair_keys = np.unique(lo_leaf * w.ndev + hi_leaf)
+    ll = np.flatnonzero((w.lo >= n) & (w.lo_t == 1) & (w.hi_t == 1))
+    hit = ll[np.isin(np.minimum(w.lo[ll], w.hi[ll]) * w.ndev + np.maximum(w.lo[ll], w.hi[ll]), pair_keys)]
+
+    def pair_link(j: int):
+        i, lo, hi, pl, ph = w.oriented(j)
+        return (
+            (w.name(lo), w.name(hi)),
+            (pl, ph),
+            f"{w.cable(i)} joins {pl} to {ph}: {w.name(lo)} and {w.name(hi)} are the two leaves of a dual-homed pair (they serve the same GPUs), and a non-stacked dual-ToR pair has no link between its leaves",
+            "remove the cable: the two leaves of a pair reach each other only through the tier above",
+            (i,),
+        )
+
+    w.add_many("rails.pair-link", "error", hit, pair_link)
+    w.report.figures["leaf_pairs"] = int(len(pair_keys))
+    return int(len(pair_keys))
 
 
 def _shared_switches(w: Wire, gl: np.ndarray) -> int:

@@ -24,8 +24,9 @@ def check(w: Wire, graph: PlaneGraph) -> None:
     linked = graph.linked()
     label = graph.label
     for p in range(P):
-        sl = slice(p * n, (p + 1) * n)
-        unl = np.flatnonzero(~linked[sl])
+        sl = graph.nodes(p)  # the plane's GPU nodes: one per GPU, or two (a dual-homed pair)
+        unl_nodes = np.flatnonzero(~linked[sl])
+        unl = np.unique(unl_nodes % n) if w.homes > 1 else unl_nodes
         if len(unl):
             names = w.gpu_names.many(unl[:LIST]).tolist()
             how = "reachable only through two HB-domain hops (no NIC path of their own)" if w.rail_only and K > 1 else "unreachable through the network"
@@ -33,17 +34,17 @@ def check(w: Wire, graph: PlaneGraph) -> None:
                 "reach.unlinked",
                 "error",
                 names,
-                [f"{x}:nic{p}" for x in names],
-                f"plane {p}: {len(unl)} GPU(s) have no cable, {how}: {some(names, len(unl))}",
+                [f"{x}:nic{p}" for x in names] if w.homes == 1 else [f"{w.gpu_names.name(g % n)}:nic{p * w.homes + g // n}" for g in unl_nodes[:LIST]],
+                f"plane {p}: {len(unl)} GPU(s) have no cable{'' if w.homes == 1 else ' on a NIC port'}, {how}: {some(names, len(unl))}",
                 "see hygiene.gpu-no-link; cable every GPU's NIC port of each plane",
             )
         lab = label[sl]
         if w.rail_only:
             # vectorised split test: number of distinct labels per rail
             lk = np.flatnonzero(linked[sl])
-            key = unique((lk % K) * (graph.size + 1) + lab[lk])
+            key = unique((lk % n % K) * (graph.size + 1) + lab[lk])
             per_rail = np.bincount(key // (graph.size + 1), minlength=K)
-            groups = [(r, np.flatnonzero(linked[sl] & (np.arange(n) % K == r))) for r in np.flatnonzero(per_rail > 1)]
+            groups = [(r, np.flatnonzero(linked[sl] & (np.arange(len(lab)) % n % K == r))) for r in np.flatnonzero(per_rail > 1)]
         else:
             groups = [(None, np.flatnonzero(linked[sl]))]
         for r, members in groups:
@@ -54,15 +55,21 @@ def check(w: Wire, graph: PlaneGraph) -> None:
                 continue
             main = labs[np.argmax(cnt)]
             others = members[lab[members] != main]
+            what = "GPUs"
+            ports = None
+            if w.homes > 1:  # nodes are NIC ports of dual-homed pairs
+                ports = [f"{w.gpu_names.name(x % n)}:nic{p * w.homes + x // n}" for x in others[:LIST].tolist()]
+                others = np.unique(others % n)
+                what = f"GPU ports ({len(others)} GPUs)"
             names = w.gpu_names.many(others[:LIST]).tolist()
-            sw_nodes = np.flatnonzero(np.isin(label[P * n :], labs[labs != main]))
+            sw_nodes = np.flatnonzero(np.isin(label[w.nics * n :], labs[labs != main]))
             sw_names = [w.sw_names[s] for s in sw_nodes[:LIST]]
             w.add(
                 "reach.partition",
                 "error",
                 names + sw_names,
-                [f"{x}:nic{p}" for x in names],
-                f"{place(p, r)} is split into {len(labs)} parts: {len(others)} of its {len(members)} GPUs cannot reach the rest through the network: {some(names, len(others))}"
+                ports or [f"{x}:nic{p}" for x in names],
+                f"{place(p, r)} is split into {len(labs)} parts: {len(others) if ports is None else int((lab[members] != main).sum())} of its {len(members)} {what} cannot reach the rest through the network: {some(names, len(others))}"
                 + (f" (behind {some(sw_names, len(sw_nodes))})" if sw_names else ""),
                 "restore the missing uplinks so every leaf reaches the upper tiers of its " + ("rail" if w.rail_only else "fabric"),
             )

@@ -41,6 +41,8 @@ class Wire:
         self.n = n = fabric.gpus
         self.K = spec.hb_domain
         self.planes = spec.planes
+        self.homes = spec.homes  # leaves a GPU reaches per plane (2: dual-homed)
+        self.nics = spec.planes * spec.homes  # NIC ports per GPU: nic<i> is in plane i // homes
         self.S = S = len(fabric.switches)
         self.ndev = n + S
         sw = fabric.switches
@@ -85,7 +87,7 @@ class Wire:
         self.speed = np.minimum(self.a_speed[i], self.z_speed[i])
         self.adj = self.hi_t == self.lo_t + 1
         n = self.n
-        self.plane = np.where(self.hi >= n, self.sw_plane[np.maximum(self.hi - n, 0)] if self.S else 0, self.lo_port)
+        self.plane = np.where(self.hi >= n, self.sw_plane[np.maximum(self.hi - n, 0)] if self.S else 0, self.lo_port // self.homes)
         self.sw_cables = np.bincount(np.concatenate([self.lo[self.lo >= n], self.hi[self.hi >= n]]) - n, minlength=self.S)
 
     # names ----------------------------------------------------------------------------

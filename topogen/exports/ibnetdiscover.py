@@ -135,7 +135,7 @@ def generate_lines(fabric: Fabric, sub: Subnet) -> Iterator[str]:
     names = dict(zip(devs.tolist(), device_names(fabric, devs, sw_names, gn).tolist()))
     ids = {d: (f'"S-{guid(d):016x}"' if d >= n else f'"H-{guid(d):016x}"') for d in devs.tolist()}
     lids = dict(zip(devs.tolist(), range(1, len(devs) + 1)))
-    ca_ports = fabric.spec.planes
+    ca_ports = fabric.spec.nic_ports
     speeds = {s: speed_name(s) for s in np.unique(speed).tolist()}
     current = -1
     for d, p, q, qp, s, ql in zip(dev.tolist(), port.tolist(), peer.tolist(), peer_port.tolist(), speed.tolist(), peer_lid.tolist()):
@@ -161,7 +161,7 @@ def sim_needs(fabric: Fabric, sub: Subnet) -> tuple[int, int, int]:
     gpus = np.unique(L.a_dev[sub.links][L.a_dev[sub.links] < n])
     radix = sum(fabric.switches[i - n].radix + 1 for i in sub.switch_ids.tolist())
     nodes = sub.switches + len(gpus)
-    return sub.switches, nodes, radix + len(gpus) * (fabric.spec.planes + 1)
+    return sub.switches, nodes, radix + len(gpus) * (fabric.spec.nic_ports + 1)
 
 
 def header(fabric: Fabric, sub: Subnet) -> list[str]:

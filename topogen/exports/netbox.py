@@ -159,7 +159,7 @@ def arch_types(ctx, spec, switch_sku: str | None, switch_skus: list[str] | None 
         tiers.append((model, (x.manufacturer if x is not None else "") or GENERIC, x.description if x is not None and x.description else f"switch ({model})"))
     return DeviceTypes(
         manufacturer=(sku.manufacturer if sku is not None else "") or GENERIC,
-        node=f"gpu-node-{spec.gpus_per_node * spec.planes}x{spec.link_speed}g",
+        node=f"gpu-node-{spec.gpus_per_node * spec.nic_ports}x{spec.link_speed}g",
         switch=switch_sku if switch_sku is not None else f"switch-{spec.radix}p-{spec.link_speed}g",
         switch_port_type=switch_type or (nic.interface_type if nic is not None else ""),
         nic_type=nic_type,
@@ -233,7 +233,7 @@ def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
     node_maker, node_type = cell_safe(types.node_manufacturer), cell_safe(types.node)
     by_tier = {t: tuple(cell_safe(x) for x in types.switch_at(t)[:2]) for t in range(1, fabric.tiers + 1)}
     g, per = nn.per_node, nn.per_domain
-    nics = "one NIC port each" if spec.planes == 1 else f"{spec.planes} NIC ports each"
+    nics = "one NIC port each" if spec.nic_ports == 1 else f"{spec.nic_ports} NIC ports each" + (" (dual-homed pairs)" if spec.homes > 1 else "")
     for i, name in enumerate(nn.names()):
         first, last = _gpu_span(nn, i)
         d, j = divmod(i, per)
@@ -261,7 +261,7 @@ class _Ends:
         self.node_names = np.array([pre + x for x in self.hosts.tolist()], dtype=object)
         self.sw_names = np.array([pre + x for x in self.switch_names.tolist()], dtype=object)
         k = fabric.hb_domain
-        self.nic_names = np.array([[self.nn.interface(r, p) for p in range(fabric.spec.planes)] for r in range(k)], dtype=object)
+        self.nic_names = np.array([[self.nn.interface(r, p) for p in range(fabric.spec.nic_ports)] for r in range(k)], dtype=object)
 
     def devices(self, ids: np.ndarray, netbox: bool = True) -> np.ndarray:
         """NetBox device names of ``ids`` (``netbox=False``: the plain host/switch names)."""
@@ -326,7 +326,7 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
     spec = fabric.spec
     types = types or DeviceTypes(GENERIC, "", "")
     ends = _Ends(fabric)
-    n, k, planes = fabric.gpus, fabric.hb_domain, spec.planes
+    n, k, planes = fabric.gpus, fabric.hb_domain, spec.nic_ports  # NIC ports: one per plane, or a dual-homed pair per plane
     L = fabric.links
     gl = L.tier == 1
     nic_idx = L.a_dev[gl] * planes + L.a_port[gl]
@@ -346,7 +346,7 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
         peer_names[cabled] = ends.devices(peers[cabled], netbox=False)
         descs = [
             f"rail {r} plane {p} to {pn} p{pp}" if c else f"rail {r} plane {p} unused"
-            for r, p, pn, pp, c in zip((gpu % k).tolist(), plane.tolist(), peer_names.tolist(), leaf_port[idx].tolist(), cabled.tolist())
+            for r, p, pn, pp, c in zip((gpu % k).tolist(), (plane // spec.homes).tolist(), peer_names.tolist(), leaf_port[idx].tolist(), cabled.tolist())
         ]
         yield from ((d, i, nic_type, "true" if c else "false", speed_kbps, s) for d, i, c, s in zip(nodes, nics, cabled.tolist(), descs))
     offsets, peer_dev, peer_port, is_up = _port_peers(fabric)
@@ -423,7 +423,7 @@ def prerequisite_rows(ctx) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
         for tier in range(1, sec["tiers"] + 1):
             role = tier_role(tier)
             roles.setdefault(role, (role, slug(role), ROLE_COLORS[min(tier, len(ROLE_COLORS) - 1)], f"tier-{tier} switch"))
-        node_desc = f"compute node with {spec.gpus_per_node * spec.planes} NIC ports at {spec.link_speed}G"
+        node_desc = f"compute node with {spec.gpus_per_node * spec.nic_ports} NIC ports at {spec.link_speed}G"
         for maker, model, desc in ((types.node_manufacturer, types.node, node_desc), *((m, model, cell_safe(d)) for model, m, d in switch_types)):
             part = model if maker != GENERIC else ""
             dtypes.setdefault((maker, model), (cell_safe(maker), cell_safe(model), slug(model), cell_safe(part), desc))

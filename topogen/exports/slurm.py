@@ -58,6 +58,7 @@ which Slurm expands to every combination).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,8 +158,17 @@ def aggregated_tree(fabric: Fabric) -> list[SlurmSwitch]:
     by_tier: dict[int, list[tuple[int, list[int]]]] = {}
     for sw, children in rail0_tree(fabric):
         by_tier.setdefault(fabric.switch(sw).tier, []).append((sw, children))
-    out = [SlurmSwitch(fabric.switch(sw).name, 1, [fabric.switch(sw).name], doms, []) for sw, doms in by_tier.get(1, [])]
-    group_of = {sw: fabric.switch(sw).name for sw, _ in by_tier.get(1, [])}
+    # leaves serving the same nodes (the two leaves of a dual-homed pair) are one Slurm switch: the
+    # tree plugin wants each node under exactly one leaf, and the pair is the node's locality
+    same: dict[tuple[int, ...], list[int]] = {}
+    for sw, doms in by_tier.get(1, []):
+        same.setdefault(tuple(doms), []).append(sw)
+    out, group_of = [], {}
+    for doms, ids in same.items():
+        mem = [fabric.switch(sw).name for sw in ids]
+        name = mem[0] if len(mem) == 1 else os.path.commonprefix(mem).rstrip("-") or mem[0]
+        out.append(SlurmSwitch(name, 1, mem, list(doms), []))
+        group_of.update((sw, name) for sw in ids)
     for tier in sorted(t for t in by_tier if t > 1):
         groups: dict[tuple[str, ...], list[int]] = {}
         for sw, children in by_tier[tier]:
@@ -256,6 +266,9 @@ def tree_lines(fabric: Fabric) -> Iterator[str]:
         yield "#   (none: every upper switch here joins different children)"
     for t in merged:
         yield f"#   {t.name} = {len(t.members):,} switches {hostlist(t.members)}"
+    if fabric.spec.homes > 1:
+        yield "# homing: dual: the two leaves of a pair (-a, -b) serve the same nodes, so each pair is one Slurm"
+        yield "# switch named without the suffix (a node under two leaves is an error for the tree plugin)."
     yield "# HB domains as blocks: ../block/topology.conf (TopologyPlugin=topology/block, Slurm 23.11+)."
     for t in tree:
         if t.tier == 1:
