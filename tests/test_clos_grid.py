@@ -121,6 +121,7 @@ VARIANTS = [
     {"homing": "dual", "nic_ports": 4},
     {"homing": "dual", "oversubscription": "3:1", "provision": "minimal"},
     {"homing": "dual", "leaf_packing": "shared", "rail_packing": "dedicated"},
+    {"homing": "dual", "link_speed": [200, 400], "oversubscription": "3:1"},  # 200G pairs under 400G uplinks
 ]
 SUBGRID = [(8, 64, d) for d in (1, 3, 33, 129, 1000)] + [(72, 144, d) for d in (1, 5, 73)] + [(256, 32, d) for d in (1, 3, 40)]
 
