@@ -149,6 +149,8 @@ def test_mutation_extra_fast_uplink_over_the_port_budget():
     assert len(budget) == 1
     assert f"{leaf} has 97 cables taking 130 ports at 200G on a 128-port (200G) switch; over budget on p97" in budget[0].message
     assert budget[0].cables == (len(L) + 1,)
+    bad = [x for x in r.findings if x.check == "hygiene.bad-port"]  # p97 is no interface: 64 down + 32 uplinks
+    assert len(bad) == 1 and f"but {leaf} has ports p1-p96" in bad[0].message
 
 
 SMALL = ["--gpus", "1024", "--hb-domain", "8", "--radix", "128,576", "--link-speed", "200,400", "--arch", "rail-optimized", "--catalog", "chassis-400g"]
@@ -157,7 +159,7 @@ SMALL = ["--gpus", "1024", "--hb-domain", "8", "--radix", "128,576", "--link-spe
 @pytest.fixture(scope="module")
 def small_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("speeds") / "o"
-    res = CliRunner().invoke(main, ["build", *SMALL, "--out", str(out), "--formats", "bom,cabling,topology,netbox"])
+    res = CliRunner().invoke(main, ["build", *SMALL, "--out", str(out), "--formats", "bom,cabling,topology,netbox,ibnetdiscover"])
     assert res.exit_code == 0, res.output
     return out, res.output
 
@@ -298,3 +300,14 @@ def test_netbox_ports_at_their_speed_and_breakout_legs(small_build):
     assert [r["comments"] for r in legs] == ["gpu-leaf plane 0; leg of breakout cable leaf-g0-r0:p1-p2"] * 2
     assert len({r["label"] for r in cables}) == len(cables)  # labels stay unique per NetBox cable
     assert not any("breakout" in r["comments"] for r in cables if r["comments"].startswith("leaf-spine"))
+
+
+def test_as_built_plan_against_itself_at_per_tier_speeds(small_build):
+    """topogen diff of the plan against its own ibnetdiscover file: identical, and the design check
+    (an as-built reading has no speeds: each cable takes its tier's) finds every cable at its speed."""
+    out, _ = small_build
+    topo = sorted((out / "rail-optimized" / "ibnetdiscover").glob("*.topo"))
+    res = CliRunner().invoke(main, ["diff", str(out), *map(str, topo), "--json"])
+    assert res.exit_code == 0, res.output
+    result = json.loads(res.output)
+    assert result["deviations"] == [] and result["design_check"]["valid"] is True

@@ -265,6 +265,8 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     lay = lay if lay is not None else layout.plan(fabric)
     lm = link_media_mod.assign(fabric, catalog, lay.length_m)
     bo = breakout.of(fabric, lm)
+    legs = bo.group >= 0
+    lm.cable[legs] = bo.cable[bo.group[legs]]  # the legs of one breakout cable are one SKU (its longest leg's) in every file
     leaf_sw = catalog.switch_at(spec, 1, fabric.tiers)[0]  # type: ignore[index]
     L = fabric.links
     n = fabric.gpus

@@ -201,6 +201,22 @@ class Fabric:
         used[: n] += up
         return used
 
+    def switch_ports(self) -> np.ndarray:
+        """Interfaces of each switch (indexed by ``dev - gpus``): its down ports, then one per uplink.
+
+        At one speed that is the radix. An uplink ``f`` times faster than the downlinks
+        takes ``f`` of the radix's ports (``spec.shape.factor``): a 128-port leaf at 200G
+        with 64 down has 32 x 400G uplinks, so 96 interfaces, ``p1-p64`` and ``p65-p96``.
+        """
+        sw = self.switches
+        radix = np.fromiter((s.radix for s in sw), np.int64, len(sw))
+        shape = getattr(self.spec, "shape", None)
+        if shape is None or not shape.speeds or not len(sw):
+            return radix
+        down = np.fromiter((s.down_ports for s in sw), np.int64, len(sw))
+        f = np.asarray([shape.factor(j) for j in range(self.tiers + 2)], np.int64)
+        return down + (radix - down) // f[self.switch_tiers()]
+
     def unused_switch_ports(self) -> int:
         total = sum(s.radix for s in self.switches)
         return int(total - self.ports_used().sum())

@@ -474,6 +474,9 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
     ap, zp = np.where(swap, zp, ap), np.where(swap, ap, zp)
     a_speed, z_speed = np.where(swap, z_speed, a_speed), np.where(swap, a_speed, z_speed)
     tier = np.maximum(tier_of[z], 1)
+    if len(tier) and (a_speed == 0).any():  # an as-built reading carries no speed: the spec's for the cable's link tier
+        by_tier = np.asarray([spec.speed_at(max(1, j)) for j in range(int(tier.max()) + 1)], np.int64)[tier]
+        a_speed, z_speed = np.where(a_speed == 0, by_tier, a_speed), np.where(z_speed == 0, by_tier, z_speed)
     plane = np.where(z >= n, sw_plane[np.maximum(z - n, 0)] if len(sw_plane) else 0, ap)
     links = LinkTable.from_columns(a_dev=a, a_port=ap, z_dev=z, z_port=zp, tier=tier, plane=plane, a_speed=a_speed, z_speed=z_speed)
     fabric = Fabric(spec, arch, expected.tiers, switches, links, list(expected.notes))

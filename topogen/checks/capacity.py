@@ -243,18 +243,15 @@ def _striping(w: Wire) -> None:
 
 
 def _uplinks(w: Wire) -> np.ndarray:
-    """Uplinks of every switch: its ports above the down ports, each uplink taking ``factor`` of them (a faster uplink takes several)."""
-    shape = w.spec.shape
-    f = np.asarray([shape.factor(j) for j in range(int(w.sw_tier.max(initial=0)) + 2)], np.int64)
-    return (w.sw_radix - w.sw_down) // f[w.sw_tier] if w.S else np.zeros(0, np.int64)
+    """Uplinks of every switch: its interfaces after the down ports (a faster uplink takes several of the radix's ports)."""
+    return w.sw_ports - w.sw_down
 
 
 def _free_uplink_ports(w: Wire, s: int) -> list[int]:
     """Uplink ports (numbered after the switch's down ports) of switch index ``s`` that hold no cable."""
     d = w.n + s
     used = set(w.lo_port[w.lo == d].tolist()) | set(w.hi_port[w.hi == d].tolist())
-    up = int(w.sw_radix[s] - w.sw_down[s]) // max(1, w.spec.shape.factor(int(w.sw_tier[s])))
-    return [p for p in range(int(w.sw_down[s]) + 1, int(w.sw_down[s]) + up + 1) if p not in used]
+    return [p for p in range(int(w.sw_down[s]) + 1, int(w.sw_ports[s]) + 1) if p not in used]
 
 
 def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:

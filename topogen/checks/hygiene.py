@@ -51,7 +51,7 @@ def check(w: Wire) -> None:
     for dev, port, _far, _farp in sides:
         is_gpu = w.valid & (dev < n)
         is_sw = w.valid & (dev >= n)
-        radix = w.sw_radix[np.clip(dev - n, 0, max(w.S - 1, 0))] if w.S else np.zeros(len(dev), np.int64)
+        radix = w.sw_ports[np.clip(dev - n, 0, max(w.S - 1, 0))] if w.S else np.zeros(len(dev), np.int64)  # its interfaces (the radix at one speed)
         bad_ends.append(np.flatnonzero((is_gpu & ((port < 0) | (port >= P))) | (is_sw & ((port < 1) | (port > radix)))))
         # slot of each end; -1: no slot (invalid end, or a port outside 0..P-1 / 0..max radix: counted apart)
         slot = np.where(is_gpu & (port >= 0) & (port < P), dev * P + port, -1)
@@ -69,7 +69,7 @@ def check(w: Wire) -> None:
                 per = "one per plane" if H == 1 else f"two per plane (homing: dual), {w.planes} plane(s)"
                 msg = f"{w.cable(i)} uses {w.port(d, p)}, but each GPU has {P} NIC port(s) ({valid_ports}), {per}"
             else:
-                msg = f"{w.cable(i)} uses {w.port(d, p)}, but {w.name(d)} has ports p1-p{int(w.sw_radix[d - n])}"
+                msg = f"{w.cable(i)} uses {w.port(d, p)}, but {w.name(d)} has ports p1-p{int(w.sw_ports[d - n])}"
             return (w.name(d),), (w.port(d, p),), msg, "use a port that exists on the device", (i,)
 
         return make

@@ -51,6 +51,7 @@ class Wire:
         self.sw_plane = np.fromiter((s.plane for s in sw), np.int64, S)
         self.sw_radix = np.fromiter((s.radix for s in sw), np.int64, S)
         self.sw_down = np.fromiter((s.down_ports for s in sw), np.int64, S)
+        self.sw_ports = fabric.switch_ports()  # interfaces: the radix, less what faster uplinks take beyond one port each
         self.sw_nrails = np.fromiter((len(s.rails) for s in sw), np.int64, S)
         lo = [s.rails[0] if s.rails else 0 for s in sw]
         hi = [s.rails[-1] if s.rails else self.K - 1 for s in sw]

@@ -289,7 +289,7 @@ def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     port without a cable.
     """
     n = fabric.gpus
-    offsets = np.concatenate([[0], np.cumsum(switch_ports(fabric))])
+    offsets = np.concatenate([[0], np.cumsum(fabric.switch_ports())])
     total = int(offsets[-1])
     peer_dev = np.full(total, -1, np.int64)
     peer_port = np.zeros(total, np.int32)
@@ -303,24 +303,10 @@ def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return offsets, peer_dev, peer_port, is_up
 
 
-def switch_ports(fabric: Fabric) -> np.ndarray:
-    """Interfaces of each switch: its radix, less the ports its faster uplinks take beyond one each.
-
-    A 128-port leaf at 200G (64 x 400G cages) with 64 x 200G down and 32 x 400G up has
-    96 interfaces, ``p1-p64`` at 200G and ``p65-p96`` at 400G.
-    """
-    shape = fabric.spec.shape
-    f = np.asarray([shape.factor(j) for j in range(fabric.tiers + 2)], np.int64)
-    sw = fabric.switches
-    radix = np.fromiter((s.radix for s in sw), np.int64, len(sw))
-    down = np.fromiter((s.down_ports for s in sw), np.int64, len(sw))
-    return down + (radix - down) // f[fabric.switch_tiers()] if len(sw) else radix
-
-
 def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator[tuple]:
     """NIC interfaces of every node (GPU-id order, so node by node; plane-minor), then every switch port.
 
-    Row count: ``gpus * planes + sum(switch ports)`` (:func:`switch_ports`: the radix at one speed). Descriptions name the
+    Row count: ``gpus * planes + sum(switch ports)`` (``Fabric.switch_ports``: the radix at one speed). Descriptions name the
     peer by its host/switch name (the NetBox name without the site prefix).
     """
     spec = fabric.spec
