@@ -391,17 +391,17 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
         yield rows_xml(lo - part.start + 2, hi - lo, cols)
 
 
-def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fast: bool, sst: SharedStrings) -> None:
+def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fs: FabricStrings | None) -> None:
+    """The cabling sheets of one fabric: streamed with ``fs`` (the fabric's shared strings), else through openpyxl."""
     sheets = []
     for p in parts:
-        ws = _new_sheet(wb, p.title, fast)
+        ws = _new_sheet(wb, p.title, fs is not None)
         ws.freeze_panes = "B2"
         set_widths(ws, CABLING_WIDTHS)
         ws.auto_filter.ref = f"A1:{get_column_letter(len(CABLING_COLUMNS))}{p.stop - p.start + 1}"
         ws.append(header_row(ws, CABLING_COLUMNS))
         sheets.append(ws)
-    if fast:
-        fs = FabricStrings(fabric, sst, quote_style_id(sheets[0]))
+    if fs is not None:
         for ws, p in zip(sheets, parts):
             stream_into(ws, partial(cabling_xml, fabric, p, fs, media), p.stop - p.start + 1, len(CABLING_COLUMNS))
         return
@@ -508,10 +508,16 @@ def port_labels(fabric: Fabric, fs: FabricStrings, arch: str, sw: np.ndarray, po
     return label, style
 
 
-def port_map_xml(fabric: Fabric, part: Part, fs: FabricStrings, radix: int, ends: tuple, labels: tuple) -> Iterator[bytes]:
-    """The ``<row>`` XML of one port-map sheet (switches ``part.start .. part.stop``), a chunk of switches at a time."""
+def port_map_xml(fabric: Fabric, part: Part, fs: FabricStrings, radix: int, arch: str) -> Iterator[bytes]:
+    """The ``<row>`` XML of one port-map sheet (switches ``part.start .. part.stop``), a chunk of switches at a time.
+
+    The port ends and their labels are computed here, when the sheet is
+    written, so one architecture's arrays are alive at a time.
+    """
+    ends = port_ends(fabric)
     sw, port = ends[0], ends[1]
-    label, style = labels
+    label, style = port_labels(fabric, fs, arch, *ends)
+    del ends
     bounds = np.searchsorted(sw, np.arange(len(fabric.switches) + 1))
     switches = fabric.switches
     roles = fs.sst.add_all(d.role for d in switches[part.start : part.stop])
@@ -543,24 +549,22 @@ def port_map_xml(fabric: Fabric, part: Part, fs: FabricStrings, radix: int, ends
         yield rows_xml(s0 - part.start + 2, m, cols)
 
 
-def write_port_map(wb, fabric: Fabric, parts: list[Part], fast: bool, sst: SharedStrings, arch: str) -> None:
+def write_port_map(wb, fabric: Fabric, parts: list[Part], fs: FabricStrings | None, arch: str) -> None:
+    """The port-map sheets of one fabric: streamed with ``fs`` (the fabric's shared strings), else through openpyxl."""
     nfix = len(PORTS_FIXED)
     radix = min(max((s.radix for s in fabric.switches), default=0), COL_LIMIT - nfix)
     letters = [get_column_letter(i) for i in range(1, nfix + radix + 1)]
     sheets = []
     for p in parts:
-        ws = _new_sheet(wb, p.title, fast)
+        ws = _new_sheet(wb, p.title, fs is not None)
         ws.freeze_panes = "B2"
         set_widths(ws, PORTS_WIDTHS + (20,) * radix)
         ws.auto_filter.ref = f"A1:{letters[-1]}{p.stop - p.start + 1}"
         ws.append(header_row(ws, list(PORTS_FIXED) + [f"p{i}" for i in range(1, radix + 1)]))
         sheets.append(ws)
-    if fast:
-        fs = FabricStrings(fabric, sst, quote_style_id(sheets[0]))
-        ends = port_ends(fabric)
-        labels = port_labels(fabric, fs, arch, *ends)
+    if fs is not None:
         for ws, p in zip(sheets, parts):
-            stream_into(ws, partial(port_map_xml, fabric, p, fs, radix, ends, labels), p.stop - p.start + 1, nfix + radix)
+            stream_into(ws, partial(port_map_xml, fabric, p, fs, radix, arch), p.stop - p.start + 1, nfix + radix)
         return
     rows = port_map_rows(fabric)
     for ws, p in zip(sheets, parts):
@@ -903,10 +907,12 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
     write_summary(wb, ctx, lay)
     for arch in ctx.fabrics:
         write_bom(wb, ctx, arch, lay)
+    quote = quote_style_id(wb.worksheets[0])
+    strings = {arch: FabricStrings(fabric, sst, quote) if fast else None for arch, fabric in ctx.fabrics.items()}
     for arch, fabric in ctx.fabrics.items():
-        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), fast, sst)
+        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), strings[arch])
     for arch, fabric in ctx.fabrics.items():
-        write_port_map(wb, fabric, lay.ports[arch], fast, sst, arch)
+        write_port_map(wb, fabric, lay.ports[arch], strings[arch], arch)
     write_validation(wb, ctx)
     write_analysis(wb, ctx)
     set_properties(wb, ctx)

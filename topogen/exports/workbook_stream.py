@@ -84,27 +84,52 @@ def si_xml(text: str) -> str:
 # ------------------------------------------------------------- numpy byte fields
 
 
+def _quads() -> np.ndarray:
+    """Four-digit groups as little-endian uint32: ``[0, 10000)`` in full (``0007``), ``[10000, 20000)`` with leading NULs (``\\0\\0\\07``; ``0`` stays), 20000 all NUL."""
+    full = [f"{i:04d}".encode() for i in range(10000)]
+    top = [f"{i:d}".encode().rjust(4, b"\0") for i in range(10000)]
+    return np.frombuffer(b"".join(full + top + [b"\0" * 4]), dtype="<u4").copy()
+
+
+_QUADS = _quads()
+
+
 def digits(values: np.ndarray) -> np.ndarray:
-    """``(n, w)`` uint8: each integer's decimal text right-aligned, NUL bytes on its left."""
+    """``(n, w)`` uint8: each integer's decimal text right-aligned, NUL bytes on its left.
+
+    Four digits per step, looked up in a table as one uint32 (a quarter of the
+    divisions of digit by digit); the most significant group of each value
+    comes from the table's NUL-padded half, groups above it are all NUL.
+    """
     v = np.asarray(values, dtype=np.int64)
-    a = np.abs(v)
     neg = v < 0
-    nd = len(str(int(a.max(initial=0))))
-    w = nd + bool(neg.any())
-    out = np.zeros((len(v), w), np.uint8)
-    x = a.copy()
-    for k in range(nd):
-        x, d = np.divmod(x, 10)
-        d += 48
-        if k:
-            d[a < 10**k] = 0
-        out[:, w - 1 - k] = d
     if neg.any():
-        used = np.ones(len(v), np.int64)  # digits of each value
-        for k in range(1, nd):
-            used += a >= 10**k
-        rows = np.flatnonzero(neg)
-        out[rows, w - 1 - used[rows]] = ord("-")
+        return _signed_digits(v, neg)
+    nd = len(str(int(v.max(initial=0))))
+    groups = -(-nd // 4)
+    out = np.empty((len(v), groups), "<u4")
+    x = v
+    for k in range(groups):
+        q, r = np.divmod(x, 10000)
+        idx = r + 10000 * (q == 0)
+        if k:
+            idx[x == 0] = 20000
+        out[:, groups - 1 - k] = _QUADS.take(idx)
+        x = q
+    return out.view(np.uint8).reshape(len(v), 4 * groups)[:, 4 * groups - nd :]
+
+
+def _signed_digits(v: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """:func:`digits` of integers some of which are negative: a ``-`` before the digits."""
+    a = np.abs(v)
+    body = digits(a)
+    used = np.ones(len(v), np.int64)  # digits of each value
+    for k in range(1, body.shape[1]):
+        used += a >= 10**k
+    out = np.zeros((len(v), body.shape[1] + 1), np.uint8)
+    out[:, 1:] = body
+    rows = np.flatnonzero(neg)
+    out[rows, out.shape[1] - 1 - used[rows]] = ord("-")
     return out
 
 
@@ -134,16 +159,30 @@ def assemble(n: int, fields: Sequence[Any]) -> bytes:
     """Lay ``fields`` side by side for ``n`` rows and drop the NUL padding.
 
     A field is ``bytes`` (the same on every row) or an ``(n, w)`` uint8 matrix.
+    The constant bytes go in with one broadcast row; only the matrices are
+    copied field by field.
     """
-    widths = [len(f) if isinstance(f, bytes) else f.shape[1] for f in fields]
-    out = np.empty((n, sum(widths)), np.uint8)
+    merged: list = []
+    for f in fields:  # adjacent constants become one
+        if isinstance(f, bytes) and merged and isinstance(merged[-1], bytes):
+            merged[-1] += f
+        else:
+            merged.append(f)
+    widths = [len(f) if isinstance(f, bytes) else f.shape[1] for f in merged]
+    template = np.zeros(sum(widths), np.uint8)
     o = 0
-    for f, w in zip(fields, widths):
-        if w:
-            out[:, o : o + w] = np.frombuffer(f, np.uint8) if isinstance(f, bytes) else f
+    for f, w in zip(merged, widths):
+        if isinstance(f, bytes):
+            template[o : o + w] = np.frombuffer(f, np.uint8)
         o += w
-    flat = out.reshape(-1)
-    return flat[flat != 0].tobytes()
+    out = np.empty((n, len(template)), np.uint8)
+    out[:] = template
+    o = 0
+    for f, w in zip(merged, widths):
+        if not isinstance(f, bytes) and w:
+            out[:, o : o + w] = f
+        o += w
+    return out.tobytes().translate(None, b"\0")
 
 
 # ---------------------------------------------------------------- shared strings
