@@ -311,3 +311,32 @@ def test_as_built_plan_against_itself_at_per_tier_speeds(small_build):
     assert res.exit_code == 0, res.output
     result = json.loads(res.output)
     assert result["deviations"] == [] and result["design_check"]["valid"] is True
+
+
+def test_workbook_cabling_names_each_legs_breakout_cable(tmp_path):
+    """The workbook's Cabling sheets end with a Breakout cable column on a breakout fabric (the streamed
+    sheets equal openpyxl's, split over two sheets); a fabric without breakout keeps its columns."""
+    import openpyxl
+
+    from test_workbook import _cells, _settings, make_ctx, write
+
+    ctx = make_ctx(spec(gpus=256, hb_domain=8, radix=[64, 32], link_speed=[200, 400], catalog="chassis-400g", arch="rail-optimized"))
+    fast = openpyxl.load_workbook(write(ctx, tmp_path, "f.xlsx", fast=True, max_rows=300))
+    slow = openpyxl.load_workbook(write(ctx, tmp_path, "s.xlsx", fast=False, max_rows=300))
+    assert fast.sheetnames == slow.sheetnames and "Cabling rail-optimized 2" in fast.sheetnames
+    for a, b in zip(fast, slow):
+        assert _cells(a) == _cells(b), a.title
+        assert _settings(a) == _settings(b), a.title
+    rows = [r for t in ("Cabling rail-optimized 1", "Cabling rail-optimized 2") for r in fast[t].iter_rows(values_only=True)]
+    head = rows[0]
+    assert head[-1] == "Breakout cable"
+    data = [r for r in rows if r[0] != head[0]]
+    legs = {}
+    for r in data:
+        if r[head.index("Tier")] == 1:
+            legs.setdefault(r[-1], []).append(r)
+        else:
+            assert r[-1] is None
+    assert len(legs) == 128 and all(len(x) == 2 and {y[head.index("Z-Node Name")] for y in x} == {k.split(":")[0]} for k, x in legs.items())
+    plain = openpyxl.load_workbook(write(make_ctx(spec(gpus=256, hb_domain=8, radix=[64, 32], link_speed=400, catalog="chassis-400g", arch="rail-optimized")), tmp_path, "p.xlsx"))
+    assert next(plain["Cabling rail-optimized"].iter_rows(values_only=True))[-1] == "Length class"

@@ -362,8 +362,11 @@ def _by(table: tuple[np.ndarray, np.ndarray | int], tier: np.ndarray, kind: str 
     return Col(idx[tier], kind, style if np.ndim(style) == 0 else style[tier])
 
 
-def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, tuple[str, str]]) -> Iterator[bytes]:
-    """The ``<row>`` XML of one cabling sheet (cables ``part.start .. part.stop``), a chunk of rows at a time."""
+def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, tuple[str, str]], legs: tuple[np.ndarray, np.ndarray] | None = None) -> Iterator[bytes]:
+    """The ``<row>`` XML of one cabling sheet (cables ``part.start .. part.stop``), a chunk of rows at a time.
+
+    ``legs``: each cable's breakout cable and that cable's shared-string index (the Breakout cable column).
+    """
     L = fabric.links
     tiers = range(1, max(fabric.tiers, int(L.tier.max(initial=1))) + 1)
     a_type = text_by_tier(fs, {t: NODE_TYPE[t == 1] for t in tiers})
@@ -387,29 +390,41 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
             Col(np.arange(lo + 1, hi + 1)), Col(tier), _by(link, tier), Col(L.plane[sl]), Col(L.a_speed[sl]),
             _by(medium, tier), _by(length, tier),
         ]
+        if legs is not None:
+            g = legs[0][sl]
+            cols.append(Col(np.where(g >= 0, legs[1][np.maximum(g, 0)], MISSING), "s"))
         fs.sst.count += rows_count_strings(cols, hi - lo)
         yield rows_xml(lo - part.start + 2, hi - lo, cols)
 
 
-def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fs: FabricStrings | None) -> None:
-    """The cabling sheets of one fabric: streamed with ``fs`` (the fabric's shared strings), else through openpyxl."""
+def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fs: FabricStrings | None, breakouts=None) -> None:
+    """The cabling sheets of one fabric: streamed with ``fs`` (the fabric's shared strings), else through openpyxl.
+
+    A fabric with breakout cables (``breakouts``) gets a last column naming each leg's cable, as cabling.csv.
+    """
+    bo = breakouts if breakouts is not None and len(breakouts) else None
+    columns, widths = (CABLING_COLUMNS, CABLING_WIDTHS) if bo is None else (CABLING_COLUMNS + ("Breakout cable",), CABLING_WIDTHS + (22,))
     sheets = []
     for p in parts:
         ws = _new_sheet(wb, p.title, fs is not None)
         ws.freeze_panes = "B2"
-        set_widths(ws, CABLING_WIDTHS)
-        ws.auto_filter.ref = f"A1:{get_column_letter(len(CABLING_COLUMNS))}{p.stop - p.start + 1}"
-        ws.append(header_row(ws, CABLING_COLUMNS))
+        set_widths(ws, widths)
+        ws.auto_filter.ref = f"A1:{get_column_letter(len(columns))}{p.stop - p.start + 1}"
+        ws.append(header_row(ws, columns))
         sheets.append(ws)
+    names = bo.names(fabric, np.arange(len(bo))) if bo is not None else []
     if fs is not None:
+        legs = (bo.group, fs.sst.add_all(names)) if bo is not None else None
         for ws, p in zip(sheets, parts):
-            stream_into(ws, partial(cabling_xml, fabric, p, fs, media), p.stop - p.start + 1, len(CABLING_COLUMNS))
+            stream_into(ws, partial(cabling_xml, fabric, p, fs, media, legs), p.stop - p.start + 1, len(columns))
         return
-    kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) for t in range(1, fabric.tiers + 1)}
+    kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) + ["s"] * (bo is not None) for t in range(1, fabric.tiers + 1)}
     rows = cabling_rows(fabric)
     for ws, p in zip(sheets, parts):
-        for _ in range(p.start, p.stop):
+        for i in range(p.start, p.stop):
             tier, values = next(rows)
+            if bo is not None:
+                values = (*values, names[bo.group[i]] if bo.group[i] >= 0 else None)
             ws.append(safe_row(ws, fill(kinds[tier], values)))
 
 
@@ -910,7 +925,7 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
     quote = quote_style_id(wb.worksheets[0])
     strings = {arch: FabricStrings(fabric, sst, quote) if fast else None for arch, fabric in ctx.fabrics.items()}
     for arch, fabric in ctx.fabrics.items():
-        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), strings[arch])
+        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), strings[arch], getattr(_bom(ctx, arch), "breakouts", None))
     for arch, fabric in ctx.fabrics.items():
         write_port_map(wb, fabric, lay.ports[arch], strings[arch], arch)
     write_validation(wb, ctx)
