@@ -138,3 +138,45 @@ def test_pull_sheet_order_is_the_text_order_of_labels(odd):
         keys.append((f"{min(ka, kz)}_{max(ka, kz)}", float(lay.length_m[i]), labels[i]))
     assert order.tolist() == sorted(range(len(keys)), key=keys.__getitem__)
     assert [names[sheet[i]] for i in range(len(keys))] == [k[0] for k in keys]
+
+
+@pytest.mark.parametrize("limit", [40, 97, 300, 10_000])
+def test_parts_split_at_records_within_the_limit(tmp_path, limit):
+    """Every part holds the header and whole records, at most ``limit`` bytes unless one record alone is longer."""
+    from topogen.exports.files import write_csv_parts
+
+    header = "a,b\n"
+    recs = [f"{i},{'é' * (i % 7)}{'x' * (i % 50)}" for i in range(200)] + ["y" * 500, "1,2"]
+    chunks = [recs[i : i + 33] for i in range(0, len(recs), 33)]
+    paths = write_csv_parts(tmp_path, "t", header, chunks, limit)
+    bodies = [p.read_bytes() for p in paths]
+    assert all(b.startswith(header.encode()) for b in bodies)
+    assert b"".join(b[len(header) :] for b in bodies).decode() == "\n".join(recs) + "\n"
+    for b in bodies:
+        assert len(b) <= limit or b.count(b"\n") == 2, len(b)  # header + one long record
+    for b, nxt in zip(bodies, bodies[1:]):  # greedy: the next record did not fit
+        first = nxt[len(header) :].split(b"\n")[0]
+        assert len(b) + len(first) + 1 > limit
+    if len(paths) == 1:
+        assert paths[0].name == "t.csv"
+    else:
+        assert [p.name for p in paths] == [f"t-{i:03d}.csv" for i in range(1, len(paths) + 1)]
+    assert [p.name for p in write_csv_parts(tmp_path / "..", "e", header, iter([]), limit)] == ["e.csv"]
+
+
+def test_netbox_text_is_csv_writer_text_of_its_rows(tmp_path):
+    """The NetBox interface and cable files are csv.writer's bytes of the row generators, also with names to quote."""
+    from topogen.exports import netbox
+
+    f, lay, bom = odd_context()
+    ctx = pipeline.build(load_spec("demo", {}))
+    ctx.fabrics = {f.arch: f}
+    ctx.layouts = {f.arch: lay}
+    for part, columns, rows in (
+        ("interfaces", netbox.INTERFACE_COLUMNS, netbox.interface_rows(f, netbox.device_types(ctx, f))),
+        ("cables", netbox.CABLE_COLUMNS, netbox.cable_rows(f, netbox.cable_media(ctx, f), lay.length_m)),
+    ):
+        header, records = netbox.part_records(ctx, f, part)
+        text = header + "".join(r + "\n" for chunk in records for r in chunk)
+        assert text == writer_text([columns, *rows]), part
+        assert 'leaf ""A"", 1' in text

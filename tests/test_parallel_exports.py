@@ -125,3 +125,18 @@ def test_parallel_manifest_reads_nothing_back_in_the_parent(tmp_path, monkeypatc
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
     for e in manifest["files"]:
         assert e["sha256"] == hashlib.sha256((tmp_path / "o" / e["path"]).read_bytes()).hexdigest()
+
+
+def test_netbox_parts_are_tasks_written_as_the_serial_run(tmp_path):
+    """NetBox's devices, interfaces and cables are separate worker tasks; split files (-001...) as with --jobs 1."""
+    spec = build_spec({"name": "mid", "gpus": 4608, "hb_domain": 72, "radix": 32, "planes": 2, "gpus_per_node": 4})
+    ctx = pipeline.build(spec)
+    tasks = workers.task_list(ctx, ["cabling", "netbox"])
+    assert [t for t in tasks if t[0] == "netbox"] == [("netbox", a, p) for a in ctx.fabrics for p in ("devices", "interfaces", "cables")]
+    outs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        pipeline.write_outputs(ctx, out, ["netbox"], jobs=jobs)
+        outs[jobs] = tree(out)
+    assert outs[1] == outs[2]
+    assert any(rel.endswith("interfaces-002.csv") for rel in outs[2]) and any(rel.startswith("netbox/") for rel in outs[2])

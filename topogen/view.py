@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
@@ -96,6 +97,52 @@ def csv_lines(columns: Sequence, rows: int | None = None) -> str:
         return ""
     cols = [[c] * rows if isinstance(c, str) else (c.tolist() if isinstance(c, np.ndarray) else c) for c in columns]
     return "\n".join(map(",".join, zip(*cols))) + "\n"
+
+
+def _is_column(c) -> bool:
+    return isinstance(c, (list, tuple, np.ndarray, map, range))
+
+
+def column_rows(columns: Sequence) -> Iterator[tuple]:
+    """Rows (tuples) of columns given as sequences, or one value for every row."""
+    rows = next(len(c) for c in columns if isinstance(c, (list, np.ndarray)))
+    return zip(*[(c.tolist() if isinstance(c, np.ndarray) else c) if _is_column(c) else [c] * rows for c in columns])
+
+
+def _probe_special() -> re.Pattern:
+    """The characters that make ``csv.writer`` quote a field (it differs between Python versions)."""
+    chars = [c for c in ',"\n\r;\t \\' if csv_field(c) != c]
+    return re.compile("[" + re.escape("".join(chars)) + "]")
+
+
+_SPECIAL = _probe_special()
+
+
+def csv_column(column, rows: int, careful: bool = False) -> list[str]:
+    """A column (see :func:`column_rows`) as CSV fields: unchanged when none needs quoting.
+
+    ``careful``: quoted as :func:`topogen.exports.text.csv_field` quotes (also
+    ``;``, tab and CR; for catalog text) instead of as ``csv.writer`` does.
+    """
+    if careful:
+        from .exports.text import CSV_SPECIAL as special  # noqa: N811 (here: exports import this module)
+        from .exports.text import csv_field as field
+    else:
+        field, special = csv_field, _SPECIAL
+    if not _is_column(column):
+        return [field(column)] * rows
+    column = column.tolist() if isinstance(column, np.ndarray) else list(column)
+    try:
+        text = "".join(column)
+    except TypeError:  # not all text
+        return [field(x) for x in column]
+    return [field(x) for x in column] if special.search(text) else column
+
+
+def csv_records(columns: Sequence, careful: bool = False) -> list[str]:
+    """The CSV records (lines without their end) of columns (see :func:`column_rows` and :func:`csv_column`)."""
+    rows = next(len(c) for c in columns if _is_column(c) and not isinstance(c, map))
+    return list(map(",".join, zip(*[csv_column(c, rows, careful) for c in columns])))
 
 
 class FabricView:

@@ -29,3 +29,9 @@ EXPORTERS: dict[str, Exporter] = {
     "ibnetdiscover": ibnetdiscover.export,
     "validation": validation.export,
 }
+
+# exporters whose files split into parts that worker processes write side by side:
+# name -> part names, in the order the serial run writes them (``export(ctx, dest, part=...)``)
+PARTS: dict[str, tuple[str, ...]] = {
+    "netbox": netbox.PARTS,
+}

@@ -11,10 +11,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import itertools
 import os
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, TypeVar
+
+import numpy as np
 
 from .text import CarefulCsvWriter
 
@@ -150,48 +151,50 @@ def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable], care
         w.writerows(rows)
 
 
-def write_csv_parts(directory: Path, stem: str, columns: Iterable[str], rows: Iterable[Iterable], max_bytes: int, careful: bool = False) -> list[Path]:
+def write_csv_parts(directory: Path, stem: str, header: str, records: Iterable[list[str]], max_bytes: int) -> list[Path]:
     """``<stem>.csv``, or ``<stem>-001.csv``, ``<stem>-002.csv``... each at most ``max_bytes`` with the header.
 
     For importers that refuse large files (NetBox refuses pasted text over
-    2.5 MiB). A single part keeps the plain name. Sizes are UTF-8 bytes,
-    counted while writing; a single row longer than the limit stays whole.
+    2.5 MiB). ``header`` is the header line (with its end); ``records``
+    yields chunks of records, each a CSV line without its ``\n``. A part
+    takes records while they fit; a single record longer than the limit
+    stays whole. A single part keeps the plain name. Sizes are UTF-8 bytes.
+    Only the part being filled is held in memory.
     """
-    head = io.StringIO()
-    _csv_writer(head, careful).writerow(list(columns))
-    header = head.getvalue().encode("utf-8")
-    room = max_bytes - len(header)
-    bodies: list[bytes] = []
+    head = header.encode("utf-8")
+    room = max_bytes - len(head)
+    paths: list[Path] = []
+    part: list[str] = []  # texts of the part being filled, each ending with \n
+    size = 0
 
-    def sink(start: bytes = b"") -> tuple[io.BytesIO, Any]:
-        raw = io.BytesIO(start)
-        raw.seek(0, io.SEEK_END)
-        text = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
-        return raw, _csv_writer(text, careful)
-
-    raw, w = sink()
-    it = iter(rows)
-    while batch := list(itertools.islice(it, 4096)):
-        before = raw.tell()
-        w.writerows(batch)  # whole batches in C while they fit
-        if raw.tell() <= room:
-            continue
-        raw.truncate(before)
-        raw.seek(before)
-        for row in batch:  # the batch that crosses the limit, row by row
-            at = raw.tell()
-            w.writerow(row)
-            if raw.tell() > room and at:
-                data = raw.getvalue()
-                bodies.append(data[:at])
-                raw, w = sink(data[at:])
-    bodies.append(raw.getvalue())
-    names = [f"{stem}.csv"] if len(bodies) == 1 else [f"{stem}-{i:03d}.csv" for i in range(1, len(bodies) + 1)]
-    paths = []
-    for name, body in zip(names, bodies):
+    def flush(name: str) -> None:
+        nonlocal part, size
         path = Path(directory) / name
         with open_output(path, "wb") as fh:
-            fh.write(header)
-            fh.write(body)
+            fh.write(head)
+            fh.write("".join(part).encode("utf-8"))
         paths.append(path)
+        part, size = [], 0
+
+    for recs in records:
+        if not recs:
+            continue
+        text = "\n".join(recs) + "\n"
+        if text.isascii():
+            lens = np.fromiter(map(len, recs), np.int64, len(recs))
+        else:
+            lens = np.fromiter((len(r.encode("utf-8")) for r in recs), np.int64, len(recs))
+        ends = np.cumsum(lens + 1)  # bytes up to the end of each record, in this chunk
+        i, done = 0, 0
+        while i < len(recs):
+            j = int(np.searchsorted(ends, done + room - size, side="right"))  # records i..j-1 fit
+            if j == i and size == 0:
+                j = i + 1  # a record longer than the limit: alone in its part
+            if j > i:
+                part.append(text if (i, j) == (0, len(recs)) else "\n".join(recs[i:j]) + "\n")
+                size += int(ends[j - 1]) - done
+                done, i = int(ends[j - 1]), j
+            if i < len(recs):
+                flush(f"{stem}-{len(paths) + 1:03d}.csv")
+    flush(f"{stem}.csv" if not paths else f"{stem}-{len(paths) + 1:03d}.csv")
     return paths

@@ -47,6 +47,7 @@ type named by NIC ports and speed (``gpu-node-8x400g``). Every status is
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,12 +55,12 @@ from typing import Iterator
 
 import numpy as np
 
-from ..model import Fabric, link_tier_name, tier_role
+from ..model import CHUNK, Fabric, link_tier_name, tier_role
 from ..naming import NodeNames
-from ..model import CHUNK
 from ..errors import InputError, Problem
+from ..view import column_rows, csv_header, csv_records, text_table, view
 from .files import arch_dir, write_csv, write_csv_parts
-from .text import cell_safe
+from .text import cell_safe, csv_line
 
 SITE_COLUMNS = ("name", "slug", "status", "description")
 MANUFACTURER_COLUMNS = ("name", "slug")
@@ -250,36 +251,21 @@ def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
 
 
 class _Ends:
-    """Names of cable ends: (device, interface) for any link end; NetBox device names carry the site prefix."""
+    """Names of cable ends by device id: NetBox device names (with the site prefix) and plain host/switch names."""
 
     def __init__(self, fabric: Fabric):
         self.fabric = fabric
+        self.view = view(fabric)
         self.nn = node_names(fabric)
         pre = site_name(fabric.spec, fabric.arch) + "."
-        self.hosts = np.array(self.nn.names(), dtype=object)
-        self.switch_names = np.array([s.name for s in fabric.switches], dtype=object)
-        self.node_names = np.array([pre + x for x in self.hosts.tolist()], dtype=object)
-        self.sw_names = np.array([pre + x for x in self.switch_names.tolist()], dtype=object)
-        k = fabric.hb_domain
-        self.nic_names = np.array([[self.nn.interface(r, p) for p in range(fabric.spec.nic_ports)] for r in range(k)], dtype=object)
-
-    def devices(self, ids: np.ndarray, netbox: bool = True) -> np.ndarray:
-        """NetBox device names of ``ids`` (``netbox=False``: the plain host/switch names)."""
-        n = self.fabric.gpus
-        nodes, switches = (self.node_names, self.sw_names) if netbox else (self.hosts, self.switch_names)
-        out = np.empty(len(ids), dtype=object)
-        g = ids < n
-        out[g] = nodes[ids[g] // self.nn.per_node]
-        out[~g] = switches[ids[~g] - n]
-        return out
-
-    def ports(self, ids: np.ndarray, ports: np.ndarray) -> np.ndarray:
-        n, k = self.fabric.gpus, self.fabric.hb_domain
-        out = np.empty(len(ids), dtype=object)
-        g = ids < n
-        out[g] = self.nic_names[ids[g] % k, ports[g]]
-        out[~g] = [f"p{p}" for p in ports[~g].tolist()]
-        return out
+        hosts = self.nn.names()
+        switches = [s.name for s in fabric.switches]
+        node_of_gpu = np.arange(fabric.gpus) // self.nn.per_node
+        self.node_names = text_table([pre + x for x in hosts])
+        self.sw_names = text_table([pre + x for x in switches])
+        self.netbox = np.concatenate([self.node_names[node_of_gpu], self.sw_names])  # by device id
+        self.hosts = np.concatenate([text_table(hosts)[node_of_gpu], text_table(switches)])  # by device id, no site
+        self.nic_names = np.array([[self.nn.interface(r, p) for p in range(fabric.spec.nic_ports)] for r in range(fabric.hb_domain)], dtype=object)
 
 
 def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -303,15 +289,19 @@ def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return offsets, peer_dev, peer_port, is_up
 
 
-def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator[tuple]:
-    """NIC interfaces of every node (GPU-id order, so node by node; plane-minor), then every switch port.
+_ENABLED = text_table(["false", "true"])
 
-    Row count: ``gpus * planes + sum(switch ports)`` (``Fabric.switch_ports``: the radix at one speed). Descriptions name the
-    peer by its host/switch name (the NetBox name without the site prefix).
+
+def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator[list]:
+    """The rows of :func:`interface_rows`, a chunk at a time, column by column.
+
+    A column is a list (or object array) of strings, or one value for every
+    row of the chunk.
     """
     spec = fabric.spec
     types = types or DeviceTypes(GENERIC, "", "")
     ends = _Ends(fabric)
+    v = ends.view
     n, k, planes = fabric.gpus, fabric.hb_domain, spec.nic_ports  # NIC ports: one per plane, or a dual-homed pair per plane
     L = fabric.links
     gl = L.tier == 1
@@ -321,39 +311,94 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
     leaf[nic_idx], leaf_port[nic_idx] = L.z_dev[gl], L.z_port[gl]
     speed_kbps = spec.link_speed * 1_000_000
     nic_type = cell_safe(types.nic_type)
-    for start in range(0, n * planes, CHUNK):
-        idx = np.arange(start, min(start + CHUNK, n * planes))
+    rail_plane = text_table(f"rail {r} plane {p // spec.homes} " for r in range(k) for p in range(planes))  # by GPU rank * NIC ports + port
+    for sl in v.chunks(n * planes):
+        idx = np.arange(sl.start, sl.stop)
         gpu, plane = np.divmod(idx, planes)
-        nodes = ends.node_names[gpu // ends.nn.per_node].tolist()
-        nics = ends.nic_names[gpu % k, plane].tolist()
-        peers = leaf[idx]
+        peers = leaf[sl]
         cabled = peers >= 0
-        peer_names = np.full(len(idx), "", dtype=object)
-        peer_names[cabled] = ends.devices(peers[cabled], netbox=False)
-        descs = [
-            f"rail {r} plane {p} to {pn} p{pp}" if c else f"rail {r} plane {p} unused"
-            for r, p, pn, pp, c in zip((gpu % k).tolist(), (plane // spec.homes).tolist(), peer_names.tolist(), leaf_port[idx].tolist(), cabled.tolist())
-        ]
-        yield from ((d, i, nic_type, "true" if c else "false", speed_kbps, s) for d, i, c, s in zip(nodes, nics, cabled.tolist(), descs))
+        peer_names = ends.hosts[np.where(cabled, peers, 0)].tolist()
+        peer_ports = v.ports(np.full(len(idx), n), leaf_port[sl]).tolist()
+        descs = [f"{rp}to {pn} {pp}" if c else f"{rp}unused" for rp, pn, pp, c in zip(rail_plane[(gpu % k) * planes + plane].tolist(), peer_names, peer_ports, cabled.tolist())]
+        yield [ends.node_names[gpu // ends.nn.per_node], ends.nic_names[gpu % k, plane], nic_type, _ENABLED[cabled.view(np.int8)], speed_kbps, descs]
     offsets, peer_dev, peer_port, is_up = _port_peers(fabric)
     ptype = cell_safe(port_type(spec.link_speed, types.switch_port_type))
+    switch_of = np.repeat(np.arange(len(fabric.switches)), np.diff(offsets))
+    heads = text_table(["downlink to ", "uplink to "])
     mixed = bool(getattr(spec, "tier_speed", ()))  # ports down at the tier's speed, up at the next tier's
-    for i, s in enumerate(fabric.switches):
-        lo, hi = int(offsets[i]), int(offsets[i + 1])
-        pd, pp, up = peer_dev[lo:hi], peer_port[lo:hi], is_up[lo:hi]
+    if mixed:
+        tiers = np.fromiter((s.tier for s in fabric.switches), np.int64, len(fabric.switches))
+        down = np.fromiter((s.down_ports for s in fabric.switches), np.int64, len(fabric.switches))
+        gbps = np.asarray([spec.speed_at(t) for t in range(int(tiers.max(initial=0)) + 2)], np.int64)
+        kinds = {g: cell_safe(port_type(g, types.switch_port_type)) for g in gbps.tolist()}
+    for sl in v.chunks(int(offsets[-1])):
+        sw = switch_of[sl]
+        pd, pp = peer_dev[sl], peer_port[sl]
         cabled = pd >= 0
-        dev = np.full(hi - lo, "", dtype=object)
-        prt = np.full(hi - lo, "", dtype=object)
-        dev[cabled] = ends.devices(pd[cabled], netbox=False)
-        prt[cabled] = ends.ports(pd[cabled], pp[cabled])
-        name = ends.sw_names[i]
-        at = {}
+        pd0 = np.where(cabled, pd, 0)
+        descs = [f"{h}{dn} {pn}" if c else "unused" for h, dn, pn, c in zip(heads[is_up[sl].view(np.int8)].tolist(), ends.hosts[pd0].tolist(), v.interfaces(pd0, pp).tolist(), cabled.tolist())]
+        number = np.arange(sl.start, sl.stop) - offsets[sw] + 1
+        ports = v.ports(np.full(len(sw), n), number)
         if mixed:
-            at = {g: (cell_safe(port_type(g, types.switch_port_type)), g * 1_000_000) for g in (spec.speed_at(s.tier), spec.speed_at(s.tier + 1))}
-        for port, c, u, dn, pn in zip(range(1, hi - lo + 1), cabled.tolist(), up.tolist(), dev.tolist(), prt.tolist()):
-            desc = f"{'uplink' if u else 'downlink'} to {dn} {pn}" if c else "unused"
-            pt, kbps = at[spec.speed_at(s.tier if port <= s.down_ports else s.tier + 1)] if mixed else (ptype, speed_kbps)
-            yield (name, f"p{port}", pt, "true" if c else "false", kbps, desc)
+            g = gbps[tiers[sw] + (number > down[sw])].tolist()
+            yield [ends.sw_names[sw], ports, [kinds[x] for x in g], _ENABLED[cabled.view(np.int8)], [x * 1_000_000 for x in g], descs]
+        else:
+            yield [ends.sw_names[sw], ports, ptype, _ENABLED[cabled.view(np.int8)], speed_kbps, descs]
+
+
+def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator[tuple]:
+    """NIC interfaces of every node (GPU-id order, so node by node; plane-minor), then every switch port.
+
+    Row count: ``gpus * planes + sum(switch ports)`` (``Fabric.switch_ports``: the radix at one speed). Descriptions name the
+    peer by its host/switch name (the NetBox name without the site prefix).
+    """
+    for cols in interface_columns(fabric, types):
+        yield from column_rows(cols)
+
+
+def cable_columns(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None, breakouts=None) -> Iterator[list]:
+    """The rows of :func:`cable_rows`, a chunk at a time, column by column (see :func:`interface_columns`)."""
+    media = media or {}
+    site = cell_safe(site_name(fabric.spec, fabric.arch))
+    ends = _Ends(fabric)
+    v = ends.view
+    L = fabric.links
+    top = int(L.tier.max()) + 1 if len(L) else 1
+    planes = int(L.plane.max()) + 1 if len(L) else 1
+    kinds = [media.get(t, ("", "", "")) for t in range(top)]
+    ctype, length, unit = (text_table(x) for x in zip(*kinds))
+    notes = text_table(f"{link_tier_name(t)} plane {p}" for t in range(top) for p in range(planes))
+    for sl in v.chunks():
+        a, z, tier = L.a_dev[sl], L.z_dev[sl], L.tier[sl]
+        if lengths is not None:
+            lens, units = length_texts(lengths[sl]), "m"
+        else:
+            lens, units = length[tier], unit[tier]
+        comments = notes[tier.astype(np.int64) * planes + L.plane[sl]]
+        if breakouts is not None and len(breakouts):
+            comments = [c + (f"; leg of breakout cable {b}" if b else "") for c, b in zip(comments.tolist(), breakouts.leg_names(fabric, sl))]
+        yield [
+            site,
+            ends.netbox[a],
+            TERMINATION,
+            v.interfaces(a, L.a_port[sl]),
+            site,
+            ends.netbox[z],
+            TERMINATION,
+            v.interfaces(z, L.z_port[sl]),
+            ctype[tier],
+            STATUS,
+            lens,
+            units,
+            [f"{site}/{c}" for c in range(sl.start + 1, sl.stop + 1)],
+            comments,
+        ]
+
+
+def length_texts(lengths: np.ndarray) -> np.ndarray:
+    """Cable lengths as NetBox takes them (``%g``: ``3``, ``2.5``)."""
+    uniq, inv = np.unique(np.asarray(lengths, np.float64), return_inverse=True)
+    return text_table(f"{x:g}" for x in uniq.tolist())[inv.reshape(-1)]
 
 
 def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None, breakouts=None) -> Iterator[tuple]:
@@ -366,24 +411,8 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
     cable of its own (a NetBox cable's terminations on one side share one device, and
     the legs reach two hosts); its comment names the breakout cable, as cabling.csv does.
     """
-    media = media or {}
-    site = cell_safe(site_name(fabric.spec, fabric.arch))
-    ends = _Ends(fabric)
-    L = fabric.links
-    notes = {t: f"{link_tier_name(t)} plane {{}}" for t in range(1, fabric.tiers + 1)}
-    for start in range(0, len(L), CHUNK):
-        sl = slice(start, min(start + CHUNK, len(L)))
-        a, z = L.a_dev[sl], L.z_dev[sl]
-        ad, ap = ends.devices(a).tolist(), ends.ports(a, L.a_port[sl]).tolist()
-        zd, zp = ends.devices(z).tolist(), ends.ports(z, L.z_port[sl]).tolist()
-        lens = [f"{x:g}" for x in lengths[sl].tolist()] if lengths is not None else [None] * (sl.stop - start)
-        bo = breakouts.leg_names(fabric, sl) if breakouts is not None and len(breakouts) else [""] * (sl.stop - start)
-        for cid, a_d, a_p, z_d, z_p, t, pl, ln, b in zip(range(start + 1, sl.stop + 1), ad, ap, zd, zp, L.tier[sl].tolist(), L.plane[sl].tolist(), lens, bo):
-            ctype, length, unit = media.get(t, ("", "", ""))
-            if ln is not None:
-                length, unit = ln, "m"
-            note = notes[t].format(pl) + (f"; leg of breakout cable {b}" if b else "")
-            yield (site, a_d, TERMINATION, a_p, site, z_d, TERMINATION, z_p, ctype, STATUS, length, unit, f"{site}/{cid}", note)
+    for cols in cable_columns(fabric, media, lengths, breakouts):
+        yield from column_rows(cols)
 
 
 # --- prerequisites, once per build ------------------------------------------------------
@@ -433,10 +462,26 @@ def check_names(ctx) -> None:
         raise InputError(problems)
 
 
-def export(ctx, dest: Path) -> list[Path]:
+PARTS = ("devices", "interfaces", "cables")  # the files of one architecture; a worker task may write one (exports.workers)
+
+
+def part_records(ctx, fabric: Fabric, part: str) -> tuple[str, Iterator[list[str]]]:
+    """The header and the record chunks of one architecture's ``<part>.csv``."""
+    if part == "devices":  # catalog text: quoted as CarefulCsvWriter quotes (also ``;``, tab, CR)
+        rows = device_rows(fabric, device_types(ctx, fabric))
+        chunks = (list(zip(*itertools.islice(rows, CHUNK))) for _ in itertools.count())
+        return csv_line(DEVICE_COLUMNS), (csv_records(cols, careful=True) for cols in itertools.takewhile(bool, chunks))
+    if part == "interfaces":
+        return csv_header(INTERFACE_COLUMNS), map(csv_records, interface_columns(fabric, device_types(ctx, fabric)))
+    breakouts = getattr(getattr(ctx, "boms", {}).get(fabric.arch), "breakouts", None)
+    return csv_header(CABLE_COLUMNS), map(csv_records, cable_columns(fabric, cable_media(ctx, fabric), _lengths(ctx, fabric.arch), breakouts))
+
+
+def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
+    """Every NetBox file, or (``part``) the prerequisites with ``devices``, or one of the other :data:`PARTS`."""
     check_names(ctx)
     paths = []
-    if ctx.spec.arches[0] in ctx.fabrics:  # once per build, also when a worker exports one architecture
+    if part in (None, PARTS[0]) and ctx.spec.arches[0] in ctx.fabrics:  # once per build, also when a worker exports one architecture
         pre = arch_dir(dest, "netbox")
         for fname, (cols, rows) in prerequisite_rows(ctx).items():
             p = pre / fname
@@ -444,11 +489,7 @@ def export(ctx, dest: Path) -> list[Path]:
             paths.append(p)
     for arch, fabric in ctx.fabrics.items():
         d = arch_dir(dest, arch, "netbox")
-        types = device_types(ctx, fabric)
-        for stem, cols, rows in (
-            ("devices", DEVICE_COLUMNS, device_rows(fabric, types)),
-            ("interfaces", INTERFACE_COLUMNS, interface_rows(fabric, types)),
-            ("cables", CABLE_COLUMNS, cable_rows(fabric, cable_media(ctx, fabric), _lengths(ctx, fabric.arch), getattr(getattr(ctx, "boms", {}).get(fabric.arch), "breakouts", None))),
-        ):
-            paths.extend(write_csv_parts(d, stem, cols, rows, MAX_PART_BYTES, careful=stem == "devices"))  # devices: catalog text
+        for stem in PARTS if part is None else (part,):
+            header, records = part_records(ctx, fabric, stem)
+            paths.extend(write_csv_parts(d, stem, header, records, MAX_PART_BYTES))
     return paths

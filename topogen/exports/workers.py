@@ -6,11 +6,15 @@ context copy-on-write (the numpy link columns are never copied), each runs
 tasks heaviest first and hands back its paths, its notes for the user and the
 sizes and hashes of the files it wrote. A task is one exporter, or one
 architecture of an exporter that writes each architecture's files from that
-architecture's data alone (:data:`PER_ARCH`), so the two halves of a big
-exporter run side by side. Everything is merged in the serial order (exporter,
-then architecture), so the files, the manifest and the notes are the same as
-with ``jobs=1``; an exporter's exception is re-raised in the parent, the one of
-the first failing task in that order, as the serial run would raise it.
+architecture's data alone (:data:`PER_ARCH`), or one part of those files
+(:data:`topogen.exports.PARTS`: NetBox's devices, interfaces and cables), so
+the pieces of a big exporter run side by side. Tasks start heaviest first
+(:data:`COST`, measured), so the last to finish is a light one and the wall
+time approaches the CPU time over the workers. Everything is merged in the
+serial order (exporter, architecture, part), so the files, the manifest and
+the notes are the same as with ``jobs=1``; an exporter's exception is
+re-raised in the parent, the one of the first failing task in that order, as
+the serial run would raise it.
 """
 
 from __future__ import annotations
@@ -22,16 +26,27 @@ import signal
 import sys
 from pathlib import Path
 
-from . import EXPORTERS
+from . import EXPORTERS, PARTS
 from ..outdir import held_signals
 from .files import register, remember, take_written
 
 MAX_DEFAULT_JOBS = 8
 
-# Relative cost of each exporter (its share of an every-format build at 131,072 GPUs,
-# both architectures, profiled); only the order matters: the heaviest start first so the
-# last to finish is a light one. Exporters not listed count 1.
-COST = {"netbox": 34, "xlsx": 25, "topology": 15, "cabling": 7, "graphml": 4, "slurm": 3, "ibnetdiscover": 3}
+# CPU-seconds of each exporter (or exporter part) at 131,072 GPUs, both architectures
+# (bench/bench.py --shares); a task of one architecture counts its share of the cables.
+# Only the order matters: the heaviest start first. Not listed: 0.05.
+COST = {
+    "xlsx": 6.7,
+    "cabling": 1.2,
+    "pull-sheets": 1.1,
+    "graphml": 1.4,
+    "topology": 0.85,
+    "ibnetdiscover": 2.2,
+    "slurm": 0.4,
+    ("netbox", "interfaces"): 1.2,
+    ("netbox", "cables"): 1.0,
+    ("netbox", "devices"): 0.15,
+}
 
 # Exporters whose <arch>/ files depend only on that architecture's entries of the context
 # (byte-identical split checked by tests/test_parallel_exports.py on every format).
@@ -49,23 +64,36 @@ def default_jobs() -> int:
     return max(1, min(cpus, MAX_DEFAULT_JOBS))
 
 
+def task_list(ctx, formats: list[str]) -> list[tuple[str, str | None, str | None]]:
+    """The tasks of a parallel run, in the serial order: (exporter, architecture or None, part or None)."""
+    split = len(ctx.fabrics) > 1
+    return [(f, a, p) for f in formats for a in (ctx.fabrics if split and f in PER_ARCH else [None]) for p in PARTS.get(f, (None,))]
+
+
+def task_cost(ctx, task: tuple[str, str | None, str | None]) -> float:
+    """Estimated CPU-seconds of a task at 131,072 GPUs (:data:`COST`, an architecture's share of the cables)."""
+    name, arch, part = task
+    cost = COST.get((name, part) if part else name, 0.05)
+    if arch is None:
+        return cost
+    links = {a: len(f.links) for a, f in ctx.fabrics.items()}
+    return cost * links[arch] / (sum(links.values()) or 1)
+
+
 def run(ctx, dest: Path, formats: list[str], jobs: int = 1) -> list[Path]:
     """Run the exporters ``formats`` into ``dest``; the paths written, in ``formats`` order."""
-    if jobs <= 1 or len(formats) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    tasks = task_list(ctx, formats)
+    if jobs <= 1 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         paths: list[Path] = []
         for name in formats:
             paths.extend(EXPORTERS[name](ctx, dest))
         return paths
     global _CTX
     _CTX = ctx
-    split = len(ctx.fabrics) > 1
-    tasks = [(f, a) for f in formats for a in (ctx.fabrics if split and f in PER_ARCH else [None])]
-    links = {a: len(fab.links) for a, fab in ctx.fabrics.items()}
-    total = sum(links.values())
     sys.stdout.flush()  # a forked worker would write the parent's unflushed output again
     sys.stderr.flush()
     try:
-        heaviest_first = sorted(tasks, key=lambda t: -COST.get(t[0], 1) * (links[t[1]] if t[1] else total))
+        heaviest_first = sorted(tasks, key=lambda t: -task_cost(ctx, t))
         with held_signals():  # a worker takes its own handlers (_quiet) before any signal reaches it
             pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)), initializer=_quiet)
         with pool:
@@ -104,12 +132,12 @@ def _one_arch(ctx, arch: str):
     return dataclasses.replace(ctx, **cut)  # the rest (spec, summary, messages list...) is shared
 
 
-def _export(name: str, arch: str | None, dest: str) -> tuple[list[str], list[str], dict]:
-    """In a worker: run one exporter (for one architecture); its paths (relative to ``dest``), new notes and file hashes."""
+def _export(name: str, arch: str | None, part: str | None, dest: str) -> tuple[list[str], list[str], dict]:
+    """In a worker: run one exporter (for one architecture, one part); its paths (relative to ``dest``), new notes and file hashes."""
     ctx = _CTX if arch is None else _one_arch(_CTX, arch)
     take_written()  # registrations inherited from the parent are not this exporter's
     before = len(ctx.messages)
-    paths = EXPORTERS[name](ctx, Path(dest))
+    paths = EXPORTERS[name](ctx, Path(dest)) if part is None else EXPORTERS[name](ctx, Path(dest), part=part)
     for p in paths:
         remember(p)  # files written without open_output are hashed here, in parallel, not by the parent
     return [str(Path(p).relative_to(dest)) for p in paths], ctx.messages[before:], take_written()
