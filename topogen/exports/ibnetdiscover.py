@@ -31,8 +31,9 @@ from typing import Iterator
 
 import numpy as np
 
-from ..model import Fabric
-from ..naming import GpuNames, device_names, width
+from ..model import CHUNK, Fabric
+from ..naming import width
+from ..view import text_table, view
 from .files import arch_dir, open_output
 
 GUID_BASE = 0x0002C90000000000  # Mellanox/NVIDIA OUI 00:02:c9 in the top bytes, device id below
@@ -99,59 +100,87 @@ def ibsim_options(switches: int, nodes: int, ports: int) -> list[str]:
     return opts
 
 
-def _ends(fabric: Fabric, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Both ends of each link of ``rows`` as (dev, port, peer, peer port, speed), in file order.
+def _file_order(fabric: Fabric, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cable ends of links ``rows`` in file order, and each one's device.
 
-    File order: switches (in switch order) then GPUs, each device's ports ascending.
-    Ports are the file's numbers: switch ``p<n>`` is ``n``, GPU ``nic<plane>`` is ``plane + 1``.
+    End ``e < len(rows)`` is the ``a`` end of link ``rows[e]``, else the ``z`` end
+    of ``rows[e - len(rows)]``. File order: switches (in switch order) then GPUs,
+    each device's ports ascending (see :func:`_end_ports`).
     """
     L = fabric.links
     n = fabric.gpus
-    a, z = L.a_dev[rows], L.z_dev[rows]
-    ap = L.a_port[rows].astype(np.int64) + (a < n)
-    zp = L.z_port[rows].astype(np.int64)
-    sp = L.a_speed[rows].astype(np.int64)
-    dev = np.concatenate([a, z])
-    port = np.concatenate([ap, zp])
-    peer = np.concatenate([z, a])
-    peer_port = np.concatenate([zp, ap])
-    speed = np.concatenate([sp, sp])
-    rank = np.where(dev >= n, dev - n, dev + len(fabric.switches))  # switches first
-    order = np.lexsort((port, rank))
-    return dev[order], port[order], peer[order], peer_port[order], speed[order], rank[order]
+    dev = np.concatenate([L.a_dev[rows], L.z_dev[rows]])
+    port = _end_ports(fabric, dev, np.concatenate([L.a_port[rows], L.z_port[rows]]))
+    key = np.where(dev >= n, dev - n, dev + len(fabric.switches))  # switches first
+    key *= int(port.max(initial=0)) + 1
+    key += port
+    del port
+    order = np.argsort(key, kind="stable")
+    return order, dev[order]
 
 
-def generate_lines(fabric: Fabric, sub: Subnet) -> Iterator[str]:
-    """The lines of one subnet's file (without the header comment)."""
+def _end_ports(fabric: Fabric, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
+    """The file's port numbers: switch ``p<n>`` is ``n``, GPU ``nic<plane>`` is ``plane + 1``."""
+    return port.astype(np.int64) + (dev < fabric.gpus)
+
+
+def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK) -> Iterator[str]:
+    """One subnet's file without the header comment, in pieces of about ``size`` lines.
+
+    Streamed: each piece's lines are built from per-device tables (names from
+    :func:`topogen.view.view`, GUID texts, LIDs) gathered for its rows only.
+    """
     n = fabric.gpus
-    dev, port, peer, peer_port, speed, rank = _ends(fabric, sub.links)
-    order_devs, first = np.unique(rank, return_index=True)
-    devs = dev[first]
-    lid_rank = order_devs  # sorted: lid = position + 1
-    peer_rank = np.where(peer >= n, peer - n, peer + len(fabric.switches))
-    peer_lid = np.searchsorted(lid_rank, peer_rank) + 1
-    sw_names = np.array([s.name for s in fabric.switches], dtype=object)
-    gn = GpuNames(n, fabric.hb_domain)
-    names = dict(zip(devs.tolist(), device_names(fabric, devs, sw_names, gn).tolist()))
-    ids = {d: (f'"S-{guid(d):016x}"' if d >= n else f'"H-{guid(d):016x}"') for d in devs.tolist()}
-    lids = dict(zip(devs.tolist(), range(1, len(devs) + 1)))
+    L = fabric.links
+    m = len(sub.links)
+    order, dev = _file_order(fabric, sub.links)
+    starts = np.flatnonzero(np.r_[True, dev[1:] != dev[:-1]]) if len(dev) else np.zeros(0, np.int64)
+    devs = dev[starts]  # file order: switches, then GPUs
+    lid = np.zeros(n + len(fabric.switches), np.int64)
+    lid[devs] = np.arange(1, len(devs) + 1)
+    names = view(fabric).device
+    guids = GUID_BASE + (np.arange(n + len(fabric.switches), dtype=np.int64) << 4)
+    tag = np.where(np.arange(len(lid)) >= n, "S", "H")
+    ids = text_table(f'"{t}-{g:016x}"' for t, g in zip(tag[devs].tolist(), guids[devs].tolist()))
+    id_of = np.empty(len(lid), dtype=object)
+    id_of[devs] = ids
+    radix = np.fromiter((s.radix for s in fabric.switches), np.int64, len(fabric.switches))
+    speeds = np.unique(L.a_speed[sub.links])
+    speed_text = text_table(speed_name(x) for x in speeds.tolist())
     ca_ports = fabric.spec.nic_ports
-    speeds = {s: speed_name(s) for s in np.unique(speed).tolist()}
-    current = -1
-    for d, p, q, qp, s, ql in zip(dev.tolist(), port.tolist(), peer.tolist(), peer_port.tolist(), speed.tolist(), peer_lid.tolist()):
-        if d != current:
-            if current != -1:
-                yield ""
-            current = d
-            if d >= n:
-                yield f'Switch\t{fabric.switches[d - n].radix} {ids[d]}\t\t# "{names[d]}" enhanced port 0 lid {lids[d]} lmc 0'
+    for lo in range(0, len(dev), size):
+        hi = min(lo + size, len(dev))
+        e = order[lo:hi]
+        r = sub.links[e % m] if m else e
+        a_side = e < m
+        d = dev[lo:hi]
+        q = np.where(a_side, L.z_dev[r], L.a_dev[r])
+        port_ = _end_ports(fabric, d, np.where(a_side, L.a_port[r], L.z_port[r]))
+        peer_port_ = _end_ports(fabric, q, np.where(a_side, L.z_port[r], L.a_port[r]))
+        p, qp = port_.tolist(), peer_port_.tolist()
+        spd = speed_text[np.searchsorted(speeds, L.a_speed[r])].tolist()
+        pid, pname, plid = id_of[q].tolist(), names[q].tolist(), lid[q].tolist()
+        sw = d >= n
+        out = np.empty(hi - lo, dtype=object)
+        rows = np.flatnonzero(sw)
+        if len(rows):
+            gpu_peer = (q[rows] < n).tolist()
+            pg = [f"({g:x}) " if c else "" for g, c in zip((guids[q[rows]] + peer_port_[rows]).tolist(), gpu_peer)]
+            out[rows] = [f'[{p[i]}]\t{pid[i]}[{qp[i]}]{g}\t\t# "{pname[i]}" lid {plid[i]} {spd[i]}' for i, g in zip(rows.tolist(), pg)]
+        rows = np.flatnonzero(~sw)
+        if len(rows):
+            own = (guids[d[rows]] + port_[rows]).tolist()
+            mine = lid[d[rows]].tolist()
+            out[rows] = [f'[{p[i]}]({g:x}) \t{pid[i]}[{qp[i]}]\t\t# lid {m} lmc 0 "{pname[i]}" lid {plid[i]} {spd[i]}' for i, g, m in zip(rows.tolist(), own, mine)]
+        first = np.searchsorted(starts, lo)
+        at = starts[first : np.searchsorted(starts, hi)]  # rows of this piece that start a device
+        for i, x in zip(at.tolist(), dev[at].tolist()):
+            if x >= n:
+                head = f'Switch\t{radix[x - n]} {id_of[x]}\t\t# "{names[x]}" enhanced port 0 lid {lid[x]} lmc 0'
             else:
-                yield f'Ca\t{ca_ports} {ids[d]}\t\t# "{names[d]}"'
-        if d >= n:
-            pg = f"({guid(q) + qp:x}) " if q < n else ""
-            yield f'[{p}]\t{ids[q]}[{qp}]{pg}\t\t# "{names[q]}" lid {ql} {speeds[s]}'
-        else:
-            yield f'[{p}]({guid(d) + p:x}) \t{ids[q]}[{qp}]\t\t# lid {lids[d]} lmc 0 "{names[q]}" lid {ql} {speeds[s]}'
+                head = f'Ca\t{ca_ports} {id_of[x]}\t\t# "{names[x]}"'
+            out[i - lo] = ("\n" if i else "") + head + "\n" + out[i - lo]
+        yield "\n".join(out.tolist()) + "\n"
 
 
 def sim_needs(fabric: Fabric, sub: Subnet) -> tuple[int, int, int]:
@@ -181,14 +210,8 @@ def header(fabric: Fabric, sub: Subnet) -> list[str]:
 def write_subnet(fabric: Fabric, sub: Subnet, path: Path) -> None:
     with open_output(path, newline="\n") as fh:
         fh.write("\n".join(header(fabric, sub)) + "\n")
-        buf: list[str] = []
-        for line in generate_lines(fabric, sub):
-            buf.append(line)
-            if len(buf) >= 65536:
-                fh.write("\n".join(buf) + "\n")
-                buf.clear()
-        if buf:
-            fh.write("\n".join(buf) + "\n")
+        for text in generate_text(fabric, sub):
+            fh.write(text)
 
 
 def export(ctx, dest: Path) -> list[Path]:
