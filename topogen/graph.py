@@ -21,7 +21,7 @@ import networkx as nx
 import numpy as np
 
 from .model import CHUNK, Fabric, Switch
-from .naming import GpuNames, device_names
+from .view import view
 
 
 def switch_attrs(s: Switch) -> dict[str, Any]:
@@ -30,30 +30,27 @@ def switch_attrs(s: Switch) -> dict[str, Any]:
 
 def gpu_columns(fabric: Fabric) -> Iterator[tuple[list[str], list[int], list[int]]]:
     """Chunks of (GPU names, rails, HB domains)."""
-    gn = GpuNames(fabric.gpus, fabric.hb_domain)
+    names = view(fabric).device
     for start in range(0, fabric.gpus, CHUNK):
         ids = np.arange(start, min(start + CHUNK, fabric.gpus))
         dom, rail = np.divmod(ids, fabric.hb_domain)
-        yield gn.many(ids).tolist(), rail.tolist(), dom.tolist()
+        yield names[start : start + len(ids)].tolist(), rail.tolist(), dom.tolist()
 
 
 def edge_columns(fabric: Fabric) -> Iterator[dict[str, list]]:
     """Chunks of edge columns: key, source, target, tier, plane, a_port, z_port, speed."""
-    gn = GpuNames(fabric.gpus, fabric.hb_domain)
-    sw_names = np.array([s.name for s in fabric.switches], dtype=object)
+    v = view(fabric)
     L = fabric.links
-    for start in range(0, len(L), CHUNK):
-        sl = slice(start, min(start + CHUNK, len(L)))
+    for sl in v.chunks():
         a, z = L.a_dev[sl], L.z_dev[sl]
-        agpu = (a < fabric.gpus).tolist()
         yield {
-            "key": list(range(start + 1, sl.stop + 1)),
-            "source": device_names(fabric, a, sw_names, gn).tolist(),
-            "target": device_names(fabric, z, sw_names, gn).tolist(),
+            "key": list(range(sl.start + 1, sl.stop + 1)),
+            "source": v.device[a].tolist(),
+            "target": v.device[z].tolist(),
             "tier": L.tier[sl].tolist(),
             "plane": L.plane[sl].tolist(),
-            "a_port": [f"nic{p}" if g else f"p{p}" for p, g in zip(L.a_port[sl].tolist(), agpu)],
-            "z_port": [f"p{p}" for p in L.z_port[sl].tolist()],
+            "a_port": v.ports(a, L.a_port[sl]).tolist(),
+            "z_port": v.switch_ports(L.z_port[sl]).tolist(),
             "speed": L.a_speed[sl].tolist(),
         }
 

@@ -199,6 +199,10 @@ class FabricView:
         """Port names of cable ends: ``nic<plane>`` at a GPU, ``p<n>`` at a switch."""
         return self._port_table[np.where(dev < self.gpus, self.max_port + 1, 0) + port]
 
+    def switch_ports(self, port: np.ndarray) -> np.ndarray:
+        """Switch port names ``p<n>``."""
+        return self._port_table[port]
+
     @cached_property
     def _interface_table(self) -> np.ndarray:
         t, rw = self.max_port + 1, width(self.hb)

@@ -50,7 +50,7 @@ COST = {
 
 # Exporters whose <arch>/ files depend only on that architecture's entries of the context
 # (byte-identical split checked by tests/test_parallel_exports.py on every format).
-PER_ARCH = frozenset({"cabling", "topology", "bom", "netbox", "graphml", "slurm", "ibnetdiscover", "validation"})
+PER_ARCH = frozenset({"cabling", "pull-sheets", "topology", "bom", "netbox", "graphml", "slurm", "ibnetdiscover", "validation"})
 
 _CTX = None  # the build context, set in the parent just before forking
 
