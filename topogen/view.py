@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
@@ -109,13 +108,16 @@ def column_rows(columns: Sequence) -> Iterator[tuple]:
     return zip(*[(c.tolist() if isinstance(c, np.ndarray) else c) if _is_column(c) else [c] * rows for c in columns])
 
 
-def _probe_special() -> re.Pattern:
-    """The characters that make ``csv.writer`` quote a field (it differs between Python versions)."""
-    chars = [c for c in ',"\n\r;\t \\' if csv_field(c) != c]
-    return re.compile("[" + re.escape("".join(chars)) + "]")
+_CANDIDATES = ',"\n\r;\t \\'
 
 
-_SPECIAL = _probe_special()
+def quoted_chars(field) -> str:
+    """The characters that make ``field`` (a CSV field formatter) quote a field (``csv.writer``'s differ between Python versions)."""
+    return "".join(c for c in _CANDIDATES if field(c) != c)
+
+
+_SPECIAL = quoted_chars(csv_field)
+_CAREFUL: str | None = None
 
 
 def csv_column(column, rows: int, careful: bool = False) -> list[str]:
@@ -124,9 +126,13 @@ def csv_column(column, rows: int, careful: bool = False) -> list[str]:
     ``careful``: quoted as :func:`topogen.exports.text.csv_field` quotes (also
     ``;``, tab and CR; for catalog text) instead of as ``csv.writer`` does.
     """
+    global _CAREFUL
     if careful:
-        from .exports.text import CSV_SPECIAL as special  # noqa: N811 (here: exports import this module)
-        from .exports.text import csv_field as field
+        from .exports.text import csv_field as field  # here: the exports import this module
+
+        if _CAREFUL is None:
+            _CAREFUL = quoted_chars(field)
+        special = _CAREFUL
     else:
         field, special = csv_field, _SPECIAL
     if not _is_column(column):
@@ -136,7 +142,7 @@ def csv_column(column, rows: int, careful: bool = False) -> list[str]:
         text = "".join(column)
     except TypeError:  # not all text
         return [field(x) for x in column]
-    return [field(x) for x in column] if special.search(text) else column
+    return [field(x) for x in column] if any(c in text for c in special) else column
 
 
 def csv_records(columns: Sequence, careful: bool = False) -> list[str]:
