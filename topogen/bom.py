@@ -105,6 +105,7 @@ class Bom:
     link_media: Any = None  # topogen.media.LinkMedia: media and cable SKU of every cable
     notes: tuple[str, ...] = ()  # lengths no catalog media or cable covers
     breakouts: Any = None  # topogen.breakout.Breakouts: the breakout cables and their legs
+    port_budget: dict[str, Any] | None = None  # scalable units: cabled, reserved and growth ports (topogen.units)
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -210,6 +211,7 @@ class Bom:
             "totals": self.totals(),
             "cables_by_length": [dict(zip(("tier", "link", "length_m", "media", "cable_sku", "cables"), r)) for r in self.length_rows()],
             "notes": list(self.notes),
+            **({"port_budget": self.port_budget} if self.port_budget else {}),
         }
 
 
@@ -309,7 +311,9 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
             qty = int((of_tier == ci).sum()) if c.links_per_cable > 1 else int((cab == ci).sum())
             if qty:
                 lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
-    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes), bo)
+    from .units import port_budget
+
+    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes), bo, port_budget(fabric))
 
 
 def _distinct(items) -> list:

@@ -37,13 +37,16 @@ def spec_options(f):
         click.option("--homing", help="planes (default: each NIC port its own plane) or dual (each plane's port pair on two leaves of the GPU's rail, no link between them)."),
         click.option("--gpus-per-node", "gpus_per_node", help="GPUs per compute node (NetBox device, Slurm node), dividing --hb-domain (default: the HB domain)."),
         click.option("--oversubscription", help="Leaf down:up ratio, e.g. 3:1 (default 1:1, non-blocking)."),
+        click.option("--scalable-unit", "scalable_unit", help="Nodes per scalable unit (SU): leaves built per SU, e.g. 32 (NVIDIA SuperPOD)."),
+        click.option("--max-scalable-units", "max_scalable_units", help="SUs the top tier is sized for (default: the SUs present); leaves are bought for the SUs present."),
+        click.option("--reserved-leaf-ports", "reserved_leaf_ports", help="Leaf ports kept free on each leaf of the last SU for management / UFM links (default 0)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
@@ -164,6 +167,13 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
         links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))
         lines.append(f"  {arch:15s} {plural(sec['tiers'], 'tier')}, {plural(sec['switches'], 'switch')} ({tiers}); links: {links}; unused switch ports: {count(sec['unused_switch_ports'])}")
+        if "port_budget" in sec:
+            b = sec["port_budget"]
+            su = f"{plural(b['sus_present'], 'scalable unit')} of {b['nodes_per_su']} nodes (last {b['nodes_in_last_su']}), top tier sized for {b['sus_sized_for']}; " if "nodes_per_su" in b else ""
+            lines.append(
+                f"  {'':15s} {su}switch ports: {count(b['cabled_ports'])} cabled, {count(b['reserved_leaf_ports'])} reserved on leaves (management / UFM), "
+                f"{count(b['growth_ports'])} for growth, {count(b['unused_ports'])} unused"
+            )
         for note in sec["notes"]:
             lines.append(f"  {'':15s} note: {note}")
         if "validation" in sec:

@@ -52,12 +52,14 @@ class _Links:
         return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(5))
 
 
-def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, links: _Links, notes: list[str] | None = None) -> list[tuple[int, int, int]]:
+def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, links: _Links, notes: list[str] | None = None, widths: tuple[int, ...] | None = None, sized_for: str = "") -> list[tuple[int, int, int]]:
     """Build tiers 2..t above leaves ``0 .. L-1`` (local ids), striping balanced.
 
     Returns ``(tier, block, pos)`` of each new switch, in id order (ids L, L+1...).
     Links are appended to ``links`` with local switch ids on both ends. When a
     tier gets more switches than its ports alone need, ``notes`` says why.
+    ``widths`` fixes the switches of each top stripe (a top tier sized for more
+    scalable units than are present, :func:`counts.top_widths`); ``sized_for`` says for what.
     """
     used = list(leaf_used)
     next_id = len(leaf_used)
@@ -77,7 +79,10 @@ def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, li
             for p in range(max(len(sb) for sb in chunk)):
                 members = [sb[p] for sb in chunk if len(sb) > p]
                 lower = tuple(used[m] for m in members)
-                s, ups = counts.stripe_width(lower, up, down, full, top, cap)
+                if top and widths is not None:
+                    s, ups = widths[p], counts.stripe_ups(lower, up, widths[p], full, cap)
+                else:
+                    s, ups = counts.stripe_width(lower, up, down, full, top, cap)
                 why.add(lower, s, ups)
                 first = next_id
                 next_id += s
@@ -89,6 +94,12 @@ def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, li
                 block_ids.extend(range(first, first + s))
             new_level.append(block_ids)
         level = new_level
+        if top and widths is not None:
+            ports = why.switches * down
+            why.sized = (
+                f"{tier_role(j)}: {why.switches} switches sized for {sized_for}: {why.built} of their {ports} down ports cabled, "
+                f"{ports - why.built} reserved for growth"
+            )
         if notes is not None:
             notes.extend(why.notes())
     return made
@@ -138,20 +149,24 @@ def rail_optimized(spec) -> Fabric:
     full = spec.provision == "full"
     domains = n // hb
     homes = spec.homes
-    t = counts.rail_optimized_tiers(n, hb, sh, shared, homes=homes)
+    u = spec.units
+    t = counts.rail_optimized_tiers(n, hb, sh, shared, homes=homes, units=u)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
     raw: list[tuple] = []
     notes: list[str] = []
+    reserved: list[int] = []  # raw indices of the switches that keep reserved_leaf_ports free
     if t == 1:
+        reserved.append(0)
         raw.append((1, tuple(range(hb)), 0, 0, 0, k, "", 0))
         links.add(gpu, 0, np.zeros(n, np.int64), rank * domains + dom + 1, 1)
         if hb > 1:
             notes.append(f"all {plural(n, 'GPU')} fit one {k}-port switch: its {hb} rails share it, isolated logically (VLAN/partition per rail)")
     else:
-        ld = sh.split(1)[0]  # leaf downlinks: HB domains per group
-        groups = counts.rail_optimized_groups(domains, hb, sh, shared)
+        ld = sh.split(1)[0]  # leaf downlinks
+        size = u.domains or ld  # HB domains per group (an SU with scalable units)
+        groups = counts.rail_optimized_groups(domains, hb, sh, shared, units=u)
         leaf_used: list[int] = []
         leaf_base = np.zeros(len(groups), np.int64)
         rho = np.zeros(len(groups), np.int64)
@@ -161,23 +176,36 @@ def rail_optimized(spec) -> Fabric:
             rho[g], gsize[g] = rh, d
             for i in range(nleaves):
                 rails = tuple(range(i * rh, min(hb, (i + 1) * rh)))
+                if g == len(groups) - 1:
+                    reserved.append(len(raw))
                 raw.append((1, rails, 0, g, 0, ld, "", 0))
                 leaf_used.append(d * len(rails))
             if rh > 1:
                 notes.append(f"leaf_packing shared: group {g} holds {d} HB domain(s), so {rh} rails share each of its leaves, isolated logically (VLAN/partition per rail)")
-        g = dom // ld
+        g = dom // size
         leaf = leaf_base[g] + rank // rho[g]
-        port = (rank % rho[g]) * gsize[g] + dom % ld + 1
+        port = (rank % rho[g]) * gsize[g] + dom % size + 1
         nl = len(leaf_used)
         for h in range(homes):  # NIC port h of each plane on the home-h leaf of its rail; leaves home-major
             links.add(gpu, h, leaf + h * nl, port, 1)
         if homes > 1:
             raw.extend((*x[:7], 1) for x in raw[:nl])
+            reserved += [i + nl for i in reserved]  # both leaves of a pair
             leaf_used = leaf_used * homes
             notes.append(_pair_note(nl, "the"))
-        for tier, block, pos in _stack(leaf_used, t, sh, full, links, notes):
+        widths, sized_for = None, ""
+        if u.max:
+            widths = counts.top_widths(counts.homed(counts.rail_optimized_leaves(u.sized_domains(domains), hb, sh, shared, units=u), homes), t, sh, full)
+            sized_for = _sized_for(spec, len(groups), u.max * hb * homes)
+        for tier, block, pos in _stack(leaf_used, t, sh, full, links, notes, widths, sized_for):
             raw.append((tier, (), 0, block, pos, sh.down_at(tier, t), "", 0))
-    return _finish(spec, "rail-optimized", t, raw, links, notes)
+    return _finish(spec, "rail-optimized", t, raw, links, notes, reserved)
+
+
+def _sized_for(spec, present: int, leaves: int) -> str:
+    """What a top tier sized for more scalable units is bought for, in a build note."""
+    u = spec.units
+    return f"max_scalable_units {u.max} ({leaves} leaves of {spec.scalable_unit}-node SUs; {present} SU(s) present)"
 
 
 def rail_only(spec) -> Fabric:
@@ -196,16 +224,19 @@ def rail_only(spec) -> Fabric:
     full = spec.provision == "full"
     domains = n // hb
     homes = spec.homes
-    t = counts.rail_only_tiers(n, hb, sh, homes=homes)
+    u = spec.units
+    t = counts.rail_only_tiers(n, hb, sh, homes=homes, units=u)
     links = _Links()
     gpu = np.arange(n, dtype=np.int64)
     dom, rank = np.divmod(gpu, hb)
     raw: list[tuple] = []
     notes: list[str] = []
+    reserved: list[int] = []  # raw indices of the switches that keep reserved_leaf_ports free
     if t == 1:
         rho = counts.rails_per_switch(n, hb, k, shared)
         for i in range(ceil(hb / rho)):
             rails = tuple(range(i * rho, min(hb, (i + 1) * rho)))
+            reserved.append(len(raw))
             raw.append((1, rails, rails[0], 0, 0, k, "", 0))
         links.add(gpu, 0, rank // rho, (rank % rho) * domains + dom + 1, 1)
         if rho > 1:
@@ -214,23 +245,31 @@ def rail_only(spec) -> Fabric:
             notes.append(f"each rail has {plural(domains, 'GPU')}: no two rails fit one {k}-port switch, so each rail has its own switch")
     else:
         ld = sh.split(1)[0]  # leaf downlinks
-        leaf_used = [min(ld, domains - i * ld) for i in range(ceil(domains / ld))]
+        size = u.domains or ld  # HB domains per leaf group (an SU with scalable units)
+        leaf_used = [min(size, domains - i * size) for i in range(ceil(domains / size))]
         one = _Links()
         ed = np.arange(domains, dtype=np.int64)
         for h in range(homes):  # NIC port h on the home-h leaf (leaves home-major)
-            one.add(ed, h, ed // ld + h * len(leaf_used), ed % ld + 1, 1)
+            one.add(ed, h, ed // size + h * len(leaf_used), ed % size + 1, 1)
+        per_home = len(leaf_used)
         side = [h for h in range(homes) for _ in leaf_used]
         leaf_used = leaf_used * homes
         if homes > 1:
             notes.append(_pair_note(len(leaf_used) // homes, "each rail's"))
         extra: list[str] = []
-        uppers = _stack(leaf_used, t, sh, full, one, extra)
+        widths, sized_for = None, ""
+        if u.max:
+            widths = counts.top_widths(counts.homed(counts.rail_only_leaves(u.sized_domains(domains), sh, units=u), homes), t, sh, full)
+            sized_for = _sized_for(spec, per_home, u.max * homes)
+        uppers = _stack(leaf_used, t, sh, full, one, extra, widths, sized_for)
         notes.extend(f"in each rail's Clos, {x}" for x in extra)
         a, ap, z, zp, tr = one.columns()
         per_rail = len(leaf_used) + len(uppers)
         gpu_link = tr == 1
         for r in range(hb):
             for i in range(len(leaf_used)):
+                if i % per_home == per_home - 1:
+                    reserved.append(len(raw))
                 raw.append((1, (r,), r, 0, i % (len(leaf_used) // homes), ld, f"rail{r}", side[i]))
             for tier, block, pos in uppers:
                 raw.append((tier, (r,), r, block, pos, sh.down_at(tier, t), f"rail{r}", 0))
@@ -241,7 +280,7 @@ def rail_only(spec) -> Fabric:
         links.add(a_all.ravel(), np.tile(ap, hb), z_all.ravel(), np.tile(zp, hb), np.tile(tr, hb))
         if shared:
             notes.append(f"each rail has {plural(domains, 'GPU')}, more than one {k}-port switch holds: every rail is its own {t}-tier Clos on dedicated switches")
-    return _finish(spec, "rail-only", t, raw, links, notes)
+    return _finish(spec, "rail-only", t, raw, links, notes, reserved)
 
 
 def _pair_note(pairs: int, whose: str) -> str:
@@ -251,8 +290,11 @@ def _pair_note(pairs: int, whose: str) -> str:
     )
 
 
-def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: list[str]) -> Fabric:
-    """Name the plane-0 switches, replicate planes, and assemble the Fabric."""
+def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: list[str], reserved: list[int] = ()) -> Fabric:  # type: ignore[assignment]
+    """Name the plane-0 switches, replicate planes, and assemble the Fabric.
+
+    ``reserved``: raw indices of the switches whose last ``reserved_leaf_ports`` down ports stay free.
+    """
     n = spec.gpus
     for j, text in enumerate(spec.tier_oversubscription, start=1):
         if j >= t and text != "1:1":
@@ -292,7 +334,19 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
         a_speed=speed,
         z_speed=speed,
     )
-    return Fabric(spec, arch, t, switches, table, notes)
+    res = spec.reserved_leaf_ports or 0
+    kept = tuple((p * per_plane + i, raw[i][5] - res + 1, raw[i][5]) for p in range(planes) for i in reserved) if res else ()
+    if kept:
+        notes.append(units_note(spec, [switches[i].name for i, _a, _b in kept], kept[0][1], kept[0][2]))
+    return Fabric(spec, arch, t, switches, table, notes, kept)
+
+
+def units_note(spec, names: list[str], first: int, last: int) -> str:
+    """The build note listing the leaf ports kept free (``reserved_leaf_ports``)."""
+    where = "the last SU's" if spec.scalable_unit else "the last group's"
+    ports = f"p{first}" if first == last else f"p{first}-p{last}"
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f"reserved_leaf_ports {spec.reserved_leaf_ports}: port(s) {ports} of {plural(len(names), 'switch')} ({where}: {shown}) kept free for management / fabric-manager (UFM) links, {len(names) * (last - first + 1)} port(s) in all"
 
 
 def _switch_names(raw: list[tuple], arch: str, t: int, hb: int, homes: int = 1) -> list[str]:

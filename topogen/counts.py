@@ -93,6 +93,29 @@ def shape_of(radix: tuple[int, ...], ratios: tuple[str, ...] | list[str], speeds
     return Shape(tuple(radix), tuple(ups), tuple(speeds))
 
 
+@dataclass(frozen=True, slots=True)
+class Units:
+    """Scalable units of one fabric (spec ``scalable_unit``, ``max_scalable_units``, ``reserved_leaf_ports``).
+
+    ``domains``: HB domains per SU; leaves are built per SU (one per rail per SU in
+    rail-optimized, each rail's leaves per SU in rail-only); 0 groups HB domains by a
+    leaf's downlinks as before. ``max``: SUs the top tier is sized for (0: the SUs
+    present). ``reserved``: downlink ports kept free on each leaf of the last group
+    (the last SU), for management or fabric-manager (UFM) links.
+    """
+
+    domains: int = 0
+    max: int = 0
+    reserved: int = 0
+
+    def sized_domains(self, domains: int) -> int:
+        """HB domains the design is sized for: the declared maximum of SUs, else those present."""
+        return self.max * self.domains if self.max else domains
+
+
+NO_UNITS = Units()
+
+
 def as_shape(radix: "int | Shape", leaf_up: int | None = None) -> Shape:
     """A :class:`Shape` from a uniform radix (and an optional leaf uplink count), or the shape itself."""
     if isinstance(radix, Shape):
@@ -180,14 +203,18 @@ def stripe_width(used: tuple[int, ...], h: int, down: int, full: bool, top: bool
     if not top:
         return h, (h,) * len(used)
     for s in divisors(h):
-        if full:
-            ups = (h,) * len(used)
-        else:
-            c = h if cap is None else cap
-            ups = tuple(min(h, ceil(ceil(u * h / c) / s) * s) for u in used)
+        ups = stripe_ups(used, h, s, full, cap)
         if sum(ups) <= s * down:
             return s, ups
     raise ValueError(f"no balanced striping for {len(used)} lower switches (h={h}, down={down})")
+
+
+def stripe_ups(used: tuple[int, ...], h: int, s: int, full: bool, cap: int | None = None) -> tuple[int, ...]:
+    """Uplinks of each lower switch of a top stripe of ``s`` upper switches (see :func:`stripe_width`)."""
+    if full:
+        return (h,) * len(used)
+    c = h if cap is None else cap
+    return tuple(min(h, ceil(ceil(u * h / c) / s) * s) for u in used)
 
 
 class TierExtra:
@@ -208,6 +235,7 @@ class TierExtra:
         self.wider = 0  # top stripes with more switches than their built uplinks need
         self.example: tuple[int, int, int, int] | None = None  # (members, uplinks, s, by ports) of a wider stripe
         self.rounded: dict[tuple[int, int, int, int], int] = {}  # minimal provisioning: (used, needed, built, s) -> lower switches
+        self.sized = ""  # a top tier sized for more scalable units than present: the note that says so
 
     def add(self, used: tuple[int, ...], s: int, ups: tuple[int, ...]) -> None:
         need = [ceil(u * self.up / self.cap) for u in used]
@@ -231,7 +259,9 @@ class TierExtra:
         roles, lowers = _plural(role), _plural(lower)
         out = []
         minimum = ceil(self.needed / self.down)
-        if self.switches > minimum:
+        if self.sized:
+            out.append(self.sized)
+        elif self.switches > minimum:
             why = []
             if self.built > self.needed:
                 why.append(f"provision: full cables all {self.built} uplinks of the {lowers}, {self.built - self.needed} of them for downlinks still empty (partly filled {lowers}), so the fabric grows without recabling")
@@ -274,30 +304,32 @@ class LeafRun:
         return self.rails * self.per_rail
 
 
-def rail_optimized_groups(domains: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None) -> list[tuple[int, int, int]]:
+def rail_optimized_groups(domains: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None, units: Units = NO_UNITS) -> list[tuple[int, int, int]]:
     """Groups of HB domains of a rail-optimized fabric, with their rail packing.
 
     Returns ``(domains_in_group, rails_per_leaf, leaves_in_group)`` per group.
     A group holds as many domains as a leaf has downlinks (radix/2 at 1:1; the
     last group may hold fewer); leaf (group, rail) serves that rank of each
     domain in the group. With ``shared`` packing a partly filled group packs
-    ``downlinks // domains_in_group`` whole rails on one leaf.
+    ``downlinks // domains_in_group`` whole rails on one leaf. With scalable units
+    a group is one SU (``units.domains`` HB domains).
     """
     h = leaf_split(radix, leaf_up)[0]
+    size = units.domains or h
     out = []
     g0 = 0
     while g0 < domains:
-        d = min(h, domains - g0)
-        rho = max(1, min(hb, h // d)) if shared else 1
+        d = min(size, domains - g0)
+        rho = max(1, min(hb, (h - units.reserved) // d)) if shared else 1
         out.append((d, rho, ceil(hb / rho)))
         g0 += d
     return out
 
 
-def rail_optimized_leaves(domains: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None) -> list[LeafRun]:
+def rail_optimized_leaves(domains: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None, units: Units = NO_UNITS) -> list[LeafRun]:
     """Leaf runs of a rail-optimized fabric, in leaf order (group-major, rail-minor)."""
     runs: list[LeafRun] = []
-    for d, rho, nleaves in rail_optimized_groups(domains, hb, radix, shared, leaf_up):
+    for d, rho, nleaves in rail_optimized_groups(domains, hb, radix, shared, leaf_up, units):
         full_leaves = hb // rho
         if full_leaves:
             runs.append(LeafRun(full_leaves, rho, d))
@@ -306,9 +338,9 @@ def rail_optimized_leaves(domains: int, hb: int, radix: "int | Shape", shared: b
     return _merge_runs(runs)
 
 
-def rail_only_leaves(domains: int, radix: "int | Shape", leaf_up: int | None = None) -> list[LeafRun]:
-    """Leaf runs of one rail of a multi-tier rail-only fabric."""
-    h = leaf_split(radix, leaf_up)[0]
+def rail_only_leaves(domains: int, radix: "int | Shape", leaf_up: int | None = None, units: Units = NO_UNITS) -> list[LeafRun]:
+    """Leaf runs of one rail of a multi-tier rail-only fabric (one leaf per SU with scalable units)."""
+    h = units.domains or leaf_split(radix, leaf_up)[0]
     runs = []
     if domains // h:
         runs.append(LeafRun(domains // h, 1, h))
@@ -338,28 +370,51 @@ def homed(runs: list[LeafRun], homes: int) -> list[LeafRun]:
     return _merge_runs(runs * homes)
 
 
-def rail_optimized_tiers(gpus: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None, homes: int = 1) -> int:
+def rail_optimized_tiers(gpus: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS) -> int:
     """Tier count of the rail-optimized fabric.
 
     One switch when the whole cluster fits on it (a one-switch cluster has no
     tier to align: its rails share the switch, as every small field design does);
     otherwise the fewest tiers (>= 2) whose upper tiers join all leaves (one per
     rail per group, or packed when ``shared``; ``homes`` per rail and group when
-    dual-homed, which always needs a tier above the leaf pairs).
+    dual-homed, which always needs a tier above the leaf pairs). With a declared
+    maximum of scalable units, the tiers of the full design.
     """
     sh = as_shape(radix, leaf_up)
-    if gpus <= sh.radix_at(1) and homes == 1:
+    domains = units.sized_domains(gpus // hb)
+    if domains * hb <= sh.radix_at(1) and homes == 1:
         return 1
-    leaves = sum(r.count for r in rail_optimized_leaves(gpus // hb, hb, sh, shared))
+    leaves = sum(r.count for r in rail_optimized_leaves(domains, hb, sh, shared, units=units))
     return tiers_for_leaves(leaves * homes, sh)
 
 
-def rail_only_tiers(gpus: int, hb: int, radix: "int | Shape", leaf_up: int | None = None, homes: int = 1) -> int:
+def rail_only_tiers(gpus: int, hb: int, radix: "int | Shape", leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS) -> int:
     """Tier count of each rail of the rail-only fabric (all rails are alike); >= 2 when dual-homed."""
-    if homes == 1:
+    if homes == 1 and not units.domains:
         return tiers_for_endpoints(gpus // hb, radix, leaf_up)
     sh = as_shape(radix, leaf_up)
-    return tiers_for_leaves(homes * ceil(gpus // hb / sh.split(1)[0]), sh)
+    domains = units.sized_domains(gpus // hb)
+    if homes == 1 and domains <= sh.radix_at(1):
+        return 1
+    return tiers_for_leaves(homes * sum(r.count for r in rail_only_leaves(domains, sh, units=units)), sh)
+
+
+def last_leaf_use(arch: str, gpus: int, hb: int, radix: "int | Shape", shared: bool, units: Units = NO_UNITS, homes: int = 1) -> tuple[int, int]:
+    """(GPU ports used, downlink ports) of a leaf of the last group: where ``reserved_leaf_ports`` go.
+
+    The last group is the last SU (or the last leaf group of a rail); a one-switch
+    fabric's switch is its own last group.
+    """
+    sh = as_shape(radix)
+    domains = gpus // hb
+    if arch == "rail-optimized":
+        if rail_optimized_tiers(gpus, hb, sh, shared, homes=homes, units=units) == 1:
+            return gpus, sh.radix_at(1)
+        d, rho, _n = rail_optimized_groups(domains, hb, sh, shared, units=units)[-1]
+        return d * min(rho, hb), sh.split(1)[0]
+    if rail_only_tiers(gpus, hb, sh, homes=homes, units=units) == 1:
+        return rails_per_switch(gpus, hb, sh.radix_at(1), shared) * domains, sh.radix_at(1)
+    return rail_only_leaves(domains, sh, units=units)[-1].per_rail, sh.split(1)[0]
 
 
 def rails_per_switch(gpus: int, hb: int, radix: int, shared: bool) -> int:
@@ -432,10 +487,11 @@ def _chunk_runs(runs: list[tuple[int, object]], size: int) -> list[tuple[int, tu
 
 
 @lru_cache(maxsize=4096)
-def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, top: bool, cap: int) -> tuple[tuple[int, ...], int, int]:
+def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, top: bool, cap: int, widths: tuple[int, ...] | None = None) -> tuple[tuple[int, ...], int, int]:
     """One block built over ``chunk`` (each item: used downlinks of a sub-block's switches).
 
-    ``h`` and ``cap`` are the sub-block switches' uplink and downlink ports.
+    ``h`` and ``cap`` are the sub-block switches' uplink and downlink ports;
+    ``widths`` (top only) fixes each stripe's switch count (sized for more SUs).
 
     Returns (used downlinks of the new block's switches in position order,
     number of new switches, number of links from the sub-blocks into them).
@@ -445,40 +501,73 @@ def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, to
     links = 0
     for p in range(maxpos):
         used = tuple(sb[p] for sb in chunk if len(sb) > p)
-        s, ups = stripe_width(used, h, down, full, top, cap)
+        if widths is None:
+            s, ups = stripe_width(used, h, down, full, top, cap)
+        else:
+            s, ups = widths[p], stripe_ups(used, h, widths[p], full, cap)
         links += sum(ups)
         per_upper = sum(u // s for u in ups)
         new_used.extend([per_upper] * s)
     return tuple(new_used), len(new_used), links
 
 
-def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool, leaf_up: int | None = None) -> tuple[list[int], list[int]]:
-    """Switches and links of tiers 2..t above the given leaves, by arithmetic only."""
-    sh = as_shape(radix, leaf_up)
+def _levels_below_top(leaves: list[LeafRun], tiers: int, sh: Shape, full: bool):
+    """Yield ``(tier, switches, links, level)`` for tiers 2..t-1; ``level`` is the run-length list of blocks."""
     level: list[tuple[int, object]] = [(r.count, (r.used,)) for r in leaves]
-    switches: list[int] = []
-    links: list[int] = []
-    for j in range(2, tiers + 1):
-        top = j == tiers
+    for j in range(2, tiers):
         down = sh.down_at(j, tiers)
         cap, up = sh.split(j - 1)  # ports of the switches below
-        if top:
-            items: list[object] = []
-            for count, item in level:
-                items.extend([item] * count)
-            chunks = [(1, tuple(items))]
-        else:
-            chunks = _chunk_runs(level, down)
         nsw = nlk = 0
         new_level: list[tuple[int, object]] = []
-        for mult, chunk in chunks:
-            used, s, lk = _block(chunk, up, down, full, top, cap)
+        for mult, chunk in _chunk_runs(level, down):
+            used, s, lk = _block(chunk, up, down, full, False, cap)
             nsw += mult * s
             nlk += mult * lk
             new_level.append((mult, used))
-        switches.append(nsw)
-        links.append(nlk)
+        yield j, nsw, nlk, new_level
         level = new_level
+    yield tiers, 0, 0, level
+
+
+def _top_chunk(level: list[tuple[int, object]]) -> tuple:
+    items: list[object] = []
+    for count, item in level:
+        items.extend([item] * count)
+    return tuple(items)
+
+
+def top_widths(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool) -> tuple[int, ...]:
+    """Switches of each top-tier stripe of the design over ``leaves`` (the full SUs a top tier is sized for)."""
+    sh = as_shape(radix)
+    *_, (_, _, _, level) = _levels_below_top(leaves, tiers, sh, full)
+    chunk = _top_chunk(level)
+    cap, up = sh.split(tiers - 1)
+    down = sh.down_at(tiers, tiers)
+    widths = []
+    for p in range(max(len(sb) for sb in chunk)):
+        widths.append(stripe_width(tuple(sb[p] for sb in chunk if len(sb) > p), up, down, full, True, cap)[0])
+    return tuple(widths)
+
+
+def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool, leaf_up: int | None = None, sized: list[LeafRun] | None = None) -> tuple[list[int], list[int]]:
+    """Switches and links of tiers 2..t above the given leaves, by arithmetic only.
+
+    ``sized``: the leaves of the full design the top tier is bought for (``max_scalable_units``);
+    the top tier then has that design's stripes, and only the present leaves' cables.
+    """
+    sh = as_shape(radix, leaf_up)
+    widths = top_widths(sized, tiers, sh, full) if sized is not None else None
+    switches: list[int] = []
+    links: list[int] = []
+    for j, nsw, nlk, level in _levels_below_top(leaves, tiers, sh, full):
+        if j < tiers:
+            switches.append(nsw)
+            links.append(nlk)
+            continue
+        cap, up = sh.split(j - 1)
+        _used, s, lk = _block(_top_chunk(level), up, sh.down_at(j, tiers), full, True, cap, widths)
+        switches.append(s)
+        links.append(lk)
     return switches, links
 
 
@@ -490,14 +579,15 @@ def _up_ports(sh: Shape, tiers: int) -> tuple[int, ...]:
     return tuple(sh.factor(j) for j in range(1, tiers + 1)) if sh.speeds else ()
 
 
-def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1) -> Counts:
+def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS) -> Counts:
     sh = as_shape(radix, leaf_up)
-    t = rail_optimized_tiers(gpus, hb, sh, shared, homes=homes)
+    t = rail_optimized_tiers(gpus, hb, sh, shared, homes=homes, units=units)
     if t == 1:
         return Counts("rail-optimized", 1, (planes,), (gpus * planes,), sh.radix_at(1) * planes)
-    leaves = homed(rail_optimized_leaves(gpus // hb, hb, sh, shared), homes)
+    leaves = homed(rail_optimized_leaves(gpus // hb, hb, sh, shared, units=units), homes)
     nleaves = sum(r.count for r in leaves)
-    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full)
+    sized = homed(rail_optimized_leaves(units.sized_domains(gpus // hb), hb, sh, shared, units=units), homes) if units.max else None
+    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full, sized=sized)
     sw = [nleaves, *up_sw]
     lk = [gpus * homes, *up_lk]
     return Counts(
@@ -510,16 +600,17 @@ def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool
     )
 
 
-def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1) -> Counts:
+def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS) -> Counts:
     sh = as_shape(radix, leaf_up)
     domains = gpus // hb
-    t = rail_only_tiers(gpus, hb, sh, homes=homes)
+    t = rail_only_tiers(gpus, hb, sh, homes=homes, units=units)
     if t == 1:
         rho = rails_per_switch(gpus, hb, sh.radix_at(1), shared)
         nsw = ceil(hb / rho)
         return Counts("rail-only", 1, (planes * nsw,), (planes * gpus,), planes * sh.radix_at(1) * nsw)
-    leaves = homed(rail_only_leaves(domains, sh), homes)
-    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full)
+    leaves = homed(rail_only_leaves(domains, sh, units=units), homes)
+    sized = homed(rail_only_leaves(units.sized_domains(domains), sh, units=units), homes) if units.max else None
+    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full, sized=sized)
     sw = [sum(r.count for r in leaves), *up_sw]
     lk = [domains * homes, *up_lk]
     return Counts(
@@ -537,7 +628,7 @@ def arch_counts(spec, arch: str) -> Counts:
     shared = spec.packs_rails(arch)
     full = spec.provision == "full"
     if arch == "rail-optimized":
-        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes)
+        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units)
     if arch == "rail-only":
-        return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes)
+        return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units)
     raise ValueError(f"unknown architecture {arch!r}")

@@ -146,6 +146,8 @@ class Fabric:
         switches: switch ``i`` is device ``gpus + i``.
         links: every cable (see :class:`LinkTable`).
         notes: plain-language statements about choices made (rail packing...).
+        reserved: ``(switch index, first port, last port)`` of the leaf ports kept
+            free for management or fabric-manager links (``reserved_leaf_ports``).
     """
 
     spec: object
@@ -154,6 +156,7 @@ class Fabric:
     switches: list[Switch]
     links: LinkTable
     notes: list[str] = field(default_factory=list)
+    reserved: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def gpus(self) -> int:

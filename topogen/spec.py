@@ -61,8 +61,11 @@ DEFAULTS: dict[str, Any] = {
     "layout": None,  # racks, U positions, cable routing (topogen/layout/params.py); None: its defaults
     "nic_ports": None,  # NIC ports per GPU; None: planes x (2 when homing is dual, else 1)
     "homing": "planes",  # planes: each NIC port its own plane; dual: a port pair on two leaves of one rail and plane
+    "scalable_unit": None,  # nodes per scalable unit (topogen/units.py); None: leaves grouped by their downlinks
+    "max_scalable_units": None,  # SUs the top tier is sized for; None: the SUs present
+    "reserved_leaf_ports": None,  # ports kept free on each leaf of the last SU (management, UFM)
 }
-OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout")  # left out of to_dict()/the hash when unset
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "scalable_unit", "max_scalable_units", "reserved_leaf_ports")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = ("gpus", "hb_domain", "radix")
 RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
@@ -88,6 +91,9 @@ class Spec:
     hb_bandwidth_gbps: float | None = None
     workload: Any = None  # topogen.analysis.workload.Workload
     layout: Any = None  # topogen.layout.LayoutSpec
+    scalable_unit: int | None = None  # nodes per SU (topogen/units.py)
+    max_scalable_units: int | None = None
+    reserved_leaf_ports: int | None = None
     base_dir: str = field(default="", compare=False)  # the spec file's directory: a relative catalog path in the file is read from there (not hashed)
 
     homing: str = "planes"  # "dual": the ports of a plane go to two leaves of the GPU's rail (no leaf-leaf link)
@@ -141,6 +147,12 @@ class Spec:
     def nic_ports(self) -> int:
         """NIC ports per GPU, each at ``link_speed``: ``planes x homes``; port ``i`` is in plane ``i // homes``."""
         return self.planes * self.homes
+
+    @property
+    def units(self) -> "counts.Units":
+        """Scalable units: HB domains per SU, the SUs the top tier is sized for, reserved leaf ports."""
+        su = self.scalable_unit
+        return counts.Units(su * self.gpus_per_node // self.hb_domain if su else 0, self.max_scalable_units or 0, self.reserved_leaf_ports or 0)
 
     @property
     def scale_out_gbps(self) -> float:
@@ -352,6 +364,9 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     planes_given = "planes" in data or (overrides or {}).get("planes") is not None
     _nic_ports(merged["nic_ports"], merged["homing"], planes_given, values, problems)
     _ratios(merged["oversubscription"], values, problems)
+    from .units import parse_units
+
+    parse_units(merged, values, problems)
     _cross_checks(values, problems)
     _analysis_fields(merged, values, problems)
     if problems:
@@ -601,6 +616,18 @@ def _int_hint(key: str) -> str:
     }[key]
 
 
+def values_shape(v: Mapping[str, Any]) -> "counts.Shape":
+    """The :class:`counts.Shape` of checked field values (``radix``, the ratios and speeds parsed)."""
+    radixes = v.get("tier_radix") or (v["radix"],)
+    ratios = v.get("tier_oversubscription") or (v.get("oversubscription", "1:1"),)
+    return counts.shape_of(tuple(radixes), ratios, v.get("tier_speed", ()))
+
+
+def spec_arches(v: Mapping[str, Any]) -> tuple[str, ...]:
+    """The architectures the checked field values ask for."""
+    return ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
+
+
 def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
     """Checks between fields, run only on fields that are individually valid."""
     if "gpus" in v and "hb_domain" in v and v["gpus"] % v["hb_domain"]:
@@ -614,19 +641,19 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
     n, k, r = v["gpus"], v["hb_domain"], v["radix"]
     leaf_shared = v.get("leaf_packing", "aligned") == "shared"
     radixes = v.get("tier_radix") or (r,)
-    ratios = v.get("tier_oversubscription") or (v.get("oversubscription", "1:1"),)
-    shape = counts.shape_of(tuple(radixes), ratios, v.get("tier_speed", ()))
+    shape = values_shape(v)
+    units = v.get("units", counts.NO_UNITS)
     ups = shape.ups
-    arches = ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
+    arches = spec_arches(v)
     homes = 2 if v.get("homing") == "dual" else 1
     tiers = {}
     for arch in arches:
         if min(radixes) < 2:
             tiers[arch] = counts.UNBOUNDED
         elif arch == "rail-optimized":
-            tiers[arch] = counts.rail_optimized_tiers(n, k, shape, leaf_shared, homes=homes)
+            tiers[arch] = counts.rail_optimized_tiers(n, k, shape, leaf_shared, homes=homes, units=units)
         elif arch == "rail-only":
-            tiers[arch] = counts.rail_only_tiers(n, k, shape, homes=homes)
+            tiers[arch] = counts.rail_only_tiers(n, k, shape, homes=homes, units=units)
     # a 1:1 tier below the top splits its ports evenly up and down
     odd: dict[int, list[str]] = {}
     for arch, t in tiers.items():

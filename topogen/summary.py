@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__, bom
+from . import __version__, bom, units
 
 
 def arch_section(fabric, closed) -> dict[str, Any]:
     """Counts of one fabric, read off the explicit wiring, with the closed form alongside."""
     spt = fabric.switches_per_tier()
     lpt = fabric.links_per_tier()
-    return {
+    out = {
         "tiers": fabric.tiers,
         "switches": sum(spt),
         "switches_per_tier": spt,
@@ -29,6 +29,10 @@ def arch_section(fabric, closed) -> dict[str, Any]:
         == (closed.switches_per_tier, closed.links_per_tier, closed.unused_switch_ports),
         "notes": list(fabric.notes),
     }
+    budget = units.port_budget(fabric)
+    if budget is not None:  # scalable units: SUs present and sized for, reserved and growth ports
+        out["port_budget"] = budget
+    return out
 
 
 def make_summary(ctx) -> dict[str, Any]:

@@ -15,7 +15,9 @@ Checks and their finding ids (stable; ``validation.json`` and tests use them):
    ``hygiene.gpu-extra-link`` (per NIC port = plane), ``hygiene.speed-mismatch``
    (two ends disagree), ``hygiene.link-speed`` (both ends off the spec's speed),
    ``hygiene.plane-mismatch`` (a cable joins two planes), ``hygiene.breakout-split``
-   (the legs of one breakout cable of a cabling file on two switches or cages).
+   (the legs of one breakout cable of a cabling file on two switches or cages),
+   ``hygiene.reserved-port`` (a cable on a leaf port kept for management / UFM,
+   ``reserved_leaf_ports``).
 2. ``tiers``: ``tiers.adjacent`` (links join adjacent tiers only),
    ``tiers.unreachable`` (a switch with no cable or no GPU behind it),
    ``tiers.count`` (tier count against the minimum for the spec).
@@ -48,7 +50,7 @@ Figures come from numpy columns, never one Python object per cable, so a
 from __future__ import annotations
 
 from . import clos
-from .checks import capacity, failure, hygiene, rails, reach, tiers
+from .checks import capacity, failure, hygiene, rails, reach, reserved, tiers
 from .checks.capacity import MAXFLOW_LINKS
 from .checks.findings import CHECK_IDS, GROUPS, MAX_PER_CHECK, SEVERITIES, Finding, Labels, Report
 from .checks.graphs import components, leaf_distance, unique
@@ -97,6 +99,7 @@ def validate(
     reach.check(w, graph)  # 4
     if expected is None:
         expected = clos.generate(fabric.spec, fabric.arch)
+    reserved.check(w, expected)  # 1, continued: no cable on a reserved leaf port
     capacity.check(w, graph, maxflow_links, expected)  # 5
     failure.check(w, graph)  # 6
     return report

@@ -36,6 +36,7 @@ CHECK_IDS = (
     "hygiene.link-speed",
     "hygiene.plane-mismatch",
     "hygiene.breakout-split",
+    "hygiene.reserved-port",
     "tiers.adjacent",
     "tiers.unreachable",
     "tiers.count",

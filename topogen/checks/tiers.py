@@ -62,9 +62,9 @@ def check(w: Wire) -> None:
     used = int(w.sw_tier[ends > 0].max(initial=0))
     k, K = spec.radix, spec.hb_domain
     if w.rail_only:
-        minimum = counts.rail_only_tiers(spec.gpus, K, spec.shape, homes=spec.homes)
+        minimum = counts.rail_only_tiers(spec.gpus, K, spec.shape, homes=spec.homes, units=spec.units)
     else:
-        minimum = counts.rail_optimized_tiers(spec.gpus, K, spec.shape, spec.packs_rails("rail-optimized"), homes=spec.homes)
+        minimum = counts.rail_optimized_tiers(spec.gpus, K, spec.shape, spec.packs_rails("rail-optimized"), homes=spec.homes, units=spec.units)
     w.report.figures["tiers"] = used
     w.report.figures["min_tiers"] = minimum
     if used != minimum:

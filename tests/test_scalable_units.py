@@ -1,0 +1,260 @@
+"""Scalable units (issue 13): leaves per SU, a top tier sized for a declared maximum of SUs,
+reserved leaf ports; the closed form equals the wiring over a grid of every shape, max-flow
+confirms each shape's promised bisection (or its ratio), and mutations are caught."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from topogen import clos, counts, pipeline, validate
+from topogen.cli import main
+from topogen.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.spec import build_spec, load_spec
+
+from test_bisection import cut_flows
+from test_clos_grid import check_fabric
+import test_shapes
+
+
+def spec(**kw):
+    return build_spec({"name": "t", **kw})
+
+
+def without(f: Fabric, i: int) -> Fabric:
+    keep = np.ones(len(f.links), bool)
+    keep[i] = False
+    return Fabric(f.spec, f.arch, f.tiers, f.switches, f.links.take(keep), [], f.reserved)
+
+
+# --- the published SU table --------------------------------------------------------------------
+
+# NVIDIA DGX SuperPOD (DGX H100) reference architecture, compute fabric per SU count (recalled,
+# not re-checked): nodes, leaves, spines. One node slot of the last SU is kept for UFM.
+DGX_H100_SUS = {1: (31, 8, 4), 2: (63, 16, 8), 3: (95, 24, 16), 4: (127, 32, 16)}
+
+
+@pytest.mark.parametrize("sus", sorted(DGX_H100_SUS))
+def test_dgx_h100_superpod_su_table(sus):
+    nodes, leaves, spines = DGX_H100_SUS[sus]
+    s = spec(gpus=8 * nodes, hb_domain=8, radix=64, scalable_unit=32, reserved_leaf_ports=1, arch="rail-optimized")
+    f = clos.generate(s, "rail-optimized")
+    assert f.switches_per_tier() == [leaves, spines]
+    assert f.links_per_tier() == [8 * nodes, 256 * sus]
+    # one leaf per rail per SU, each serving only its SU's nodes
+    leaf = [x for x in f.switches if x.tier == 1]
+    assert [(x.block, x.rails) for x in leaf] == [(g, (r,)) for g in range(sus) for r in range(8)]
+    gl = f.links.tier == 1
+    su_of_gpu = f.links.a_dev[gl] // 8 // 32
+    assert np.array_equal(np.array([f.switch(int(d)).block for d in f.links.z_dev[gl]]), su_of_gpu)
+    # the UFM slot: port 32 of the last SU's 8 leaves, no cable on it
+    assert [(f.switches[i].name, a, b) for i, a, b in f.reserved] == [(f"leaf-g{sus - 1}-r{r}", 32, 32) for r in range(8)]
+    assert validate.validate(f).valid
+    check_fabric(f, counts.arch_counts(s, "rail-optimized"))
+
+
+def test_su_preset_matches_the_uniform_preset_and_the_published_counts():
+    su = pipeline.build(load_spec("dgx-h100-su"))
+    old = pipeline.build(load_spec("dgx-h100-superpod", {"arch": "rail-optimized"}))
+    a, b = su.fabrics["rail-optimized"], old.fabrics["rail-optimized"]
+    assert a.switches_per_tier() == b.switches_per_tier() == [32, 16]
+    assert a.links_per_tier() == b.links_per_tier() == [1016, 1024]
+    assert su.valid
+    pb = su.summary["architectures"]["rail-optimized"]["port_budget"]
+    assert (pb["nodes_per_su"], pb["sus_present"], pb["sus_sized_for"], pb["nodes_in_last_su"]) == (32, 4, 4, 31)
+    assert (pb["cabled_ports"], pb["reserved_leaf_ports"], pb["growth_ports"], pb["unused_ports"]) == (1016 + 2 * 1024, 8, 0, 0)
+    assert su.boms["rail-optimized"].to_dict()["port_budget"] == pb
+    assert su.boms["rail-optimized"].switches == old.boms["rail-optimized"].switches
+
+
+# --- spines sized for a maximum of SUs ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sus", [1, 2, 3, 4])
+def test_spines_sized_for_max_sus(sus):
+    """Leaves for the SUs present, the 16 spines of the 4-SU design; unused spine ports reserved for growth."""
+    s = spec(gpus=8 * (32 * sus - 1), hb_domain=8, radix=64, scalable_unit=32, max_scalable_units=4, reserved_leaf_ports=1, arch="rail-optimized")
+    ctx = pipeline.build(s)
+    f = ctx.fabrics["rail-optimized"]
+    assert f.switches_per_tier() == [8 * sus, 16]
+    assert f.links_per_tier() == [8 * (32 * sus - 1), 256 * sus]
+    up = f.links.tier == 2
+    pairs = np.unique(f.links.a_dev[up] * 10**6 + f.links.z_dev[up], return_counts=True)[1]
+    assert set(pairs.tolist()) == {2}  # every leaf: 2 links to each of the 16 spines
+    pb = ctx.summary["architectures"]["rail-optimized"]["port_budget"]
+    assert pb["growth_ports"] == 16 * 64 - 256 * sus and pb["sus_sized_for"] == 4
+    note = next(n for n in f.notes if "sized for" in n)
+    assert note == f"spine: 16 switches sized for max_scalable_units 4 (32 leaves of 32-node SUs; {sus} SU(s) present): {256 * sus} of their 1024 down ports cabled, {1024 - 256 * sus} reserved for growth"
+    assert ctx.valid
+    # the BOM buys the 16 spines for the 4-SU design
+    sw = {x.tier: x.quantity for x in ctx.boms["rail-optimized"].lines if x.category == "switch"}
+    assert sw == {1: 8 * sus, 2: 16}
+
+
+def test_max_sus_three_tiers_keeps_every_core():
+    """16 SUs of 32 nodes on 64-port switches need 3 tiers; with 5 SUs built, the 64 cores of the full design."""
+    s = spec(gpus=8 * 32 * 5, hb_domain=8, radix=64, scalable_unit=32, max_scalable_units=16, arch="rail-optimized")
+    full = spec(gpus=8 * 32 * 16, hb_domain=8, radix=64, scalable_unit=32, arch="rail-optimized")
+    f = clos.generate(s, "rail-optimized")
+    assert f.tiers == 3 and f.switches_per_tier()[2] == counts.arch_counts(full, "rail-optimized").switches_per_tier[2] == 64
+    check_fabric(f, counts.arch_counts(s, "rail-optimized"))
+    assert validate.validate(f).valid
+
+
+# --- the closed form equals the wiring over every shape -------------------------------------------
+
+SHAPES = [
+    # per-tier radix lists (chassis spines)
+    {"gpus": 4096, "hb_domain": 8, "radix": [32, 288]},
+    {"gpus": 1000, "hb_domain": 8, "radix": [16, 32, 64]},
+    # per-tier oversubscription
+    {"gpus": 2048, "hb_domain": 8, "radix": [16, 32], "oversubscription": ["1:1", "3:1"]},
+    {"gpus": 8192, "hb_domain": 8, "radix": 64, "oversubscription": {"spine": "15:1"}},
+    {"gpus": 584, "hb_domain": 8, "radix": [8, 16], "oversubscription": {"leaf": "3:1", "spine": "7:1"}},
+    # scalable units: per SU, reserved ports, a top tier sized for more SUs, with the other shapes
+    {"gpus": 1016, "hb_domain": 8, "radix": 64, "scalable_unit": 32, "reserved_leaf_ports": 1},
+    {"gpus": 504, "hb_domain": 8, "radix": 64, "scalable_unit": 32, "max_scalable_units": 4},
+    {"gpus": 1280, "hb_domain": 8, "radix": 64, "scalable_unit": 32, "max_scalable_units": 16},
+    {"gpus": 1280, "hb_domain": 8, "radix": 64, "scalable_unit": 32, "max_scalable_units": 16, "provision": "minimal"},
+    {"gpus": 400, "hb_domain": 8, "radix": 16, "scalable_unit": 5, "max_scalable_units": 30, "provision": "minimal"},
+    {"gpus": 4000, "hb_domain": 8, "radix": [32, 288], "scalable_unit": 12, "max_scalable_units": 60, "reserved_leaf_ports": 2},
+    {"gpus": 1440, "hb_domain": 72, "radix": [16, 64], "gpus_per_node": 4, "scalable_unit": 36, "max_scalable_units": 12},
+    {"gpus": 2000, "hb_domain": 8, "radix": [16, 32], "oversubscription": ["1:1", "3:1"], "scalable_unit": 6, "max_scalable_units": 48},
+    {"gpus": 960, "hb_domain": 8, "radix": 32, "oversubscription": "3:1", "scalable_unit": 20, "reserved_leaf_ports": 4, "planes": 2},
+    {"gpus": 720, "hb_domain": 8, "radix": 16, "scalable_unit": 7, "leaf_packing": "shared", "reserved_leaf_ports": 1},
+]
+
+
+@pytest.mark.parametrize("kw", SHAPES, ids=[str(i) for i in range(len(SHAPES))])
+def test_closed_form_equals_wiring_over_shapes(kw):
+    s = spec(**kw)
+    for arch in s.arches:
+        f = clos.generate(s, arch)
+        check_fabric(f, counts.arch_counts(s, arch))
+        for i, a, b in f.reserved:  # reserved ports hold no cable
+            dev = s.gpus + i
+            on = ((f.links.z_dev == dev) & (f.links.z_port >= a) & (f.links.z_port <= b)) | ((f.links.a_dev == dev) & (f.links.a_port >= a) & (f.links.a_port <= b))
+            assert not on.any()
+        r = validate.validate(f)
+        assert r.valid, validate.render(r)
+
+
+# --- max-flow: the promised bisection, or its ratio, per shape -------------------------------------
+
+FLOW_SHAPES = [
+    ("rail-only", {"gpus": 150, "hb_domain": 1, "radix": [8, 32], "oversubscription": {"spine": "15:1"}}),  # 15:1 at aggregation only
+    ("rail-only", {"gpus": 40, "hb_domain": 1, "radix": [4, 8, 16]}),  # per-tier radix, 3 tiers
+    ("rail-optimized", {"gpus": 320, "hb_domain": 4, "radix": [8, 64]}),  # chassis-like spine over small leaves
+    ("rail-optimized", {"gpus": 248, "hb_domain": 8, "radix": 64, "scalable_unit": 32, "max_scalable_units": 4, "reserved_leaf_ports": 1}),
+    ("rail-optimized", {"gpus": 88, "hb_domain": 4, "radix": 8, "scalable_unit": 3, "max_scalable_units": 12}),  # 3 tiers, top sized for 12 SUs
+    ("rail-only", {"gpus": 70, "hb_domain": 2, "radix": 8, "scalable_unit": 3, "max_scalable_units": 16, "provision": "minimal"}),
+    ("rail-optimized", {"gpus": 96, "hb_domain": 4, "radix": [8, 16], "oversubscription": ["3:1", "1:1"], "scalable_unit": 4, "max_scalable_units": 8}),
+]
+
+
+@pytest.mark.parametrize("arch,kw", FLOW_SHAPES, ids=[str(i) for i in range(len(FLOW_SHAPES))])
+def test_max_flow_confirms_each_shape(arch, kw):
+    """Every cut carries at least min(|A|, |B|) / (product of the ratios below the top); the validator's own cut agrees."""
+    s = spec(arch=arch, **kw)
+    f = clos.generate(s, arch)
+    promised = float(np.prod([s.ratio_at(j) for j in range(1, f.tiers)]))
+    flows = list(cut_flows(f))
+    for name, flow, a, b in flows:
+        assert flow * promised >= min(a, b) - 1e-9, (name, flow, a, b)
+    bis = validate.validate(f).figures["bisection"]
+    assert bis["checked"] and bis["full"]
+
+
+def test_fifteen_to_one_at_aggregation_is_the_ratio():
+    """15:1 at the spine tier only: two pods of 30 leaves, the half cut carries exactly 1/15 of a half."""
+    s = spec(gpus=240, hb_domain=1, radix=[8, 32], oversubscription={"spine": "15:1"}, arch="rail-only")
+    f = clos.generate(s, "rail-only")
+    assert f.tiers == 3
+    half = next(x for x in cut_flows(f) if x[0] == "first-half")
+    assert half[1:] == (8, 120, 120)  # 4 spines x 2 uplinks per pod of 120 GPUs: 120/15
+    assert validate.validate(f).figures["oversubscription_per_tier"] == {"leaf": 1.0, "spine": 15.0}
+
+
+# --- mutations ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch,kw", [(a, k) for a, k in FLOW_SHAPES] + [("rail-optimized", SHAPES[2]), ("rail-optimized", SHAPES[13])], ids=lambda x: str(x) if isinstance(x, str) else "")
+def test_mutation_a_tier_over_its_oversubscription(arch, kw):
+    """Remove uplinks of the fullest switch of each tier below the top until it is over its ratio: the validator reports that switch over its tier's ratio, naming the tier."""
+    s = spec(**{**kw, "arch": arch})
+    f = clos.generate(s, arch)
+    L = f.links
+    nsw = len(f.switches)
+    downs = np.bincount(L.z_dev - s.gpus, minlength=nsw)
+    ups = np.bincount(L.a_dev[L.tier > 1] - s.gpus, minlength=nsw)
+    ratio = np.array([s.ratio_at(x.tier) for x in f.switches])
+    mutated = 0
+    for tier in range(2, f.tiers + 1):  # link tier j: the uplinks of switch tier j-1
+        lower = np.flatnonzero((f.switch_tiers() == tier - 1) & (ups > 0))
+        if not len(lower):
+            continue
+        sw_i = int(lower[np.argmax(downs[lower] / ups[lower])])  # the fullest switch of the tier
+        drop = int(ups[sw_i] - np.ceil(downs[sw_i] / ratio[sw_i])) + 1  # uplinks to remove to go over
+        rows = np.flatnonzero(L.a_dev == s.gpus + sw_i)[-drop:]
+        keep = np.ones(len(L), bool)
+        keep[rows] = False
+        g = Fabric(f.spec, f.arch, f.tiers, f.switches, L.take(keep), [], f.reserved)
+        mutated += 1
+        sw = f.switches[sw_i]
+        hits = [x for x in validate.validate(g).findings if x.check == "capacity.oversubscription"]
+        assert [x.devices for x in hits] == [(sw.name,)], (tier, [x.message for x in hits])
+        need = "1:1 required" if s.ratio_text_at(sw.tier) == "1:1" else f"at most {s.ratio_text_at(sw.tier)} required"
+        assert f"{need} ({sw.role} tier)" in hits[0].message
+    assert mutated >= 1
+
+
+def test_mutation_cable_on_a_reserved_port():
+    """A GPU cable moved onto the UFM port of its leaf: hygiene.reserved-port names the port and the cable."""
+    s = spec(gpus=1016, hb_domain=8, radix=64, scalable_unit=32, reserved_leaf_ports=1, arch="rail-optimized")
+    f = clos.generate(s, "rail-optimized")
+    i, a, _b = f.reserved[3]
+    dev = s.gpus + i
+    row = int(np.flatnonzero((f.links.z_dev == dev) & (f.links.tier == 1))[-1])
+    cols = {c: getattr(f.links, c).copy() for c in LINK_COLUMNS}
+    cols["z_port"][row] = a
+    g = Fabric(f.spec, f.arch, f.tiers, f.switches, LinkTable.from_columns(**cols), [], f.reserved)
+    hits = [x for x in validate.validate(g).findings if x.check == "hygiene.reserved-port"]
+    assert len(hits) == 1 and hits[0].ports == (f"{f.switches[i].name}:p{a}",) and hits[0].cables == (row + 1,)
+    assert "reserved for management / fabric-manager (UFM) links" in hits[0].message
+
+
+# --- input errors: the field named, exit 2 ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kw,field,text",
+    [
+        ({"scalable_unit": 0}, "scalable_unit", "must be a positive whole number"),
+        ({"scalable_unit": "x"}, "scalable_unit", "must be a positive whole number"),
+        ({"scalable_unit": 33}, "scalable_unit", "needs 33 down ports on each leaf, but a leaf has 32"),
+        ({"hb_domain": 72, "gpus": 1440, "gpus_per_node": 4, "scalable_unit": 10}, "scalable_unit", "is not a whole number of HB domains of 72"),
+        ({"max_scalable_units": 4}, "max_scalable_units", "needs scalable_unit"),
+        ({"scalable_unit": 32, "max_scalable_units": 3}, "max_scalable_units", "below the 4 SUs of 32 nodes"),
+        ({"scalable_unit": 32, "max_scalable_units": 4, "leaf_packing": "shared"}, "max_scalable_units", "leaf_packing: shared"),
+        ({"gpus": 1024, "scalable_unit": 32, "reserved_leaf_ports": 1}, "reserved_leaf_ports", "use 32 of their 32 down ports"),
+        ({"reserved_leaf_ports": -1}, "reserved_leaf_ports", "0 or more"),
+    ],
+)
+def test_su_input_errors(kw, field, text):
+    test_shapes.test_per_tier_input_errors({"gpus": 1016, "radix": 64, **kw}, field, text)
+
+
+def test_cli_flags_and_exit_2(tmp_path):
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "dgx-h100-su", "--gpus", "504", "--out", str(out), "--formats", "bom"])
+    assert res.exit_code == 0, res.output
+    assert "2 scalable units of 32 nodes (last 31), top tier sized for 4; switch ports: 1,528 cabled, 8 reserved on leaves (management / UFM), 512 for growth, 0 unused" in res.output
+    b = json.loads((out / "rail-optimized" / "bom.json").read_text())
+    assert b["port_budget"]["growth_ports"] == 512 and len(b["port_budget"]["reserved_ports"]) == 8
+    res = CliRunner().invoke(main, ["build", "--gpus", "1024", "--hb-domain", "8", "--radix", "64", "--scalable-unit", "32", "--reserved-leaf-ports", "1", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "reserved_leaf_ports" in res.stderr and "Traceback" not in res.stderr
+    # unset fields: the spec's hash and every output as before
+    assert "scalable_unit" not in load_spec("demo").to_dict()

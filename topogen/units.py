@@ -1,0 +1,159 @@
+"""Scalable units (SU): a fabric built, and grown, SU by SU.
+
+NVIDIA builds its SuperPODs in SUs of 32 DGX nodes: one leaf per rail per SU, the
+spines sized for the SU count (or for the SUs the design will grow to), and a node
+slot kept for the fabric manager's (UFM) links. Three optional spec fields say so:
+
+* ``scalable_unit``: nodes per SU. Leaves are built per SU: one leaf per rail per SU
+  in rail-optimized fabrics, each rail's leaves per SU in rail-only ones. An SU is a
+  whole number of HB domains and fits one leaf's downlinks.
+* ``max_scalable_units``: the SUs the top tier is sized for. The top-tier switches
+  (and their ports) are those of the full design; the leaves, and the tiers between,
+  those of the SUs present. The unused top-tier ports wait for the SUs to come.
+* ``reserved_leaf_ports``: downlink ports kept free on each leaf of the last SU (the
+  last group of leaves), for management or fabric-manager links; no GPU uses them.
+
+Unset, every field leaves the fabric (and the spec's hash) as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from . import counts
+from .errors import Problem, show
+
+LIMIT = 1 << 24  # no SU count, node count or port count above this is a real input
+
+
+def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:
+    """Check the three fields; store them, and ``values["units"]`` (a :class:`counts.Units`)."""
+    from .spec import _as_int
+
+    got: dict[str, int] = {}
+    for key, least, hint in (
+        ("scalable_unit", 1, "nodes per scalable unit, e.g. 32 (NVIDIA DGX SuperPOD)"),
+        ("max_scalable_units", 1, "the number of SUs the spine layer is sized for, e.g. 4"),
+        ("reserved_leaf_ports", 0, "leaf ports kept free on each leaf of the last SU for management or UFM links, e.g. 1"),
+    ):
+        raw = merged.get(key)
+        if raw is None:
+            continue
+        n = _as_int(raw)
+        if n is None or n < least or n > LIMIT:
+            what = "a positive whole number" if least else "a whole number, 0 or more"
+            problems.append(Problem(key, f"{key} must be {what} (at most {LIMIT:,}), got {show(raw)}", hint))
+            continue
+        got[key] = n
+        values[key] = n
+    if "max_scalable_units" in got and "scalable_unit" not in got and merged.get("scalable_unit") is None:
+        problems.append(Problem("max_scalable_units", "max_scalable_units needs scalable_unit (the nodes of one SU)", "set scalable_unit: nodes per SU, e.g. 32"))
+        return
+    if not all(k in values for k in ("gpus", "hb_domain", "gpus_per_node", "radix")) or not got:
+        return
+    n, k, g = values["gpus"], values["hb_domain"], values["gpus_per_node"]
+    su = got.get("scalable_unit")
+    if su is None:
+        units = counts.Units(0, 0, got.get("reserved_leaf_ports", 0))
+    else:
+        if (su * g) % k:
+            per = k // g  # nodes of one HB domain
+            near = sorted({max(per, su // per * per), (su // per + 1) * per})
+            problems.append(
+                Problem(
+                    "scalable_unit",
+                    f"scalable_unit {su} nodes of {g} GPUs is not a whole number of HB domains of {k}",
+                    f"use a multiple of {per} nodes (one HB domain), e.g. {' or '.join(map(str, near))}",
+                )
+            )
+            return
+        units = counts.Units(su * g // k, got.get("max_scalable_units", 0), got.get("reserved_leaf_ports", 0))
+    from .spec import spec_arches, values_shape
+
+    shape = values_shape(values)
+    leaf_down = shape.split(1)[0]
+    domains = n // k
+    if units.domains:
+        if units.domains > leaf_down:
+            problems.append(
+                Problem(
+                    "scalable_unit",
+                    f"scalable_unit {su} nodes ({units.domains} HB domain(s)) needs {units.domains} down ports on each leaf, but a leaf has {leaf_down}",
+                    f"at most {leaf_down * k // g} nodes per SU for this radix and oversubscription",
+                )
+            )
+            return
+        if units.max and values.get("leaf_packing") == "shared" and "rail-optimized" in spec_arches(values):
+            problems.append(Problem("max_scalable_units", "max_scalable_units sizes the top tier for full SUs, one leaf per rail each; leaf_packing: shared packs rails of a partly filled SU onto fewer leaves", "use leaf_packing: aligned (the default) with scalable units"))
+            return
+        present = -(-domains // units.domains)
+        if units.max and units.max < present:
+            problems.append(Problem("max_scalable_units", f"max_scalable_units {units.max} is below the {present} SUs of {su} nodes that {n:,} GPUs fill", f"use at least {present}, or fewer GPUs"))
+            return
+    if units.reserved:
+        shared = {"rail-optimized": values.get("leaf_packing") == "shared", "rail-only": values.get("rail_packing", "shared") == "shared"}
+        homes = 2 if values.get("homing") == "dual" else 1
+        for arch in spec_arches(values):
+            if min(shape.radix) < 2:
+                break
+            if arch == "rail-optimized" and counts.rail_optimized_tiers(n, k, shape, shared[arch], homes=homes, units=units) > counts.MAX_TIERS:
+                continue  # too deep: reported by the tier check
+            if arch == "rail-only" and counts.rail_only_tiers(n, k, shape, homes=homes, units=units) > counts.MAX_TIERS:
+                continue
+            used, down = counts.last_leaf_use(arch, n, k, shape, shared[arch], units, homes)
+            if used + units.reserved > down:
+                where = f"the last SU's leaves ({arch})" if units.domains else f"the last leaf group ({arch})"
+                problems.append(
+                    Problem(
+                        "reserved_leaf_ports",
+                        f"reserved_leaf_ports {units.reserved} does not fit: {where} use {used} of their {down} down ports for GPUs",
+                        f"leave {units.reserved} node slot(s) free in the last {'SU' if units.domains else 'group'} (fewer GPUs)" + (f", or reserve at most {down - used}" if down > used else ""),
+                    )
+                )
+                break
+    values["units"] = units
+
+
+def port_budget(fabric) -> dict[str, Any] | None:
+    """Where a fabric's switch ports go, with scalable units or reserved leaf ports (None without).
+
+    ``switch_ports`` = ``cabled`` + ``reserved_leaf_ports`` (kept free for management /
+    UFM) + ``growth_ports`` (top-tier ports of a tier sized for ``max_scalable_units``,
+    waiting for the SUs to come) + ``unused`` (every other free port).
+    """
+    spec = fabric.spec
+    if not (spec.scalable_unit or spec.reserved_leaf_ports):
+        return None
+    import numpy as np
+
+    u = spec.units
+    total = sum(s.radix for s in fabric.switches)
+    used = fabric.ports_used()
+    cabled = int(used.sum())
+    reserved = sum(b - a + 1 for _i, a, b in fabric.reserved)
+    growth = 0
+    if u.max:
+        top = np.flatnonzero(fabric.switch_tiers() == fabric.tiers)
+        growth = int(sum(fabric.switches[i].down_ports for i in top.tolist()) - used[top].sum())
+    out: dict[str, Any] = {}
+    if u.domains:
+        present = -(-spec.domains // u.domains)
+        out.update(
+            {
+                "nodes_per_su": spec.scalable_unit,
+                "sus_present": present,
+                "sus_sized_for": u.max or present,
+                "nodes_in_last_su": (spec.nodes - (present - 1) * spec.scalable_unit),
+            }
+        )
+    out.update(
+        {
+            "switch_ports": total,
+            "cabled_ports": cabled,
+            "reserved_leaf_ports": reserved,
+            "growth_ports": growth,
+            "unused_ports": total - cabled - reserved - growth,
+            "reserved_ports": [f"{fabric.switches[i].name}:p{a}" + (f"-p{b}" if b > a else "") for i, a, b in fabric.reserved],
+        }
+    )
+    return out
