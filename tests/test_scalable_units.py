@@ -125,6 +125,10 @@ SHAPES = [
     {"gpus": 2000, "hb_domain": 8, "radix": [16, 32], "oversubscription": ["1:1", "3:1"], "scalable_unit": 6, "max_scalable_units": 48},
     {"gpus": 960, "hb_domain": 8, "radix": 32, "oversubscription": "3:1", "scalable_unit": 20, "reserved_leaf_ports": 4, "planes": 2},
     {"gpus": 720, "hb_domain": 8, "radix": 16, "scalable_unit": 7, "leaf_packing": "shared", "reserved_leaf_ports": 1},
+    # per-tier link speeds (200G NICs on broken-out 400G leaves), alone and with SUs
+    {"gpus": 2048, "hb_domain": 8, "radix": [128, 576], "link_speed": [200, 400]},
+    {"gpus": 2000, "hb_domain": 8, "radix": [128, 576], "link_speed": [200, 400], "scalable_unit": 64, "max_scalable_units": 8, "reserved_leaf_ports": 2},
+    {"gpus": 600, "hb_domain": 8, "radix": [32, 16], "link_speed": [200, 400], "scalable_unit": 10, "max_scalable_units": 12},
 ]
 
 
@@ -152,18 +156,20 @@ FLOW_SHAPES = [
     ("rail-optimized", {"gpus": 88, "hb_domain": 4, "radix": 8, "scalable_unit": 3, "max_scalable_units": 12}),  # 3 tiers, top sized for 12 SUs
     ("rail-only", {"gpus": 70, "hb_domain": 2, "radix": 8, "scalable_unit": 3, "max_scalable_units": 16, "provision": "minimal"}),
     ("rail-optimized", {"gpus": 96, "hb_domain": 4, "radix": [8, 16], "oversubscription": ["3:1", "1:1"], "scalable_unit": 4, "max_scalable_units": 8}),
+    ("rail-optimized", {"gpus": 96, "hb_domain": 4, "radix": [8, 8], "link_speed": [200, 400], "scalable_unit": 2, "max_scalable_units": 16}),  # 4 tiers, 400G above 200G
+    ("rail-only", {"gpus": 96, "hb_domain": 2, "radix": [8, 8], "link_speed": [200, 400], "oversubscription": {"spine": "3:1"}}),
 ]
 
 
 @pytest.mark.parametrize("arch,kw", FLOW_SHAPES, ids=[str(i) for i in range(len(FLOW_SHAPES))])
 def test_max_flow_confirms_each_shape(arch, kw):
-    """Every cut carries at least min(|A|, |B|) / (product of the ratios below the top); the validator's own cut agrees."""
+    """Every cut carries at least min(|A|, |B|) x the NIC speed / (product of the ratios below the top), each cable
+    at its own speed; the validator's own cut agrees."""
     s = spec(arch=arch, **kw)
     f = clos.generate(s, arch)
     promised = float(np.prod([s.ratio_at(j) for j in range(1, f.tiers)]))
-    flows = list(cut_flows(f))
-    for name, flow, a, b in flows:
-        assert flow * promised >= min(a, b) - 1e-9, (name, flow, a, b)
+    for name, flow, a, b in cut_flows(f, gbps=True):
+        assert flow * promised >= min(a, b) * s.speed_at(1) - 1e-9, (name, flow, a, b)
     bis = validate.validate(f).figures["bisection"]
     assert bis["checked"] and bis["full"]
 
@@ -188,8 +194,10 @@ def test_mutation_a_tier_over_its_oversubscription(arch, kw):
     f = clos.generate(s, arch)
     L = f.links
     nsw = len(f.switches)
-    downs = np.bincount(L.z_dev - s.gpus, minlength=nsw)
-    ups = np.bincount(L.a_dev[L.tier > 1] - s.gpus, minlength=nsw)
+    downs = np.bincount(L.z_dev - s.gpus, weights=L.a_speed, minlength=nsw)  # Gb/s: a ratio is in bandwidth
+    up_links = L.tier > 1
+    ups = np.bincount(L.a_dev[up_links] - s.gpus, weights=L.a_speed[up_links], minlength=nsw)
+    up_speed = np.array([s.speed_at(x.tier + 1) for x in f.switches])
     ratio = np.array([s.ratio_at(x.tier) for x in f.switches])
     mutated = 0
     for tier in range(2, f.tiers + 1):  # link tier j: the uplinks of switch tier j-1
@@ -197,7 +205,7 @@ def test_mutation_a_tier_over_its_oversubscription(arch, kw):
         if not len(lower):
             continue
         sw_i = int(lower[np.argmax(downs[lower] / ups[lower])])  # the fullest switch of the tier
-        drop = int(ups[sw_i] - np.ceil(downs[sw_i] / ratio[sw_i])) + 1  # uplinks to remove to go over
+        drop = int((ups[sw_i] - downs[sw_i] / ratio[sw_i]) // up_speed[sw_i]) + 1  # uplinks to remove to go over
         rows = np.flatnonzero(L.a_dev == s.gpus + sw_i)[-drop:]
         keep = np.ones(len(L), bool)
         keep[rows] = False
