@@ -129,6 +129,11 @@ SHAPES = [
     {"gpus": 2048, "hb_domain": 8, "radix": [128, 576], "link_speed": [200, 400]},
     {"gpus": 2000, "hb_domain": 8, "radix": [128, 576], "link_speed": [200, 400], "scalable_unit": 64, "max_scalable_units": 8, "reserved_leaf_ports": 2},
     {"gpus": 600, "hb_domain": 8, "radix": [32, 16], "link_speed": [200, 400], "scalable_unit": 10, "max_scalable_units": 12},
+    # dual-homed NICs (a leaf pair per rail per SU), alone and with the other shapes
+    {"gpus": 504, "hb_domain": 8, "radix": 16, "homing": "dual"},
+    {"gpus": 1016, "hb_domain": 8, "radix": 64, "homing": "dual", "scalable_unit": 32, "max_scalable_units": 4, "reserved_leaf_ports": 1},
+    {"gpus": 600, "hb_domain": 8, "radix": [32, 64], "homing": "dual", "link_speed": [200, 400], "scalable_unit": 10, "max_scalable_units": 8},
+    {"gpus": 480, "hb_domain": 8, "radix": 16, "homing": "dual", "planes": 2, "oversubscription": "3:1", "scalable_unit": 6, "max_scalable_units": 12, "provision": "minimal"},
 ]
 
 
@@ -158,6 +163,7 @@ FLOW_SHAPES = [
     ("rail-optimized", {"gpus": 96, "hb_domain": 4, "radix": [8, 16], "oversubscription": ["3:1", "1:1"], "scalable_unit": 4, "max_scalable_units": 8}),
     ("rail-optimized", {"gpus": 96, "hb_domain": 4, "radix": [8, 8], "link_speed": [200, 400], "scalable_unit": 2, "max_scalable_units": 16}),  # 4 tiers, 400G above 200G
     ("rail-only", {"gpus": 96, "hb_domain": 2, "radix": [8, 8], "link_speed": [200, 400], "oversubscription": {"spine": "3:1"}}),
+    ("rail-optimized", {"gpus": 64, "hb_domain": 4, "radix": 8, "homing": "dual", "scalable_unit": 2, "max_scalable_units": 10, "reserved_leaf_ports": 1}),
 ]
 
 
