@@ -322,3 +322,78 @@ def test_validate_command_on_a_spec(tmp_path):
 def test_validate_command_bad_spec_exits_2():
     res = CliRunner().invoke(main, ["validate", "--gpus", "100", "--hb-domain", "8", "--radix", "16"])
     assert res.exit_code == 2 and "not a whole number of HB domains" in res.output
+
+
+def _edited(f: Fabric, rng) -> Fabric:
+    """``f`` with a few cables re-ended, re-ported, dropped or duplicated (as a hand edit might)."""
+    from topogen.model import LINK_COLUMNS, LinkTable
+
+    cols = {c: getattr(f.links, c).copy() for c in LINK_COLUMNS}
+    nd = f.gpus + len(f.switches)
+    for _ in range(int(rng.integers(1, 6))):
+        L = len(cols["a_dev"])
+        i = int(rng.integers(L))
+        what = int(rng.integers(5))
+        if what == 0:
+            cols["a_dev" if rng.random() < 0.5 else "z_dev"][i] = rng.integers(nd)
+        elif what == 1:
+            cols["plane"][i] = 1 - cols["plane"][i]
+            cols["a_port"][i] = cols["a_port"][i] if cols["a_dev"][i] >= f.gpus else rng.integers(f.spec.planes)
+        elif what == 2:
+            keep = np.ones(L, bool)
+            keep[rng.integers(L, size=int(rng.integers(1, 30)))] = False
+            cols = {c: v[keep] for c, v in cols.items()}
+        else:
+            j = rng.integers(L, size=2)
+            cols = {c: np.concatenate([v, v[j]]) for c, v in cols.items()}
+    return Fabric(f.spec, f.arch, f.tiers, f.switches, LinkTable.from_columns(**cols), list(f.notes))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_core_graph_answers_match_the_whole_plane_graph(seed):
+    """Parts and cut-off GPUs from the core graph (switches, GPUs attached by their one cable) equal the
+    reference on the whole plane-expanded graph, on generated and hand-edited wirings, after random failures."""
+    from topogen.checks import hygiene
+    from topogen.checks.findings import Report
+    from topogen.checks.planes import PlaneGraph
+    from topogen.checks.tiers import _gpu_behind
+    from topogen.checks.wire import Wire
+
+    rng = np.random.default_rng(seed)
+    specs = [
+        {"gpus": 504, "hb_domain": 8, "radix": 16},
+        {"gpus": 300, "hb_domain": 4, "radix": 16, "planes": 2},
+        {"gpus": 64, "hb_domain": 8, "radix": 8},
+        {"gpus": 128, "hb_domain": 8, "radix": 16, "homing": "dual"},
+    ]
+    compared = 0
+    for sd in specs:
+        spec = build_spec({"name": "core", **sd})
+        for arch in ("rail-optimized", "rail-only"):
+            f0 = clos.generate(spec, arch)
+            for k in range(6):
+                f = f0 if k == 0 else _edited(f0, rng)
+                w = Wire(f, None, Report(f.arch, f.spec))
+                hygiene.check(w)
+                w.orient()
+                g = PlaneGraph(w)
+                assert np.array_equal(g.label, validate.components(g.size, g.u, g.v))
+                assert np.array_equal(g.base_cut(), g.cut_off(g.label, g._linked(g.u, g.v)))
+                assert np.array_equal(_gpu_behind(w, g), _gpu_behind(w, None))
+                for _ in range(6):
+                    if rng.random() < 0.5:
+                        d = w.n + int(rng.integers(w.S))
+                        rm = np.flatnonzero((w.lo == d) | (w.hi == d))
+                    else:
+                        rm = np.unique(rng.integers(len(w.lo), size=int(rng.integers(1, 40))))
+                    for p in range(w.planes):
+                        got = g.cut_after(rm, p)
+                        if got is None:  # equally large parts: the caller asks the reference
+                            continue
+                        remove = np.zeros(len(w.lo), bool)
+                        remove[rm] = True
+                        sl = g.nodes(p)
+                        want = np.flatnonzero(g.cut_off(*g.without(remove), p)[sl] & (g.gdeg[sl] > 0)) + sl.start
+                        assert np.array_equal(got, want)
+                        compared += 1
+    assert compared > 150

@@ -93,9 +93,9 @@ def validate(
     w.add_findings(pre)  # the file reader's, under the same per-check caps
     hygiene.check(w)  # 1. every cable as written: ends, ports, speeds, planes
     w.orient()  # the good cables, lower-tier end first, for the checks below
-    tiers.check(w)  # 2
+    graph = PlaneGraph(w)  # one graph per plane, shared by 2 and 4-6
+    tiers.check(w, graph)  # 2
     rails.check(w)  # 3
-    graph = PlaneGraph(w)  # one graph per plane, shared by 4-6
     reach.check(w, graph)  # 4
     if expected is None:
         expected = clos.generate(fabric.spec, fabric.arch)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..model import link_tier_name, tier_role
+from .graphs import unique
 from .planes import PlaneGraph
 from .wire import Wire
 
@@ -30,7 +31,7 @@ def check(w: Wire, graph: PlaneGraph) -> None:
     its HB domain.
     """
     n, S = w.n, w.S
-    base = graph.cut_off(graph.label, graph.linked())
+    base = graph.base_cut()
     top = int(w.hi_t.max(initial=0))
     tier_cap = np.bincount(w.hi_t[w.adj], weights=w.speed[w.adj], minlength=top + 1)
     planes = max(w.planes, 1)
@@ -47,25 +48,50 @@ def check(w: Wire, graph: PlaneGraph) -> None:
         return np.bincount(w.lo[sel], weights=w.speed[sel], minlength=n)
 
     bw0 = bandwidth(np.ones(len(w.lo), bool), base)
+    att_cable = np.full(graph.G, -1, np.int64)  # the one cable of each attached GPU-plane node
+    att_cable[graph.att_node] = graph.att_idx
 
-    def impact(remove: np.ndarray, plane: int) -> dict[str, Any]:
-        after = graph.cut_off(*graph.without(remove), plane)
-        after |= base  # other planes are untouched by the failure
-        bw = bandwidth(~remove, after)
-        had = bw0 > 0
+    def lost_cables(rm: np.ndarray, plane: int) -> np.ndarray | None:
+        """GPU cables whose bandwidth the failure takes: removed, or of a GPU-plane node it cuts off (None: a tie, see PlaneGraph.parts)."""
+        cut = graph.cut_after(rm, plane)
+        if cut is None:
+            return None
+        cut = cut[~base[cut]]  # newly cut off; a node cut off before lost nothing now
+        via = [rm[gcab[rm]], att_cable[cut]]
+        core = cut[att_cable[cut] < 0]
+        if len(core):  # a node with several cables loses all of them
+            via.append(np.flatnonzero(gcab & np.isin(g_node, core)))
+        c = unique(np.concatenate(via))
+        c = c[c >= 0]
+        return c[~base[g_node[c]]]
+
+    def impact(rm: np.ndarray, plane: int) -> dict[str, Any]:
+        lost_c = lost_cables(rm, plane)
+        if lost_c is None:  # the whole plane-expanded graph, as the reference does it
+            remove = np.zeros(len(w.lo), bool)
+            remove[rm] = True
+            after = graph.cut_off(*graph.without(remove), plane)
+            after |= base  # other planes are untouched by the failure
+            gn = np.minimum(g_node, len(after) - 1)
+            lost_c = np.flatnonzero(gcab & ~base[gn] & (remove | after[gn]))
+        gpus, inv = np.unique(w.lo[lost_c], return_inverse=True)
+        b0 = bw0[gpus]
+        bw = b0 - np.bincount(inv.ravel(), weights=w.speed[lost_c], minlength=len(gpus))
+        had = b0 > 0
         cut = had & (bw == 0)
-        degraded = had & (bw > 0) & (bw < bw0)
-        lost = np.bincount(w.hi_t[remove & w.adj], weights=w.speed[remove & w.adj], minlength=top + 1)
+        degraded = had & (bw > 0) & (bw < b0)
+        ra = rm[w.adj[rm]]
+        lost = np.bincount(w.hi_t[ra], weights=w.speed[ra], minlength=top + 1)
         frac = {link_tier_name(t): round(float(lost[t] / tier_cap[t]), 6) for t in range(1, top + 1) if lost[t] > 0 and tier_cap[t] > 0}
         pc = plane_cap[min(plane, planes - 1)]
         in_plane = {link_tier_name(t): round(float(lost[t] / pc[t]), 6) for t in range(1, top + 1) if lost[t] > 0 and pc[t] > 0}
-        share = (1 - bw[degraded] / bw0[degraded]) if degraded.any() else np.zeros(0)
+        share = (1 - bw[degraded] / b0[degraded]) if degraded.any() else np.zeros(0)
         return {
             "plane": int(plane),
             "gpus_cut_off": int(cut.sum()),
             "gpus_degraded": int(degraded.sum()),
             "degraded_bandwidth_lost": round(float(share.max()), 6) if len(share) else 0.0,
-            "gpu_bandwidth_lost_gbps": int((bw0 - bw)[had].sum()),
+            "gpu_bandwidth_lost_gbps": int((b0 - bw)[had].sum()),
             "capacity_lost": frac,
             "capacity_lost_in_plane": in_plane,
         }
@@ -91,7 +117,7 @@ def check(w: Wire, graph: PlaneGraph) -> None:
             continue
         s = int(cand[np.argmax(ends[cand])])
         d = n + s
-        x = impact((w.lo == d) | (w.hi == d), int(w.sw_plane[s]))
+        x = impact(np.flatnonzero((w.lo == d) | (w.hi == d)), int(w.sw_plane[s]))
         role = tier_role(t)
         out["switch"][role] = {"device": w.sw_names[s], "cables": int(ends[s]), **x}
         w.add("failure.switch", "info", (w.sw_names[s],), (), f"{arch}: if {w.sw_names[s]} ({role}, {int(ends[s])} cables) fails, {says(x)}")
@@ -104,9 +130,7 @@ def check(w: Wire, graph: PlaneGraph) -> None:
         else:
             nup = np.bincount(w.lo[cand] - n, minlength=S)
             j = int(cand[np.argmin(nup[w.lo[cand] - n])])
-        remove = np.zeros(len(w.lo), bool)
-        remove[j] = True
-        x = impact(remove, int(w.plane[j]))
+        x = impact(np.array([j]), int(w.plane[j]))
         i = int(w.gi[j])
         name = link_tier_name(t)
         (da, dz), (pa, pz) = w.ends(i)

@@ -16,22 +16,26 @@ def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     vectorised rounds even for millions of edges. Labels are node ids of a
     representative; equal labels mean the same component.
     """
-    label = np.arange(n, dtype=np.int64)
-    a = np.asarray(a, np.int64)
-    b = np.asarray(b, np.int64)
+    ix = np.int32 if n < 2**31 else np.int64  # narrow ids: half the memory traffic of the gathers
+    label = np.arange(n, dtype=ix)
+    a = np.asarray(a).astype(ix)
+    b = np.asarray(b).astype(ix)
     while len(a):
         la, lb = label[a], label[b]
         diff = la != lb
-        if not diff.any():
+        left = int(np.count_nonzero(diff))
+        if not left:
             break
-        a, b, la, lb = a[diff], b[diff], la[diff], lb[diff]
+        if left < len(a) // 2:  # drop settled edges once they are most of them (copying them all costs more)
+            a, b, la, lb = a[diff], b[diff], la[diff], lb[diff]
+        # an edge inside one tree hooks a root to itself: harmless
         np.minimum.at(label, np.maximum(la, lb), np.minimum(la, lb))
         while True:
             nxt = label[label]
             if np.array_equal(nxt, label):
                 break
             label = nxt
-    return label
+    return label.astype(np.int64)
 
 
 def run_starts(x: np.ndarray) -> np.ndarray:
@@ -164,7 +168,8 @@ def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray) ->
     if len(leaves) < 2 or not len(ea):
         return 0
     g = _Csr(V, ea, eb)
-    label = components(V, g.src, g.dst)
+    one_way = g.src < g.dst  # the adjacency holds both directions; components needs one
+    label = components(V, g.src[one_way], g.dst[one_way])
     per_comp = np.bincount(label[leaves], minlength=V)
     leaves = leaves[per_comp[label[leaves]] >= 2]  # a leaf alone in its part has no pair
     if not len(leaves):

@@ -51,8 +51,11 @@ def check(w: Wire) -> None:
     for dev, port, _far, _farp in sides:
         is_gpu = w.valid & (dev < n)
         is_sw = w.valid & (dev >= n)
-        radix = w.sw_ports[np.clip(dev - n, 0, max(w.S - 1, 0))] if w.S else np.zeros(len(dev), np.int64)  # its interfaces (the radix at one speed)
-        bad_ends.append(np.flatnonzero((is_gpu & ((port < 0) | (port >= P))) | (is_sw & ((port < 1) | (port > radix)))))
+        # past the switch's interfaces (the radix at one speed): only ends past the fewest need their own switch's
+        over = np.flatnonzero(is_sw & (port > int(w.sw_ports.min(initial=0))))
+        over = over[port[over] > w.sw_ports[dev[over] - n]]
+        bad = np.flatnonzero((is_gpu & ((port < 0) | (port >= P))) | (is_sw & (port < 1)))
+        bad_ends.append(np.union1d(bad, over) if len(over) else bad)
         # slot of each end; -1: no slot (invalid end, or a port outside 0..P-1 / 0..max radix: counted apart)
         slot = np.where(is_gpu & (port >= 0) & (port < P), dev * P + port, -1)
         in_sw = is_sw & (port >= 0) & (port <= R)

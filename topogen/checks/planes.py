@@ -1,6 +1,15 @@
 """The wiring as one graph per plane: its connected parts, and which GPUs are cut off.
 
-Shared by the reachability, bisection and failure checks.
+Shared by the tier, reachability, bisection and failure checks.
+
+Most GPU-port nodes hold one cable, to a switch: they are *attached* to that
+switch and share its part of the network. Components are therefore computed
+on the *core* graph only: the switches plus the few GPU-port nodes with more
+cables (dual-homed ports, GPU-to-GPU cables), linked by every cable that is
+not a GPU's single cable. Its label array fits in the processor's cache, and a
+GPU's part is its switch's: exact on any wiring, linear in cables. GPUs are
+counted per (group, switch) pair, so deciding which GPUs a failure cuts off
+costs a pass over switches, not over GPUs.
 """
 
 from __future__ import annotations
@@ -19,27 +28,72 @@ class PlaneGraph:
     NIC port ``i`` is in plane ``i // homes``: one port per plane, or a
     dual-homed pair (``homes`` 2), whose two nodes belong to the same plane, so
     the nodes of plane ``p`` are ``p*homes*N .. (p+1)*homes*N - 1``.
-    ``u[j]``, ``v[j]`` are the nodes of oriented cable ``j`` of the :class:`Wire`.
+    ``u[j]``, ``v[j]`` are the nodes of oriented cable ``j`` of the :class:`Wire`;
+    ``label[x]`` is the smallest node id of node ``x``'s part (as
+    :func:`~topogen.checks.graphs.components` numbers them).
     """
 
     def __init__(self, w: Wire):
-        n, P = w.n, w.nics
+        n, P, S = w.n, w.nics, w.S
         self.w = w
-        self.size = P * n + w.S
+        self.G = G = P * n  # GPU-port nodes come first
+        self.size = G + S
         nic = w.plane * w.homes + (np.where(w.lo < n, w.lo_port, 0) % w.homes if w.homes > 1 else 0)
         self.u = self.node(w.lo, nic)
         self.v = self.node(w.hi, nic)
-        self.label = components(self.size, self.u, self.v)
+        u, v = self.u, self.v
+        self.gdeg = np.bincount(u[u < G], minlength=G) + np.bincount(v[v < G], minlength=G)  # cables per GPU-port node
+        # attached: a GPU-port node's only cable, to a switch (the GPU end is the lower one)
+        att = (u < G) & (v >= G)
+        att[att] = self.gdeg[u[att]] == 1
+        self.att = att
+        self.att_idx = np.flatnonzero(att)
+        self.att_node = u[self.att_idx]
+        self.att_sw = v[self.att_idx] - G
+        core = ~att
+        self.core_gpu = unique(np.concatenate([u[core & (u < G)], v[core & (v < G)]]))
+        self.C = C = S + len(self.core_gpu)
+        self.core_idx = np.flatnonzero(core)
+        self.cu = self.compact(u[self.core_idx])
+        self.cv = self.compact(v[self.core_idx])
+        self.clabel = components(C, self.cu, self.cv)  # smallest compact id of each core node's part
+        # the part's representative in node ids: its smallest node (GPU-port nodes before switches)
+        orig = np.concatenate([G + np.arange(S), self.core_gpu])
+        rep = np.full(C, self.size, np.int64)
+        np.minimum.at(rep, self.clabel, orig)
+        if len(self.att_sw):
+            first = _first_per(self.att_sw, self.att_node, S)  # smallest attached node per switch
+            np.minimum.at(rep, self.clabel[:S], first)
+        label = np.arange(self.size, dtype=np.int64)  # a GPU-port node without cables is its own part
+        label[G:] = rep[self.clabel[:S]]
+        label[self.core_gpu] = rep[self.clabel[S:]]
+        label[self.att_node] = rep[self.clabel[self.att_sw]]
+        self.label = label
+        # GPUs per (group, switch) pair of each plane; group: the rail in rail-only, else 0
+        self.groups = w.K if w.rail_only else 1
+        self._pairs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def node(self, dev: np.ndarray, nic: np.ndarray) -> np.ndarray:
         n = self.w.n
-        p = np.clip(nic, 0, self.w.nics - 1)
+        p = np.clip(nic, 0, self.w.nics - 1).astype(np.int64)
         return np.where(dev < n, p * n + dev, self.w.nics * n + (dev - n))
 
     def nodes(self, plane: int) -> slice:
         """The GPU nodes of ``plane`` (all its NIC ports)."""
         n, h = self.w.n, self.w.homes
         return slice(plane * h * n, (plane + 1) * h * n)
+
+    def compact(self, x: np.ndarray) -> np.ndarray:
+        """Core-graph id of graph nodes ``x`` (switches, then the core GPU-port nodes)."""
+        return np.where(x >= self.G, x - self.G, self.w.S + np.searchsorted(self.core_gpu, x))
+
+    def plane_of(self, node: np.ndarray) -> np.ndarray:
+        """Plane of GPU-port nodes."""
+        return node // max(self.w.n, 1) // self.w.homes
+
+    def group(self, node: np.ndarray) -> np.ndarray:
+        """Group of GPU-port nodes: the rail in rail-only, else 0."""
+        return (node % self.w.n) % self.w.K if self.groups > 1 else np.zeros(len(node), np.int64)
 
     def _linked(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         n, P = self.w.n, self.w.nics
@@ -50,10 +104,10 @@ class PlaneGraph:
 
     def linked(self) -> np.ndarray:
         """GPU-port nodes holding at least one cable (bool over ``nics*N``)."""
-        return self._linked(self.u, self.v)
+        return self.gdeg > 0
 
     def without(self, remove: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Component labels and linked GPU-plane nodes once the cables of mask ``remove`` are gone."""
+        """Component labels and linked GPU-port nodes once the cables of mask ``remove`` are gone."""
         keep = ~remove
         # the edge lists are passed as temporaries so components() can free them as it
         # drops settled edges (holding them here costs ~10% on a 131,072-GPU rail-only fabric)
@@ -90,3 +144,134 @@ class PlaneGraph:
             main[main_key // (self.size + 1)] = main_key % (self.size + 1)
             out[sl] = ~lk | (lab != main[grp])
         return out
+
+    # the core graph's answers ---------------------------------------------------------------
+
+    def pairs(self, plane: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(group, switch, GPUs) of every pair with GPUs attached in ``plane``, sorted by group then switch."""
+        if plane not in self._pairs:
+            n, S, K = self.w.n, self.w.S, self.groups
+            sel = self.plane_of(self.att_node) == plane
+            key = self.group(self.att_node[sel]) * S + self.att_sw[sel]
+            cnt = np.bincount(key, minlength=K * S)
+            k = np.flatnonzero(cnt)
+            self._pairs[plane] = (k // max(S, 1), k % max(S, 1), cnt[k])
+        return self._pairs[plane]
+
+    def parts(self, plane: int, clabel: np.ndarray | None = None, pair_cnt: np.ndarray | None = None, core_alive: np.ndarray | None = None):
+        """Parts holding the linked GPUs of each group of ``plane``: (main part per group, parts per group, tie).
+
+        ``main[g]``: the core label of the part with most GPUs of group ``g``
+        (-1: none linked). ``tie``: some group's largest parts are equally
+        large; the caller then asks :meth:`cut_off`, which breaks the tie by
+        node id. Optional arguments describe the wiring after a failure:
+        core labels, GPUs left per pair, core GPU-port nodes still linked.
+        """
+        n, K, C = self.w.n, self.groups, self.C
+        clabel = self.clabel if clabel is None else clabel
+        pg, ps, pc = self.pairs(plane)
+        if pair_cnt is not None:
+            pc = pair_cnt
+        cg = self.core_gpu
+        in_p = self.plane_of(cg) == plane
+        if core_alive is not None:
+            in_p &= core_alive
+        else:
+            in_p &= self.gdeg[cg] > 0
+        cgs = np.flatnonzero(in_p)
+        key = np.concatenate([pg * C + clabel[ps], self.group(cg[cgs]) * C + clabel[self.w.S + cgs]])
+        wt = np.concatenate([pc, np.ones(len(cgs), np.int64)]).astype(np.float64)
+        keep = wt > 0
+        key, wt = key[keep], wt[keep]
+        uk = unique(key)
+        tot = np.bincount(np.searchsorted(uk, key), weights=wt, minlength=len(uk))
+        g_of = uk // C
+        main = np.full(K, -1, np.int64)
+        nparts = np.bincount(g_of, minlength=K)
+        tie = False
+        if len(uk):
+            order = np.lexsort((-tot, g_of))
+            first = np.flatnonzero(np.r_[True, g_of[order][1:] != g_of[order][:-1]])
+            main[g_of[order][first]] = uk[order][first] % C
+            second = first + 1
+            ok = second < len(order)
+            ok[ok] = g_of[order][second[ok]] == g_of[order][first[ok]]
+            tie = bool(np.any(tot[order][second[ok]] == tot[order][first[ok]]))
+        return main, nparts, tie
+
+    def base_cut(self) -> np.ndarray:
+        """:meth:`cut_off` of the intact wiring, every plane (bool over ``planes*N``)."""
+        w = self.w
+        out = ~self.linked()
+        for p in range(w.planes):
+            main, _nparts, tie = self.parts(p)
+            if tie:
+                sl = self.nodes(p)
+                out[sl] = self.cut_off(self.label, self.linked(), p)[sl]
+                continue
+            sel = self.plane_of(self.att_node) == p
+            nodes = self.att_node[sel]
+            out[nodes] = self.clabel[self.att_sw[sel]] != main[self.group(nodes)]
+            cg = self.core_gpu[self.plane_of(self.core_gpu) == p]
+            out[cg] |= self.clabel[self.compact(cg)] != main[self.group(cg)]
+        return out
+
+    def cut_after(self, rm: np.ndarray, plane: int) -> np.ndarray | None:
+        """GPU-port nodes of ``plane`` cut off once oriented cables ``rm`` are gone (sorted node ids), or None on a tie.
+
+        Nodes whose every cable is in ``rm`` count as cut off; nodes that had
+        no cable before are left out (they are in :meth:`base_cut`). Only the
+        core parts that held a removed cable are computed again.
+        """
+        w = self.w
+        n, S, C = w.n, w.S, self.C
+        rm = np.asarray(rm, np.int64)
+        is_att = self.att[rm]
+        rm_core = rm[~is_att]
+        clabel = self.clabel
+        if len(rm_core):
+            # the core cables of the parts that lose one, less the removed ones
+            pos = np.searchsorted(self.core_idx, rm_core)
+            hit = np.zeros(C, bool)
+            hit[unique(clabel[self.cu[pos]])] = True
+            sub = hit[clabel[self.cu]]
+            sub[pos] = False
+            inner = components(C, self.cu[sub], self.cv[sub])
+            clabel = np.where(hit[clabel], inner, clabel)
+        # GPUs left per pair, and core GPU-port nodes still linked
+        pg, ps, pc = self.pairs(plane)
+        pc = pc.copy()
+        gone = rm[is_att]
+        gone_nodes = self.u[gone]
+        mine = self.plane_of(gone_nodes) == plane
+        gk = self.group(gone_nodes[mine]) * S + (self.v[gone[mine]] - self.G)
+        np.subtract.at(pc, np.searchsorted(pg * S + ps, gk), 1)
+        cg = self.core_gpu
+        lost = np.zeros(len(cg), np.int64)
+        for x in (self.u[rm_core], self.v[rm_core]):
+            x = x[x < self.G]
+            np.add.at(lost, np.searchsorted(cg, x), 1)
+        alive = self.gdeg[cg] - lost > 0
+        main, _nparts, tie = self.parts(plane, clabel, pc, alive)
+        if tie:
+            return None
+        # attached GPUs of pairs off their group's main part, and the removed ones
+        bad_pair = np.zeros(self.groups * S, bool)
+        off = clabel[ps] != main[pg]
+        if off.any():
+            bad_pair[(pg * S + ps)[off]] = True
+        cut = [gone_nodes[mine]]
+        if off.any():
+            sel = self.plane_of(self.att_node) == plane
+            nodes = self.att_node[sel]
+            cut.append(nodes[bad_pair[self.group(nodes) * S + self.att_sw[sel]]])
+        in_p = self.plane_of(cg) == plane
+        cut.append(cg[in_p & (~alive | (clabel[S + np.arange(len(cg))] != main[self.group(cg)]))])
+        return unique(np.concatenate(cut))
+
+
+def _first_per(key: np.ndarray, value: np.ndarray, size: int) -> np.ndarray:
+    """Smallest ``value`` per ``key`` in ``0 .. size-1`` (``iinfo.max`` where none)."""
+    out = np.full(size, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(out, key, value)
+    return out

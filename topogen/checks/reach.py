@@ -39,14 +39,13 @@ def check(w: Wire, graph: PlaneGraph) -> None:
                 "see hygiene.gpu-no-link; cable every GPU's NIC port of each plane",
             )
         lab = label[sl]
+        # which groups (rails in rail-only, else the plane) hold their GPUs in several parts: counted per switch
+        _main, nparts, _tie = graph.parts(p)
+        split = np.flatnonzero(nparts > 1)
         if w.rail_only:
-            # vectorised split test: number of distinct labels per rail
-            lk = np.flatnonzero(linked[sl])
-            key = unique((lk % n % K) * (graph.size + 1) + lab[lk])
-            per_rail = np.bincount(key // (graph.size + 1), minlength=K)
-            groups = [(r, np.flatnonzero(linked[sl] & (np.arange(len(lab)) % n % K == r))) for r in np.flatnonzero(per_rail > 1)]
+            groups = [(int(r), np.flatnonzero(linked[sl] & (np.arange(len(lab)) % n % K == r))) for r in split]
         else:
-            groups = [(None, np.flatnonzero(linked[sl]))]
+            groups = [(None, np.flatnonzero(linked[sl]))] if len(split) else []
         for r, members in groups:
             if len(members) == 0:
                 continue

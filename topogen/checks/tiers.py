@@ -12,10 +12,11 @@ import numpy as np
 from .. import counts
 from ..model import tier_role
 from .graphs import components
+from .planes import PlaneGraph
 from .wire import Wire
 
 
-def check(w: Wire) -> None:
+def check(w: Wire, graph: PlaneGraph | None = None) -> None:
     n, spec = w.n, w.spec
 
     def skips(j: int):
@@ -43,13 +44,10 @@ def check(w: Wire) -> None:
             (),
         ),
     )
-    lab = components(w.ndev, w.lo, w.hi)
-    has_gpu = np.zeros(w.ndev, bool)
-    has_gpu[lab[:n]] = True
     w.add_many(
         "tiers.unreachable",
         "error",
-        np.flatnonzero(~has_gpu[lab[n:]] & (ends > 0)),
+        np.flatnonzero(~_gpu_behind(w, graph) & (ends > 0)),
         lambda s: (
             (w.sw_names[s],),
             (),
@@ -80,3 +78,22 @@ def check(w: Wire) -> None:
         f"{used} tier(s) ({'the minimum' if used == minimum else f'minimum {minimum}'}); every cable joins adjacent tiers; "
         f"{int((ends > 0).sum())}/{w.S} switches cabled and reachable from GPUs"
     )
+
+
+def _gpu_behind(w: Wire, graph: PlaneGraph | None) -> np.ndarray:
+    """Per switch: some GPU is in its part of the network.
+
+    With the plane graph: a switch's shortest path to a GPU runs over switches
+    and ends on one GPU cable, which the plane graph holds too; so its part there
+    holds a GPU-plane node exactly when its part of the device graph holds a GPU.
+    """
+    n = w.n
+    if graph is None:
+        lab = components(w.ndev, w.lo, w.hi)
+        has_gpu = np.zeros(w.ndev, bool)
+        has_gpu[lab[:n]] = True
+        return has_gpu[lab[n:]]
+    has_gpu = np.zeros(graph.C, bool)
+    has_gpu[graph.clabel[graph.att_sw]] = True
+    has_gpu[graph.clabel[graph.compact(graph.core_gpu)]] = True
+    return has_gpu[graph.clabel[: w.S]]

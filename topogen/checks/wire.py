@@ -48,7 +48,7 @@ class Wire:
         sw = fabric.switches
         self.sw_names = [s.name for s in sw]
         self.sw_tier = np.fromiter((s.tier for s in sw), np.int64, S)
-        self.sw_plane = np.fromiter((s.plane for s in sw), np.int64, S)
+        self.sw_plane = np.fromiter((s.plane for s in sw), np.int32, S)
         self.sw_radix = np.fromiter((s.radix for s in sw), np.int64, S)
         self.sw_down = np.fromiter((s.down_ports for s in sw), np.int64, S)
         self.sw_ports = fabric.switch_ports()  # interfaces: the radix, less what faster uplinks take beyond one port each
@@ -58,16 +58,17 @@ class Wire:
         self.sw_rail_lo = np.asarray(lo, np.int64)
         self.sw_rail_hi = np.asarray(hi, np.int64)
         self.sw_rail_contig = np.fromiter((not s.rails or tuple(s.rails) == tuple(range(s.rails[0], s.rails[-1] + 1)) for s in sw), bool, S)
-        self.dev_tier = np.concatenate([np.zeros(n, np.int64), self.sw_tier])
+        self.dev_tier = np.concatenate([np.zeros(n, np.int8), self.sw_tier.astype(np.int8)])  # tiers fit a byte
         self.gpu_names = GpuNames(n, self.K)
         L = fabric.links
         self.L = L
-        self.a = L.a_dev.astype(np.int64)
-        self.z = L.z_dev.astype(np.int64)
-        self.ap = L.a_port.astype(np.int64)
-        self.zp = L.z_port.astype(np.int64)
-        self.a_speed = L.a_speed.astype(np.int64)
-        self.z_speed = L.z_speed.astype(np.int64)
+        # the link table's own columns, not copies (device ids int64; ports and speeds int32)
+        self.a = np.asarray(L.a_dev, np.int64)
+        self.z = np.asarray(L.z_dev, np.int64)
+        self.ap = L.a_port
+        self.zp = L.z_port
+        self.a_speed = L.a_speed
+        self.z_speed = L.z_speed
         self.labels = labels or Labels(np.arange(1, len(L) + 1, dtype=np.int64))
         self.valid = (self.a >= 0) & (self.a < self.ndev) & (self.z >= 0) & (self.z < self.ndev)
         self.good = self.valid & (self.a != self.z)
@@ -88,7 +89,7 @@ class Wire:
         self.speed = np.minimum(self.a_speed[i], self.z_speed[i])
         self.adj = self.hi_t == self.lo_t + 1
         n = self.n
-        self.plane = np.where(self.hi >= n, self.sw_plane[np.maximum(self.hi - n, 0)] if self.S else 0, self.lo_port // self.homes)
+        self.plane = np.where(self.hi >= n, self.sw_plane[np.maximum(self.hi - n, 0)] if self.S else 0, self.lo_port // self.homes).astype(np.int32)
         self.sw_cables = np.bincount(np.concatenate([self.lo[self.lo >= n], self.hi[self.hi >= n]]) - n, minlength=self.S)
 
     # names ----------------------------------------------------------------------------
