@@ -340,3 +340,16 @@ def test_workbook_cabling_names_each_legs_breakout_cable(tmp_path):
     assert len(legs) == 128 and all(len(x) == 2 and {y[head.index("Z-Node Name")] for y in x} == {k.split(":")[0]} for k, x in legs.items())
     plain = openpyxl.load_workbook(write(make_ctx(spec(gpus=256, hb_domain=8, radix=[64, 32], link_speed=400, catalog="chassis-400g", arch="rail-optimized")), tmp_path, "p.xlsx"))
     assert next(plain["Cabling rail-optimized"].iter_rows(values_only=True))[-1] == "Length class"
+
+
+def test_breakout_cable_must_fit_the_cage(tmp_path):
+    """A 2-leg breakout cable on a port mode with one port per cage cannot be built: the catalog check says so."""
+    from topogen.resources import template_path
+
+    text = template_path("catalogs", "chassis-400g").read_text()
+    bad = tmp_path / "one-per-cage.yaml"
+    bad.write_text(text.replace("{speed: 200, radix: 128, per_cage: 2}", "{speed: 200, radix: 128, per_cage: 1}"))
+    with pytest.raises(InputError) as e:
+        pipeline.build(spec(gpus=8, hb_domain=8, radix=128, link_speed=200, catalog=str(bad), arch="rail-optimized"))
+    assert [p.message for p in e.value.problems] == ["DAC-400G-2X200G-3M fans out to 2 links from one cage, but FIXED-64X400G has 1 port(s) per cage at 200G"]
+    assert pipeline.build(spec(gpus=8, hb_domain=8, radix=128, link_speed=200, catalog="chassis-400g", arch="rail-optimized")).valid

@@ -13,16 +13,20 @@ Top-level keys: ``name``, ``description``, ``switches``, ``transceivers``,
 * ``switches[]``: ``sku``, ``description``, ``ports`` (list of
   ``{speed, radix, per_cage}``: the radix at each port speed, ``radix: any`` for
   a per-port priced model, ``per_cage`` ports sharing one cage: 2 on twin-port
-  OSFP switches), ``price_usd`` (per box) *or* ``price_per_port_usd`` (box =
+  OSFP switches, or a 400G cage broken out as 2 x 200G), ``price_usd`` (per box) *or* ``price_per_port_usd`` (box =
   radix × it), ``power_w`` (chassis, without optics), ``price_source``,
   ``power_source``, ``interface_type`` (optional NetBox interface type of its
   ports, e.g. ``infiniband-ndr``; default from the speed).
 * ``transceivers[]``: ``sku``, ``description``, ``form_factor``, ``speed``
   (Gb/s per port), ``reach_m`` (omit: no limit), ``ports_per_module`` (2 for
   twin-port modules), ``fiber``, ``price_usd``, ``power_w``, sources.
+  A switch tier takes the first switch with a mode at the tier's downlink speed
+  and radix; when its uplinks are faster (``link_speed: [200, 400]``) the same box
+  also needs a mode at the uplink speed on the same cages (:meth:`Catalog.switch_at`).
 * ``cables[]``: ``sku``, ``description``, ``kind`` (``dac``, ``acc``, ``aec``
   copper; ``fiber``), ``length_m``, ``speed`` (optional), ``links_per_cable``
-  (2 for a splitter from one twin-port cage), ``price_usd``, ``power_w``, sources.
+  (2 for a splitter or breakout cable from one cage: the BOM counts one per
+  cage, its legs dividing the cage's ``per_cage`` ports), ``price_usd``, ``power_w``, sources.
 * ``nics[]`` (optional): ``sku``, ``description``, ``speed``, ``ports``,
   ``price_usd``, ``power_w``, sources, ``interface_type`` (as for switches).
   The first NIC at the link speed is counted once per GPU (per ``ports`` planes).
@@ -771,6 +775,8 @@ def _rule_media(catalog: Catalog, rule: MediaRule, tier: int, length: str, need_
             problems.append(Problem(f"{at}.cable", f"no cable of this rule is long enough for {link} links ({length}, up to {need_m} m); the longest is {longest.sku} ({longest.length_m} m)", f"add a cable of at least {need_m} m"))
         elif cable.speed is not None and cable.speed != speed:
             problems.append(Problem(f"{at}.cable", f"{cable.sku} is rated {cable.speed}G but the {link} links run at {speed}G", f"use a {speed}G cable"))
+        elif mode.per_cage % cable.links_per_cable:  # a breakout cable's legs leave one cage
+            problems.append(Problem(f"{at}.cable", f"{cable.sku} fans out to {cable.links_per_cable} links from one cage, but {switch.sku} has {mode.per_cage} port(s) per cage at {mode.speed}G", "use a cable whose legs fit the switch cage, or a port mode that breaks the cage out (ports: [{speed, radix, per_cage}])"))
     if problems:
         return None, problems
     kind = "copper" if cable is not None and cable.copper else "optical"

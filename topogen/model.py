@@ -11,7 +11,8 @@ of a million GPUs, so nothing here holds one Python object per GPU or per cable:
   switch), the ``z`` end the upper switch. ``tier`` numbers *links*: 1 for
   GPU–leaf, 2 for leaf–spine, 3 for spine–core, and so on.
 * **Ports.** A GPU's NIC port number is its plane (``nic0``, ``nic1``...).
-  Switch ports are 1-based (``p1 .. p<radix>``). Below the top tier a switch
+  Switch ports are 1-based (``p1 .. p<radix>``; with uplinks faster than the
+  downlinks, the down ports then one per uplink, :meth:`Fabric.switch_ports`). Below the top tier a switch
   uses ports ``1 .. radix/2`` for downlinks and ``radix/2 + 1 .. radix`` for
   uplinks; top-tier switches use every port for downlinks.
 

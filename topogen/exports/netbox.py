@@ -37,7 +37,8 @@ Modelling rule (shared with the Slurm files through
 :class:`topogen.naming.NodeNames`): **one device per compute node** of
 ``gpus_per_node`` GPUs, with one interface per NIC port of its GPUs,
 ``gpu<rank>-nic<plane>`` (rank in the HB domain); every switch is a device
-with all its ports ``p1 .. p<radix>``, ports without a cable disabled. Switch
+with all its ports ``p1 .. p<radix>`` (with faster uplinks its down ports, then one
+per uplink at the uplink speed: :meth:`~topogen.model.Fabric.switch_ports`), ports without a cable disabled. Switch
 device types are the catalog SKU the BOM chose, made by the catalog's
 ``manufacturer`` (``generic`` when it names none); GPU nodes get a generic
 type named by NIC ports and speed (``gpu-node-8x400g``). Every status is
