@@ -436,6 +436,37 @@ def test_streamed_sheets_are_lean_spreadsheetml(tmp_path):
             assert f'<dimension ref="A1:{openpyxl.utils.get_column_letter(ws.max_column)}{ws.max_row}"/>' in x, title
 
 
+def test_streamed_sheet_of_any_columns(tmp_path):
+    """The streamed writer's column kinds: integers (negative, wide), floats, text (risky, empty), gaps; what openpyxl reads back."""
+    import numpy as np
+
+    from topogen.exports import workbook_stream as st
+
+    wb = openpyxl.Workbook(write_only=True)
+    sst = st.SharedStrings()
+    ws = st.new_streamed_sheet(wb, "Any")
+    ws.append(["n", "f", "t", "gap", "last"])
+    quote = wbx.quote_style_id(ws)
+    cols = [
+        st.Col(np.array([1, -5, 1234567890123])),
+        st.Col(np.array([0.5, 1e-5, 3.0])),
+        wbx.text_col(sst, ["a & <b>", "=x", ""], quote),
+        st.Col(np.array([st.MISSING] * 3)),
+        st.Col(np.array([7, st.MISSING, 9])),
+    ]
+    ws.rows = lambda: iter([st.rows_xml(2, 3, cols, sst)])
+    ws.last_row, ws.last_col = 4, 5
+    st.save_package(wb, tmp_path / "any.xlsx", sst, 1)
+    got = openpyxl.load_workbook(tmp_path / "any.xlsx")["Any"]
+    assert [[c.value for c in r] for r in got.iter_rows(min_row=2)] == [
+        [1, 0.5, "a & <b>", None, 7],
+        [-5, 1e-05, "=x", None, None],
+        [1234567890123, 3.0, None, None, 9],
+    ]
+    assert got["C3"].data_type == "s" and got["C3"].quotePrefix and not got["C2"].quotePrefix
+    assert sst.count == 2 and sst.size == 2
+
+
 def test_a_failing_row_source_stops_the_writer(tmp_path):
     """An error while rows stream reaches the caller (no hang of the deflate thread)."""
     from topogen.exports import workbook_stream as ws_mod

@@ -62,7 +62,7 @@ from ..model import CHUNK, Fabric, link_tier_name
 from ..naming import GpuNames, device_names
 from .cabling import generate_rows
 from .text import FORMULA_START
-from .workbook_stream import CELL_TEXT_LIMIT, MISSING, TRUNCATED, ZIP64_OVER, Col, SharedStrings, StreamedSheet, assemble, clean_text, digits, new_streamed_sheet, rows_count_strings, rows_xml, save_package, t_open, text_matrix, zdigits
+from .workbook_stream import CELL_TEXT_LIMIT, MISSING, TRUNCATED, ZIP64_OVER, Col, SharedStrings, StreamedSheet, assemble, clean_text, digits, new_streamed_sheet, rows_xml, save_package, t_open, text_matrix, zdigits
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
 COL_LIMIT = 16_384  # columns per sheet in Excel
@@ -224,6 +224,9 @@ class FabricStrings:
         style = np.where(gpu, 0, self.switch_style[sw]) if self.risky else 0
         return Col(values, "s", style)
 
+    def texts(self, values: Sequence[str | None]) -> Col:
+        return text_col(self.sst, values, self.quote)
+
     def ports(self, prefix: str, ports: np.ndarray) -> np.ndarray:
         """Indices of port names ``<prefix><n>`` (``nic0``, ``p17``), interned on first use."""
         table = self._ports.get(prefix, np.zeros(0, np.int64))
@@ -233,6 +236,17 @@ class FabricStrings:
         new = np.unique(ports[table[ports] == MISSING])
         table[new] = self.sst.add_all(f"{prefix}{i}" for i in new.tolist())
         return table[ports]
+
+
+def text_col(sst: SharedStrings, values: Sequence[str | None], quote: int) -> Col:
+    """A streamed column of any text, one per row ("" or None: no cell); text that reads as a formula gets the quote prefix.
+
+    One dict look-up per row: for columns no integer code describes (a note,
+    a user's label). Device and port names go through :class:`FabricStrings`.
+    """
+    idx = np.fromiter((sst.add(v) if v else MISSING for v in values), np.int64, len(values))
+    risky = np.fromiter((bool(v) and is_risky(clean_text(v)) for v in values), bool, len(values))
+    return Col(idx, "s", np.where(risky, quote, 0) if risky.any() else 0)
 
 
 def gpu_names_family(sst: SharedStrings, gpus: int, hb_domain: int) -> int:
@@ -393,8 +407,7 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
         if legs is not None:
             g = legs[0][sl]
             cols.append(Col(np.where(g >= 0, legs[1][np.maximum(g, 0)], MISSING), "s"))
-        fs.sst.count += rows_count_strings(cols, hi - lo)
-        yield rows_xml(lo - part.start + 2, hi - lo, cols)
+        yield rows_xml(lo - part.start + 2, hi - lo, cols, fs.sst)
 
 
 def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fs: FabricStrings | None, breakouts=None) -> None:
@@ -560,8 +573,7 @@ def port_map_xml(fabric: Fabric, part: Part, fs: FabricStrings, radix: int, arch
             Col(np.diff(bounds[s0 : s1 + 1])),
         ]
         cols += [Col(grid[:, j], "s", sgrid if np.ndim(sgrid) == 0 else sgrid[:, j]) for j in range(radix)]
-        fs.sst.count += rows_count_strings(cols, m)
-        yield rows_xml(s0 - part.start + 2, m, cols)
+        yield rows_xml(s0 - part.start + 2, m, cols, fs.sst)
 
 
 def write_port_map(wb, fabric: Fabric, parts: list[Part], fs: FabricStrings | None, arch: str) -> None:

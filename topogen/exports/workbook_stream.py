@@ -286,24 +286,39 @@ def _cell_fields(col: Col, n: int, miss: np.ndarray | None) -> list:
         start = text_matrix([_prefix(col.kind, int(s)) for s in styles])[inv]
     if isinstance(col.values, (int, np.integer)):
         return [start, str(int(col.values)).encode() + _SUFFIX]
-    return [start, digits(col.values if miss is None else np.where(miss, 0, col.values)), _SUFFIX]
+    values = np.asarray(col.values)
+    if values.dtype.kind == "f":
+        return [start, float_text(values, miss), _SUFFIX]
+    return [start, digits(values if miss is None else np.where(miss, 0, values)), _SUFFIX]
 
 
-def rows_xml(first: int, n: int, cols: Sequence[Col]) -> bytes:
+def float_text(values: np.ndarray, miss: np.ndarray | None) -> np.ndarray:
+    """Shortest round-trip text of floats (``0.1``, ``1e-05``), one Python call each: for small columns."""
+    if not np.isfinite(values).all():
+        raise ValueError("a spreadsheet cell cannot hold NaN or infinity")
+    text = [repr(float(v)).encode() for v in values.tolist()]
+    if miss is not None:
+        text = [b"0" if m else t for t, m in zip(text, miss.tolist())]
+    return text_matrix(text)
+
+
+def rows_xml(first: int, n: int, cols: Sequence[Col], sst: SharedStrings | None = None) -> bytes:
     """``<row>`` XML of ``n`` rows numbered from ``first``, one cell per column and no cell references.
 
     A cell whose value is :data:`MISSING` is written ``<c/>`` when a later cell
     of its row has a value (so the cells after it keep their columns) and left
-    out when none does.
+    out when none does. ``sst`` counts the string cells (its ``count``).
     """
     if n == 0:
         return b""
+    if sst is not None:
+        sst.count += rows_count_strings(cols, n)
     fields: list = [b'<row r="', digits(np.arange(first, first + n)), b'">']
     spans = []  # per column: its fields and its missing mask (None: never missing)
     for col in cols:
         miss = None
         if not isinstance(col.values, (int, np.integer)):
-            miss = col.values == MISSING
+            miss = np.asarray(col.values) == MISSING
             miss = miss if miss.any() else None
         start = len(fields)
         fields += _cell_fields(col, n, miss)
