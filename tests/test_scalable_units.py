@@ -272,3 +272,34 @@ def test_cli_flags_and_exit_2(tmp_path):
     assert res.exit_code == 2 and "reserved_leaf_ports" in res.stderr and "Traceback" not in res.stderr
     # unset fields: the spec's hash and every output as before
     assert "scalable_unit" not in load_spec("demo").to_dict()
+
+
+# --- exports follow the SUs ----------------------------------------------------------------------
+
+
+def test_slurm_tree_and_diagram_follow_the_sus(tmp_path):
+    """Slurm: each rail-0 leaf holds exactly one SU's nodes; the overview diagram boxes leaves per SU and
+    shows the top tier's growth ports; NetBox marks the reserved ports and each leaf's SU; the workbook
+    carries the build notes; the 288-port spine row says 288-port."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "dgx-h100-su", "--gpus", "760", "--out", str(out), "--formats", "slurm,diagrams,netbox,xlsx"])
+    assert res.exit_code == 0, res.output
+    tree = (out / "rail-optimized" / "slurm" / "tree" / "topology.conf").read_text().splitlines()
+    leaves = [ln for ln in tree if ln.startswith("SwitchName=leaf")]
+    assert leaves == ["SwitchName=leaf-g0-r0 Nodes=hb[00-31]", "SwitchName=leaf-g1-r0 Nodes=hb[32-63]", "SwitchName=leaf-g2-r0 Nodes=hb[64-94]"]
+    assert any(ln.startswith("# Scalable units: 3 SU(s) of 32 nodes") for ln in tree)
+    dot = (out / "rail-optimized" / "overview.dot").read_text()
+    assert ">leaf SU 2<" in dot and "in 3 SUs" in dot and "sized for 4 SUs: 256 ports for growth" in dot
+    nb = out / "rail-optimized" / "netbox"
+    kept = [ln.split(",")[0:2] for ln in (nb / "interfaces.csv").read_text().splitlines() if "reserved for management / UFM" in ln]
+    assert kept == [[f"dgx-h100-su-rail-optimized.leaf-g2-r{r}", "p32"] for r in range(8)]
+    assert "rail 0, scalable unit 2" in (nb / "devices.csv").read_text()
+    import openpyxl
+
+    wb = openpyxl.load_workbook(next(out.glob("*.xlsx")), read_only=True)
+    text = " ".join(str(c) for ws in wb.worksheets for row in ws.iter_rows(values_only=True) for c in row if c)
+    assert "reserved_leaf_ports 1: port(s) p32 of 8 switches" in text and "spine: 16 switches sized for max_scalable_units 4" in text
+    from topogen import overview
+
+    v = overview.rail_optimized_overview(clos.generate(load_spec("leaf32-spine288", {"arch": "rail-optimized"}), "rail-optimized"))
+    assert "16 spines × 288-port" in v.rows[2]

@@ -157,6 +157,8 @@ CASES = {
     "gh200-superchips": lambda: build_spec({"name": "gh", "gpus": 2048, "hb_domain": 256, "radix": 64, "gpus_per_node": 1}),
     # dual-homed, 3 tiers: each node under a leaf pair, which the tree shows as one Slurm switch
     "dual-homed": lambda: build_spec({"name": "dh", "gpus": 504, "hb_domain": 8, "radix": 16, "homing": "dual"}),
+    # scalable units, 3 tiers with the top sized for 12 SUs: a rail-0 leaf per SU, SUs grouped by pod
+    "scalable-units": lambda: build_spec({"name": "su", "gpus": 400, "hb_domain": 8, "radix": 16, "scalable_unit": 5, "max_scalable_units": 12, "reserved_leaf_ports": 1}),
 }
 
 

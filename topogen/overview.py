@@ -314,8 +314,10 @@ def rail_optimized_overview(fabric: Fabric) -> View:
     pr_lo, _ = _minmax(pod_box, col["rail_lo"][leaf_sw], nbox)
     _, pr_hi = _minmax(pod_box, col["rail_hi"][leaf_sw], nbox)
 
+    unit = "SU" if spec.scalable_unit else "group"  # with scalable units a leaf group is one SU
+
     def pod_leaves(b: int) -> str:
-        groups = f"group {pg_lo[b]}" if pg_lo[b] == pg_hi[b] else f"groups {pg_lo[b]}–{pg_hi[b]}"
+        groups = f"{unit} {pg_lo[b]}" if pg_lo[b] == pg_hi[b] else f"{unit}s {pg_lo[b]}–{pg_hi[b]}"
         rails = "" if (pr_lo[b], pr_hi[b]) == (0, K - 1) else f", rails {span(int(pr_lo[b]), int(pr_hi[b]))}"
         return f"leaves of {groups}{rails}"
 
@@ -325,20 +327,20 @@ def rail_optimized_overview(fabric: Fabric) -> View:
         if row == 0:
             d_lo, d_hi = int(gpu_lo[b]) // K, int(gpu_hi[b]) // K
             if more:
-                box = Box(bid, 0, "more", f"{MORE} {hidden} more groups", (f"{plural('hb', n // K)} · {plural('gpu', n)}",), n)
+                box = Box(bid, 0, "more", f"{MORE} {hidden} more {unit}s", (f"{plural('hb', n // K)} · {plural('gpu', n)}",), n)
             else:
                 box = Box(bid, 0, "gpu", f"HB domains {span(d_lo, d_hi, dw)}", (f"{plural('gpu', n)} ({n // K} × {K})",), n)
         else:
             role = tier_role(row)
-            what = "group" if row == 1 else "pod" if row == 2 else "block"
+            what = unit if row == 1 else "pod" if row == 2 else "block"
             if more:
                 box = Box(bid, row, "more", f"{MORE} {hidden} more {what}s", (plural(role, n),), n)
             elif row == t:
-                box = Box(bid, row, role, f"{role} tier", (plural(role, n),), n)
+                box = Box(bid, row, role, f"{role} tier", (plural(role, n),) + _growth(fabric), n)
             elif row == 1:
                 rails = f"rails {span(int(r_lo[b]), int(r_hi[b]))}"
                 each = "1 rail each" if w_hi[b] == 1 else f"{spread(int(w_lo[b]), int(w_hi[b]))} rails each"
-                box = Box(bid, row, role, f"leaf group {int(blk_lo[b])}", (f"{plural(role, n)} · {each}", rails), n)
+                box = Box(bid, row, role, f"leaf {unit} {int(blk_lo[b])}", (f"{plural(role, n)} · {each}", rails), n)
             elif row == 2:
                 box = Box(bid, row, role, f"{role} {what} {int(blk_lo[b])}", (plural(role, n), pod_leaves(b)), n)
             else:
@@ -356,9 +358,20 @@ def rail_optimized_overview(fabric: Fabric) -> View:
     groups = len(np.unique(col["block"][sw_idx[col["tier"][sw_idx] == 1]]))
     for j in range(1, t + 1):
         nblk = len(np.unique(col["block"][sw_idx[col["tier"][sw_idx] == j]]))
-        extra = f"in {plural('group', groups)}" if j == 1 else (f"in {plural('pod' if j == 2 else 'block', nblk)}" if j < t else "")
-        view.rows[j] = _row_label(tier_role(j), j, int(per_row[j]), spec.radix, extra)
+        extra = f"in {plural(unit, groups)}" if j == 1 else (f"in {plural('pod' if j == 2 else 'block', nblk)}" if j < t else "")
+        view.rows[j] = _row_label(tier_role(j), j, int(per_row[j]), spec.radix_at(j), extra)
     return view
+
+
+def _growth(fabric: Fabric) -> tuple[str, ...]:
+    """The top tier's line when it is sized for more scalable units than are built."""
+    from .units import port_budget
+
+    u = fabric.spec.units
+    if not u.max:
+        return ()
+    b = port_budget(fabric)
+    return (f"sized for {u.max} SUs: {num(b['growth_ports'])} ports for growth",)
 
 
 # --- rail-only ----------------------------------------------------------------------------------
@@ -488,7 +501,7 @@ def rail_only_overview(fabric: Fabric) -> View:
     view.rows[0] = ("GPUs", f"{num(N)} in {K} rails of {num(N // K)}")
     for j in range(1, t + 1):
         n = int(per_row[j])
-        view.rows[j] = _row_label(tier_role(j), j, n, spec.radix)
+        view.rows[j] = _row_label(tier_role(j), j, n, spec.radix_at(j))
     return view
 
 
@@ -597,7 +610,7 @@ def rail_view(fabric: Fabric, rail: int = 0) -> View:
 
     view.rows[0] = ("GPUs", f"{num(len(gpus))} · rank {rail} of each HB domain")
     for j in range(1, t + 1):
-        view.rows[j] = _row_label(tier_role(j), j, int((tiers_of == j).sum()), spec.radix, each_line(j))
+        view.rows[j] = _row_label(tier_role(j), j, int((tiers_of == j).sum()), spec.radix_at(j), each_line(j))
     return view
 
 

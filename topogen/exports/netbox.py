@@ -245,8 +245,11 @@ def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
             gpus = f"GPU {first}" if g == 1 else f"{g} GPUs {first}..{last}"
             note = f"host {name}: HB domain {d} node {j} (of {per}), {gpus}, {nics}"
         yield (pre + name, NODE_ROLE, node_type, node_maker, site, STATUS, note)
+    su = bool(spec.scalable_unit)
     for s in fabric.switches:
         note = f"switch {s.name}: tier {s.tier} {s.role}, plane {s.plane}, {_rails_text(s.rails)}"
+        if su and s.tier == 1:
+            note += f", scalable unit {s.block}"
         model, maker = by_tier[s.tier]
         yield (pre + s.name, s.role, model, maker, site, STATUS, note)
 
@@ -326,6 +329,10 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
     ptype = cell_safe(port_type(spec.link_speed, types.switch_port_type))
     switch_of = np.repeat(np.arange(len(fabric.switches)), np.diff(offsets))
     heads = text_table(["downlink to ", "uplink to "])
+    kept = np.zeros(int(offsets[-1]), bool)  # ports kept free for management / UFM (reserved_leaf_ports)
+    for i, a, b in fabric.reserved:
+        kept[offsets[i] + a - 1 : offsets[i] + b] = True
+    free = text_table(["unused", "reserved for management / UFM (reserved_leaf_ports)"])
     mixed = bool(getattr(spec, "tier_speed", ()))  # ports down at the tier's speed, up at the next tier's
     if mixed:
         tiers = np.fromiter((s.tier for s in fabric.switches), np.int64, len(fabric.switches))
@@ -337,7 +344,8 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         pd, pp = peer_dev[sl], peer_port[sl]
         cabled = pd >= 0
         pd0 = np.where(cabled, pd, 0)
-        descs = [f"{h}{dn} {pn}" if c else "unused" for h, dn, pn, c in zip(heads[is_up[sl].view(np.int8)].tolist(), ends.hosts[pd0].tolist(), v.interfaces(pd0, pp).tolist(), cabled.tolist())]
+        idle = free[kept[sl].view(np.int8)].tolist()
+        descs = [f"{h}{dn} {pn}" if c else f for h, dn, pn, c, f in zip(heads[is_up[sl].view(np.int8)].tolist(), ends.hosts[pd0].tolist(), v.interfaces(pd0, pp).tolist(), cabled.tolist(), idle)]
         number = np.arange(sl.start, sl.stop) - offsets[sw] + 1
         ports = v.ports(np.full(len(sw), n), number)
         if mixed:

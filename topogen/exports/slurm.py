@@ -269,6 +269,12 @@ def tree_lines(fabric: Fabric) -> Iterator[str]:
     if fabric.spec.homes > 1:
         yield "# homing: dual: the two leaves of a pair (-a, -b) serve the same nodes, so each pair is one Slurm"
         yield "# switch named without the suffix (a node under two leaves is an error for the tree plugin)."
+    spec = fabric.spec
+    if spec.scalable_unit:
+        per = spec.units.domains
+        sus = -(-spec.domains // per)
+        yield f"# Scalable units: {sus} SU(s) of {spec.scalable_unit} nodes; the leaves are built per SU, so each rail-0 leaf"
+        yield f"# switch holds one SU's nodes (SU s: HB domains {per}*s to {per}*s+{per - 1}), and jobs packed under one leaf stay in one SU."
     yield "# HB domains as blocks: ../block/topology.conf (TopologyPlugin=topology/block, Slurm 23.11+)."
     for t in tree:
         if t.tier == 1:
