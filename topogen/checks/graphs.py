@@ -51,7 +51,7 @@ def unique(x: np.ndarray, counts: bool = False):
     Sort-based: numpy's hash-based ``np.unique`` is several times slower on
     the millions of int64 keys of a large fabric.
     """
-    x = np.sort(np.asarray(x).ravel(), kind="stable")
+    x = np.sort(np.asarray(x).ravel())  # values only: any sort order is the same, and the default is many times faster
     first = run_starts(x)
     if counts:
         return x[first], np.diff(np.r_[first, len(x)])
@@ -60,22 +60,35 @@ def unique(x: np.ndarray, counts: bool = False):
 
 def _mix(x: np.ndarray, seed: int) -> np.ndarray:
     """splitmix64 of ``x + seed``: hash of a neighbour id, summed per node."""
-    with np.errstate(over="ignore"):
-        z = (x.astype(np.uint64) + np.uint64(seed)) * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+    with np.errstate(over="ignore"):  # in place: two temporaries however long x is
+        z = x.astype(np.uint64)
+        z += np.uint64(seed)
+        z *= np.uint64(0x9E3779B97F4A7C15)
+        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+            t = z >> np.uint64(shift)
+            z ^= t
+            z *= np.uint64(mult)
+        z ^= z >> np.uint64(31)
+        return z
 
 
 class _Csr:
     """An undirected simple graph as sorted adjacency (``src`` ascending, then ``dst``)."""
 
     def __init__(self, V: int, ea: np.ndarray, eb: np.ndarray):
-        ea = np.asarray(ea, np.int64)
-        eb = np.asarray(eb, np.int64)
-        key = unique(np.concatenate([ea * V + eb, eb * V + ea]))
+        E = len(ea)
+        key = np.empty(2 * E, np.int64)  # both directions, built and sorted in place
+        np.multiply(ea, V, out=key[:E])
+        key[:E] += eb
+        np.multiply(eb, V, out=key[E:])
+        key[E:] += ea
+        key.sort()
+        if E and not (key[1:] != key[:-1]).all():
+            key = key[np.r_[True, key[1:] != key[:-1]]]  # parallel cables: one edge
         self.V = V
-        self.src, self.dst = np.divmod(key, V)  # both directions, deduplicated, sorted by src
+        self.src = key // V  # sorted by src, then dst
+        key -= self.src * V
+        self.dst = key
         self.deg = np.bincount(self.src, minlength=V)
         self.off = np.zeros(V + 1, np.int64)
         np.cumsum(self.deg, out=self.off[1:])
@@ -85,10 +98,10 @@ class _Csr:
     def twins(self) -> np.ndarray:
         """Representative of each node's class of nodes with the same neighbour set.
 
-        Classes come from two 64-bit hashes of the neighbour list, then are
-        proved exact by comparing every member's list with its representative's;
-        should a hash ever collide, every node is its own class (still correct,
-        only slower).
+        Classes come from the degree and a 64-bit hash of the neighbour list, then
+        are proved exact by comparing every member's list with its
+        representative's; should a hash ever collide, every node is its own
+        class (still correct, only slower).
         """
         V, deg, off, dst = self.V, self.deg, self.off, self.dst
         rep = np.arange(V, dtype=np.int64)
@@ -96,17 +109,16 @@ class _Csr:
         if not len(nodes):
             return rep
         h1 = np.zeros(V, np.uint64)
-        h2 = np.zeros(V, np.uint64)
         h1[self.usrc] = np.add.reduceat(_mix(dst, 1), self.starts)
-        h2[self.usrc] = np.add.reduceat(_mix(dst, 7), self.starts)
-        cls_key = np.stack([deg[nodes].astype(np.uint64), h1[nodes], h2[nodes]], axis=1)
+        cls_key = np.stack([deg[nodes].astype(np.uint64), h1[nodes]], axis=1)
         _u, first, inv = np.unique(cls_key, axis=0, return_index=True, return_inverse=True)
-        rep_of = nodes[first][inv.ravel()]
-        member = np.repeat(nodes, deg[nodes])
-        k = np.arange(len(member)) - np.repeat(off[nodes], deg[nodes])
-        if np.array_equal(dst[off[member] + k], dst[off[np.repeat(rep_of, deg[nodes])] + k]):
-            rep[nodes] = rep_of
-        return rep
+        cand = rep.copy()
+        cand[nodes] = nodes[first][inv.ravel()]
+        # edge e of node v (the k-th of its list) against the k-th of its representative's list
+        idx = off[cand[self.src]]
+        idx -= off[self.src]
+        idx += np.arange(len(idx))
+        return cand if np.array_equal(dst[idx], dst) else rep
 
     def sweep(self, sources: np.ndarray, bits: np.ndarray, nbits: int) -> np.ndarray:
         """Breadth-first distances from ``nbits`` source sets at once, one bit of a word per set.
@@ -126,7 +138,10 @@ class _Csr:
         while len(self.src):
             d += 1
             new = R.copy()
-            new[self.usrc] |= _or_gather(R, self.dst, self.starts)
+            if W == 1:  # one word per node: a flat gather (a column of one is much slower to reduce)
+                new[self.usrc, 0] |= _or_gather(R[:, 0], self.dst, self.starts)
+            else:
+                new[self.usrc] |= _or_gather(R, self.dst, self.starts)
             rows = np.flatnonzero((new != R).any(axis=1))
             if not len(rows):
                 break
@@ -255,11 +270,11 @@ def _per_component(nodes: np.ndarray, key: tuple, comp: np.ndarray, k: int) -> t
 
 def _or_gather(R: np.ndarray, src: np.ndarray, gstart: np.ndarray, budget: int = 1 << 22) -> np.ndarray:
     """OR of ``R[src]`` over each run starting at ``gstart``, in memory-bounded slices."""
-    W = R.shape[1]
+    W = R.shape[1] if R.ndim == 2 else 1
     step = max(1, budget // max(W, 1))
     if len(src) <= step:
         return np.bitwise_or.reduceat(R[src], gstart, axis=0)
-    out = np.zeros((len(gstart), W), np.uint64)
+    out = np.zeros((len(gstart),) + R.shape[1:], np.uint64)
     bounds = np.r_[gstart, len(src)]
     g0 = 0
     while g0 < len(gstart):
