@@ -390,14 +390,16 @@ GRID = [
     (4096, 8, 32, 1, "dedicated", "full"),
     (16384, 8, 64, 1, "shared", "full"),
     (4096, 8, 8, 1, "shared", "minimal"),
+    (512, 8, 64, 1, "shared", "full", "dual"),
+    (4096, 8, 64, 2, "shared", "full", "dual"),
 ]
 
 
-def _spec(gpus, hb, radix, planes, packing, provision):
-    return build_spec({"name": "grid", "gpus": gpus, "hb_domain": hb, "radix": radix, "planes": planes, "rail_packing": packing, "provision": provision})
+def _spec(gpus, hb, radix, planes, packing, provision, homing="planes"):
+    return build_spec({"name": "grid", "gpus": gpus, "hb_domain": hb, "radix": radix, "planes": planes, "rail_packing": packing, "provision": provision, "homing": homing})
 
 
-@pytest.fixture(scope="module", params=GRID, ids=lambda p: "n{}-k{}-r{}-pl{}-{}-{}".format(*p))
+@pytest.fixture(scope="module", params=GRID, ids=lambda p: "-".join(f"{k}{v}" for k, v in zip(("n", "k", "r", "pl", "", "", ""), p)))
 def grid(request):
     ctx = pipeline.build(_spec(*request.param))
     return ctx, {rel: Dot(g.source) for rel, g in diagrams.diagrams(ctx)}

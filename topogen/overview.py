@@ -229,11 +229,11 @@ def _minmax(box: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np
 
 
 def _gpu_leaf(fabric: Fabric) -> np.ndarray:
-    """The plane-0 leaf (switch index) of every GPU."""
+    """The plane-0 leaf (switch index) of every GPU (the lower of a dual-homed pair)."""
     L = fabric.links
     sel = (L.tier == 1) & (L.plane == 0)
-    leaf = np.full(fabric.gpus, -1, np.int64)
-    leaf[L.a_dev[sel]] = L.z_dev[sel] - fabric.gpus
+    leaf = np.full(fabric.gpus, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(leaf, L.a_dev[sel], L.z_dev[sel] - fabric.gpus)  # dual-homed: the pair's first leaf
     return leaf
 
 
@@ -578,6 +578,8 @@ def rail_view(fabric: Fabric, rail: int = 0) -> View:
         for s in range(int(slot.max()) + 1):
             dom = np.flatnonzero(slot == s)
             n = len(dom)
+            if not n:  # a dual-homed pair's second leaf: its GPUs are drawn under the first
+                continue
             if folded(len(leaves)) and s == HEAD:
                 box = Box("gpu_more", 0, "more", f"{MORE} GPUs of {int(np.unique(pos[dom]).size)} more leaves", (plural("gpu", n),), n)
             else:
