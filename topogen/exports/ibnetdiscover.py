@@ -157,29 +157,29 @@ def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK) -> Iterator[st
         q = np.where(a_side, L.z_dev[r], L.a_dev[r])
         port_ = _end_ports(fabric, d, np.where(a_side, L.a_port[r], L.z_port[r]))
         peer_port_ = _end_ports(fabric, q, np.where(a_side, L.z_port[r], L.a_port[r]))
-        p, qp = port_.tolist(), peer_port_.tolist()
-        spd = speed_text[np.searchsorted(speeds, L.a_speed[r])].tolist()
-        pid, pname, plid = id_of[q].tolist(), names[q].tolist(), lid[q].tolist()
-        sw = d >= n
+        spd = speed_text[np.searchsorted(speeds, L.a_speed[r])]
         out = np.empty(hi - lo, dtype=object)
-        rows = np.flatnonzero(sw)
+        rows = np.flatnonzero(d >= n)  # switch ports: peer, its port (and port GUID at a GPU), name, LID
         if len(rows):
-            gpu_peer = (q[rows] < n).tolist()
-            pg = [f"({g:x}) " if c else "" for g, c in zip((guids[q[rows]] + peer_port_[rows]).tolist(), gpu_peer)]
-            out[rows] = [f'[{p[i]}]\t{pid[i]}[{qp[i]}]{g}\t\t# "{pname[i]}" lid {plid[i]} {spd[i]}' for i, g in zip(rows.tolist(), pg)]
-        rows = np.flatnonzero(~sw)
+            qs, qps = q[rows], peer_port_[rows]
+            pg = np.full(len(rows), "", dtype=object)
+            at_gpu = np.flatnonzero(qs < n)
+            pg[at_gpu] = [f"({g:x}) " for g in (guids[qs[at_gpu]] + qps[at_gpu]).tolist()]
+            cols = (port_[rows].tolist(), id_of[qs].tolist(), qps.tolist(), pg.tolist(), names[qs].tolist(), lid[qs].tolist(), spd[rows].tolist())
+            out[rows] = [f'[{a}]\t{b}[{c}]{g}\t\t# "{e}" lid {f} {h}' for a, b, c, g, e, f, h in zip(*cols)]
+        rows = np.flatnonzero(d < n)  # CA ports: own port GUID and LID, then the peer
         if len(rows):
-            own = (guids[d[rows]] + port_[rows]).tolist()
-            mine = lid[d[rows]].tolist()
-            out[rows] = [f'[{p[i]}]({g:x}) \t{pid[i]}[{qp[i]}]\t\t# lid {m} lmc 0 "{pname[i]}" lid {plid[i]} {spd[i]}' for i, g, m in zip(rows.tolist(), own, mine)]
-        first = np.searchsorted(starts, lo)
-        at = starts[first : np.searchsorted(starts, hi)]  # rows of this piece that start a device
-        for i, x in zip(at.tolist(), dev[at].tolist()):
-            if x >= n:
-                head = f'Switch\t{radix[x - n]} {id_of[x]}\t\t# "{names[x]}" enhanced port 0 lid {lid[x]} lmc 0'
-            else:
-                head = f'Ca\t{ca_ports} {id_of[x]}\t\t# "{names[x]}"'
-            out[i - lo] = ("\n" if i else "") + head + "\n" + out[i - lo]
+            qs, ds = q[rows], d[rows]
+            cols = (port_[rows].tolist(), (guids[ds] + port_[rows]).tolist(), id_of[qs].tolist(), peer_port_[rows].tolist(), lid[ds].tolist(), names[qs].tolist(), lid[qs].tolist(), spd[rows].tolist())
+            out[rows] = [f'[{a}]({g:x}) \t{b}[{c}]\t\t# lid {own} lmc 0 "{e}" lid {f} {h}' for a, g, b, c, own, e, f, h in zip(*cols)]
+        at = starts[np.searchsorted(starts, lo) : np.searchsorted(starts, hi)]  # rows of this piece that start a device
+        xs = dev[at]
+        heads = np.empty(len(at), dtype=object)
+        sw = np.flatnonzero(xs >= n)
+        heads[sw] = [f'Switch\t{x} {i}\t\t# "{nm}" enhanced port 0 lid {li} lmc 0' for x, i, nm, li in zip(radix[xs[sw] - n].tolist(), id_of[xs[sw]].tolist(), names[xs[sw]].tolist(), lid[xs[sw]].tolist())]
+        ca = np.flatnonzero(xs < n)
+        heads[ca] = [f'Ca\t{ca_ports} {i}\t\t# "{nm}"' for i, nm in zip(id_of[xs[ca]].tolist(), names[xs[ca]].tolist())]
+        out[at - lo] = [("\n" if i else "") + h + "\n" + line for i, h, line in zip(at.tolist(), heads.tolist(), out[at - lo].tolist())]
         yield "\n".join(out.tolist()) + "\n"
 
 
@@ -187,7 +187,10 @@ def sim_needs(fabric: Fabric, sub: Subnet) -> tuple[int, int, int]:
     """(switches, nodes, ports) ibsim must hold to load the subnet (a node's ports count port 0)."""
     n = fabric.gpus
     L = fabric.links
-    gpus = np.unique(L.a_dev[sub.links][L.a_dev[sub.links] < n])
+    a = L.a_dev[sub.links]
+    seen = np.zeros(n, bool)
+    seen[a[a < n]] = True
+    gpus = np.flatnonzero(seen)  # (np.unique of a million ids hashes them: slower than this mark)
     radix = sum(fabric.switches[i - n].radix + 1 for i in sub.switch_ids.tolist())
     nodes = sub.switches + len(gpus)
     return sub.switches, nodes, radix + len(gpus) * (fabric.spec.nic_ports + 1)

@@ -58,6 +58,7 @@ which Slurm expands to every combination).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -127,7 +128,10 @@ def rail0_tree(fabric: Fabric) -> list[tuple[int, list[int]]]:
     reached = uniq
     for tier in range(2, fabric.tiers + 1):
         m = (L.tier == tier) & (L.plane == 0) & np.isin(L.a_dev, reached)
-        pairs = np.unique(np.stack([L.z_dev[m], L.a_dev[m]], axis=1), axis=0)
+        span = int(L.a_dev[m].max(initial=0)) + 1
+        key = np.sort(L.z_dev[m] * span + L.a_dev[m])  # (parent, child) pairs in order, as one int64 each
+        key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
+        pairs = np.stack([key // span, key % span], axis=1)
         if not len(pairs):
             break
         parents, start = np.unique(pairs[:, 0], return_index=True)
@@ -184,6 +188,7 @@ def aggregated_tree(fabric: Fabric) -> list[SlurmSwitch]:
 _POS = re.compile(r"^(.*?)-?\d+$")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _natural(name: str) -> tuple:
     """Sort key: names with numbers in numeric order (``leaf-g2`` before ``leaf-g10``)."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
