@@ -353,3 +353,19 @@ def test_breakout_cable_must_fit_the_cage(tmp_path):
         pipeline.build(spec(gpus=8, hb_domain=8, radix=128, link_speed=200, catalog=str(bad), arch="rail-optimized"))
     assert [p.message for p in e.value.problems] == ["DAC-400G-2X200G-3M fans out to 2 links from one cage, but FIXED-64X400G has 1 port(s) per cage at 200G"]
     assert pipeline.build(spec(gpus=8, hb_domain=8, radix=128, link_speed=200, catalog="chassis-400g", arch="rail-optimized")).valid
+
+
+def test_diagram_bundles_carry_their_tier_speed():
+    """The overview and rail views label each bundle with its own tier's speed (200G NIC links, 400G uplinks)."""
+    from topogen import overview
+
+    for arch, gpus in (("rail-optimized", 1024), ("rail-only", 8 * 200)):
+        s = spec(gpus=gpus, hb_domain=8, radix=[128, 64], link_speed=[200, 400], arch=arch)
+        f = clos.generate(s, arch)
+        assert f.tiers == 2
+        for view in (overview.overview(f), *((overview.rail_view(f),) if arch == "rail-only" else ())):
+            by_tier = {b.tier: " ".join(b.lines) for b in view.bundles if b.lines}
+            assert by_tier and all(("200G" in t) == (tier == 1) and ("400G" in t) == (tier == 2) for tier, t in by_tier.items()), by_tier
+            rows = {j: " ".join(r) for j, r in view.rows.items()}
+            assert "× 128-port" in rows[max(k for k in rows if "leaf" in rows[k])] and any("spines × 64-port" in r for r in rows.values()), rows
+        assert "radix 128/64 · 200/400G · 2 tier(s)" in overview.overview(f).subtitle[0]

@@ -129,6 +129,10 @@ class Spec:
         s = self.tier_speed or (self.link_speed,)
         return s[min(link_tier, len(s)) - 1]
 
+    def radix_text(self) -> str:
+        """``64`` or, per switch tier, ``32/288`` (leaf first)."""
+        return "/".join(map(str, self.tier_radix)) if self.tier_radix else str(self.radix)
+
     def speeds_text(self) -> str:
         """``400`` or, per link tier, ``200/400`` (GPU-leaf first)."""
         return "/".join(map(str, self.tier_speed)) if self.tier_speed else str(self.link_speed)
