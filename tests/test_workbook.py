@@ -467,6 +467,27 @@ def test_streamed_sheet_of_any_columns(tmp_path):
     assert sst.count == 2 and sst.size == 2
 
 
+def test_zip64_only_where_an_entry_may_pass_2_gib(tmp_path):
+    """An entry marked big gets Zip64 sizes (zipfile's limit) and still reads back; the others keep plain headers."""
+    from topogen.exports import workbook_stream as st
+
+    z = st.ZipStream(tmp_path / "z.zip", 1)
+    z.entry("big.xml", [b"<a/>" * 1000, b"<b/>"], big=True)
+    z.entry("small.xml", [b"<c/>"])
+    z.close()
+    with zipfile.ZipFile(tmp_path / "z.zip") as zf:
+        assert zf.testzip() is None
+        assert zf.read("big.xml") == b"<a/>" * 1000 + b"<b/>" and zf.read("small.xml") == b"<c/>"
+    raw = (tmp_path / "z.zip").read_bytes()
+    head = raw[: raw.index(b"small.xml")]
+    assert b"\x01\x00\x10\x00" in head  # the Zip64 extra field (id 1, 16 bytes) in big.xml's local header
+    ws = openpyxl.Workbook(write_only=True).create_sheet("x")
+    wbx.stream_into(ws, None, 1_048_576, 20)
+    assert not ws.big  # a full cabling sheet stays well under 2 GiB
+    wbx.stream_into(ws, None, 1_048_576, 16_384)
+    assert ws.big  # a port map of 16,384 columns may pass 2 GiB
+
+
 def test_a_failing_row_source_stops_the_writer(tmp_path):
     """An error while rows stream reaches the caller (no hang of the deflate thread)."""
     from topogen.exports import workbook_stream as ws_mod
