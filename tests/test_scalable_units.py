@@ -303,3 +303,33 @@ def test_slurm_tree_and_diagram_follow_the_sus(tmp_path):
 
     v = overview.rail_optimized_overview(clos.generate(load_spec("leaf32-spine288", {"arch": "rail-optimized"}), "rail-optimized"))
     assert "16 spines × 288-port" in v.rows[2]
+
+
+def test_validate_cabling_file_with_a_cable_on_the_ufm_port(tmp_path):
+    """topogen validate of a cabling.csv whose last GPU cable of a last-SU leaf is moved onto the reserved p32: exit 1, the port named."""
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["build", "dgx-h100-su", "--out", str(out), "--formats", "cabling"]).exit_code == 0
+    path = out / "rail-optimized" / "cabling.csv"
+    lines = path.read_text().splitlines()
+    cols = lines[0].split(",")
+    rows = [ln.split(",") for ln in lines[1:]]
+    hit = max(i for i, r in enumerate(rows) if r[cols.index("z_device")] == "leaf-g3-r5" and r[cols.index("tier")] == "1")
+    rows[hit][cols.index("z_port")] = "p32"
+    path.write_text("\n".join([lines[0]] + [",".join(r) for r in rows]) + "\n")
+    res = CliRunner().invoke(main, ["validate", str(path), "--spec", "dgx-h100-su"])
+    assert res.exit_code == 1, res.output
+    found = [ln for ln in res.output.splitlines() if "hygiene.reserved-port" in ln]
+    assert len(found) == 1 and "leaf-g3-r5:p32" in found[0] and f"cable {hit + 1}" in found[0]
+    # the unmodified file validates
+    assert CliRunner().invoke(main, ["build", "dgx-h100-su", "--out", str(tmp_path / "p"), "--formats", "cabling"]).exit_code == 0
+    assert CliRunner().invoke(main, ["validate", str(tmp_path / "p" / "rail-optimized" / "cabling.csv"), "--spec", "dgx-h100-su"]).exit_code == 0
+
+
+def test_a_cluster_that_fits_one_switch_stays_one_switch():
+    """An SU that fits one leaf's ports entirely: one switch (no SU leaves), unless the top tier is sized for more SUs."""
+    one = clos.generate(spec(gpus=48, hb_domain=8, radix=64, scalable_unit=4, arch="rail-optimized"), "rail-optimized")
+    assert one.switches_per_tier() == [1]
+    grown = spec(gpus=48, hb_domain=8, radix=64, scalable_unit=4, max_scalable_units=8, arch="rail-optimized")
+    f = clos.generate(grown, "rail-optimized")
+    assert f.switches_per_tier() == [16, 32] and validate.validate(f).valid  # 8 SUs x 8 leaves x 32 uplinks = 32 spines of 64
+    check_fabric(f, counts.arch_counts(grown, "rail-optimized"))
