@@ -45,16 +45,14 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     Returns the worst ratio per tier (``None``: no uplinks), also stored as a figure.
     """
     n, S = w.n, w.S
-    up = np.zeros(S, np.int64)
-    down = np.zeros(S, np.int64)
-    nup = np.zeros(S, np.int64)
-    ndown = np.zeros(S, np.int64)
     lo_sw = w.adj & (w.lo >= n)
-    np.add.at(up, w.lo[lo_sw] - n, w.speed[lo_sw])
-    np.add.at(nup, w.lo[lo_sw] - n, 1)
+    at = w.lo[lo_sw] - n
+    nup = np.bincount(at, minlength=S)
+    up = np.bincount(at, weights=w.speed[lo_sw], minlength=S).astype(np.int64)  # Gb/s sums: exact in a double
     hs = w.adj & (w.hi >= n)
-    np.add.at(down, w.hi[hs] - n, w.speed[hs])
-    np.add.at(ndown, w.hi[hs] - n, 1)
+    at = w.hi[hs] - n
+    ndown = np.bincount(at, minlength=S)
+    down = np.bincount(at, weights=w.speed[hs], minlength=S).astype(np.int64)
     top = w.fabric.tiers
     below = (w.sw_tier < top) & (down > 0)
     ratios = np.full(S, np.nan)

@@ -18,8 +18,8 @@ def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     ix = np.int32 if n < 2**31 else np.int64  # narrow ids: half the memory traffic of the gathers
     label = np.arange(n, dtype=ix)
-    a = np.asarray(a).astype(ix)
-    b = np.asarray(b).astype(ix)
+    a = np.asarray(a).astype(ix, copy=False)
+    b = np.asarray(b).astype(ix, copy=False)
     while len(a):
         la, lb = label[a], label[b]
         diff = la != lb

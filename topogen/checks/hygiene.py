@@ -57,9 +57,14 @@ def check(w: Wire) -> None:
         bad = np.flatnonzero((is_gpu & ((port < 0) | (port >= P))) | (is_sw & (port < 1)))
         bad_ends.append(np.union1d(bad, over) if len(over) else bad)
         # slot of each end; -1: no slot (invalid end, or a port outside 0..P-1 / 0..max radix: counted apart)
-        slot = np.where(is_gpu & (port >= 0) & (port < P), dev * P + port, -1)
-        in_sw = is_sw & (port >= 0) & (port <= R)
-        slot[in_sw] = n * P + (dev[in_sw] - n) * (R + 1) + port[in_sw]
+        slot = np.full(len(dev), -1, np.int64)
+        g = np.flatnonzero(is_gpu & (port >= 0) & (port < P))
+        slot[g] = dev[g] * P + port[g]
+        e = np.flatnonzero(is_sw & (port >= 0) & (port <= R))
+        x = dev[e] * (R + 1)
+        x += port[e]
+        x += n * P - n * (R + 1)
+        slot[e] = x
         slots.append(slot)
 
     def bad_port(side: int):
@@ -79,10 +84,9 @@ def check(w: Wire) -> None:
 
     for side in (0, 1):
         w.add_many("hygiene.bad-port", "error", bad_ends[side], bad_port(side))
-    per_slot = np.zeros(nslot, np.int64)
-    for slot in slots:
-        per_slot += np.bincount(slot[slot >= 0], minlength=nslot)
-    _port_reuse(w, sides, slots, per_slot)
+    per_slot = np.bincount(slots[0][slots[0] >= 0], minlength=nslot)
+    per_slot += np.bincount(slots[1][slots[1] >= 0], minlength=nslot)
+    _port_reuse(w, sides, slots, per_slot > 1)
     # port budget
     if w.S:
         everything = np.arange(len(w.a))
@@ -163,7 +167,7 @@ def check(w: Wire) -> None:
     )
 
 
-def _port_reuse(w: Wire, sides, slots: list[np.ndarray], per_slot: np.ndarray) -> None:
+def _port_reuse(w: Wire, sides, slots: list[np.ndarray], reused: np.ndarray) -> None:
     """Ports holding several cables, in (device, port) order; each lists its cables in cable order.
 
     Only the ends on a port used twice are sorted (plus the few ends on a port
@@ -171,7 +175,8 @@ def _port_reuse(w: Wire, sides, slots: list[np.ndarray], per_slot: np.ndarray) -
     """
     link, dev, port, side = [], [], [], []
     for k, (slot, (d, p, _f, _fp)) in enumerate(zip(slots, sides)):
-        i = np.flatnonzero(((slot >= 0) & (per_slot[np.maximum(slot, 0)] > 1)) | (w.valid & (slot < 0)))
+        # reused: a byte per slot, so the gather stays in cache far longer than counts would
+        i = np.flatnonzero(np.take(reused, slot, mode="clip") & (slot >= 0) | (w.valid & (slot < 0)))
         link.append(i)
         dev.append(d[i])
         port.append(p[i])
@@ -258,14 +263,18 @@ def _planes(w: Wire) -> None:
     """Both ends of a cable in one plane (a GPU end: its NIC index)."""
     n = w.n
 
+    dev_plane = np.concatenate([np.full(n, -1, np.int32), w.sw_plane.astype(np.int32)])  # -1: a GPU (its plane is its NIC's)
+
     def plane_of(dev: np.ndarray, port: np.ndarray) -> np.ndarray:
-        out = np.where(dev < n, port // w.homes, 0)
-        s = dev >= n
-        out[s] = w.sw_plane[dev[s] - n]
+        if not len(dev_plane):
+            return np.zeros(len(dev), np.int32)
+        out = np.take(dev_plane, dev, mode="clip")  # one gather, no index temporaries (ends off the fabric are not good: unused)
+        g = np.flatnonzero(out < 0)
+        out[g] = port[g] // w.homes
         return out
 
-    pa = plane_of(np.where(w.good, w.a, 0), w.ap)
-    pz = plane_of(np.where(w.good, w.z, 0), w.zp)
+    pa = plane_of(w.a, w.ap)
+    pz = plane_of(w.z, w.zp)
     gpu_bad = ((w.a < n) & ((w.ap < 0) | (w.ap >= w.nics))) | ((w.z < n) & ((w.zp < 0) | (w.zp >= w.nics)))
 
     def mismatch(i: int):

@@ -54,8 +54,9 @@ class PlaneGraph:
         self.core_gpu = unique(np.concatenate([u[core & (u < G)], v[core & (v < G)]]))
         self.C = C = S + len(self.core_gpu)
         self.core_idx = np.flatnonzero(core)
-        self.cu = self.compact(u[self.core_idx])
-        self.cv = self.compact(v[self.core_idx])
+        cix = np.int32 if C < 2**31 else np.int64  # core ids are few: narrow columns for the repeated components runs
+        self.cu = self.compact(u[self.core_idx]).astype(cix)
+        self.cv = self.compact(v[self.core_idx]).astype(cix)
         self.clabel = components(C, self.cu, self.cv)  # smallest compact id of each core node's part
         # the part's representative in node ids: its smallest node (GPU-port nodes before switches)
         orig = np.concatenate([G + np.arange(S), self.core_gpu])
