@@ -299,7 +299,7 @@ def test_radix_the_catalog_cannot_supply():
 
 def test_link_speed_the_catalog_cannot_supply():
     cat = catalog.load_catalog("paper")
-    assert spec_problems(cat, link_speed=800) == ["link_speed: catalog paper has no switch with 800G ports; it supplies 400G: radix any"]
+    assert spec_problems(cat, link_speed=800) == ["link_speed: catalog paper has no switch with 800G ports; it supplies 400G: any radix"]
 
 
 def test_no_media_for_a_link_tier():

@@ -314,8 +314,11 @@ class Catalog:
                 by_speed.setdefault(m.speed, []).append("any" if m.radix is None else str(m.radix))
         parts = []
         for speed in sorted(by_speed):
-            radixes = sorted(set(by_speed[speed]), key=lambda x: (x == "any", int(x) if x != "any" else 0))
-            parts.append(f"{speed}G: radix {', '.join(radixes)}")
+            fixed = sorted({int(r) for r in by_speed[speed] if r != "any"})
+            kinds = [f"radix {', '.join(map(str, fixed))}"] if fixed else []
+            if "any" in by_speed[speed]:
+                kinds.append("any radix")
+            parts.append(f"{speed}G: {' or '.join(kinds)}")
         return "; ".join(parts)
 
 

@@ -25,7 +25,7 @@ def spec_options(f):
         click.option("--name", help="Cluster name (the spec's name; `build` writes to out/<name>/ by default)."),
         click.option("--gpus", help="Number of GPUs N (a multiple of --hb-domain)."),
         click.option("--hb-domain", "hb_domain", help="GPUs per HB domain K (8, 72, 256...)."),
-        click.option("--radix", help="Switch ports at link speed (even)."),
+        click.option("--radix", help="Switch ports at the speed of their downlinks (even), or one per switch tier, leaf first: 32,288."),
         click.option("--link-speed", "link_speed", help="Link speed in Gb/s (default 400), or one per link tier, GPU-leaf first: 200,400."),
         click.option("--arch", help="rail-optimized, rail-only or both (default both)."),
         click.option("--rail-packing", "rail_packing", help="Rail-only: shared (default, small rails share a switch) or dedicated."),
