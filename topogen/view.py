@@ -197,6 +197,11 @@ class FabricView:
         return csv_table(self.role.tolist())
 
     @cached_property
+    def csv_device_role(self) -> np.ndarray:
+        """``<device>,<role>`` of every device: two adjacent CSV fields as one (fewer columns to join)."""
+        return self.csv_device + "," + self.csv_role
+
+    @cached_property
     def _port_table(self) -> np.ndarray:
         t = self.max_port + 1
         return text_table([f"p{p}" for p in range(t)] + [f"nic{p}" for p in range(t)])

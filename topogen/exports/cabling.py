@@ -30,7 +30,7 @@ from ..model import CHUNK
 from ..naming import GpuNames, device_names, device_roles
 from ..layout.labels import COLUMNS as FLOOR_COLUMNS
 from ..layout.labels import FloorView
-from ..view import csv_field, csv_header, csv_lines, csv_table, int_texts, view
+from ..view import csv_field, csv_header, csv_lines, int_texts, text_table, view
 from .files import open_output, per_arch
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
@@ -81,20 +81,17 @@ def text_chunks(fabric: Fabric, lay=None, bom=None, legs=None) -> Iterator[str]:
     L = fabric.links
     floor = FloorView(fabric, lay, bom) if lay is not None else None
     top = int(L.tier.max()) if len(L) else 0
-    links = csv_table(link_tier_name(t) for t in range(top + 1))
+    tier_link = text_table(f"{t},{csv_field(link_tier_name(t))}" for t in range(top + 1))  # two fields as one
     for sl in v.chunks():
-        a, z, tier = L.a_dev[sl], L.z_dev[sl], L.tier[sl]
+        a, z = L.a_dev[sl], L.z_dev[sl]
         cols = [
             map(str, range(sl.start + 1, sl.stop + 1)),
-            int_texts(tier),
-            links[tier],
+            tier_link[L.tier[sl]],
             int_texts(L.plane[sl]),
-            v.csv_device[a],
-            v.csv_role[a],
+            v.csv_device_role[a],
             v.ports(a, L.a_port[sl]),
             int_texts(L.a_speed[sl]),
-            v.csv_device[z],
-            v.csv_role[z],
+            v.csv_device_role[z],
             v.ports(z, L.z_port[sl]),
             int_texts(L.z_speed[sl]),
         ]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..layout.labels import FloorView
 from ..model import CHUNK, Fabric
-from ..view import csv_header, csv_lines, csv_table
+from ..view import csv_header, csv_lines, csv_table, number_texts
 from .files import arch_dir, open_output
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
@@ -69,8 +69,19 @@ def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.nda
     L = fabric.links
     v = floor.names
     a, z = L.a_dev[rows], L.z_dev[rows]
-    a_rack, a_u, z_rack, z_u, length, media, sku, _atx, _ztx, label = floor.columns(rows)
-    cols = [sheet_names[sheet[rows]], label, map(str, (rows + 1).tolist()), length, media, sku, a_rack, a_u, v.csv_device[a], v.interfaces(a, L.a_port[rows]), z_rack, z_u, v.csv_device[z], v.interfaces(z, L.z_port[rows])]
+    cols = [
+        sheet_names[sheet[rows]],
+        floor.csv_labels(rows),
+        map(str, (rows + 1).tolist()),
+        number_texts(floor.lay.length_m[rows]),
+        floor.media_sku(rows),  # media,cable_sku
+        floor.rack_u(a),  # a_rack,a_u
+        v.csv_device[a],
+        v.interfaces(a, L.a_port[rows]),
+        floor.rack_u(z),  # z_rack,z_u
+        v.csv_device[z],
+        v.interfaces(z, L.z_port[rows]),
+    ]
     return csv_lines(cols, len(rows))
 
 

@@ -55,10 +55,6 @@ class FloorView:
         uw = self.uw
         return np.asarray([f"{r}-U{u:0{uw}d} " for r, u in zip(self.racks[p.rack].tolist(), p.u.tolist())], dtype=object)
 
-    @cached_property
-    def _u_texts(self) -> np.ndarray:
-        return int_texts(self.lay.placement.u)
-
     def labels(self, sl: slice) -> list[str]:
         """The label of each cable of ``sl`` (plain text, not CSV-quoted)."""
         L = self.fabric.links
@@ -67,24 +63,51 @@ class FloorView:
         pa, pz = self.port_names(a, L.a_port[sl]).tolist(), self.port_names(z, L.z_port[sl]).tolist()
         return [f"{e1}{p1} / {e2}{p2}" for e1, p1, e2, p2 in zip(ea, pa, ez, pz)]
 
-    def columns(self, sl: slice) -> list:
-        """The :data:`COLUMNS` of the cables of ``sl`` as CSV fields (lists or object arrays)."""
-        L = self.fabric.links
-        p = self.lay.placement
-        a, z = L.a_dev[sl], L.z_dev[sl]
-        rows = len(a)
-        if self.lm is not None:
-            idx = self.lm.index[sl]
-            media = self.media[idx]
-            sku = self.skus[self.lm.cable[sl]]
-            a_tx = np.where(a < self.fabric.gpus, self.gpu_tx[idx], self.sw_tx[idx])
-            z_tx = self.sw_tx[idx]
-        else:
-            media = sku = a_tx = z_tx = ""
+    def csv_labels(self, sl: slice) -> list[str]:
+        """:meth:`labels` as CSV fields."""
         labels = self.labels(sl)
-        if not self.plain_labels:
-            labels = [csv_field(x) for x in labels]
-        return [self.csv_racks[p.rack[a]], self._u_texts[a], self.csv_racks[p.rack[z]], self._u_texts[z], number_texts(self.lay.length_m[sl]), media, sku, a_tx, z_tx, labels] if rows else [[] for _ in COLUMNS]
+        return labels if self.plain_labels else [csv_field(x) for x in labels]
+
+    @cached_property
+    def _rack_u(self) -> np.ndarray:
+        p = self.lay.placement
+        return self.csv_racks[p.rack] + "," + int_texts(p.u)
+
+    def rack_u(self, dev: np.ndarray) -> np.ndarray:
+        """``<rack>,<U>`` of each device: two CSV fields in one piece (adjacent columns joined once)."""
+        return self._rack_u[dev]
+
+    @cached_property
+    def _media_texts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``<media>,<cable SKU>`` and ``<media>,<cable SKU>,<a transceiver>,<z transceiver>`` by :meth:`_media_code`."""
+        lm = self.lm
+        two, four = [], []
+        for i in range(len(lm.media)):
+            for c in range(len(lm.cables) + 1):  # skus[-1]: no cable SKU
+                for gpu in (False, True):
+                    two.append(f"{self.media[i]},{self.skus[c - 1]}")
+                    four.append(f"{two[-1]},{self.gpu_tx[i] if gpu else self.sw_tx[i]},{self.sw_tx[i]}")
+        return text_table(two), text_table(four)
+
+    def _media_code(self, sl) -> np.ndarray:
+        lm = self.lm
+        a = self.fabric.links.a_dev[sl]
+        return (lm.index[sl].astype(np.int64) * (len(lm.cables) + 1) + lm.cable[sl] + 1) * 2 + (a < self.fabric.gpus)
+
+    def media_sku(self, sl) -> np.ndarray | str:
+        """``<media>,<cable SKU>`` of each cable of ``sl`` (two CSV fields in one piece)."""
+        return self._media_texts[0][self._media_code(sl)] if self.lm is not None else ","
+
+    def columns(self, sl) -> list:
+        """The :data:`COLUMNS` of the cables of ``sl`` (a slice or row indexes) as CSV text, adjacent fields of one
+        device or one media choice joined in one piece: ``a_rack,a_u``, ``z_rack,z_u``, ``length_m``,
+        ``media,cable_sku,a_transceiver_sku,z_transceiver_sku``, ``label``."""
+        L = self.fabric.links
+        a, z = L.a_dev[sl], L.z_dev[sl]
+        if not len(a):
+            return [[] for _ in range(5)]
+        media = self._media_texts[1][self._media_code(sl)] if self.lm is not None else ",,,"
+        return [self.rack_u(a), self.rack_u(z), number_texts(self.lay.length_m[sl]), media, self.csv_labels(sl)]
 
     @cached_property
     def plain_labels(self) -> bool:
