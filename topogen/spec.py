@@ -669,7 +669,9 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
         rj, where, f = shape.radix_at(j), odd[j], shape.factor(j)
         what = f"radix {rj}" if len(radixes) == 1 else f"radix {rj} of the {tier_role(j)} tier"
         if f > 1:
-            problems.append(Problem("radix", f"{what} at {shape.speed_at(j)}G does not split 1:1 into {rj // 2} ports down and {shape.speed_at(j + 1)}G uplinks taking {f} ports each", f"use a radix that is a multiple of {2 * f}, e.g. {rj - rj % (2 * f) or 2 * f} or {rj - rj % (2 * f) + 2 * f}"))
+            m = 2 * f
+            near = " or ".join(str(x) for x in (rj - rj % m, rj - rj % m + m) if x > 0)
+            problems.append(Problem("radix", f"{what} at {shape.speed_at(j)}G does not split 1:1 into {rj // 2} port(s) down and {shape.speed_at(j + 1)}G uplinks taking {f} ports each", f"use a radix that is a multiple of {m}, e.g. {near}"))
             return
         problems.append(Problem("radix", f"{what} is odd, but the {' and '.join(where)} {'fabrics need' if len(where) > 1 else 'fabric needs'} more than one tier, and a 1:1 tier splits ports evenly up and down", f"use an even radix such as {rj - 1} or {rj + 1}" if rj > 2 else "use an even radix of at least 4"))
         return
