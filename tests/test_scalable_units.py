@@ -333,3 +333,38 @@ def test_a_cluster_that_fits_one_switch_stays_one_switch():
     f = clos.generate(grown, "rail-optimized")
     assert f.switches_per_tier() == [16, 32] and validate.validate(f).valid  # 8 SUs x 8 leaves x 32 uplinks = 32 spines of 64
     check_fabric(f, counts.arch_counts(grown, "rail-optimized"))
+
+
+def _su_grid():
+    """A deterministic sample of SU shapes: SU size, a declared maximum, reserved ports, provisioning,
+    homing, per-tier radix, ratio and speeds, both architectures."""
+    import itertools
+    import random
+
+    rng = random.Random(13)
+    bases = [
+        {"hb_domain": 4, "radix": 8},
+        {"hb_domain": 8, "radix": 16},
+        {"hb_domain": 8, "radix": [8, 32]},
+        {"hb_domain": 2, "radix": 16, "oversubscription": "3:1"},
+        {"hb_domain": 8, "radix": [16, 16], "link_speed": [200, 400]},
+    ]
+    combos = list(itertools.product(range(len(bases)), (1, 3, 4), (5, 11, 23), (0, 2, 5), (0, 1), ("full", "minimal"), ("planes", "dual")))
+    out = []
+    for b, su, domains, grow, res, prov, homing in rng.sample(combos, 90):
+        kw = {**bases[b], "gpus": bases[b]["hb_domain"] * domains, "scalable_unit": su, "provision": prov, "homing": homing}
+        present = -(-domains // su)
+        if grow:
+            kw["max_scalable_units"] = present * grow
+        if res and (domains - (present - 1) * su) < su:  # room in the last SU
+            kw["reserved_leaf_ports"] = res
+        out.append(kw)
+    return out
+
+
+@pytest.mark.parametrize("kw", _su_grid(), ids=lambda k: "-".join(f"{a}={b}" for a, b in k.items() if a != "hb_domain"))
+def test_su_grid_closed_form_equals_wiring(kw):
+    s = spec(**kw)
+    for arch in s.arches:
+        f = clos.generate(s, arch)
+        check_fabric(f, counts.arch_counts(s, arch))
