@@ -222,6 +222,14 @@ def test_failure_impact_reaches_summary_validation_and_cli(tmp_path):
     s = json.loads((tmp_path / "b" / "summary.json").read_text())
     fi = json.dumps(s)
     assert '"degraded_bandwidth_lost": 0.5' in fi
+    # the workbook's Validation sheet: the finding, and the key figure
+    from openpyxl import load_workbook
+
+    (tmp_path / "x").mkdir()
+    wb = load_workbook(EXPORTERS["xlsx"](ctx, tmp_path / "x")[0], read_only=True)
+    texts = [str(c) for row in wb["Validation"].iter_rows(values_only=True) for c in row if c is not None]
+    assert any("8 GPU(s) keep a path but lose 50% of their bandwidth" in t for t in texts)
+    assert any("degraded_bandwidth_lost" in t for t in texts), [t for t in texts if "failure" in t][:5]
 
 
 @pytest.mark.parametrize("arch,k,radix,domains", [("rail-optimized", 8, 8, 17), ("rail-optimized", 4, 8, 9), ("rail-only", 1, 8, 38), ("rail-optimized", 8, 16, 21)])
@@ -233,3 +241,62 @@ def test_max_flow_confirms_full_bisection_dual_homed(arch, k, radix, domains):
         assert flow == 2 * min(a, b), cut
     rep = validate.validate(f)
     assert rep.figures["bisection"]["checked"] and rep.figures["bisection"]["full"]
+
+
+# --- the Alibaba HPN preset -------------------------------------------------------------------------
+
+
+def test_alibaba_hpn_preset_reproduces_the_published_pod():
+    """Alibaba HPN (SIGCOMM 2024; recalled, see the preset's comment): segments, ToRs, planes, 15:1."""
+    from topogen.spec import load_spec
+
+    spec = load_spec("alibaba-hpn")
+    assert (spec.gpus, spec.active_gpus, spec.nodes, spec.backup_nodes) == (16320, 15 * 1024, 15 * 136, 15 * 8)
+    assert (spec.nic_ports, spec.homing, spec.speed_at(1), spec.speed_at(2)) == (2, "dual", 200, 400)
+    f = clos.generate(spec, "rail-optimized")
+    n = f.gpus
+    L = f.links
+    assert f.switches_per_tier() == [15 * 16, 2 * 60, 60]  # 16 ToRs per segment; 60 aggregation switches per plane
+    assert f.links_per_tier() == [2 * 16320, 240 * 60, 120 * 8]
+    assert tuple(f.switches_per_tier()) == counts.arch_counts(spec, "rail-optimized").switches_per_tier
+    tiers = f.switch_tiers()
+    down = np.bincount(L.z_dev - n, minlength=len(tiers))
+    up = np.bincount(L.a_dev[L.a_dev >= n] - n, minlength=len(tiers))
+    tor = tiers == 1
+    # each ToR: (128 + 8) x 200G down, 60 x 400G up
+    assert set(down[tor].tolist()) == {136} and set(up[tor].tolist()) == {60}
+    assert set(L.a_speed[L.tier == 1].tolist()) == {200} and set(L.a_speed[L.tier > 1].tolist()) == {400}
+    # each aggregation switch: 120 x 400G down, 8 x 400G up (15:1)
+    agg = tiers == 2
+    assert set(down[agg].tolist()) == {120} and set(up[agg].tolist()) == {8}
+    # a segment (leaf group) has 16 ToRs: 8 rails x a pair
+    groups = {}
+    for s in f.switches:
+        if s.tier == 1:
+            groups.setdefault(s.block, []).append(s.name)
+    assert len(groups) == 15 and {len(v) for v in groups.values()} == {16}
+    # the two aggregation blocks are HPN's two planes: every -a ToR in one, every -b ToR in the other
+    ls = L.tier == 2
+    side = {f.switches[int(a) - n].name[-1] for a in L.a_dev[ls]}
+    assert side == {"a", "b"}
+    by_block = {}
+    for a, z in zip(L.a_dev[ls].tolist(), L.z_dev[ls].tolist()):
+        by_block.setdefault(f.switches[z - n].block, set()).add(f.switches[a - n].name[-1])
+    assert by_block == {0: {"a"}, 1: {"b"}}
+    r = validate.validate(f)
+    assert r.valid, [x.message for x in r.findings if x.severity == "error"]
+    leaf = r.figures["failure_impact"]["switch"]["leaf"]
+    assert (leaf["gpus_cut_off"], leaf["gpus_degraded"], leaf["degraded_bandwidth_lost"]) == (0, 136, 0.5)
+    assert r.figures["oversubscription_per_tier"] == {"leaf": round(136 * 200 / (60 * 400), 4), "spine": 15.0}
+
+
+def test_backup_nodes_rules():
+    assert spec_of(backup_nodes=1).active_gpus == 56
+    assert "backup_nodes" not in spec_of().to_dict() and spec_of(backup_nodes=1).to_dict()["backup_nodes"] == 1
+    for bad, words in ((-1, "0 or more"), (8, "leave no active GPU"), ("x", "whole number")):
+        with pytest.raises(InputError) as e:
+            spec_of(backup_nodes=bad)
+        assert any(p.path == "backup_nodes" and words in p.message for p in e.value.problems), e.value.render()
+    with pytest.raises(InputError) as e:
+        spec_of(backup_nodes=1, gpus_per_node=4)
+    assert any(p.path == "backup_nodes" and "HB domains" in p.message for p in e.value.problems)

@@ -28,7 +28,7 @@ def test_nvl72_presets(preset, speed, catalog, gpu_module):
         assert gpu_end(bom) == {gpu_module: 9216}
 
 
-@pytest.mark.parametrize("preset", ["dgx-h100-superpod", "gb200-nvl72", "gb300-nvl72"])
+@pytest.mark.parametrize("preset", ["dgx-h100-superpod", "gb200-nvl72", "gb300-nvl72", "alibaba-hpn"])
 def test_preset_comment_names_its_source(preset):
     head = resources.template_path("clusters", preset).read_text().split("\nname:")[0]
     assert "Source" in head or "source" in head

@@ -162,7 +162,7 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
     from .figures import count, kw, pct, plural, usd, usd_cents
 
     s = ctx.spec
-    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {s.radix_text()}, {s.speeds_text()} Gb/s, {plural(s.planes, 'plane')}{', dual-homed (2 NIC ports per plane, each on its own leaf of the rail)' if s.homes > 1 else ''}"]
+    lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {s.radix_text()}, {s.speeds_text()} Gb/s, {plural(s.planes, 'plane')}{', dual-homed (2 NIC ports per plane, each on its own leaf of the rail)' if s.homes > 1 else ''}{f', {s.backup_nodes:,} backup nodes ({s.active_gpus:,} GPUs in the job)' if s.backup_nodes else ''}"]
     for arch, sec in ctx.summary["architectures"].items():
         tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
         links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))

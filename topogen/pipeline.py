@@ -8,7 +8,7 @@ atomically. The CLI is a thin layer over these two calls.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -65,7 +65,8 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildCon
     step("bill of materials")
     ctx.boms = {arch: bom.compile_bom(f, hw, ctx.layouts[arch]) for arch, f in fabrics.items()}  # BOM, media per cable by its length
     step("analyses and summary")
-    ctx.analysis = analysis.build_section(spec) if spec.workload is not None else None  # analyses
+    job = replace(spec, gpus=spec.active_gpus, backup_nodes=0) if spec.backup_nodes else spec  # backup hosts are not in the job
+    ctx.analysis = analysis.build_section(job) if spec.workload is not None else None  # analyses
     ctx.summary = make_summary(ctx)
     return ctx
 

@@ -64,6 +64,7 @@ DEFAULTS: dict[str, Any] = {
     "scalable_unit": None,  # nodes per scalable unit (topogen/units.py); None: leaves grouped by their downlinks
     "max_scalable_units": None,  # SUs the top tier is sized for; None: the SUs present
     "reserved_leaf_ports": None,  # ports kept free on each leaf of the last SU (management, UFM)
+    "backup_nodes": 0,  # hosts wired like the others but kept out of the job size (spares)
 }
 OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "scalable_unit", "max_scalable_units", "reserved_leaf_ports")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
@@ -97,6 +98,7 @@ class Spec:
     base_dir: str = field(default="", compare=False)  # the spec file's directory: a relative catalog path in the file is read from there (not hashed)
 
     homing: str = "planes"  # "dual": the ports of a plane go to two leaves of the GPU's rail (no leaf-leaf link)
+    backup_nodes: int = 0  # spare hosts among ``gpus``: wired like the others, not part of the job
 
     tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
     tier_oversubscription: tuple[str, ...] = ()  # per tier below the top, leaf first, when given per tier
@@ -159,6 +161,11 @@ class Spec:
         return counts.Units(su * self.gpus_per_node // self.hb_domain if su else 0, self.max_scalable_units or 0, self.reserved_leaf_ports or 0)
 
     @property
+    def active_gpus(self) -> int:
+        """GPUs of the job: ``gpus`` less the backup nodes' (they are wired and priced, but kept as spares)."""
+        return self.gpus - self.backup_nodes * self.gpus_per_node
+
+    @property
     def scale_out_gbps(self) -> float:
         """B_S: scale-out Gb/s per GPU, link speed x NIC ports (planes x homes). The one place the analyses read it."""
         return float(self.link_speed * self.planes * self.homes)
@@ -213,6 +220,8 @@ class Spec:
         for key in OPTIONAL_KEYS:
             if d[key] is None:
                 del d[key]
+        if not self.backup_nodes:
+            del d["backup_nodes"]
         if self.homing == "planes":  # nic_ports == planes: the spec as before the fields existed (same hash)
             del d["homing"]
         else:
@@ -371,6 +380,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     from .units import parse_units
 
     parse_units(merged, values, problems)
+    _backups(merged["backup_nodes"], values, problems)
     _cross_checks(values, problems)
     _analysis_fields(merged, values, problems)
     if problems:
@@ -433,6 +443,26 @@ def _nic_ports(raw: Any, homing: Any, planes_given: bool, values: dict[str, Any]
         problems.append(Problem("nic_ports", f"nic_ports {n} with homing: {homing} means {n // homes} planes; at most {MAX_PLANES} are supported", _int_hint("nic_ports")))
         return
     values["planes"] = n // homes
+
+
+def _backups(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
+    """``backup_nodes``: spare hosts among ``gpus`` (0 by default), fewer than all, whole HB domains of GPUs."""
+    b = _as_int(raw)
+    if b is None or b < 0:
+        problems.append(Problem("backup_nodes", f"backup_nodes must be a whole number of hosts, 0 or more, got {show(raw)}", "spare hosts among gpus, wired like the others but not part of the job (e.g. 8 per 128 hosts)"))
+        return
+    n, k, g = values.get("gpus"), values.get("hb_domain"), values.get("gpus_per_node")
+    if None in (n, k, g) or b == 0:
+        values["backup_nodes"] = b
+        return
+    if b * g >= n:
+        problems.append(Problem("backup_nodes", f"backup_nodes {b} ({b * g:,} GPUs) leave no active GPU of the {n:,}", f"use fewer than {n // g:,} hosts"))
+        return
+    if (b * g) % k:
+        step = k // g
+        problems.append(Problem("backup_nodes", f"backup_nodes {b} hold {b * g:,} GPUs, not a whole number of HB domains of {k}", f"use a multiple of {step} (whole HB domains stay out of the job)"))
+        return
+    values["backup_nodes"] = b
 
 
 def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
