@@ -30,11 +30,12 @@ GRID = [
     (96, 8, 16, 2, "shared"),  # two planes, partial group
     (128, 8, 8, 1, "dedicated"),  # 3-tier rail-optimized, 2-tier rails
     (288, 72, 16, 1, "shared"),  # NVL72-like domains
+    (504, 8, 16, 1, "shared", "dual"),  # dual-homed: two CA ports per GPU on a leaf pair; 3 tiers
 ]
 
 
-def _build(gpus, hb, radix, planes=1, packing="shared", arch="both"):
-    spec = build_spec({"name": "ib", "gpus": gpus, "hb_domain": hb, "radix": radix, "planes": planes, "rail_packing": packing, "arch": arch})
+def _build(gpus, hb, radix, planes=1, packing="shared", homing="planes", arch="both"):
+    spec = build_spec({"name": "ib", "gpus": gpus, "hb_domain": hb, "radix": radix, "planes": planes, "rail_packing": packing, "homing": homing, "arch": arch})
     return pipeline.build(spec)
 
 
@@ -42,7 +43,7 @@ def _keys(found) -> set:
     return {c.key() for c in found.cables}
 
 
-@pytest.fixture(scope="module", params=GRID, ids=lambda p: "n{}-k{}-r{}-pl{}-{}".format(*p))
+@pytest.fixture(scope="module", params=GRID, ids=lambda p: "n{}-k{}-r{}-pl{}-{}".format(*p) + "".join(f"-{x}" for x in p[5:]))
 def exported(request, tmp_path_factory):
     ctx = _build(*request.param)
     out = tmp_path_factory.mktemp("ib")
@@ -140,14 +141,15 @@ SIM_CASES = [
     (768, 8, 16, "rail-optimized"),  # 3-tier, 256 switches: ibsim's default limit
     (256, 8, 16, "rail-only"),  # 8 rails of 2 tiers
     (64, 8, 16, "rail-only"),  # rails of one switch each (shared by two rails)
+    (64, 8, 16, "rail-optimized", "dual"),  # dual-homed: each CA's two ports on a leaf pair, 2 tiers
 ]
 
 
 @needs_tools
-@pytest.mark.parametrize("case", SIM_CASES, ids=lambda c: "n{}-k{}-r{}-{}".format(*c))
+@pytest.mark.parametrize("case", SIM_CASES, ids=lambda c: "n{}-k{}-r{}-{}".format(*c) + "".join(f"-{x}" for x in c[4:]))
 def test_ibsim_opensm_ftree_and_rediscovery(case, tmp_path):
-    gpus, hb, radix, arch = case
-    ctx = _build(gpus, hb, radix, arch=arch)
+    gpus, hb, radix, arch, *homing = case
+    ctx = _build(gpus, hb, radix, homing=(homing or ["planes"])[0], arch=arch)
     fabric = ctx.fabrics[arch]
     exporter.export(ctx, tmp_path)
     plan = plan_reader.from_fabric(fabric)

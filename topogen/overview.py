@@ -243,6 +243,8 @@ def _title(fabric: Fabric, what: str, all_planes: bool = False) -> tuple[str, tu
     planes = ""
     if spec.planes > 1:
         planes = f" · {spec.planes} planes" if all_planes else f" · plane 0 of {spec.planes} identical planes"
+    if spec.homes > 1:
+        planes += " · dual-homed (2 NIC ports per plane, on a leaf pair)"
     head = f"{spec.name}: {what}"
     sub = (
         f"{num(spec.gpus)} GPUs in {num(spec.domains)} HB domains of {spec.hb_domain} · radix {spec.radix_text()} · {spec.speeds_text()}G · {fabric.tiers} tier(s){planes}",
@@ -340,7 +342,8 @@ def rail_optimized_overview(fabric: Fabric) -> View:
             elif row == 1:
                 rails = f"rails {span(int(r_lo[b]), int(r_hi[b]))}"
                 each = "1 rail each" if w_hi[b] == 1 else f"{spread(int(w_lo[b]), int(w_hi[b]))} rails each"
-                box = Box(bid, row, role, f"leaf {unit} {int(blk_lo[b])}", (f"{plural(role, n)} · {each}", rails), n)
+                pairs = f" · {n // 2} pairs" if fabric.spec.homes > 1 else ""  # dual-homed: -a and -b leaves serve the same GPUs
+                box = Box(bid, row, role, f"leaf {unit} {int(blk_lo[b])}", (f"{plural(role, n)}{pairs} · {each}", rails), n)
             elif row == 2:
                 box = Box(bid, row, role, f"{role} {what} {int(blk_lo[b])}", (plural(role, n), pod_leaves(b)), n)
             else:
