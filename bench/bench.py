@@ -5,17 +5,22 @@ exists), ``--repeat`` times; the table shows medians (peak memory: the largest).
 Prints a Markdown table (paste it into the README).
 
     .venv/bin/python bench/bench.py                          # phases in memory, default grid
-    .venv/bin/python bench/bench.py --gpus 131072,2097152     # validation per cable up to 2M GPUs
-    .venv/bin/python bench/bench.py --gpus 131072 --arch both --exports all --jobs 2
+    .venv/bin/python bench/bench.py --gpus 131072,262144,524288,1048576,2097152   # validation per cable up to 2M GPUs
+    .venv/bin/python bench/bench.py --gpus 131072 --arch both --exports all --jobs 2,1
+    .venv/bin/python bench/bench.py --gpus 131072 --arch rail-optimized,rail-only,both --exports cabling
     .venv/bin/python bench/bench.py --gpus 1048576 --exports all --jobs 2
     .venv/bin/python bench/bench.py --million                # also 1,048,576 GPUs
     .venv/bin/python bench/bench.py --shares --gpus 131072 --arch both   # CPU per exporter
+    .venv/bin/python bench/bench.py --targets                # every case of the issue's targets: met / NOT met
 
 Columns:
 
-* ``generate_s``, ``validate_s``, ``bom_s``: the in-memory phases (one
-  architecture per case); ``validate_cpu_us_per_cable`` is validation's CPU
-  time per cable (CPU, not wall: it holds on a machine busy with other work).
+* ``generate_s``, ``validate_s``, ``layout_s``, ``bom_s``, ``summary_s``: the
+  phases of ``pipeline.build`` (one architecture per case), timed through its
+  progress callback; ``build_s``: all of it (with the closed form and the
+  catalog check). Validation is given the generated wiring as the spec's own,
+  as ``build`` does. ``validate_cpu_us_per_cable`` is validation's CPU time
+  per cable (CPU, not wall: it holds on a machine busy with other work).
 * with ``--exports``: ``build_and_export_s``, the whole build (every phase,
   every architecture of the case) plus the chosen exporters writing to a
   temporary directory (``--jobs`` worker processes), timed inside the process;
@@ -29,6 +34,11 @@ Columns:
   ``resource`` without it). Peak RSS is the largest single process: a worker
   shares the parent's pages copy-on-write, so summing processes would
   double-count them.
+
+After the tables, one line per issue target whose case ran: the figure, the
+target, ``met`` or ``NOT met``. The export targets are judged on
+``build_and_export_s`` (what ``topogen build`` does; the process's ``wall_s``
+also holds the bench's own csv dump and clean-up) and on ``peak_rss_mb``.
 """
 
 from __future__ import annotations
@@ -225,11 +235,11 @@ def target_lines(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
         if r.get("exports") == "all" and r["gpus"] == 131072 and r["arch"] == "both":
-            ok = r["wall_s"] <= WALL_131K_S and r["peak_rss_mb"] <= PEAK_131K_MB
-            out.append(f"target 131,072 GPUs, both architectures, every export (jobs {r['jobs']}): <= {WALL_131K_S:g} s wall, <= {PEAK_131K_MB:g} MB peak; measured {r['wall_s']:.2f} s, {r['peak_rss_mb']:.0f} MB: {met(ok)}")
+            ok = r["build_and_export_s"] <= WALL_131K_S and r["peak_rss_mb"] <= PEAK_131K_MB
+            out.append(f"target 131,072 GPUs, both architectures, every export (jobs {r['jobs']}): <= {WALL_131K_S:g} s wall, <= {PEAK_131K_MB:g} MB peak; measured {r['build_and_export_s']:.2f} s, {r['peak_rss_mb']:.0f} MB: {met(ok)}")
         if r.get("exports") == "all" and r["gpus"] == 1048576 and r["arch"] != "both":
-            ok = r["wall_s"] <= WALL_1M_S and r["peak_rss_mb"] <= PEAK_1M_MB
-            out.append(f"target 1,048,576 GPUs, {r['arch']}, every export (jobs {r['jobs']}): <= {WALL_1M_S:g} s wall, <= {PEAK_1M_MB:g} MB peak; measured {r['wall_s']:.2f} s, {r['peak_rss_mb']:.0f} MB: {met(ok)}")
+            ok = r["build_and_export_s"] <= WALL_1M_S and r["peak_rss_mb"] <= PEAK_1M_MB
+            out.append(f"target 1,048,576 GPUs, {r['arch']}, every export (jobs {r['jobs']}): <= {WALL_1M_S:g} s wall, <= {PEAK_1M_MB:g} MB peak; measured {r['build_and_export_s']:.2f} s, {r['peak_rss_mb']:.0f} MB: {met(ok)}")
         if r.get("exports") == "cabling" and r["gpus"] >= 131072:
             out.append(f"target cabling-only build within {X_CSV_CABLING:g}x the bare csv dump, {r['gpus']:,} GPUs, {r['arch']}: measured {r['x_csv']:.2f}x: {met(r['x_csv'] <= X_CSV_CABLING)}")
     phase = [r for r in rows if not r.get("exports") and 131072 <= r["gpus"] <= 2097152]

@@ -50,8 +50,8 @@ def row(**kw):
 
 def test_targets_are_judged_from_the_rows():
     rows = [
-        row(gpus=131072, arch="both", exports="all", wall_s=9.5, peak_rss_mb=390.0),
-        row(gpus=1048576, arch="rail-only", exports="all", wall_s=61.0, peak_rss_mb=1500.0),
+        row(gpus=131072, arch="both", exports="all", build_and_export_s=9.5, wall_s=12.0, peak_rss_mb=390.0),
+        row(gpus=1048576, arch="rail-only", exports="all", build_and_export_s=61.0, wall_s=63.0, peak_rss_mb=1500.0),
         row(gpus=131072, arch="both", exports="cabling", x_csv=1.6, wall_s=1, peak_rss_mb=1),
         *(row(gpus=g, arch="rail-optimized", validate_cpu_us_per_cable=u) for g, u in ((131072, 0.5), (1048576, 0.58), (2097152, 0.55))),
         *(row(gpus=g, arch="rail-only", validate_cpu_us_per_cable=u) for g, u in ((131072, 0.5), (2097152, 0.7))),

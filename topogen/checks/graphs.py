@@ -86,9 +86,15 @@ class _Csr:
         if E and not (key[1:] != key[:-1]).all():
             key = key[np.r_[True, key[1:] != key[:-1]]]  # parallel cables: one edge
         self.V = V
-        self.src = key // V  # sorted by src, then dst
-        key -= self.src * V
-        self.dst = key
+        ix = np.int32 if V < 2**31 else np.int64  # node ids: half the bytes of every later gather
+        self.src = np.empty(len(key), ix)  # sorted by src, then dst
+        self.dst = np.empty(len(key), ix)
+        for lo in range(0, len(key), SLICE):
+            k = key[lo : lo + SLICE]
+            s = k // V
+            self.src[lo : lo + SLICE] = s
+            self.dst[lo : lo + SLICE] = k - s * V
+        del key
         self.deg = np.bincount(self.src, minlength=V)
         self.off = np.zeros(V + 1, np.int64)
         np.cumsum(self.deg, out=self.off[1:])
@@ -109,16 +115,22 @@ class _Csr:
         if not len(nodes):
             return rep
         h1 = np.zeros(V, np.uint64)
-        h1[self.usrc] = np.add.reduceat(_mix(dst, 1), self.starts)
+        for a, b in _slices(self.starts, len(dst)):  # nodes a..b-1 at a time: temporaries stay in cache
+            lo, hi = self.starts[a], (self.starts[b] if b < len(self.starts) else len(dst))
+            h1[self.usrc[a:b]] = np.add.reduceat(_mix(dst[lo:hi], 1), self.starts[a:b] - lo)
         cls_key = np.stack([deg[nodes].astype(np.uint64), h1[nodes]], axis=1)
         _u, first, inv = np.unique(cls_key, axis=0, return_index=True, return_inverse=True)
         cand = rep.copy()
         cand[nodes] = nodes[first][inv.ravel()]
         # edge e of node v (the k-th of its list) against the k-th of its representative's list
-        idx = off[cand[self.src]]
-        idx -= off[self.src]
-        idx += np.arange(len(idx))
-        return cand if np.array_equal(dst[idx], dst) else rep
+        for lo in range(0, len(dst), SLICE):
+            s = self.src[lo : lo + SLICE]
+            idx = off[cand[s]]
+            idx -= off[s]
+            idx += np.arange(lo, lo + len(s))
+            if not np.array_equal(dst[idx], dst[lo : lo + len(s)]):
+                return rep
+        return cand
 
     def sweep(self, sources: np.ndarray, bits: np.ndarray, nbits: int) -> np.ndarray:
         """Breadth-first distances from ``nbits`` source sets at once, one bit of a word per set.
@@ -268,7 +280,20 @@ def _per_component(nodes: np.ndarray, key: tuple, comp: np.ndarray, k: int) -> t
     return nodes[order][keep], rank[keep]
 
 
-def _or_gather(R: np.ndarray, src: np.ndarray, gstart: np.ndarray, budget: int = 1 << 22) -> np.ndarray:
+SLICE = 1 << 20  # edges per slice of a long pass: its temporaries (8 MB each) stay in the cache
+
+
+def _slices(starts: np.ndarray, total: int, size: int = SLICE):
+    """Runs ``a .. b-1`` of consecutive groups (group ``i`` starts at ``starts[i]``), about ``size`` elements each."""
+    a = 0
+    while a < len(starts):
+        b = int(np.searchsorted(starts, starts[a] + size, side="right"))
+        b = max(b, a + 1)
+        yield a, b
+        a = b
+
+
+def _or_gather(R: np.ndarray, src: np.ndarray, gstart: np.ndarray, budget: int = SLICE) -> np.ndarray:
     """OR of ``R[src]`` over each run starting at ``gstart``, in memory-bounded slices."""
     W = R.shape[1] if R.ndim == 2 else 1
     step = max(1, budget // max(W, 1))

@@ -76,8 +76,11 @@ class PlaneGraph:
 
     def node(self, dev: np.ndarray, nic: np.ndarray) -> np.ndarray:
         n = self.w.n
-        p = np.clip(nic, 0, self.w.nics - 1).astype(np.int64)
-        return np.where(dev < n, p * n + dev, self.w.nics * n + (dev - n))
+        dev = np.asarray(dev, np.int64)
+        out = dev + (self.w.nics * n - n)  # a switch; GPU ends (fewer) overwritten below
+        g = np.flatnonzero(dev < n)
+        out[g] = np.clip(nic[g], 0, self.w.nics - 1).astype(np.int64) * n + dev[g]
+        return out
 
     def nodes(self, plane: int) -> slice:
         """The GPU nodes of ``plane`` (all its NIC ports)."""
@@ -86,7 +89,10 @@ class PlaneGraph:
 
     def compact(self, x: np.ndarray) -> np.ndarray:
         """Core-graph id of graph nodes ``x`` (switches, then the core GPU-port nodes)."""
-        return np.where(x >= self.G, x - self.G, self.w.S + np.searchsorted(self.core_gpu, x))
+        out = x - self.G
+        g = np.flatnonzero(out < 0)  # GPU-port nodes: few
+        out[g] = self.w.S + np.searchsorted(self.core_gpu, x[g])
+        return out
 
     def plane_of(self, node: np.ndarray) -> np.ndarray:
         """Plane of GPU-port nodes."""
@@ -168,7 +174,8 @@ class PlaneGraph:
         node id. Optional arguments describe the wiring after a failure:
         core labels, GPUs left per pair, core GPU-port nodes still linked.
         """
-        n, K, C = self.w.n, self.groups, self.C
+        n, K = self.w.n, self.groups
+        M = 2 * self.C  # labels: a core id, or C + id for a node a failure left alone
         clabel = self.clabel if clabel is None else clabel
         pg, ps, pc = self.pairs(plane)
         if pair_cnt is not None:
@@ -180,20 +187,20 @@ class PlaneGraph:
         else:
             in_p &= self.gdeg[cg] > 0
         cgs = np.flatnonzero(in_p)
-        key = np.concatenate([pg * C + clabel[ps], self.group(cg[cgs]) * C + clabel[self.w.S + cgs]])
+        key = np.concatenate([pg * M + clabel[ps], self.group(cg[cgs]) * M + clabel[self.w.S + cgs]])
         wt = np.concatenate([pc, np.ones(len(cgs), np.int64)]).astype(np.float64)
         keep = wt > 0
         key, wt = key[keep], wt[keep]
         uk = unique(key)
         tot = np.bincount(np.searchsorted(uk, key), weights=wt, minlength=len(uk))
-        g_of = uk // C
+        g_of = uk // M
         main = np.full(K, -1, np.int64)
         nparts = np.bincount(g_of, minlength=K)
         tie = False
         if len(uk):
             order = np.lexsort((-tot, g_of))
             first = np.flatnonzero(np.r_[True, g_of[order][1:] != g_of[order][:-1]])
-            main[g_of[order][first]] = uk[order][first] % C
+            main[g_of[order][first]] = uk[order][first] % M
             second = first + 1
             ok = second < len(order)
             ok[ok] = g_of[order][second[ok]] == g_of[order][first[ok]]
@@ -217,6 +224,54 @@ class PlaneGraph:
             out[cg] |= self.clabel[self.compact(cg)] != main[self.group(cg)]
         return out
 
+    def _core_adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """Core cables by node: ``edge[off[c]:off[c+1]]`` are the positions of node ``c``'s core cables."""
+        if not hasattr(self, "_adj"):
+            E = len(self.cu)
+            key = np.concatenate([self.cu, self.cv]).astype(np.int64)
+            key *= 2 * E
+            key += np.arange(2 * E)
+            key.sort()  # by node, then position: a value sort, no argsort
+            key %= 2 * E
+            key %= E
+            off = np.zeros(self.C + 1, np.int64)
+            np.cumsum(np.bincount(self.cu, minlength=self.C) + np.bincount(self.cv, minlength=self.C), out=off[1:])
+            self._adj = (off, key)
+        return self._adj
+
+    def _kept_whole(self, pos: np.ndarray) -> np.ndarray | None:
+        """After removing core cables ``pos``: the nodes left without a core cable, when every other
+        end of a removed cable still reaches the others (then no part splits); None when that is not
+        shown within one hop of those ends (the caller computes the parts again).
+
+        Exact: a path that used a removed cable, or a node left alone, can go round it through
+        the ends that stay connected.
+        """
+        cu, cv = self.cu, self.cv
+        off, edge = self._core_adjacency()
+        both = np.concatenate([cu[pos], cv[pos]]).astype(np.int64)
+        ends = unique(both)
+        left = (off[ends + 1] - off[ends]) - np.bincount(np.searchsorted(ends, both), minlength=len(ends))
+        alone, need = ends[left <= 0], ends[left > 0]
+        if len(need) <= 1:
+            return alone
+
+        def incident(nodes: np.ndarray) -> np.ndarray:
+            cnt = off[nodes + 1] - off[nodes]
+            first = np.repeat(off[nodes] - np.cumsum(np.r_[0, cnt[:-1]]), cnt)
+            return edge[first + np.arange(int(cnt.sum()))]
+
+        e1 = incident(need)
+        ball = unique(np.concatenate([cu[e1], cv[e1]]).astype(np.int64))
+        if (off[ball + 1] - off[ball]).sum() > len(cu) // 4:  # not local: as costly as the parts again
+            return None
+        e2 = unique(incident(ball))
+        inb = np.zeros(self.C, bool)
+        inb[ball] = True
+        e2 = e2[inb[cu[e2]] & inb[cv[e2]] & ~np.isin(e2, pos)]
+        lab = components(self.C, cu[e2], cv[e2])
+        return alone if (lab[need] == lab[need[0]]).all() else None
+
     def cut_after(self, rm: np.ndarray, plane: int) -> np.ndarray | None:
         """GPU-port nodes of ``plane`` cut off once oriented cables ``rm`` are gone (sorted node ids), or None on a tie.
 
@@ -230,9 +285,13 @@ class PlaneGraph:
         is_att = self.att[rm]
         rm_core = rm[~is_att]
         clabel = self.clabel
-        if len(rm_core):
+        pos = np.searchsorted(self.core_idx, rm_core)
+        alone = self._kept_whole(pos) if len(rm_core) else None
+        if alone is not None:  # the parts stay whole, but for the nodes the failure left without a core cable
+            clabel = clabel.copy()
+            clabel[alone] = C + alone
+        elif len(rm_core):
             # the core cables of the parts that lose one, less the removed ones
-            pos = np.searchsorted(self.core_idx, rm_core)
             hit = np.zeros(C, bool)
             hit[unique(clabel[self.cu[pos]])] = True
             sub = hit[clabel[self.cu]]
