@@ -159,7 +159,7 @@ SMALL = ["--gpus", "1024", "--hb-domain", "8", "--radix", "128,576", "--link-spe
 @pytest.fixture(scope="module")
 def small_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("speeds") / "o"
-    res = CliRunner().invoke(main, ["build", *SMALL, "--out", str(out), "--formats", "bom,cabling,topology,netbox,ibnetdiscover"])
+    res = CliRunner().invoke(main, ["build", *SMALL, "--out", str(out), "--formats", "bom,cabling,topology,netbox,ibnetdiscover,pull-sheets"])
     assert res.exit_code == 0, res.output
     return out, res.output
 
@@ -369,3 +369,16 @@ def test_diagram_bundles_carry_their_tier_speed():
             rows = {j: " ".join(r) for j, r in view.rows.items()}
             assert "× 128-port" in rows[max(k for k in rows if "leaf" in rows[k])] and any("spines × 64-port" in r for r in rows.values()), rows
         assert "radix 128/64 · 200/400G · 2 tier(s)" in overview.overview(f).subtitle[0]
+
+
+def test_pull_sheets_name_each_legs_breakout_cable(small_build):
+    """Installers' pull sheets carry the breakout cable of each leg, as cabling.csv does (same cable ids)."""
+    import csv
+
+    out, _ = small_build
+    pulls = list(csv.DictReader((out / "rail-optimized" / "pull-sheets.csv").open()))
+    head, rows = _cabling(out)
+    c = {x: i for i, x in enumerate(head)}
+    by_id = {r[c["cable"]]: r[c["breakout_cable"]] for r in rows}
+    assert len(pulls) == len(rows) and all(p["breakout_cable"] == by_id[p["cable"]] for p in pulls)
+    assert sum(1 for p in pulls if p["breakout_cable"]) == 1024

@@ -44,8 +44,8 @@ class Breakouts:
         sw = fabric.switches
         return [f"{sw[d - n].name}:p{f}-p{f + k - 1}" for d, f, k in zip(self.switch[groups].tolist(), self.first[groups].tolist(), self.legs[groups].tolist())]
 
-    def leg_names(self, fabric, rows: slice) -> list[str]:
-        """The breakout cable of each link in ``rows`` ("" for a link that is a cable of its own)."""
+    def leg_names(self, fabric, rows) -> list[str]:
+        """The breakout cable of each link in ``rows`` (a slice or index array; "" for a link that is a cable of its own)."""
         g = self.group[rows]
         out = [""] * len(g)
         legs = np.flatnonzero(g >= 0)

@@ -4,7 +4,8 @@ Installers pull cables rack pair by rack pair. Every cable is listed once,
 under the pair of racks it joins (``A01_A09``; a cable inside one rack under
 ``A01_A01``), pairs in rack-name order, then by length and label. Columns:
 ``sheet, label, cable, length_m, media, cable_sku, a_rack, a_u, a_device,
-a_port, z_rack, z_u, z_device, z_port``. With at most
+a_port, z_rack, z_u, z_device, z_port``, and on a fabric with breakout cables
+``breakout_cable`` (as in cabling.csv: the legs of one harness name it). With at most
 :data:`MAX_SHEET_FILES` rack pairs each also gets its own CSV; above that the
 one grouped file is written (a note says so).
 """
@@ -18,6 +19,7 @@ import numpy as np
 from ..layout.labels import FloorView
 from ..model import CHUNK, Fabric
 from ..view import csv_header, csv_lines, csv_table, number_texts
+from .cabling import BREAKOUT_COLUMN, breakout_names
 from .files import arch_dir, open_output
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
@@ -64,7 +66,7 @@ def sheet_order(fabric: Fabric, lay, floor: FloorView) -> tuple[np.ndarray, np.n
     return order, sheet, sheet_names
 
 
-def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray) -> str:
+def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray, legs=None) -> str:
     """The CSV lines of cable rows ``rows`` (:data:`COLUMNS`); ``sheet_names`` as CSV fields."""
     L = fabric.links
     v = floor.names
@@ -82,14 +84,16 @@ def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.nda
         v.csv_device[z],
         v.interfaces(z, L.z_port[rows]),
     ]
+    if legs is not None:
+        cols.append(legs(rows))
     return csv_lines(cols, len(rows))
 
 
-def write_sheets(fabric: Fabric, floor: FloorView, path: Path, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray) -> None:
+def write_sheets(fabric: Fabric, floor: FloorView, path: Path, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray, legs=None) -> None:
     with open_output(path, newline="") as fh:
-        fh.write(csv_header(COLUMNS))
+        fh.write(csv_header(COLUMNS + ((BREAKOUT_COLUMN,) if legs is not None else ())))
         for start in range(0, len(rows), CHUNK):
-            fh.write(sheet_text(fabric, floor, rows[start : start + CHUNK], sheet, sheet_names))
+            fh.write(sheet_text(fabric, floor, rows[start : start + CHUNK], sheet, sheet_names, legs))
 
 
 def export(ctx, dest: Path) -> list[Path]:
@@ -98,12 +102,14 @@ def export(ctx, dest: Path) -> list[Path]:
         lay = (getattr(ctx, "layouts", None) or {}).get(arch)
         if lay is None:
             continue
-        floor = FloorView(fabric, lay, (getattr(ctx, "boms", None) or {}).get(arch))
+        bom = (getattr(ctx, "boms", None) or {}).get(arch)
+        floor = FloorView(fabric, lay, bom)
+        legs = breakout_names(fabric, bom)
         order, sheet, names = sheet_order(fabric, lay, floor)
         cells = csv_table(names.tolist())
         d = arch_dir(dest, arch)
         p = d / "pull-sheets.csv"
-        write_sheets(fabric, floor, p, order, sheet, cells)
+        write_sheets(fabric, floor, p, order, sheet, cells, legs)
         paths.append(p)
         sheets = names
         if len(sheets) <= MAX_SHEET_FILES:
@@ -111,7 +117,7 @@ def export(ctx, dest: Path) -> list[Path]:
             cuts = np.flatnonzero(np.diff(sheet[order])) + 1
             for s, rows in zip(sheets.tolist(), np.split(order, cuts)):
                 q = sub / f"{s}.csv"
-                write_sheets(fabric, floor, q, rows, sheet, cells)
+                write_sheets(fabric, floor, q, rows, sheet, cells, legs)
                 paths.append(q)
         else:
             ctx.messages.append(f"{arch}: {len(sheets):,} rack pairs: pull sheets are in one file, {arch}/pull-sheets.csv, grouped by its 'sheet' column (one CSV per pair only up to {MAX_SHEET_FILES} pairs)")
