@@ -300,3 +300,24 @@ def test_backup_nodes_rules():
     with pytest.raises(InputError) as e:
         spec_of(backup_nodes=1, gpus_per_node=4)
     assert any(p.path == "backup_nodes" and "HB domains" in p.message for p in e.value.problems)
+
+
+def test_netbox_two_interfaces_per_gpu_nic_each_cabled_to_its_leaf(tmp_path):
+    import csv
+
+    from topogen.exports import EXPORTERS
+
+    spec = build_spec({"name": "dhn", "gpus": 64, "hb_domain": 8, "radix": 16, "homing": "dual", "arch": "rail-optimized"})
+    ctx = pipeline.build(spec)
+    EXPORTERS["netbox"](ctx, tmp_path)
+    d = tmp_path / "rail-optimized" / "netbox"
+    rows = list(csv.DictReader((d / "interfaces.csv").open()))
+    nics = [r for r in rows if "-nic" in r["name"]]
+    assert len(nics) == 64 * 2 and all(r["enabled"] == "true" for r in nics)
+    by = {(r["device"].split(".")[-1], r["name"]): r["description"] for r in nics}
+    assert by[("hb00", "gpu3-nic0")] == "rail 3 plane 0 to leaf-g0-r3-a p1"
+    assert by[("hb07", "gpu3-nic1")] == "rail 3 plane 0 to leaf-g0-r3-b p8"
+    cables = list(csv.DictReader((d / "cables.csv").open()))
+    assert len(cables) == len(ctx.fabrics["rail-optimized"].links)
+    devices = list(csv.DictReader((d / "devices.csv").open()))
+    assert {r["device_type"] for r in devices if r["role"] == "compute-node" or "hb" in r["name"]} >= {"gpu-node-16x400g"}
