@@ -5,6 +5,7 @@ marked ``install``; it runs in ``make test`` and CI (``.ci/run`` also does it in
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import venv
@@ -58,7 +59,8 @@ def test_build_and_validate_from_another_directory(installed, tmp_path):
     bin_dir, _ = installed
     res = run(bin_dir, tmp_path, "build", "demo")
     assert res.returncode == 0, res.stderr
-    assert res.stderr == ""  # no traceback, no warning
+    # no traceback, no warning: at most progress lines (a loaded machine passes the 2 s mark)
+    assert [line for line in res.stderr.splitlines() if not re.match(r"topogen: \[ *\d+\.\d s\] ", line)] == []
     out = tmp_path / "out" / "demo"
     manifest = json.loads((out / "manifest.json").read_text())
     assert {f["path"] for f in manifest["files"]} >= {"rail-only/cabling.csv", "rail-optimized/topology.json", "summary.json"}
