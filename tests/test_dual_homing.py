@@ -138,6 +138,22 @@ def name(f: Fabric, dev: int) -> str:
     return f.switch(dev).name
 
 
+def nic_links(f: Fabric, gpu: int) -> tuple[int, int]:
+    """Row indices of the GPU's nic0 and nic1 cables."""
+    L = f.links
+    return tuple(int(np.flatnonzero((L.a_dev == gpu) & (L.a_port == p) & (L.tier == 1))[0]) for p in (0, 1))
+
+
+def moved_to_free_port(f: Fabric, link: int, leaf: int) -> tuple[Fabric, int]:
+    """The fabric with cable ``link`` moved to the first free down port of ``leaf``, and that port."""
+    L = f.links
+    used = set(L.z_port[L.z_dev == leaf].tolist())
+    free = [p for p in range(1, f.switch(leaf).down_ports + 1) if p not in used][0]
+    z, zp = L.z_dev.copy(), L.z_port.copy()
+    z[link], zp[link] = leaf, free
+    return with_links(f, z_dev=z, z_port=zp), free
+
+
 @pytest.mark.parametrize("where", ("first", "middle", "last"))
 @pytest.mark.parametrize("arch", ARCHES)
 def test_pair_on_one_leaf_is_found(fabrics, arch, where):
@@ -145,19 +161,38 @@ def test_pair_on_one_leaf_is_found(fabrics, arch, where):
     f = fabrics[arch]
     L = f.links
     last = f.gpus - 1 - {"first": 7, "middle": 4, "last": 0}[where]  # the last domain: its leaves have a free port
-    a_link = int(np.flatnonzero((L.a_dev == last) & (L.a_port == 0) & (L.tier == 1))[0])
-    b_link = int(np.flatnonzero((L.a_dev == last) & (L.a_port == 1) & (L.tier == 1))[0])
+    a_link, b_link = nic_links(f, last)
     leaf = int(L.z_dev[a_link])
-    used = set(L.z_port[L.z_dev == leaf].tolist())
-    free = [p for p in range(1, f.switch(leaf).down_ports + 1) if p not in used][0]
-    z, zp = L.z_dev.copy(), L.z_port.copy()
-    z[b_link], zp[b_link] = leaf, free
-    r = validate.validate(with_links(f, z_dev=z, z_port=zp))
+    bad, free = moved_to_free_port(f, b_link, leaf)
+    r = validate.validate(bad)
     hits = [x for x in r.findings if x.check == "rails.pair-one-leaf" and x.severity == "error"]
     assert len(hits) == 1, [x.message for x in r.findings if x.severity == "error"]
     assert name(f, leaf) in hits[0].devices and f"{name(f, leaf)}:p{free}" in hits[0].ports
     assert hits[0].cables == (a_link + 1, b_link + 1)
     assert not r.valid
+
+
+@pytest.mark.parametrize("where", ("first", "middle"))
+@pytest.mark.parametrize("arch", ARCHES)
+def test_pair_split_over_two_pairs_is_found(fabrics, arch, where):
+    """nic1 moved from the -b leaf of its pair to the -b leaf of another pair of its rail (free port of the last pair)."""
+    f = fabrics[arch]
+    L = f.links
+    a, b = pairs_of(f)
+    g = {"first": 3, "middle": f.gpus // 2 + 3}[where]
+    a_link, b_link = nic_links(f, g)
+    other = int(b[f.gpus - 8 + g % 8, 0])  # the -b leaf of the last pair on g's rail
+    assert other != int(L.z_dev[b_link]) and f.switch(other).rails == f.switch(int(L.z_dev[b_link])).rails
+    bad, free = moved_to_free_port(f, b_link, other)
+    r = validate.validate(bad)
+    hits = [x for x in r.findings if x.check == "rails.pair-split" and x.severity == "error"]
+    assert len(hits) == 1, [x.message for x in r.findings if x.severity == "error"]
+    leaf_a, leaf_b = name(f, int(L.z_dev[a_link])), name(f, other)
+    assert len(hits[0].devices) == 3 and hits[0].devices[1:] == (leaf_a, leaf_b)
+    assert leaf_a in hits[0].message and leaf_b in hits[0].message and name(f, int(L.z_dev[b_link])) in hits[0].hint
+    assert f"{leaf_b}:p{free}" in hits[0].ports and hits[0].cables == (a_link + 1, b_link + 1)
+    assert not r.by_check("rails.pair-one-leaf") and not r.valid
+    assert r.figures["leaf_pairs"] == validate.validate(f).figures["leaf_pairs"]
 
 
 @pytest.mark.parametrize("where", ("first", "middle", "last"))

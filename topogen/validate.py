@@ -25,8 +25,9 @@ Checks and their finding ids (stable; ``validation.json`` and tests use them):
    ``rails.leaf-alignment`` (rail-optimized: a GPU on another rail's leaf),
    ``rails.shared-switch`` (several rails on one switch: info, error when the
    spec asks for dedicated rails), ``rails.pair-one-leaf`` (``homing: dual``: both
-   ports of a GPU's pair on one leaf), ``rails.pair-link`` (a cable between the two
-   leaves of a dual-homed pair).
+   ports of a GPU's pair on one leaf), ``rails.pair-split`` (the two ports on leaves of
+   two different pairs), ``rails.pair-link`` (a cable between the two leaves of a
+   dual-homed pair).
 4. ``reach``: ``reach.unlinked`` (GPUs with no cable in a plane),
    ``reach.partition`` (a plane, or a rail in rail-only, split in parts).
    Proved with connected components; the worst-case path is exact, from

@@ -44,6 +44,7 @@ CHECK_IDS = (
     "rails.leaf-alignment",
     "rails.shared-switch",
     "rails.pair-one-leaf",
+    "rails.pair-split",
     "rails.pair-link",
     "reach.unlinked",
     "reach.partition",

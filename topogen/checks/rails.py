@@ -3,9 +3,9 @@
 Ids: ``rails.cross-rail`` (rail-only: a cable joins two rails' networks),
 ``rails.leaf-alignment`` (rail-optimized: a GPU on another rail's leaf),
 ``rails.shared-switch`` (several rails on one switch: info, error when the
-spec asks for dedicated rails), ``rails.pair-one-leaf`` and ``rails.pair-link``
-(``homing: dual``: a GPU's two ports of a plane on one leaf; a cable between the
-two leaves of a pair).
+spec asks for dedicated rails), ``rails.pair-one-leaf``, ``rails.pair-split`` and
+``rails.pair-link`` (``homing: dual``: a GPU's two ports of a plane on one leaf; on
+leaves of two different pairs; a cable between the two leaves of a pair).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def check(w: Wire) -> None:
     detail = "every network path stays within one rail" if w.rail_only else "every leaf is rail-aligned"
     if shared_count:
         detail += f"; {shared_count} switch(es) carry several rails (logical isolation)"
-    if w.homes > 1 and not w.counts.get("rails.pair-one-leaf") and not w.counts.get("rails.pair-link"):
+    if w.homes > 1 and not any(w.counts.get(c) for c in ("rails.pair-one-leaf", "rails.pair-split", "rails.pair-link")):
         detail += f"; every GPU dual-homed on two leaves of its rail ({pairs} leaf pair(s)), no cable between the two leaves of a pair"
     w.report.checks["rails"] = detail if status != "error" else "cables join different rails, or rails share switches against the spec"
 
@@ -114,8 +114,7 @@ def _dual_homing(w: Wire, gl: np.ndarray) -> int:
         )
 
     w.add_many("rails.pair-one-leaf", "error", np.flatnonzero(same), one_leaf)
-    lo_leaf, hi_leaf = np.minimum(w.hi[first], w.hi[second])[~same], np.maximum(w.hi[first], w.hi[second])[~same]
-    pair_keys = np.unique(lo_leaf * w.ndev + hi_leaf)
+    pair_keys = _split_pairs(w, first[~same], second[~same])
     ll = np.flatnonzero((w.lo >= n) & (w.lo_t == 1) & (w.hi_t == 1))
     hit = ll[np.isin(np.minimum(w.lo[ll], w.hi[ll]) * w.ndev + np.maximum(w.lo[ll], w.hi[ll]), pair_keys)]
 
@@ -132,6 +131,48 @@ def _dual_homing(w: Wire, gl: np.ndarray) -> int:
     w.add_many("rails.pair-link", "error", hit, pair_link)
     w.report.figures["leaf_pairs"] = int(len(pair_keys))
     return int(len(pair_keys))
+
+
+def _split_pairs(w: Wire, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``rails.pair-split``: a GPU's two ports of a plane on leaves of two different pairs.
+
+    ``first``/``second`` are the two cables of one GPU in one plane, on two leaves.
+    A leaf's pair is the leaf pair most of its GPUs are homed on (ties: the lower key);
+    a GPU whose pair is not the main pair of both its leaves is split.
+    Returns the keys (``lo * ndev + hi``) of the leaf pairs kept (split ones excluded).
+    """
+    a, b = w.hi[first], w.hi[second]
+    lo_leaf, hi_leaf = np.minimum(a, b), np.maximum(a, b)
+    pk = lo_leaf * w.ndev + hi_leaf
+    keys, inv, cnt = np.unique(pk, return_inverse=True, return_counts=True)
+    leaves = np.concatenate([lo_leaf, hi_leaf])
+    lk, lc = np.concatenate([pk, pk]), np.concatenate([cnt[inv], cnt[inv]])
+    order = np.lexsort((lk, -lc, leaves))
+    _u, at = np.unique(leaves[order], return_index=True)
+    main = np.full(w.ndev, -1, np.int64)  # each leaf's main pair key
+    main[leaves[order][at]] = lk[order][at]
+    split = (main[lo_leaf] != pk) | (main[hi_leaf] != pk)
+
+    def partner(leaf: int) -> str:
+        k = int(main[leaf])
+        return w.name(k % w.ndev if k // w.ndev == leaf else k // w.ndev)
+
+    def split_msg(j: int):
+        x, y = int(first[j]), int(second[j])
+        g, la, lb = int(w.lo[x]), int(w.hi[x]), int(w.hi[y])
+        pa, pb = w.port(g, w.lo_port[x]), w.port(g, w.lo_port[y])
+        return (
+            (w.name(g), w.name(la), w.name(lb)),
+            (pa, pb, w.port(la, w.hi_port[x]), w.port(lb, w.hi_port[y])),
+            f"{w.cable(int(w.gi[x]))} and {w.cable(int(w.gi[y]))} split {w.name(g)}'s dual-homed pair ({pa}, {pb}; plane {int(w.plane[x])}) over "
+            f"{w.name(la)} and {w.name(lb)}, leaves of two different pairs ({w.name(la)} pairs with {partner(la)}, {w.name(lb)} with {partner(lb)}): "
+            "the two leaves do not serve the same GPUs",
+            f"cable {pb} to {partner(la)}, the other leaf of {w.name(la)}'s pair",
+            (int(w.gi[x]), int(w.gi[y])),
+        )
+
+    w.add_many("rails.pair-split", "error", np.flatnonzero(split), split_msg)
+    return np.unique(pk[~split]) if split.any() else keys
 
 
 def _shared_switches(w: Wire, gl: np.ndarray) -> int:
