@@ -356,3 +356,29 @@ def test_netbox_two_interfaces_per_gpu_nic_each_cabled_to_its_leaf(tmp_path):
     assert len(cables) == len(ctx.fabrics["rail-optimized"].links)
     devices = list(csv.DictReader((d / "devices.csv").open()))
     assert {r["device_type"] for r in devices if r["role"] == "compute-node" or "hb" in r["name"]} >= {"gpu-node-16x400g"}
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_leaf_cut_from_the_spines_loses_ports_not_gpus(fabrics, arch):
+    """One leaf of a pair without uplinks: its ports are cut off but their GPUs keep the partner leaf (warning);
+    both leaves of the pair without uplinks: the GPUs are cut off (error)."""
+    f = fabrics[arch]
+    a, b = pairs_of(f)
+    la, lb = int(a[0, 0]), int(b[0, 0])
+    L = f.links
+
+    def without_uplinks(*leaves):
+        up = np.isin(L.a_dev, leaves) | np.isin(L.z_dev, leaves)
+        keep = ~up | (L.tier == 1)
+        return validate.validate(Fabric(f.spec, f.arch, f.tiers, f.switches, LinkTable.from_columns(**{c: getattr(L, c)[keep] for c in LINK_COLUMNS}), list(f.notes)))
+
+    served = np.unique(L.a_dev[(L.z_dev == la) & (L.tier == 1)])
+    (hit,) = without_uplinks(la).by_check("reach.partition")
+    assert hit.severity == "warning"
+    assert f"{len(served)} GPU(s) keep a path through the other port of their pair (on {name(f, lb)}), at reduced bandwidth" in hit.message, hit.message
+    assert "cut off" not in hit.message and name(f, la) in hit.message and name(f, la) in hit.devices
+    assert without_uplinks(la).checks["reach"].startswith("every GPU reaches every other, some through one port of their dual-homed pair only")
+    assert {f"{d}:nic0" for d in hit.devices if not d.startswith(("leaf", "rail"))} == set(hit.ports)
+    (hit,) = without_uplinks(la, lb).by_check("reach.partition")
+    assert hit.severity == "error" and "keep a path" not in hit.message
+    assert f"{len(served)} GPU(s) lose every port of their pair and are cut off" in hit.message, hit.message

@@ -1,7 +1,9 @@
 """Check 4, reachability: every GPU reaches every other, and the worst-case path.
 
 Ids: ``reach.unlinked`` (GPUs with no cable in a plane), ``reach.partition``
-(a plane, or a rail in rail-only, split in parts). Proved with connected
+(a plane, or a rail in rail-only, split in parts; with ``homing: dual`` a warning
+when every GPU of the cut-off part keeps a path through the other port of its
+pair, an error when some GPU loses every port). Proved with connected
 components; the worst-case path is exact, from bounded breadth-first searches
 over the switches that hold GPUs (linear on a Clos; see :func:`leaf_distance`).
 """
@@ -56,21 +58,40 @@ def check(w: Wire, graph: PlaneGraph) -> None:
             others = members[lab[members] != main]
             what = "GPUs"
             ports = None
+            kept = np.zeros(0, np.int64)
             if w.homes > 1:  # nodes are NIC ports of dual-homed pairs
                 ports = [f"{w.gpu_names.name(x % n)}:nic{p * w.homes + x // n}" for x in others[:LIST].tolist()]
                 others = np.unique(others % n)
                 what = f"GPU ports ({len(others)} GPUs)"
-            names = w.gpu_names.many(others[:LIST]).tolist()
+                # a GPU keeps a path when another port of its pair is in the main part
+                in_main = (lab.reshape(w.homes, n)[:, others] == main).any(axis=0)
+                kept, others = others[in_main], others[~in_main]
+            names = w.gpu_names.many(others[:LIST]).tolist() if len(others) else []
+            kept_names = w.gpu_names.many(kept[:LIST]).tolist() if len(kept) else []
             sw_nodes = np.flatnonzero(np.isin(label[w.nics * n :], labs[labs != main]))
             sw_names = [w.sw_names[s] for s in sw_nodes[:LIST]]
+            behind = f" (behind {some(sw_names, len(sw_nodes))})" if sw_names else ""
+            fix = "restore the missing uplinks so every leaf reaches the upper tiers of its " + ("rail" if w.rail_only else "fabric")
+            if ports is None:
+                text = f"{place(p, r)} is split into {len(labs)} parts: {len(others)} of its {len(members)} {what} cannot reach the rest through the network: {some(names, len(others))}{behind}"
+            else:
+                nports = int((lab[members] != main).sum())
+                text = f"{place(p, r)} is split into {len(labs)} parts: {nports} of its {len(members)} GPU ports cannot reach the rest through the network{behind}"
+                if len(others):
+                    text += f"; {len(others)} GPU(s) lose every port of their pair and are cut off: {some(names, len(others))}"
+                if len(kept):
+                    partners = _kept_leaves(w, p, kept, lab == main)
+                    text += (
+                        f"; {len(kept)} GPU(s) keep a path through the other port of their pair"
+                        f" (on {some([w.sw_names[s] for s in partners[:LIST]], len(partners))}), at reduced bandwidth: {some(kept_names, len(kept))}"
+                    )
             w.add(
                 "reach.partition",
-                "error",
-                names + sw_names,
+                "error" if len(others) else "warning",
+                names + kept_names[: max(LIST - len(names), 0)] + sw_names,
                 ports or [f"{x}:nic{p}" for x in names],
-                f"{place(p, r)} is split into {len(labs)} parts: {len(others) if ports is None else int((lab[members] != main).sum())} of its {len(members)} {what} cannot reach the rest through the network: {some(names, len(others))}"
-                + (f" (behind {some(sw_names, len(sw_nodes))})" if sw_names else ""),
-                "restore the missing uplinks so every leaf reaches the upper tiers of its " + ("rail" if w.rail_only else "fabric"),
+                text,
+                fix,
             )
     hops = _worst_path(w)
     w.report.figures["worst_case_hops"] = hops
@@ -79,9 +100,20 @@ def check(w: Wire, graph: PlaneGraph) -> None:
             proof = f"each rail of each plane is one connected network and the {w.spec.domains} HB domains are complete ({K} GPUs each), so every pair communicates with at most one HB hop"
         else:
             proof = "each plane is one connected network holding all GPUs"
+    elif w.report.group_status("reach") == "warning":
+        proof = "every GPU reaches every other, some through one port of their dual-homed pair only (see findings)"
     else:
         proof = "some GPUs cannot reach others (see findings)"
     w.report.checks["reach"] = f"{proof}; worst case {hops['switch_hops']} switch(es) and {hops['hb_hops']} HB hop(s) ({hops['path']})"
+
+
+def _kept_leaves(w: Wire, p: int, gpus: np.ndarray, main_node: np.ndarray) -> np.ndarray:
+    """Switch indices of the leaves through which ``gpus`` (dual-homed, plane ``p``) keep a path."""
+    n = w.n
+    gl = np.flatnonzero((w.lo < n) & (w.hi >= n) & w.adj & (w.plane == p))
+    gl = gl[np.isin(w.lo[gl], gpus)]
+    node = (w.lo_port[gl] % w.homes) * n + w.lo[gl]
+    return unique(w.hi[gl[main_node[node]]] - n)
 
 
 def _worst_path(w: Wire) -> dict[str, Any]:
