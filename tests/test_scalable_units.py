@@ -87,7 +87,7 @@ def test_spines_sized_for_max_sus(sus):
     pb = ctx.summary["architectures"]["rail-optimized"]["port_budget"]
     assert pb["growth_ports"] == 16 * 64 - 256 * sus and pb["sus_sized_for"] == 4
     note = next(n for n in f.notes if "sized for" in n)
-    assert note == f"spine: 16 switches sized for max_scalable_units 4 (32 leaves of 32-node SUs; {sus} SU(s) present): {256 * sus} of their 1024 down ports cabled, {1024 - 256 * sus} reserved for growth"
+    assert note == f"spine: 16 switches sized for max_scalable_units 4 (32 leaves of 32-node SUs; {sus} SU(s) present): {256 * sus:,} of their 1,024 down ports cabled, {1024 - 256 * sus:,} reserved for growth"
     assert ctx.valid
     # the BOM buys the 16 spines for the 4-SU design
     sw = {x.tier: x.quantity for x in ctx.boms["rail-optimized"].lines if x.category == "switch"}

@@ -22,7 +22,7 @@ from math import ceil
 import numpy as np
 
 from . import counts
-from .figures import plural
+from .figures import count, plural
 from .model import Fabric, LinkTable, Switch, tier_role
 from .naming import width
 
@@ -97,8 +97,8 @@ def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, li
         if top and widths is not None:
             ports = why.switches * down
             why.sized = (
-                f"{tier_role(j)}: {why.switches} switches sized for {sized_for}: {why.built} of their {ports} down ports cabled, "
-                f"{ports - why.built} reserved for growth"
+                f"{tier_role(j)}: {count(why.switches)} switches sized for {sized_for}: {count(why.built)} of their {count(ports)} down ports cabled, "
+                f"{count(ports - why.built)} reserved for growth"
             )
         if notes is not None:
             notes.extend(why.notes())
