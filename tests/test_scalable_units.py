@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from topogen import clos, counts, pipeline, validate
+from topogen import clos, counts, pipeline, units, validate
 from topogen.cli import main
 from topogen.model import LINK_COLUMNS, Fabric, LinkTable
 from topogen.spec import build_spec, load_spec
@@ -125,6 +125,9 @@ SHAPES = [
     {"gpus": 2000, "hb_domain": 8, "radix": [16, 32], "oversubscription": ["1:1", "3:1"], "scalable_unit": 6, "max_scalable_units": 48},
     {"gpus": 960, "hb_domain": 8, "radix": 32, "oversubscription": "3:1", "scalable_unit": 20, "reserved_leaf_ports": 4, "planes": 2},
     {"gpus": 720, "hb_domain": 8, "radix": 16, "scalable_unit": 7, "leaf_packing": "shared", "reserved_leaf_ports": 1},
+    {"gpus": 1000, "hb_domain": 8, "radix": 64, "scalable_unit": 31, "reserved_leaf_ports": 1, "reserved_leaf_ports_per": "su"},
+    {"gpus": 720, "hb_domain": 8, "radix": 16, "scalable_unit": 7, "leaf_packing": "shared", "reserved_leaf_ports": 1, "reserved_leaf_ports_per": "su"},
+    {"gpus": 992, "hb_domain": 8, "radix": 64, "homing": "dual", "scalable_unit": 30, "max_scalable_units": 5, "reserved_leaf_ports": 2, "reserved_leaf_ports_per": "su"},
     # per-tier link speeds (200G NICs on broken-out 400G leaves), alone and with SUs
     {"gpus": 2048, "hb_domain": 8, "radix": [128, 576], "link_speed": [200, 400]},
     {"gpus": 2000, "hb_domain": 8, "radix": [128, 576], "link_speed": [200, 400], "scalable_unit": 64, "max_scalable_units": 8, "reserved_leaf_ports": 2},
@@ -368,3 +371,53 @@ def test_su_grid_closed_form_equals_wiring(kw):
     for arch in s.arches:
         f = clos.generate(s, arch)
         check_fabric(f, counts.arch_counts(s, arch))
+
+
+# --- reserved_leaf_ports_per: su (every SU's leaves keep the ports) ----------------------------------
+
+
+@pytest.mark.parametrize("arch", ("rail-optimized", "rail-only"))
+def test_reserved_ports_on_every_su(arch):
+    """reserved_leaf_ports_per: su keeps the UFM port on each leaf of every SU; the counts do not change, the budget does."""
+    base = {"gpus": 8 * 31 * 3, "hb_domain": 8, "radix": 64, "scalable_unit": 31, "reserved_leaf_ports": 1, "arch": arch}
+    last, every = spec(**base), spec(**base, reserved_leaf_ports_per="su")
+    assert "reserved_leaf_ports_per" not in last.to_dict() and spec(**base, reserved_leaf_ports_per="design") == last
+    assert every.to_dict()["reserved_leaf_ports_per"] == "su" and build_spec(every.to_dict()) == every
+    f, g = clos.generate(last, arch), clos.generate(every, arch)
+    assert counts.arch_counts(every, arch) == counts.arch_counts(last, arch) and g.switches_per_tier() == f.switches_per_tier()
+    leaves = [i for i, s in enumerate(g.switches) if s.tier == 1]
+    assert [i for i, _a, _b in g.reserved] == leaves and {(a, b) for _i, a, b in g.reserved} == {(32, 32)}
+    assert len(f.reserved) == 8 and len(g.reserved) == 3 * 8
+    pb = units.port_budget(g)
+    assert pb["reserved_leaf_ports"] == 24 and pb["unused_ports"] == units.port_budget(f)["unused_ports"] - 16
+    assert any(n.startswith("reserved_leaf_ports 1: port(s) p32 of 24 switches (every SU's:") for n in g.notes), g.notes
+    assert validate.validate(g).valid
+    # a GPU cable of the FIRST SU moved onto its leaf's UFM port: found only when every SU keeps it
+    i, a, _b = g.reserved[0]
+    row = int(np.flatnonzero((g.links.z_dev == every.gpus + i) & (g.links.tier == 1))[-1])
+    cols = {c: getattr(g.links, c).copy() for c in LINK_COLUMNS}
+    cols["z_port"][row] = a
+    hits = validate.validate(Fabric(g.spec, g.arch, g.tiers, g.switches, LinkTable.from_columns(**cols), [], g.reserved)).by_check("hygiene.reserved-port")
+    assert len(hits) == 1 and "of every SU's leaves" in hits[0].message and hits[0].cables == (row + 1,)
+    hits = validate.validate(Fabric(f.spec, f.arch, f.tiers, f.switches, LinkTable.from_columns(**cols), [], f.reserved)).by_check("hygiene.reserved-port")
+    assert not hits
+
+
+@pytest.mark.parametrize(
+    "kw,field,text",
+    [
+        ({"reserved_leaf_ports_per": "rack"}, "reserved_leaf_ports_per", "must be design or su"),
+        ({"reserved_leaf_ports": 1, "reserved_leaf_ports_per": "su"}, "reserved_leaf_ports_per", "needs scalable_unit"),
+        ({"gpus": 1016, "scalable_unit": 32, "reserved_leaf_ports": 1, "reserved_leaf_ports_per": "su"}, "reserved_leaf_ports", "every SU's leaves (rail-optimized) use 32 of their 32 down ports"),
+    ],
+)
+def test_reserved_per_su_input_errors(kw, field, text):
+    test_shapes.test_per_tier_input_errors({"gpus": 1016, "radix": 64, **kw}, field, text)
+
+
+def test_reserved_per_su_cli(tmp_path):
+    res = CliRunner().invoke(main, ["build", "--gpus", "744", "--hb-domain", "8", "--radix", "64", "--scalable-unit", "31", "--reserved-leaf-ports", "1", "--reserved-leaf-ports-per", "su", "--arch", "rail-optimized", "--out", str(tmp_path), "--formats", "validation"])
+    assert res.exit_code == 0, res.output
+    assert "24 reserved on leaves (management / UFM)" in res.output
+    res = CliRunner().invoke(main, ["build", "--gpus", "744", "--hb-domain", "8", "--radix", "64", "--reserved-leaf-ports-per", "pod", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "reserved_leaf_ports_per" in res.stderr and "Traceback" not in res.stderr

@@ -176,7 +176,7 @@ def rail_optimized(spec) -> Fabric:
             rho[g], gsize[g] = rh, d
             for i in range(nleaves):
                 rails = tuple(range(i * rh, min(hb, (i + 1) * rh)))
-                if g == len(groups) - 1:
+                if u.every or g == len(groups) - 1:
                     reserved.append(len(raw))
                 raw.append((1, rails, 0, g, 0, ld, "", 0))
                 leaf_used.append(d * len(rails))
@@ -268,7 +268,7 @@ def rail_only(spec) -> Fabric:
         gpu_link = tr == 1
         for r in range(hb):
             for i in range(len(leaf_used)):
-                if i % per_home == per_home - 1:
+                if u.every or i % per_home == per_home - 1:
                     reserved.append(len(raw))
                 raw.append((1, (r,), r, 0, i % (len(leaf_used) // homes), ld, f"rail{r}", side[i]))
             for tier, block, pos in uppers:
@@ -343,7 +343,7 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
 
 def units_note(spec, names: list[str], first: int, last: int) -> str:
     """The build note listing the leaf ports kept free (``reserved_leaf_ports``)."""
-    where = "the last SU's" if spec.scalable_unit else "the last group's"
+    where = "every SU's" if spec.units.every else "the last SU's" if spec.scalable_unit else "the last group's"
     ports = f"p{first}" if first == last else f"p{first}-p{last}"
     shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     return f"reserved_leaf_ports {spec.reserved_leaf_ports}: port(s) {ports} of {plural(len(names), 'switch')} ({where}: {shown}) kept free for management / fabric-manager (UFM) links, {len(names) * (last - first + 1)} port(s) in all"

@@ -101,12 +101,14 @@ class Units:
     rail-optimized, each rail's leaves per SU in rail-only); 0 groups HB domains by a
     leaf's downlinks as before. ``max``: SUs the top tier is sized for (0: the SUs
     present). ``reserved``: downlink ports kept free on each leaf of the last group
-    (the last SU), for management or fabric-manager (UFM) links.
+    (the last SU), for management or fabric-manager (UFM) links; on each leaf of
+    every SU when ``every`` (``reserved_leaf_ports_per: su``).
     """
 
     domains: int = 0
     max: int = 0
     reserved: int = 0
+    every: bool = False
 
     def sized_domains(self, domains: int) -> int:
         """HB domains the design is sized for: the declared maximum of SUs, else those present."""
@@ -403,18 +405,20 @@ def last_leaf_use(arch: str, gpus: int, hb: int, radix: "int | Shape", shared: b
     """(GPU ports used, downlink ports) of a leaf of the last group: where ``reserved_leaf_ports`` go.
 
     The last group is the last SU (or the last leaf group of a rail); a one-switch
-    fabric's switch is its own last group.
+    fabric's switch is its own last group. With ``units.every`` (ports reserved in
+    every SU) the busiest leaf of any group.
     """
     sh = as_shape(radix)
     domains = gpus // hb
     if arch == "rail-optimized":
         if rail_optimized_tiers(gpus, hb, sh, shared, homes=homes, units=units) == 1:
             return gpus, sh.radix_at(1)
-        d, rho, _n = rail_optimized_groups(domains, hb, sh, shared, units=units)[-1]
-        return d * min(rho, hb), sh.split(1)[0]
+        groups = rail_optimized_groups(domains, hb, sh, shared, units=units)
+        return max(d * min(rho, hb) for d, rho, _n in (groups if units.every else groups[-1:])), sh.split(1)[0]
     if rail_only_tiers(gpus, hb, sh, homes=homes, units=units) == 1:
         return rails_per_switch(gpus, hb, sh.radix_at(1), shared) * domains, sh.radix_at(1)
-    return rail_only_leaves(domains, sh, units=units)[-1].per_rail, sh.split(1)[0]
+    runs = rail_only_leaves(domains, sh, units=units)
+    return max(r.per_rail for r in (runs if units.every else runs[-1:])), sh.split(1)[0]
 
 
 def rails_per_switch(gpus: int, hb: int, radix: int, shared: bool) -> int:

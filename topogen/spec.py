@@ -64,9 +64,10 @@ DEFAULTS: dict[str, Any] = {
     "scalable_unit": None,  # nodes per scalable unit (topogen/units.py); None: leaves grouped by their downlinks
     "max_scalable_units": None,  # SUs the top tier is sized for; None: the SUs present
     "reserved_leaf_ports": None,  # ports kept free on each leaf of the last SU (management, UFM)
+    "reserved_leaf_ports_per": None,  # design (None): the last SU's leaves keep them; su: every SU's leaves
     "backup_nodes": 0,  # hosts wired like the others but kept out of the job size (spares)
 }
-OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "scalable_unit", "max_scalable_units", "reserved_leaf_ports")  # left out of to_dict()/the hash when unset
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = ("gpus", "hb_domain", "radix")
 RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
@@ -95,6 +96,7 @@ class Spec:
     scalable_unit: int | None = None  # nodes per SU (topogen/units.py)
     max_scalable_units: int | None = None
     reserved_leaf_ports: int | None = None
+    reserved_leaf_ports_per: str | None = None  # "su": every SU's leaves keep reserved_leaf_ports (None / "design": the last SU's)
     base_dir: str = field(default="", compare=False)  # the spec file's directory: a relative catalog path in the file is read from there (not hashed)
 
     homing: str = "planes"  # "dual": the ports of a plane go to two leaves of the GPU's rail (no leaf-leaf link)
@@ -158,7 +160,7 @@ class Spec:
     def units(self) -> "counts.Units":
         """Scalable units: HB domains per SU, the SUs the top tier is sized for, reserved leaf ports."""
         su = self.scalable_unit
-        return counts.Units(su * self.gpus_per_node // self.hb_domain if su else 0, self.max_scalable_units or 0, self.reserved_leaf_ports or 0)
+        return counts.Units(su * self.gpus_per_node // self.hb_domain if su else 0, self.max_scalable_units or 0, self.reserved_leaf_ports or 0, self.reserved_leaf_ports_per == "su")
 
     @property
     def active_gpus(self) -> int:

@@ -12,6 +12,9 @@ slot kept for the fabric manager's (UFM) links. Three optional spec fields say s
   those of the SUs present. The unused top-tier ports wait for the SUs to come.
 * ``reserved_leaf_ports``: downlink ports kept free on each leaf of the last SU (the
   last group of leaves), for management or fabric-manager links; no GPU uses them.
+  ``reserved_leaf_ports_per: su`` keeps them on each leaf of every SU instead
+  (``design``, the default: one set per design, in the last SU, as NVIDIA's 127-node
+  SuperPOD count).
 
 Unset, every field leaves the fabric (and the spec's hash) as it was.
 """
@@ -46,6 +49,15 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
             continue
         got[key] = n
         values[key] = n
+    per = merged.get("reserved_leaf_ports_per")
+    if per is not None:
+        if per not in ("design", "su"):
+            problems.append(Problem("reserved_leaf_ports_per", f"reserved_leaf_ports_per must be design or su, got {show(per)}", "design: on the last SU's leaves only (the default); su: on each leaf of every SU"))
+        elif per == "su" and merged.get("scalable_unit") is None:
+            problems.append(Problem("reserved_leaf_ports_per", "reserved_leaf_ports_per: su needs scalable_unit (the nodes of one SU)", "set scalable_unit: nodes per SU, e.g. 32, or use reserved_leaf_ports_per: design"))
+        else:
+            values["reserved_leaf_ports_per"] = per if per == "su" else None  # design: the default, hashed as unset
+    every = values.get("reserved_leaf_ports_per") == "su"
     if "max_scalable_units" in got and "scalable_unit" not in got and merged.get("scalable_unit") is None:
         problems.append(Problem("max_scalable_units", "max_scalable_units needs scalable_unit (the nodes of one SU)", "set scalable_unit: nodes per SU, e.g. 32"))
         return
@@ -54,7 +66,7 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
     n, k, g = values["gpus"], values["hb_domain"], values["gpus_per_node"]
     su = got.get("scalable_unit")
     if su is None:
-        units = counts.Units(0, 0, got.get("reserved_leaf_ports", 0))
+        units = counts.Units(0, 0, got.get("reserved_leaf_ports", 0), every)
     else:
         if (su * g) % k:
             per = k // g  # nodes of one HB domain
@@ -67,7 +79,7 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
                 )
             )
             return
-        units = counts.Units(su * g // k, got.get("max_scalable_units", 0), got.get("reserved_leaf_ports", 0))
+        units = counts.Units(su * g // k, got.get("max_scalable_units", 0), got.get("reserved_leaf_ports", 0), every)
     from .spec import spec_arches, values_shape
 
     shape = values_shape(values)
@@ -102,12 +114,13 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
                 continue
             used, down = counts.last_leaf_use(arch, n, k, shape, shared[arch], units, homes)
             if used + units.reserved > down:
-                where = f"the last SU's leaves ({arch})" if units.domains else f"the last leaf group ({arch})"
+                where = "every SU's leaves" if units.every else "the last SU's leaves" if units.domains else "the last leaf group"
+                free = "in every SU (a smaller scalable_unit)" if units.every else f"in the last {'SU' if units.domains else 'group'} (fewer GPUs)"
                 problems.append(
                     Problem(
                         "reserved_leaf_ports",
-                        f"reserved_leaf_ports {units.reserved} does not fit: {where} use {used} of their {down} down ports for GPUs",
-                        f"leave {units.reserved} node slot(s) free in the last {'SU' if units.domains else 'group'} (fewer GPUs)" + (f", or reserve at most {down - used}" if down > used else ""),
+                        f"reserved_leaf_ports {units.reserved} does not fit: {where} ({arch}) use {used} of their {down} down ports for GPUs",
+                        f"leave {units.reserved} node slot(s) free {free}" + (f", or reserve at most {down - used}" if down > used else ""),
                     )
                 )
                 break

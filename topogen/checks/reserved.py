@@ -29,13 +29,15 @@ def check(w: Wire, expected: Fabric | None) -> None:
         hits += [(int(i), int(ends[i]), int(ports[i])) for i in np.flatnonzero(on & w.valid)]
     hits.sort()
 
+    scope = "every SU's" if w.spec.units.every else "the last group's"
+
     def msg(k: int):
         i, d, p = hits[k]
         name = w.name(d)
         return (
             (name,),
             (w.port(d, p),),
-            f"{w.cable(i)} uses {w.port(d, p)}, a leaf port reserved for management / fabric-manager (UFM) links (reserved_leaf_ports {w.spec.reserved_leaf_ports}: p{lo_port}-p{hi_port} of the last group's leaves)",
+            f"{w.cable(i)} uses {w.port(d, p)}, a leaf port reserved for management / fabric-manager (UFM) links (reserved_leaf_ports {w.spec.reserved_leaf_ports}: p{lo_port}-p{hi_port} of {scope} leaves)",
             "move the cable to a free GPU port of its leaf, or lower reserved_leaf_ports",
             (i,),
         )
