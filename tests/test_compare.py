@@ -139,3 +139,27 @@ def test_sweep_radix_the_catalog_cannot_supply():
     assert res.exit_code == 0
     assert res.stderr == "skipped 1 of 2 combinations that cannot be built:\n  radix=32: radix: catalog ndr-400g has no 400G switch with radix 32 (it supplies 200G: radix 128; 400G: radix 64)\n"
     assert "1,024" in res.stdout
+
+
+# --- "/" separates link tiers, "," swept values ------------------------------------------------------
+
+
+def test_slash_is_the_per_tier_separator_in_build_and_compare():
+    base = {"gpus": 2048, "hb_domain": 8}
+    assert build_spec({**base, "radix": "128/576", "link_speed": "200/400"}) == build_spec({**base, "radix": "128,576", "link_speed": "200,400"}) == build_spec({**base, "radix": [128, 576], "link_speed": [200, 400]})
+    r = CliRunner().invoke(main, ["compare", "--gpus", "2048", "--hb-domain", "8", "--radix", "64/576", "--link-speed", "200/400,400", "--catalog", "chassis-400g", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["rows"]
+    # two values swept, the first per tier (200G NICs, 400G uplinks): fewer transceivers than 400G everywhere
+    assert [x["link_speed"] for x in rows] == [200, 400]
+    assert rows[0]["rail-optimized"]["transceivers"] < rows[1]["rail-optimized"]["transceivers"]
+    # a plain comma still sweeps in compare; "/" stays inside one swept value
+    assert compare._combinations({"link_speed": "200,400"})[0]["link_speed"] == ["200", "400"]
+    assert compare._combinations({"link_speed": "200/400,400"})[0]["link_speed"] == ["200/400", "400"]
+
+
+@pytest.mark.parametrize("cmd", ("build", "validate"))
+def test_mixed_separators_exit_2_naming_the_field(cmd):
+    r = CliRunner().invoke(main, [cmd, "--gpus", "2048", "--hb-domain", "8", "--radix", "128,576", "--link-speed", "200,400/800"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "link_speed '200,400/800' mixes ',' and '/'" in r.output, r.output

@@ -25,8 +25,8 @@ def spec_options(f):
         click.option("--name", help="Cluster name (the spec's name; `build` writes to out/<name>/ by default)."),
         click.option("--gpus", help="Number of GPUs N (a multiple of --hb-domain)."),
         click.option("--hb-domain", "hb_domain", help="GPUs per HB domain K (8, 72, 256...)."),
-        click.option("--radix", help="Switch ports at the speed of their downlinks (even), or one per switch tier, leaf first: 32,288."),
-        click.option("--link-speed", "link_speed", help="Link speed in Gb/s (default 400), or one per link tier, GPU-leaf first: 200,400."),
+        click.option("--radix", help="Switch ports at the speed of their downlinks (even), or one per switch tier, leaf first: 32/288 (build also reads 32,288; compare sweeps values split by ',')."),
+        click.option("--link-speed", "link_speed", help="Link speed in Gb/s (default 400), or one per link tier, GPU-leaf first: 200/400 (build also reads 200,400; compare sweeps values split by ',')."),
         click.option("--arch", help="rail-optimized, rail-only or both (default both)."),
         click.option("--rail-packing", "rail_packing", help="Rail-only: shared (default, small rails share a switch) or dedicated."),
         click.option("--leaf-packing", "leaf_packing", help="Rail-optimized: aligned (default, one leaf per rail per group) or shared (small groups pack rails on a leaf)."),
@@ -53,9 +53,9 @@ SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_p
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
     overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
     radix = overrides.get("radix")
-    radix_ok = radix is not None and all(plain_number(x) for x in radix.split(","))  # a per-tier list names as r32-288
+    radix_ok = radix is not None and all(plain_number(x) for x in radix.replace("/", ",").split(","))  # a per-tier list names as r32-288
     if spec_ref is None and overrides.get("name") is None and radix_ok and all(plain_number(overrides.get(k)) for k in ("gpus", "hb_domain")):
-        overrides["name"] = f"n{overrides['gpus']}-k{overrides['hb_domain']}-r{radix.replace(',', '-')}"
+        overrides["name"] = f"n{overrides['gpus']}-k{overrides['hb_domain']}-r{radix.replace(',', '-').replace('/', '-')}"
     return load_spec(spec_ref, overrides)
 
 
@@ -236,6 +236,9 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
 
     --gpus, --hb-domain, --radix and --link-speed take lists, e.g.
     --gpus 32768,65536 --radix 32,64,128,256 --hb-domain 256 --catalog paper.
+    Here ',' separates the values swept and '/' the link tiers of one value:
+    --link-speed 200/400,400 compares 200G NICs on 400G uplinks with 400G
+    everywhere (one value with both ',' and '/' in build is an error).
     Both architectures are always built (the spec's arch is ignored).
     Combinations that cannot be built are skipped and listed on stderr
     (JSON: "skipped"); exit 2 only when none can be built.

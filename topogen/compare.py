@@ -8,7 +8,8 @@ to 65,536 GPUs and 262,144 links each, take well under a second in all).
 
 A sweep is the cartesian product of comma-separated values of ``gpus``,
 ``hb_domain``, ``radix`` and ``link_speed`` (in that nesting order, values in
-the order given). Rows are plain dicts (the JSON shape of ``topogen compare
+the order given). A per-tier value is written with ``/`` (``--link-speed 200/400,400``:
+two values, the first per tier). Rows are plain dicts (the JSON shape of ``topogen compare
 --json``): ``gpus``, ``hb_domain``, ``radix``, ``link_speed``, ``planes``,
 ``catalog``, one section per architecture (``tiers``, ``switches``,
 ``switches_per_tier``, ``links``, ``transceivers``, ``cables``, ``cost``,

@@ -492,11 +492,26 @@ def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Non
 
 
 def _split_list(raw: Any) -> list[Any] | None:
-    """A per-tier value written as a YAML list or a comma-separated string (``32,288``); None otherwise."""
+    """A per-tier value written as a YAML list or a string split by ``/`` or ``,`` (``32/288``, ``32,288``); None otherwise.
+
+    ``/`` is the per-tier separator everywhere (``topogen compare`` sweeps values split by ``,``);
+    a string holding both is left whole, for the caller to report.
+    """
     if isinstance(raw, (list, tuple)):
         return list(raw)
-    if isinstance(raw, str) and "," in raw:
-        return [x.strip() for x in raw.split(",")]
+    if isinstance(raw, str) and ("," in raw) != ("/" in raw):
+        return [x.strip() for x in raw.replace("/", ",").split(",")]
+    return None
+
+
+def mixed_separators(key: str, raw: Any) -> Problem | None:
+    """A per-tier string holding both ``,`` and ``/`` (``200,400/800``): ambiguous, reported naming ``key``."""
+    if isinstance(raw, str) and "," in raw and "/" in raw:
+        return Problem(
+            key,
+            f"{key} {raw!r} mixes ',' and '/': one value per link tier is written 200/400 (or 200,400)",
+            "in topogen compare ',' separates the swept values and '/' the link tiers of one value, e.g. --link-speed 200/400,400",
+        )
     return None
 
 
@@ -505,6 +520,10 @@ REPORTED = object()  # a field whose problem is already reported: later checks s
 
 def _whole_list(raw: Any, key: str, per: str, unit: str, example: str, problems: list[Problem]) -> Any:
     """A per-tier list of whole numbers (YAML list or ``a,b``): the numbers, None when ``raw`` is no list, or REPORTED."""
+    mixed = mixed_separators(key, raw)
+    if mixed is not None:
+        problems.append(mixed)
+        return REPORTED
     items = _split_list(raw)
     if items is None:
         return None
