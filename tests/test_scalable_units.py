@@ -258,6 +258,7 @@ def test_mutation_cable_on_a_reserved_port():
         ({"scalable_unit": 32, "max_scalable_units": 4, "leaf_packing": "shared"}, "max_scalable_units", "leaf_packing: shared"),
         ({"gpus": 1024, "scalable_unit": 32, "reserved_leaf_ports": 1}, "reserved_leaf_ports", "use 32 of their 32 down ports"),
         ({"reserved_leaf_ports": -1}, "reserved_leaf_ports", "0 or more"),
+        ({"gpus": 64, "hb_domain": 8, "radix": 16, "reserved_leaf_ports": 1}, "reserved_leaf_ports", "the last leaf group's leaves (rail-optimized) use 8 of their 8 down ports"),
     ],
 )
 def test_su_input_errors(kw, field, text):

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from topogen import clos, counts, validate
 from topogen.cli import main
 from topogen.model import LINK_COLUMNS, Fabric, LinkTable
+from test_clos_grid import check_fabric
 from topogen.spec import build_spec
 
 
@@ -256,6 +257,7 @@ def test_per_tier_closed_form_equals_wiring(kw):
         c = counts.arch_counts(s, arch)
         assert (tuple(f.switches_per_tier()), tuple(f.links_per_tier())) == (c.switches_per_tier, c.links_per_tier)
         assert f.unused_switch_ports() == c.unused_switch_ports
+        check_fabric(f, c)  # and every per-link invariant of the closed-form grid (ports, speeds, tiers)
         for x in f.switches:  # each switch carries its own tier's radix and never exceeds it
             assert x.radix == s.radix_at(x.tier)
         assert (f.ports_used() <= np.array([x.radix for x in f.switches])).all()

@@ -114,7 +114,7 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
                 continue
             used, down = counts.last_leaf_use(arch, n, k, shape, shared[arch], units, homes)
             if used + units.reserved > down:
-                where = "every SU's leaves" if units.every else "the last SU's leaves" if units.domains else "the last leaf group"
+                where = "every SU's leaves" if units.every else "the last SU's leaves" if units.domains else "the last leaf group's leaves"
                 free = "in every SU (a smaller scalable_unit)" if units.every else f"in the last {'SU' if units.domains else 'group'} (fewer GPUs)"
                 problems.append(
                     Problem(
