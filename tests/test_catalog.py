@@ -196,6 +196,15 @@ def test_negative_transceiver_power():
     ]
 
 
+def test_bad_whole_number_hint_fits_the_field():
+    assert problems(MINIMAL.replace("per_cage: 2}", "per_cage: 0}")) == [
+        "catalog t: switches[0].ports[0].per_cage: per_cage must be a positive whole number, got 0; e.g. 1, or 2 when a cage runs as two ports through a breakout cable"
+    ]
+    assert problems(MINIMAL.replace("ports_per_module: 2", "ports_per_module: two")) == [
+        "catalog t: transceivers[0].ports_per_module: ports_per_module must be a positive whole number, got 'two'; e.g. 1, or 2 for a twin-port module"
+    ]
+
+
 def test_price_not_a_number():
     assert problems(MINIMAL.replace("price_usd: 6", "price_usd: cheap")) == [
         "catalog t: transceivers[1].price_usd: price_usd must be a number, got 'cheap'; write a plain number such as 1500 or 17.5"

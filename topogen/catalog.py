@@ -372,6 +372,17 @@ def parse_catalog(data: Any, label: str, path: str = "", default_name: str = "ca
     return Catalog(name, label, path, description, switches, tx, cb, nics, rules)
 
 
+
+# A valid example per whole-number catalog field, for the hint of a bad value.
+_INT_EXAMPLES = {
+    "speed": "e.g. 400 (Gb/s)",
+    "radix": "e.g. 64 (ports at that speed), or any",
+    "per_cage": "e.g. 1, or 2 when a cage runs as two ports through a breakout cable",
+    "ports_per_module": "e.g. 1, or 2 for a twin-port module",
+    "links_per_cable": "e.g. 1, or 2 for a breakout cable with two legs",
+    "ports": "e.g. 1, or 2 for a dual-port NIC",
+}
+
 class _Reader:
     """Typed field access that records a Problem (with its path) instead of raising."""
 
@@ -453,7 +464,7 @@ class _Reader:
                 self.add(_join(path, key), f"{key} is required", "give a positive whole number")
             return default
         if isinstance(raw, bool) or not isinstance(raw, int) or raw <= 0:
-            self.add(_join(path, key), f"{key} must be a positive whole number, got {show(raw)}", "e.g. 400 for a speed in Gb/s, 2 for twin-port")
+            self.add(_join(path, key), f"{key} must be a positive whole number, got {show(raw)}", _INT_EXAMPLES.get(key, "e.g. 1"))
             return None
         if raw > MAX_WHOLE:
             self.add(_join(path, key), f"{key} must be at most {MAX_WHOLE:,}, got {show(raw)}", "speeds in Gb/s, radixes and port counts")
