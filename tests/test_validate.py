@@ -143,7 +143,11 @@ def test_leaf_distance_matches_networkx_on_random_graphs(seed, nodes):
     ea = np.array([rng.randrange(V) for _ in range(m)], np.int64)
     eb = np.array([rng.randrange(V) for _ in range(m)], np.int64)
     leaves = np.array(sorted(rng.sample(range(V), rng.randint(2, V) if V < 300 else V // 2)), np.int64)
-    assert validate.leaf_distance(V, leaves, ea, eb) == _nx_leaf_distance(V, leaves, ea, eb)
+    want = _nx_leaf_distance(V, leaves, ea, eb)
+    assert validate.leaf_distance(V, leaves, ea, eb) == want
+    # a caller's height hint (the switch tier) only orders the first centres: any hint, same answer
+    height = np.array([rng.randint(0, 4) for _ in range(V)], np.int64)
+    assert validate.leaf_distance(V, leaves, ea.astype(np.int32), eb.astype(np.int32), height=height) == want
 
 
 def _switch_graphs(gpus: int, k: int, radix: int):
@@ -161,6 +165,9 @@ def test_leaf_distance_matches_networkx_on_fabrics(gpus, k, radix):
     for f, leaves, ea, eb in _switch_graphs(gpus, k, radix):
         got = validate.leaf_distance(len(f.switches), leaves, ea, eb)
         assert got == _nx_leaf_distance(len(f.switches), leaves, ea, eb) == 2 * (f.tiers - 1)
+        tier = np.array([s.tier for s in f.switches], np.int64)
+        assert validate.leaf_distance(len(f.switches), leaves, ea, eb, height=tier) == got
+        assert validate.leaf_distance(len(f.switches), leaves, ea, eb, height=-tier) == got  # the worst hint: leaves first
 
 
 @pytest.mark.parametrize("seed", range(24))

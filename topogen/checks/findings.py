@@ -160,16 +160,26 @@ class Report:
         }
 
 
+class Ordinal:
+    """Cable ids ``1, 2, ...`` by link index, without an array of them (8 bytes a cable at scale)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        return i + 1
+
+
 @dataclass(frozen=True, slots=True)
 class Labels:
     """How to name cables in messages: their id and where they sit in the input file.
 
-    ``cable[i]`` is the id of link ``i``; ``loc[i]`` its line (``loc_fmt``
+    ``cable[i]`` is the id of link ``i`` (:class:`Ordinal` for a generated fabric:
+    link ``i`` is cable ``i + 1``); ``loc[i]`` its line (``loc_fmt``
     ``"line {}"``) or edge index (``"edges[{}]"``) in the file read; ``breakout[i]``
     the breakout cable link ``i`` is a leg of (cabling.csv's ``breakout_cable``, "" for none).
     """
 
-    cable: np.ndarray
+    cable: np.ndarray | Ordinal
     loc: np.ndarray | None = None
     loc_fmt: str = "line {}"
     breakout: np.ndarray | None = None

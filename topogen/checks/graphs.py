@@ -77,29 +77,38 @@ class _Csr:
 
     def __init__(self, V: int, ea: np.ndarray, eb: np.ndarray):
         E = len(ea)
-        key = np.empty(2 * E, np.int64)  # both directions, built and sorted in place
-        np.multiply(ea, V, out=key[:E])
-        key[:E] += eb
-        np.multiply(eb, V, out=key[E:])
-        key[E:] += ea
+        wide = V >= 2**31  # node ids beyond 31 bits: src * V + dst (slower); else src << 32 | dst
+        key = np.empty(2 * E, np.int64)  # both directions, built and sorted in place (ends of any integer type)
+        for half, (x, y) in ((key[:E], (ea, eb)), (key[E:], (eb, ea))):
+            half[:] = x
+            if wide:
+                half *= V
+                half += y
+            else:
+                half <<= 32
+                half |= y
         key.sort()
         if E and not (key[1:] != key[:-1]).all():
             key = key[np.r_[True, key[1:] != key[:-1]]]  # parallel cables: one edge
         self.V = V
-        ix = np.int32 if V < 2**31 else np.int64  # node ids: half the bytes of every later gather
+        ix = np.int64 if wide else np.int32  # node ids: half the bytes of every later gather
         self.src = np.empty(len(key), ix)  # sorted by src, then dst
         self.dst = np.empty(len(key), ix)
         for lo in range(0, len(key), SLICE):
             k = key[lo : lo + SLICE]
-            s = k // V
-            self.src[lo : lo + SLICE] = s
-            self.dst[lo : lo + SLICE] = k - s * V
+            if wide:
+                s = k // V
+                self.src[lo : lo + SLICE] = s
+                self.dst[lo : lo + SLICE] = k - s * V
+            else:
+                self.src[lo : lo + SLICE] = k >> 32
+                self.dst[lo : lo + SLICE] = k & 0xFFFFFFFF
         del key
         self.deg = np.bincount(self.src, minlength=V)
         self.off = np.zeros(V + 1, np.int64)
         np.cumsum(self.deg, out=self.off[1:])
-        self.starts = run_starts(self.src)
-        self.usrc = self.src[self.starts]
+        self.starts = self.off[:-1][self.deg > 0]  # first edge of each node with edges
+        self.usrc = np.flatnonzero(self.deg).astype(ix)
 
     def twins(self) -> np.ndarray:
         """Representative of each node's class of nodes with the same neighbour set.
@@ -132,40 +141,50 @@ class _Csr:
                 return rep
         return cand
 
-    def sweep(self, sources: np.ndarray, bits: np.ndarray, nbits: int) -> np.ndarray:
-        """Breadth-first distances from ``nbits`` source sets at once, one bit of a word per set.
+    def sweep(self, sources: np.ndarray, bits: np.ndarray, rows: np.ndarray, mask: int) -> tuple[np.ndarray, np.ndarray]:
+        """Breadth-first distances from up to 64 source sets at once, one bit of a word per set.
 
-        Source ``sources[i]`` belongs to set ``bits[i]``. Returns ``dist[node, set]``,
-        the distance from the node to the nearest source of the set (-1: none
-        reachable). Each round ORs the neighbours' words: ``O(edges)`` per round,
-        as many rounds as the largest distance.
+        Source ``sources[i]`` belongs to set ``bits[i]`` (0..63). Returns
+        ``(dist, last)``: ``dist[i, b]``, the distance from node ``rows[i]`` to
+        the nearest source of set ``b`` (-1: none reachable), and ``last[v]``,
+        the round in which node ``v`` last gained a set among those of ``mask``
+        (its distance to the farthest of those sets it reaches; -1: none).
+        Each round ORs the neighbours' words: ``O(edges)`` per round, as many
+        rounds as the largest distance; only the rows asked for keep a matrix.
         """
         V = self.V
-        W = max(1, (nbits + 63) // 64)
-        R = np.zeros((V, W), np.uint64)
-        np.bitwise_or.at(R, (sources, bits // 64), np.left_shift(np.uint64(1), (bits % 64).astype(np.uint64)))
-        dist = np.full((V, nbits), -1, np.int32)
-        dist[sources, bits] = 0
+        R = np.zeros(V, np.uint64)
+        np.bitwise_or.at(R, sources, np.left_shift(np.uint64(1), bits.astype(np.uint64)))
+        nbits = int(bits.max(initial=-1)) + 1
+        pos = np.full(V, -1, np.int64)
+        pos[rows] = np.arange(len(rows))
+        dist = np.full((len(rows), nbits), -1, np.int32)
+        at = pos[sources] >= 0
+        dist[pos[sources[at]], bits[at]] = 0
+        m = np.uint64(mask)
+        last = np.where(R & m, 0, -1).astype(np.int32)
         d = 0
         while len(self.src):
             d += 1
             new = R.copy()
-            if W == 1:  # one word per node: a flat gather (a column of one is much slower to reduce)
-                new[self.usrc, 0] |= _or_gather(R[:, 0], self.dst, self.starts)
-            else:
-                new[self.usrc] |= _or_gather(R, self.dst, self.starts)
-            rows = np.flatnonzero((new != R).any(axis=1))
-            if not len(rows):
+            new[self.usrc] |= _or_gather(R, self.dst, self.starts)
+            changed = np.flatnonzero(new != R)
+            if not len(changed):
                 break
-            fresh = np.unpackbits((new[rows] & ~R[rows]).astype("<u8").view(np.uint8), axis=1, bitorder="little")[:, :nbits].astype(bool)
-            sub = dist[rows]
-            sub[fresh] = d
-            dist[rows] = sub
+            gain = new[changed] & ~R[changed]
+            last[changed[(gain & m) != 0]] = d
+            p = pos[changed]
+            keep = p >= 0
+            if keep.any():
+                fresh = np.unpackbits(gain[keep].astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")[:, :nbits].astype(bool)
+                sub = dist[p[keep]]
+                sub[fresh] = d
+                dist[p[keep]] = sub
             R = new
-        return dist
+        return dist, last
 
 
-def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray) -> int:
+def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray, height: np.ndarray | None = None) -> int:
     """Largest switch-graph distance between two of ``leaves`` that are connected.
 
     ``V`` nodes, undirected edges ``ea–eb``. Exact on any graph, in a few
@@ -182,14 +201,18 @@ def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray) ->
     * the answer is proved once every leaf's upper bound is at most the best
       lower bound. In a generated Clos the first batch already proves it (a
       top-tier switch is at ``t-1`` from every leaf, a leaf has another at
-      ``2(t-1)``). On a hand-edited wiring the bounds may not meet; each next
-      batch searches from the leaves whose bound is still too high (their
-      search settles them exactly) and from the nodes least far from the
-      leaves already searched, so the loop ends after at most one search per
-      class of leaves (the all-pairs worst case, never wrong).
+      ``2(t-1)``), so twins are found only when it does not. On a hand-edited
+      wiring the bounds may not meet; each next batch searches from the leaves
+      whose bound is still too high (their search settles their whole twin
+      class) and from the nodes least far from the leaves already searched, so
+      the loop ends after at most one search per class of leaves (the
+      all-pairs worst case, never wrong).
 
-    A set of sources holds one node per connected component, so one bit
-    serves every component (rails of a rail-only fabric) at once.
+    ``height`` orders the centres of the first batch (highest first: the
+    switch tier, when the caller knows it); without it, the distance from the
+    nearest leaf, by one more search. A set of sources holds one node per
+    connected component, so one bit serves every component (rails of a
+    rail-only fabric) at once.
     """
     leaves = unique(np.asarray(leaves, np.int64))
     if len(leaves) < 2 or not len(ea):
@@ -205,45 +228,49 @@ def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray) ->
     node_c = np.full(V, -1, np.int64)
     node_c[comps] = np.arange(len(comps))
     node_c = node_c[label]  # node -> dense component index (-1: no leaf pair there)
-    twin = g.twins()
-    lrep = np.full(V, V, np.int64)
-    np.minimum.at(lrep, twin[leaves], leaves)
-    twin[leaves] = lrep[twin[leaves]]  # a leaf's class is named by a leaf (a non-leaf twin has no e)
     is_leaf = np.zeros(V, bool)
     is_leaf[leaves] = True
-    # depth: distance to the nearest leaf (top-tier switches are the deepest)
-    depth = g.sweep(leaves, np.zeros(len(leaves), np.int64), 1)[:, 0]
+    if height is None:  # distance to the nearest leaf: top-tier switches are the deepest
+        height = g.sweep(leaves, np.zeros(len(leaves), np.int64), leaves[:0], 1)[1]
     lorder = np.argsort(lc, kind="stable")
     lstarts = run_starts(lc[lorder])
     ub = np.full(len(leaves), np.iinfo(np.int64).max)  # upper bound of e(v) per leaf
+    twin = np.arange(V)  # each node its own class until twins are needed
+    have_twins = False
     exact = np.full(V, -1, np.int64)  # e of a searched leaf's twin class, by representative
     lb = 0
     tried = np.zeros(V, bool)
     ecc_lb = np.zeros(V, np.int64)  # lower bound of max_u d(x, u), from the leaves searched
-    cand = np.flatnonzero((node_c >= 0) & (twin == np.arange(V)) & (g.deg > 0))  # one node per twin class
+    cand = np.flatnonzero((node_c >= 0) & (g.deg > 0) & ~is_leaf)  # centres: one node per twin class
     first = True
     while True:
         active = ub > lb
         if not active.any():
             return int(lb)
+        if not first and not have_twins:  # the first batch did not prove it: one search per twin class from now on
+            twin, have_twins = _leaf_named_twins(g, leaves), True
+            searched = np.flatnonzero(exact >= 0)
+            exact[twin[searched]] = exact[searched]  # twins share e: the class inherits its searched member's
+            cand = cand[twin[cand] == cand]
         # next sources, per component: 32 leaves still unsettled (largest bound first), 32 centres
         al = leaves[active & (exact[twin[leaves]] < 0) & (twin[leaves] == leaves)]  # one leaf per unsettled class
         if first:
             al_key = (node_c[al], _spread_rank(node_c[al]))
         else:
             al_key = (node_c[al], -ub[np.searchsorted(leaves, al)], al)
-        cen = cand[~tried[cand] & ~is_leaf[cand] & np.isin(node_c[cand], np.unique(lc[active]))]
+        cen = cand[~tried[cand] & np.isin(node_c[cand], unique(lc[active]))]
         src_l, bit_l = _per_component(al, al_key, node_c[al], 32)
-        src_c, bit_c = _per_component(cen, (node_c[cen], ecc_lb[cen], -depth[cen], cen), node_c[cen], 32)
+        src_c, bit_c = _per_component(cen, (node_c[cen], ecc_lb[cen], -height[cen], cen), node_c[cen], 32)
         src = np.concatenate([src_l, src_c])
         bit = np.concatenate([bit_l, bit_c + 32])
         tried[src] = True
         first = False
-        dist = g.sweep(src, bit, 64)
-        dl = dist[leaves][lorder]  # leaves grouped by component
+        dl, last = g.sweep(src, bit, leaves, (1 << 32) - 1)  # leaf rows; last: farthest leaf source reached
+        if dl.shape[1] < 64:
+            dl = np.pad(dl, ((0, 0), (0, 64 - dl.shape[1])), constant_values=-1)
+        grouped = dl[lorder]  # leaves grouped by component
         far = np.full((len(comps), 64), -1, np.int32)
-        far[lc[lorder][lstarts]] = np.maximum.reduceat(dl, lstarts, axis=0)  # max over the part's leaves
-        dl = dist[leaves]
+        far[lc[lorder][lstarts]] = np.maximum.reduceat(grouped, lstarts, axis=0)  # max over the part's leaves
         reach = dl >= 0
         bound = np.where(reach, dl + far[lc], np.iinfo(np.int32).max).min(axis=1)
         ub = np.minimum(ub, bound)
@@ -253,7 +280,17 @@ def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray) ->
         known = exact[twin[leaves]]
         ub = np.where(known >= 0, np.minimum(ub, known), ub)
         if len(src_l):
-            ecc_lb = np.maximum(ecc_lb, dist[:, bit_l].max(axis=1))
+            ecc_lb = np.maximum(ecc_lb, last)
+
+
+def _leaf_named_twins(g: _Csr, leaves: np.ndarray) -> np.ndarray:
+    """:meth:`_Csr.twins`, a class holding a leaf named by its smallest leaf (a non-leaf twin has no ``e``)."""
+    V = g.V
+    twin = g.twins()
+    lrep = np.full(V, V, np.int64)
+    np.minimum.at(lrep, twin[leaves], leaves)
+    twin[leaves] = lrep[twin[leaves]]
+    return twin
 
 
 def _spread_rank(group: np.ndarray) -> np.ndarray:

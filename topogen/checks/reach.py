@@ -127,7 +127,9 @@ def _worst_path(w: Wire) -> dict[str, Any]:
         gpu_sw = unique(w.hi[inp & (w.lo < n) & (w.hi >= n)] - n)
         if len(gpu_sw):
             any_pair = True
-            dist = leaf_distance(w.S, gpu_sw, w.lo[ss] - n, w.hi[ss] - n)
+            ix = np.int32 if w.S < 2**31 else np.int64  # switch ids: half the bytes
+            ea, eb = (w.lo[ss] - n).astype(ix), (w.hi[ss] - n).astype(ix)
+            dist = leaf_distance(w.S, gpu_sw, ea, eb, height=w.sw_tier)
             worst = max(worst, dist + 1)
     hb = 1 if w.rail_only and w.K > 1 else 0
     switch_hops = worst if any_pair and n > 1 else 0

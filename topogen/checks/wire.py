@@ -8,7 +8,7 @@ import numpy as np
 
 from ..model import Fabric, tier_role
 from ..naming import GpuNames
-from .findings import MAX_PER_CHECK, Finding, Labels, Report
+from .findings import MAX_PER_CHECK, Finding, Labels, Ordinal, Report
 
 
 class Wire:
@@ -69,7 +69,7 @@ class Wire:
         self.zp = L.z_port
         self.a_speed = L.a_speed
         self.z_speed = L.z_speed
-        self.labels = labels or Labels(np.arange(1, len(L) + 1, dtype=np.int64))
+        self.labels = labels or Labels(Ordinal())  # a generated fabric: link i is cable i + 1
         self.valid = (self.a >= 0) & (self.a < self.ndev) & (self.z >= 0) & (self.z < self.ndev)
         self.good = self.valid & (self.a != self.z)
         self.counts: dict[str, int] = {}
