@@ -270,7 +270,7 @@ def print_table(rows: list[dict], exports: bool) -> None:
 
 def case(n: int, arch: str, exports: str | None, jobs: int, args, repeat: int) -> dict | None:
     """Median row of ``repeat`` runs of one case, each in a fresh process."""
-    cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(jobs)]
+    cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(jobs), "--memory", args.memory]
     if exports:
         cmd += ["--exports", exports]
     runs = [r for r in (run_case(cmd) for _ in range(repeat)) if r is not None]
@@ -289,8 +289,13 @@ def main() -> None:
     ap.add_argument("--million", action="store_true", help="add 1,048,576 GPUs")
     ap.add_argument("--shares", action="store_true", help="time each exporter alone (CPU) for the first --gpus and --arch, in this process")
     ap.add_argument("--targets", action="store_true", help="run every case of the issue's targets (jobs: the first --jobs, 2 by default) and say which are met")
+    ap.add_argument("--memory", choices=("program", "default"), default="program", help="program: the topogen program's memory policy (topogen.memory: large arrays from the heap, reused); default: the allocator's defaults")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory == "program" and (args.one or args.shares):
+        from topogen.memory import reuse_freed_memory
+
+        reuse_freed_memory()  # as the topogen program does (topogen/__main__.py)
     if args.shares:
         print(shares(int(args.gpus.split(",")[0]), args.hb_domain, args.radix, args.arch.split(",")[0]))
         return
@@ -307,7 +312,7 @@ def main() -> None:
         gpus = [int(x) for x in args.gpus.split(",")] + ([1048576] if args.million else [])
         rows = [r for n in gpus for arch in args.arch.split(",") for j in (jobs if args.exports else jobs[:1]) if (r := case(n, arch, args.exports, j, args, args.repeat)) is not None]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}; medians of {args.repeat}; load average {load0:.1f} at the start, {load:.1f} at the end")
+    print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}; memory policy: {args.memory}; medians of {args.repeat}; load average {load0:.1f} at the start, {load:.1f} at the end")
     for exports in (False, True):
         part = [r for r in rows if bool(r.get("exports")) == exports]
         if part:

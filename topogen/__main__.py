@@ -1,14 +1,16 @@
-"""The ``topogen`` program (and ``python -m topogen``): signal handling, then the click CLI.
+"""The ``topogen`` program (and ``python -m topogen``): signal handling, memory policy, then the click CLI.
 
 SIGINT and SIGTERM raise :class:`~topogen.errors.Interrupted` from the first moment
 (before the heavy imports), so an interrupted run cleans up its temporary output
 (see :mod:`topogen.outdir`), prints one line and exits 130 or 143, never a traceback.
+Large arrays are served from the heap and reused (:mod:`topogen.memory`).
 """
 
 import signal
 import sys
 
 from .errors import Interrupted
+from .memory import reuse_freed_memory
 
 
 def _interrupt(signum: int, _frame) -> None:
@@ -18,6 +20,7 @@ def _interrupt(signum: int, _frame) -> None:
 def run() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
+    reuse_freed_memory()
     try:
         from .cli import main
 

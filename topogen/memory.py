@@ -1,0 +1,47 @@
+"""The program's memory policy: large numpy buffers come from the heap and are reused.
+
+glibc serves every block above its mmap threshold (128 KiB, rising to at most
+32 MiB as blocks are freed) with a fresh ``mmap`` and unmaps it on ``free``. A
+large fabric's columns are bigger than that (8.4 M cables at 2,097,152 GPUs:
+67 MB per int64 column), so every temporary array of a pass costs page faults
+and the kernel zeroing its pages again. Measured on validation at 2,097,152
+GPUs (``bench/bench.py``): a third of its CPU time, 0.10 of 0.39 us per cable,
+was system time for those pages; at 131,072 GPUs, where the arrays stay under
+the threshold, none.
+
+:func:`reuse_freed_memory` makes glibc serve large blocks from its heap and
+keep up to :data:`KEEP_FREE` bytes of free heap at the top, so a freed
+temporary's pages serve the next one. The results are the same; only where the
+bytes live changes. Peak memory grows by at most the free heap kept.
+
+It changes the whole process, so the library never calls it: the ``topogen``
+program does (:mod:`topogen.__main__`), and so does ``bench/bench.py``, which
+times what the program does. Elsewhere than glibc it does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+# mallopt(3) parameters (glibc's malloc.h)
+M_TRIM_THRESHOLD = -1
+M_MMAP_MAX = -4
+
+KEEP_FREE = (1 << 31) - 1  # bytes of free heap kept at the top before glibc returns them to the kernel (mallopt takes an int: 2 GiB at most)
+
+
+def reuse_freed_memory() -> bool:
+    """Serve large blocks from the heap and keep freed memory for reuse (glibc only).
+
+    Returns whether the policy is in force (False: not glibc, or glibc refused).
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    # no mmap for any block: every block from the heap; keep KEEP_FREE of free heap before trimming
+    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, KEEP_FREE))
