@@ -72,23 +72,51 @@ def _mix(x: np.ndarray, seed: int) -> np.ndarray:
         return z
 
 
-class _Csr:
-    """An undirected simple graph as sorted adjacency (``src`` ascending, then ``dst``)."""
+def edge_keys(V: int, ea: np.ndarray, eb: np.ndarray) -> np.ndarray:
+    """Both directions of edges ``ea–eb`` as one int64 key each (``src << 32 | dst``; ``src * V + dst`` past 31 bits)."""
+    E = len(ea)
+    key = np.empty(2 * E, np.int64)  # ends of any integer type, cast into the key in place
+    key[:E] = ea
+    key[E:] = eb
+    return _pair_halves(key, V)
 
-    def __init__(self, V: int, ea: np.ndarray, eb: np.ndarray):
-        E = len(ea)
-        wide = V >= 2**31  # node ids beyond 31 bits: src * V + dst (slower); else src << 32 | dst
-        key = np.empty(2 * E, np.int64)  # both directions, built and sorted in place (ends of any integer type)
-        for half, (x, y) in ((key[:E], (ea, eb)), (key[E:], (eb, ea))):
-            half[:] = x
-            if wide:
-                half *= V
-                half += y
-            else:
-                half <<= 32
-                half |= y
+
+def masked_edge_keys(V: int, lo: np.ndarray, hi: np.ndarray, mask: np.ndarray, shift: int) -> np.ndarray:
+    """:func:`edge_keys` of the edges ``lo[mask] - shift`` – ``hi[mask] - shift``, without copies of the masked columns."""
+    E = int(np.count_nonzero(mask))
+    key = np.empty(2 * E, np.int64)
+    np.compress(mask, lo, out=key[:E])
+    np.compress(mask, hi, out=key[E:])
+    key -= shift
+    return _pair_halves(key, V)
+
+
+def _pair_halves(key: np.ndarray, V: int) -> np.ndarray:
+    """``key[:E]`` = a, ``key[E:]`` = b in; both directions' keys out (in place, a slice at a time)."""
+    E = len(key) // 2
+    for lo in range(0, E, SLICE):
+        a, b = key[lo : min(E, lo + SLICE)], key[E + lo : E + min(E, lo + SLICE)]
+        if V >= 2**31:
+            ab = a * V
+            ab += b
+            b *= V
+            b += a
+        else:
+            ab = a << 32
+            ab |= b
+            b <<= 32
+            b |= a
+        a[:] = ab
+    return key
+
+
+class Csr:
+    """An undirected simple graph as sorted adjacency (``src`` ascending, then ``dst``), from :func:`edge_keys`."""
+
+    def __init__(self, V: int, key: np.ndarray):
+        wide = V >= 2**31
         key.sort()
-        if E and not (key[1:] != key[:-1]).all():
+        if len(key) and not (key[1:] != key[:-1]).all():
             key = key[np.r_[True, key[1:] != key[:-1]]]  # parallel cables: one edge
         self.V = V
         ix = np.int64 if wide else np.int32  # node ids: half the bytes of every later gather
@@ -141,7 +169,7 @@ class _Csr:
                 return rep
         return cand
 
-    def sweep(self, sources: np.ndarray, bits: np.ndarray, rows: np.ndarray, mask: int) -> tuple[np.ndarray, np.ndarray]:
+    def sweep(self, sources: np.ndarray, bits: np.ndarray, rows: np.ndarray, mask: int, done: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Breadth-first distances from up to 64 source sets at once, one bit of a word per set.
 
         Source ``sources[i]`` belongs to set ``bits[i]`` (0..63). Returns
@@ -151,6 +179,9 @@ class _Csr:
         (its distance to the farthest of those sets it reaches; -1: none).
         Each round ORs the neighbours' words: ``O(edges)`` per round, as many
         rounds as the largest distance; only the rows asked for keep a matrix.
+        ``done``, when given, is each node's word once nothing can change (the
+        sets of the sources in its component): reaching it ends the search a
+        round early, without the round that would find no change.
         """
         V = self.V
         R = np.zeros(V, np.uint64)
@@ -181,13 +212,20 @@ class _Csr:
                 sub[fresh] = d
                 dist[p[keep]] = sub
             R = new
+            if done is not None and np.array_equal(R, done):
+                break
         return dist, last
 
 
-def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray, height: np.ndarray | None = None) -> int:
-    """Largest switch-graph distance between two of ``leaves`` that are connected.
+def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray, height: np.ndarray | None = None, label: np.ndarray | None = None) -> int:
+    """Largest distance between two of ``leaves`` that are connected, in the graph of ``V`` nodes and edges ``ea–eb``: see :func:`leaf_distance_csr`."""
+    return leaf_distance_csr(Csr(V, edge_keys(V, ea, eb)), leaves, height, label)
 
-    ``V`` nodes, undirected edges ``ea–eb``. Exact on any graph, in a few
+
+def leaf_distance_csr(g: Csr, leaves: np.ndarray, height: np.ndarray | None = None, label: np.ndarray | None = None) -> int:
+    """Largest distance between two of ``leaves`` that are connected, in the graph ``g``.
+
+    Exact on any graph, in a few
     linear passes on a Clos, by bounding every leaf's eccentricity (its largest
     distance to another leaf of its component, ``e(v)``) from a few
     breadth-first searches run 64 at a time on bitsets:
@@ -210,16 +248,21 @@ def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray, he
 
     ``height`` orders the centres of the first batch (highest first: the
     switch tier, when the caller knows it); without it, the distance from the
-    nearest leaf, by one more search. A set of sources holds one node per
-    connected component, so one bit serves every component (rails of a
-    rail-only fabric) at once.
+    nearest leaf, by one more search. ``label`` names each node's connected
+    component when the caller knows them (computed here otherwise); a coarser
+    labelling, whose parts are unions of components, gives the same answer
+    (only the first batch may then prove less). A set of sources holds one node
+    per component, so one bit serves every component (rails of a rail-only
+    fabric) at once.
     """
+    V = g.V
     leaves = unique(np.asarray(leaves, np.int64))
-    if len(leaves) < 2 or not len(ea):
+    if len(leaves) < 2 or not len(g.src):
         return 0
-    g = _Csr(V, ea, eb)
-    one_way = g.src < g.dst  # the adjacency holds both directions; components needs one
-    label = components(V, g.src[one_way], g.dst[one_way])
+    if label is None:
+        one_way = g.src < g.dst  # the adjacency holds both directions; components needs one
+        label = components(V, g.src[one_way], g.dst[one_way])
+        del one_way
     per_comp = np.bincount(label[leaves], minlength=V)
     leaves = leaves[per_comp[label[leaves]] >= 2]  # a leaf alone in its part has no pair
     if not len(leaves):
@@ -265,7 +308,10 @@ def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray, he
         bit = np.concatenate([bit_l, bit_c + 32])
         tried[src] = True
         first = False
-        dl, last = g.sweep(src, bit, leaves, (1 << 32) - 1)  # leaf rows; last: farthest leaf source reached
+        done = np.zeros(len(comps), np.uint64)  # every set of a component's sources, per component
+        np.bitwise_or.at(done, node_c[src], np.left_shift(np.uint64(1), bit.astype(np.uint64)))
+        done = np.where(node_c >= 0, done[node_c], 0).astype(np.uint64)
+        dl, last = g.sweep(src, bit, leaves, (1 << 32) - 1, done)  # leaf rows; last: farthest leaf source reached
         if dl.shape[1] < 64:
             dl = np.pad(dl, ((0, 0), (0, 64 - dl.shape[1])), constant_values=-1)
         grouped = dl[lorder]  # leaves grouped by component
@@ -283,8 +329,8 @@ def leaf_distance(V: int, leaves: np.ndarray, ea: np.ndarray, eb: np.ndarray, he
             ecc_lb = np.maximum(ecc_lb, last)
 
 
-def _leaf_named_twins(g: _Csr, leaves: np.ndarray) -> np.ndarray:
-    """:meth:`_Csr.twins`, a class holding a leaf named by its smallest leaf (a non-leaf twin has no ``e``)."""
+def _leaf_named_twins(g: Csr, leaves: np.ndarray) -> np.ndarray:
+    """:meth:`Csr.twins`, a class holding a leaf named by its smallest leaf (a non-leaf twin has no ``e``)."""
     V = g.V
     twin = g.twins()
     lrep = np.full(V, V, np.int64)

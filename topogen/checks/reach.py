@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..model import tier_role
-from .graphs import leaf_distance, unique
+from .graphs import Csr, leaf_distance_csr, masked_edge_keys, unique
 from .planes import PlaneGraph
 from .text import LIST, place, some
 from .wire import Wire
@@ -93,7 +93,7 @@ def check(w: Wire, graph: PlaneGraph) -> None:
                 text,
                 fix,
             )
-    hops = _worst_path(w)
+    hops = _worst_path(w, graph)
     w.report.figures["worst_case_hops"] = hops
     if w.report.group_status("reach") == "pass":
         if w.rail_only:
@@ -116,7 +116,7 @@ def _kept_leaves(w: Wire, p: int, gpus: np.ndarray, main_node: np.ndarray) -> np
     return unique(w.hi[gl[main_node[node]]] - n)
 
 
-def _worst_path(w: Wire) -> dict[str, Any]:
+def _worst_path(w: Wire, graph: PlaneGraph) -> dict[str, Any]:
     """Worst-case GPU-to-GPU path: switches traversed and HB-domain hops."""
     n = w.n
     worst = 0
@@ -127,9 +127,11 @@ def _worst_path(w: Wire) -> dict[str, Any]:
         gpu_sw = unique(w.hi[inp & (w.lo < n) & (w.hi >= n)] - n)
         if len(gpu_sw):
             any_pair = True
-            ix = np.int32 if w.S < 2**31 else np.int64  # switch ids: half the bytes
-            ea, eb = (w.lo[ss] - n).astype(ix), (w.hi[ss] - n).astype(ix)
-            dist = leaf_distance(w.S, gpu_sw, ea, eb, height=w.sw_tier)
+            g = Csr(w.S, masked_edge_keys(w.S, w.lo, w.hi, ss, n))
+            del ss
+            # components: the core graph's (every switch cable is a core cable, so its parts are unions of this graph's)
+            dist = leaf_distance_csr(g, gpu_sw, height=w.sw_tier, label=graph.clabel[: w.S])
+            del g
             worst = max(worst, dist + 1)
     hb = 1 if w.rail_only and w.K > 1 else 0
     switch_hops = worst if any_pair and n > 1 else 0

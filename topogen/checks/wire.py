@@ -11,6 +11,13 @@ from ..naming import GpuNames
 from .findings import MAX_PER_CHECK, Finding, Labels, Ordinal, Report
 
 
+def _frozen(x: np.ndarray) -> np.ndarray:
+    """A read-only view of ``x``: a check that wrote into it would raise, never edit the fabric."""
+    v = x.view()
+    v.flags.writeable = False
+    return v
+
+
 class Wire:
     """Columns derived once from a fabric, plus the finding sink with per-check caps.
 
@@ -75,7 +82,22 @@ class Wire:
         self.counts: dict[str, int] = {}
 
     def orient(self) -> None:
-        """Orient every good cable by tier: ``lo`` = lower-tier end (GPU tier 0)."""
+        """Orient every good cable by tier: ``lo`` = lower-tier end (GPU tier 0).
+
+        A generated fabric's cables are all good and already run from the lower
+        tier up: the oriented columns are then read-only views of the link
+        table's own (no copy: 28 bytes a cable less at any scale).
+        """
+        if self.good.all():
+            ta, tz = self.dev_tier[self.a], self.dev_tier[self.z]
+            if not (ta > tz).any():
+                ix = np.int32 if len(self.a) < 2**31 else np.int64
+                self.gi = np.arange(len(self.a), dtype=ix)
+                self.lo, self.hi, self.lo_port, self.hi_port = (_frozen(x) for x in (self.a, self.z, self.ap, self.zp))
+                self.lo_t, self.hi_t = ta, tz
+                self.speed = _frozen(self.a_speed) if np.array_equal(self.a_speed, self.z_speed) else np.minimum(self.a_speed, self.z_speed)
+                self._derived()
+                return
         i = np.flatnonzero(self.good)
         ta, tz = self.dev_tier[self.a[i]], self.dev_tier[self.z[i]]
         swap = ta > tz
@@ -87,6 +109,10 @@ class Wire:
         self.lo_t = np.minimum(ta, tz)
         self.hi_t = np.maximum(ta, tz)
         self.speed = np.minimum(self.a_speed[i], self.z_speed[i])
+        self._derived()
+
+    def _derived(self) -> None:
+        """Columns of the oriented cables: adjacent tiers, plane, cables per switch."""
         self.adj = self.hi_t == self.lo_t + 1
         n = self.n
         self.plane = np.where(self.hi >= n, self.sw_plane[np.maximum(self.hi - n, 0)] if self.S else 0, self.lo_port // self.homes).astype(np.int32)
