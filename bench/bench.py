@@ -20,7 +20,10 @@ Columns:
   progress callback; ``build_s``: all of it (with the closed form and the
   catalog check). Validation is given the generated wiring as the spec's own,
   as ``build`` does. ``validate_cpu_us_per_cable`` is validation's CPU time
-  per cable (CPU, not wall: it holds on a machine busy with other work).
+  per cable (CPU, not wall: it holds on a machine busy with other work);
+  ``validate_sys_us_per_cable`` the part of it spent in the kernel, mostly
+  giving the process fresh pages (on a virtual machine, pages first touched
+  cost far more than in-process work on them).
 * with ``--exports``: ``build_and_export_s``, the whole build (every phase,
   every architecture of the case) plus the chosen exporters writing to a
   temporary directory (``--jobs`` worker processes), timed inside the process;
@@ -74,16 +77,22 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int) -
     row: dict = {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch}
     if not exports:
         # pipeline.build, timed phase by phase through its progress callback
-        marks: list[tuple[str, float, float]] = []
-        ctx = pipeline.build(spec, progress=lambda phase: marks.append((phase, time.perf_counter(), time.process_time())))
-        marks.append(("end", time.perf_counter(), time.process_time()))
-        spent = {a[0]: (b[1] - a[1], b[2] - a[2]) for a, b in zip(marks, marks[1:])}
+        marks: list[tuple[str, float, float, float]] = []
+
+        def mark(phase: str) -> None:
+            ru = resource.getrusage(resource.RUSAGE_SELF)
+            marks.append((phase, time.perf_counter(), ru.ru_utime, ru.ru_stime))
+
+        ctx = pipeline.build(spec, progress=mark)
+        mark("end")
+        spent = {a[0]: (b[1] - a[1], (b[2] - a[2]) + (b[3] - a[3]), b[3] - a[3]) for a, b in zip(marks, marks[1:])}
         fabric = ctx.fabrics[arch]
         row.update(switches=len(fabric.switches), links=len(fabric.links), tiers=fabric.tiers, valid=ctx.valid)
         for col, phase in PHASES.items():
             row[col] = spent[phase][0]
         row["build_s"] = marks[-1][1] - marks[0][1]
         row["validate_cpu_us_per_cable"] = 1e6 * spent["validation"][1] / max(1, len(fabric.links))
+        row["validate_sys_us_per_cable"] = 1e6 * spent["validation"][2] / max(1, len(fabric.links))  # of it, the kernel's (mostly providing fresh pages)
         return row
     formats = pipeline.resolve_formats(exports)
     with tempfile.TemporaryDirectory() as tmp:
@@ -260,7 +269,7 @@ def print_table(rows: list[dict], exports: bool) -> None:
     if exports:
         cols = ["gpus", "arch", "tiers", "switches", "links", "exports", "jobs", "build_and_export_s", "csv_dump_s", "x_csv", "output_mb"]
     else:
-        cols = ["gpus", "arch", "tiers", "switches", "links", *PHASES, "build_s", "validate_cpu_us_per_cable"]
+        cols = ["gpus", "arch", "tiers", "switches", "links", *PHASES, "build_s", "validate_cpu_us_per_cable", "validate_sys_us_per_cable"]
     cols += ["wall_s", "cpu_s", "peak_rss_mb"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))

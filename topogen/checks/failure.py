@@ -111,13 +111,18 @@ def check(w: Wire, graph: PlaneGraph) -> None:
     out: dict[str, Any] = {"switch": {}, "link": {}}
     arch = "rail-only" if w.rail_only else "rail-optimized"
     hb_note = " (they can still forward through their HB domain)" if w.K > 1 else ""
+    busiest = {}  # tier -> its busiest switch
     for t in range(1, int(w.sw_tier.max(initial=0)) + 1):
         cand = np.flatnonzero((w.sw_tier == t) & (ends > 0))
-        if not len(cand):
-            continue
-        s = int(cand[np.argmax(ends[cand])])
+        if len(cand):
+            busiest[t] = int(cand[np.argmax(ends[cand])])
+    # the cables of every tier's busiest switch, in one pass over the cables (not one per tier)
+    pick = np.full(w.ndev, -1, np.int32)
+    pick[[n + s for s in busiest.values()]] = np.arange(len(busiest), dtype=np.int32)
+    on = np.flatnonzero((pick[w.lo] >= 0) | (pick[w.hi] >= 0))
+    for t, s in busiest.items():
         d = n + s
-        x = impact(np.flatnonzero((w.lo == d) | (w.hi == d)), int(w.sw_plane[s]))
+        x = impact(on[(w.lo[on] == d) | (w.hi[on] == d)], int(w.sw_plane[s]))
         role = tier_role(t)
         out["switch"][role] = {"device": w.sw_names[s], "cables": int(ends[s]), **x}
         w.add("failure.switch", "info", (w.sw_names[s],), (), f"{arch}: if {w.sw_names[s]} ({role}, {int(ends[s])} cables) fails, {says(x)}")

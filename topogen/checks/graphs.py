@@ -179,26 +179,46 @@ class Csr:
         (its distance to the farthest of those sets it reaches; -1: none).
         Each round ORs the neighbours' words: ``O(edges)`` per round, as many
         rounds as the largest distance; only the rows asked for keep a matrix.
+        The word is as narrow as the sets allow (a byte for 8): the gathers of
+        a large graph then stay in the processor's cache.
         ``done``, when given, is each node's word once nothing can change (the
         sets of the sources in its component): reaching it ends the search a
         round early, without the round that would find no change.
         """
         V = self.V
-        R = np.zeros(V, np.uint64)
-        np.bitwise_or.at(R, sources, np.left_shift(np.uint64(1), bits.astype(np.uint64)))
         nbits = int(bits.max(initial=-1)) + 1
+        word = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if np.dtype(t).itemsize * 8 >= nbits)
+        R = np.zeros(V, word)
+        np.bitwise_or.at(R, sources, np.left_shift(1, bits).astype(word))
         pos = np.full(V, -1, np.int64)
         pos[rows] = np.arange(len(rows))
         dist = np.full((len(rows), nbits), -1, np.int32)
         at = pos[sources] >= 0
         dist[pos[sources[at]], bits[at]] = 0
-        m = np.uint64(mask)
+        m = word(mask & ((1 << (8 * np.dtype(word).itemsize)) - 1))
         last = np.where(R & m, 0, -1).astype(np.int32)
+        if done is not None:
+            done = done.astype(word)
         d = 0
-        while len(self.src):
+        changed = unique(np.asarray(sources, np.int64))  # round 0: the sources' words were set
+        E = len(self.dst)
+        while E:
             d += 1
+            # only a node next to one that changed last round, and not yet holding every set it can, may change
+            may = None
+            if int(self.deg[changed].sum()) <= E // 4:
+                may = np.zeros(V, bool)
+                may[self.dst[_ranges(self.off, changed)]] = True
+            if done is not None:
+                may = (R != done) if may is None else may & (R != done)
             new = R.copy()
-            new[self.usrc] |= _or_gather(R, self.dst, self.starts)
+            if may is not None and int(self.deg[may].sum()) <= E // 2:  # a part of the edges: gather just theirs
+                x = np.flatnonzero(may & (self.deg > 0))
+                if len(x):
+                    cnt = self.deg[x]
+                    new[x] |= np.bitwise_or.reduceat(R[self.dst[_ranges(self.off, x)]], np.r_[0, np.cumsum(cnt[:-1])])
+            else:
+                new[self.usrc] |= _or_gather(R, self.dst, self.starts)
             changed = np.flatnonzero(new != R)
             if not len(changed):
                 break
@@ -207,7 +227,8 @@ class Csr:
             p = pos[changed]
             keep = p >= 0
             if keep.any():
-                fresh = np.unpackbits(gain[keep].astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")[:, :nbits].astype(bool)
+                g = gain[keep]
+                fresh = np.unpackbits(g.astype(g.dtype.newbyteorder("<")).view(np.uint8).reshape(len(g), -1), axis=1, bitorder="little")[:, :nbits].astype(bool)
                 sub = dist[p[keep]]
                 sub[fresh] = d
                 dist[p[keep]] = sub
@@ -295,27 +316,29 @@ def leaf_distance_csr(g: Csr, leaves: np.ndarray, height: np.ndarray | None = No
             searched = np.flatnonzero(exact >= 0)
             exact[twin[searched]] = exact[searched]  # twins share e: the class inherits its searched member's
             cand = cand[twin[cand] == cand]
-        # next sources, per component: 32 leaves still unsettled (largest bound first), 32 centres
+        # next sources, per component: k leaves still unsettled (largest bound first), k centres;
+        # the first batch (which proves a Clos) 4 + 4 in a byte, later ones 32 + 32 in 64 bits
+        k = 4 if first else 32
         al = leaves[active & (exact[twin[leaves]] < 0) & (twin[leaves] == leaves)]  # one leaf per unsettled class
         if first:
             al_key = (node_c[al], _spread_rank(node_c[al]))
         else:
             al_key = (node_c[al], -ub[np.searchsorted(leaves, al)], al)
         cen = cand[~tried[cand] & np.isin(node_c[cand], unique(lc[active]))]
-        src_l, bit_l = _per_component(al, al_key, node_c[al], 32)
-        src_c, bit_c = _per_component(cen, (node_c[cen], ecc_lb[cen], -height[cen], cen), node_c[cen], 32)
+        src_l, bit_l = _per_component(al, al_key, node_c[al], k)
+        src_c, bit_c = _per_component(cen, (node_c[cen], ecc_lb[cen], -height[cen], cen), node_c[cen], k)
         src = np.concatenate([src_l, src_c])
-        bit = np.concatenate([bit_l, bit_c + 32])
+        bit = np.concatenate([bit_l, bit_c + k])
         tried[src] = True
         first = False
         done = np.zeros(len(comps), np.uint64)  # every set of a component's sources, per component
         np.bitwise_or.at(done, node_c[src], np.left_shift(np.uint64(1), bit.astype(np.uint64)))
         done = np.where(node_c >= 0, done[node_c], 0).astype(np.uint64)
-        dl, last = g.sweep(src, bit, leaves, (1 << 32) - 1, done)  # leaf rows; last: farthest leaf source reached
-        if dl.shape[1] < 64:
-            dl = np.pad(dl, ((0, 0), (0, 64 - dl.shape[1])), constant_values=-1)
+        dl, last = g.sweep(src, bit, leaves, (1 << k) - 1, done)  # leaf rows; last: farthest leaf source reached
+        if dl.shape[1] < 2 * k:
+            dl = np.pad(dl, ((0, 0), (0, 2 * k - dl.shape[1])), constant_values=-1)
         grouped = dl[lorder]  # leaves grouped by component
-        far = np.full((len(comps), 64), -1, np.int32)
+        far = np.full((len(comps), 2 * k), -1, np.int32)
         far[lc[lorder][lstarts]] = np.maximum.reduceat(grouped, lstarts, axis=0)  # max over the part's leaves
         reach = dl >= 0
         bound = np.where(reach, dl + far[lc], np.iinfo(np.int32).max).min(axis=1)
@@ -376,13 +399,24 @@ def _slices(starts: np.ndarray, total: int, size: int = SLICE):
         a = b
 
 
+def _ranges(off: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Positions ``off[v] .. off[v+1]-1`` of every node ``v`` of ``nodes``, one run after another."""
+    cnt = off[nodes + 1] - off[nodes]
+    total = int(cnt.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    first = np.repeat(off[nodes] - np.r_[0, np.cumsum(cnt[:-1])], cnt)
+    first += np.arange(total)
+    return first
+
+
 def _or_gather(R: np.ndarray, src: np.ndarray, gstart: np.ndarray, budget: int = SLICE) -> np.ndarray:
     """OR of ``R[src]`` over each run starting at ``gstart``, in memory-bounded slices."""
     W = R.shape[1] if R.ndim == 2 else 1
     step = max(1, budget // max(W, 1))
     if len(src) <= step:
         return np.bitwise_or.reduceat(R[src], gstart, axis=0)
-    out = np.zeros((len(gstart),) + R.shape[1:], np.uint64)
+    out = np.zeros((len(gstart),) + R.shape[1:], R.dtype)
     bounds = np.r_[gstart, len(src)]
     g0 = 0
     while g0 < len(gstart):

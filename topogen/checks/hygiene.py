@@ -48,23 +48,24 @@ def check(w: Wire) -> None:
     R = int(w.sw_radix.max(initial=0))
     nslot = n * P + w.S * (R + 1)
     bad_ends, slots = [], []
+    fewest = int(w.sw_ports.min()) if w.S else 0  # the fewest interfaces of a switch: only ends past it need a look
     for dev, port, _far, _farp in sides:
         is_gpu = w.valid & (dev < n)
         is_sw = w.valid & (dev >= n)
         # past the switch's interfaces (the radix at one speed): only ends past the fewest need their own switch's
-        over = np.flatnonzero(is_sw & (port > int(w.sw_ports.min(initial=0))))
+        over = np.flatnonzero(is_sw & (port > fewest))
         over = over[port[over] > w.sw_ports[dev[over] - n]]
         bad = np.flatnonzero((is_gpu & ((port < 0) | (port >= P))) | (is_sw & (port < 1)))
         bad_ends.append(np.union1d(bad, over) if len(over) else bad)
         # slot of each end; -1: no slot (invalid end, or a port outside 0..P-1 / 0..max radix: counted apart)
-        slot = np.full(len(dev), -1, np.int64)
-        g = np.flatnonzero(is_gpu & (port >= 0) & (port < P))
-        slot[g] = dev[g] * P + port[g]
-        e = np.flatnonzero(is_sw & (port >= 0) & (port <= R))
-        x = dev[e] * (R + 1)
-        x += port[e]
-        x += n * P - n * (R + 1)
-        slot[e] = x
+        # (whole columns, no index arrays: GPU g's port p is g*P + p, switch d's is d*(R+1) + p + n*P - n*(R+1))
+        slot = np.multiply(dev, R + 1)
+        slot += n * P - n * (R + 1)
+        np.copyto(slot, np.multiply(dev, P), where=is_gpu)
+        slot += port
+        has = (is_gpu & (port >= 0) & (port < P)) | (is_sw & (port >= 0) & (port <= R))
+        if not has.all():
+            slot[~has] = -1
         slots.append(slot)
 
     def bad_port(side: int):
@@ -84,8 +85,8 @@ def check(w: Wire) -> None:
 
     for side in (0, 1):
         w.add_many("hygiene.bad-port", "error", bad_ends[side], bad_port(side))
-    per_slot = np.bincount(slots[0][slots[0] >= 0], minlength=nslot)
-    per_slot += np.bincount(slots[1][slots[1] >= 0], minlength=nslot)
+    per_slot = np.bincount(_have(slots[0]), minlength=nslot)
+    per_slot += np.bincount(_have(slots[1]), minlength=nslot)
     _port_reuse(w, sides, slots, per_slot > 1)
     # port budget
     if w.S:
@@ -96,7 +97,10 @@ def check(w: Wire) -> None:
         taken = np.zeros(w.S, np.float64 if weighted else np.int64)
         for (dev, *_), cost in zip(sides, costs):
             on_sw = w.valid & (dev >= n)
-            used += np.bincount(dev[on_sw] - n, minlength=w.S)
+            if w.valid.all():  # every end on a device: count them all, keep the switches' (no copy of the ends)
+                used += np.bincount(dev, minlength=w.ndev)[n:]
+            else:
+                used += np.bincount(dev[on_sw] - n, minlength=w.S)
             if weighted:
                 taken += np.bincount(dev[on_sw] - n, weights=cost[on_sw], minlength=w.S)
         taken = taken.astype(np.int64) if weighted else used
@@ -165,6 +169,11 @@ def check(w: Wire) -> None:
         if rep.group_status("hygiene") == "pass"
         else f"{sum(v for c, v in w.counts.items() if c.startswith('hygiene.'))} problem(s) with ports, ends, speeds or planes"
     )
+
+
+def _have(slot: np.ndarray) -> np.ndarray:
+    """The slots of the ends that have one (all of them, uncopied, in a wiring without bad ends)."""
+    return slot if slot.min(initial=0) >= 0 else slot[slot >= 0]
 
 
 def _port_reuse(w: Wire, sides, slots: list[np.ndarray], reused: np.ndarray) -> None:
