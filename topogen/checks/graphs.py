@@ -120,23 +120,24 @@ class Csr:
             key = key[np.r_[True, key[1:] != key[:-1]]]  # parallel cables: one edge
         self.V = V
         ix = np.int64 if wide else np.int32  # node ids: half the bytes of every later gather
-        self.src = np.empty(len(key), ix)  # sorted by src, then dst
-        self.dst = np.empty(len(key), ix)
-        for lo in range(0, len(key), SLICE):
+        self._ix = ix
+        self.dst = np.empty(len(key), ix)  # neighbours, by node (src ascending), then ascending
+        self.deg = np.zeros(V, np.int64)
+        for lo in range(0, len(key), SLICE):  # a slice at a time: no column of sources is kept (see src)
             k = key[lo : lo + SLICE]
-            if wide:
-                s = k // V
-                self.src[lo : lo + SLICE] = s
-                self.dst[lo : lo + SLICE] = k - s * V
-            else:
-                self.src[lo : lo + SLICE] = k >> 32
-                self.dst[lo : lo + SLICE] = k & 0xFFFFFFFF
+            s = k // V if wide else k >> 32
+            self.dst[lo : lo + SLICE] = k - s * V if wide else k & 0xFFFFFFFF
+            self.deg += np.bincount(s, minlength=V)
         del key
-        self.deg = np.bincount(self.src, minlength=V)
         self.off = np.zeros(V + 1, np.int64)
         np.cumsum(self.deg, out=self.off[1:])
         self.starts = self.off[:-1][self.deg > 0]  # first edge of each node with edges
         self.usrc = np.flatnonzero(self.deg).astype(ix)
+
+    @property
+    def src(self) -> np.ndarray:
+        """The node of each entry of :attr:`dst` (made when asked: the searches need only ``off``)."""
+        return np.repeat(np.arange(self.V, dtype=self._ix), self.deg)
 
     def twins(self) -> np.ndarray:
         """Representative of each node's class of nodes with the same neighbour set.
@@ -160,8 +161,9 @@ class Csr:
         cand = rep.copy()
         cand[nodes] = nodes[first][inv.ravel()]
         # edge e of node v (the k-th of its list) against the k-th of its representative's list
+        src = self.src
         for lo in range(0, len(dst), SLICE):
-            s = self.src[lo : lo + SLICE]
+            s = src[lo : lo + SLICE]
             idx = off[cand[s]]
             idx -= off[s]
             idx += np.arange(lo, lo + len(s))
@@ -278,11 +280,13 @@ def leaf_distance_csr(g: Csr, leaves: np.ndarray, height: np.ndarray | None = No
     """
     V = g.V
     leaves = unique(np.asarray(leaves, np.int64))
-    if len(leaves) < 2 or not len(g.src):
+    if len(leaves) < 2 or not len(g.dst):
         return 0
     if label is None:
-        one_way = g.src < g.dst  # the adjacency holds both directions; components needs one
-        label = components(V, g.src[one_way], g.dst[one_way])
+        src = g.src
+        one_way = src < g.dst  # the adjacency holds both directions; components needs one
+        label = components(V, src[one_way], g.dst[one_way])
+        del src
         del one_way
     per_comp = np.bincount(label[leaves], minlength=V)
     leaves = leaves[per_comp[label[leaves]] >= 2]  # a leaf alone in its part has no pair

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graphs import components, unique
+from .graphs import SLICE, components, unique
 from .wire import Wire
 
 
@@ -228,15 +228,20 @@ class PlaneGraph:
         """Core cables by node: ``edge[off[c]:off[c+1]]`` are the positions of node ``c``'s core cables."""
         if not hasattr(self, "_adj"):
             E = len(self.cu)
-            key = np.concatenate([self.cu, self.cv]).astype(np.int64)
+            key = np.empty(2 * E, np.int64)
+            key[:E] = self.cu
+            key[E:] = self.cv
             key *= 2 * E
-            key += np.arange(2 * E)
+            for lo in range(0, 2 * E, SLICE):  # + position, a slice at a time (no 2E-long arange)
+                key[lo : lo + SLICE] += np.arange(lo, min(lo + SLICE, 2 * E))
             key.sort()  # by node, then position: a value sort, no argsort
             key %= 2 * E
             key %= E
+            edge = key.astype(np.int32) if E < 2**31 else key  # positions: half the bytes kept
+            del key
             off = np.zeros(self.C + 1, np.int64)
             np.cumsum(np.bincount(self.cu, minlength=self.C) + np.bincount(self.cv, minlength=self.C), out=off[1:])
-            self._adj = (off, key)
+            self._adj = (off, edge)
         return self._adj
 
     def _kept_whole(self, pos: np.ndarray) -> np.ndarray | None:
