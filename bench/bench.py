@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 PHASES = {"generate_s": "wiring", "validate_s": "validation", "layout_s": "layout", "bom_s": "bill of materials", "summary_s": "analyses and summary"}
 
 
-def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int) -> dict:
+def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, memory: str = "program") -> dict:
     """Run the phases for one case in this process and return the figures."""
     from topogen import pipeline
     from topogen.spec import build_spec
@@ -98,6 +98,10 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int) -
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         ctx = pipeline.build(spec)
+        if memory == "program":
+            from topogen.memory import usual_allocation
+
+            usual_allocation()  # as topogen build does before its exporters
         pipeline.write_outputs(ctx, Path(tmp) / "out", pipeline.export_formats(ctx, formats), jobs=jobs)
         row["build_and_export_s"] = time.perf_counter() - t0
         row["output_mb"] = sum(p.stat().st_size for p in (Path(tmp) / "out").rglob("*") if p.is_file()) / 1e6
@@ -310,7 +314,7 @@ def main() -> None:
         return
     if args.one:
         n, arch = args.one.split(":")
-        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs))))
+        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs), args.memory)))
         return
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     jobs = [int(x) for x in args.jobs.split(",")]

@@ -105,6 +105,7 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
     Exit status: 0 success, 1 the design failed validation, 2 bad input.
     """
     from . import outdir
+    from .memory import usual_allocation
     from .progress import Progress
 
     try:
@@ -115,6 +116,7 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
         warn_size(s, fmts)
         progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
         ctx = pipeline.build(s, progress)
+        usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.memory)
         written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
         progress.done()
     except InputError as exc:

@@ -17,6 +17,13 @@ bytes live changes. Peak memory grows by at most the free heap kept.
 It changes the whole process, so the library never calls it: the ``topogen``
 program does (:mod:`topogen.__main__`), and so does ``bench/bench.py``, which
 times what the program does. Elsewhere than glibc it does nothing.
+
+:func:`usual_allocation` goes back to glibc's usual large blocks once the
+build's phases are done (``topogen build`` calls it before its exporters).
+:func:`release_free_memory` hands the free heap back to the kernel
+(``malloc_trim``); the exporters call it before forking their workers, which
+would otherwise each map, and count in their resident size, the parent's
+kept free memory.
 """
 
 from __future__ import annotations
@@ -26,9 +33,45 @@ import ctypes.util
 
 # mallopt(3) parameters (glibc's malloc.h)
 M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
 M_MMAP_MAX = -4
 
 KEEP_FREE = (1 << 31) - 1  # bytes of free heap kept at the top before glibc returns them to the kernel (mallopt takes an int: 2 GiB at most)
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+def release_free_memory() -> None:
+    """Return the heap's free memory to the kernel (glibc's ``malloc_trim``; elsewhere nothing)."""
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is not None:
+        trim.argtypes = (ctypes.c_size_t,)
+        trim.restype = ctypes.c_int
+        trim(0)
+
+
+def usual_allocation() -> None:
+    """Back to glibc's usual large blocks (from mmap, above 32 MiB: its dynamic threshold's ceiling) and free heap returned.
+
+    For the exporters: their text and zip buffers grow by reallocation, which
+    mmap serves in place; from the heap it copies, and workers peaked 30 %
+    higher (1,288 against 972 MB at 1,048,576 GPUs).
+    """
+    libc = _libc()
+    mallopt = getattr(libc, "mallopt", None)
+    if mallopt is None:
+        return
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    mallopt(M_MMAP_THRESHOLD, 32 << 20)
+    mallopt(M_TRIM_THRESHOLD, 64 << 20)
+    mallopt(M_MMAP_MAX, 65536)
+    release_free_memory()
 
 
 def reuse_freed_memory() -> bool:
@@ -36,10 +79,8 @@ def reuse_freed_memory() -> bool:
 
     Returns whether the policy is in force (False: not glibc, or glibc refused).
     """
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int

@@ -26,8 +26,9 @@ import signal
 import sys
 from pathlib import Path
 
-from . import EXPORTERS, PARTS
+from ..memory import release_free_memory
 from ..outdir import held_signals
+from . import EXPORTERS, PARTS
 from .files import register, remember, take_written
 
 MAX_DEFAULT_JOBS = 8
@@ -94,6 +95,7 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1) -> list[Path]:
     _CTX = ctx
     sys.stdout.flush()  # a forked worker would write the parent's unflushed output again
     sys.stderr.flush()
+    release_free_memory()  # the build's freed heap: back to the kernel, not mapped into every worker
     try:
         heaviest_first = sorted(tasks, key=lambda t: -task_cost(ctx, t))
         with held_signals():  # a worker takes its own handlers (_quiet) before any signal reaches it
