@@ -21,20 +21,28 @@ def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a = np.asarray(a).astype(ix, copy=False)
     b = np.asarray(b).astype(ix, copy=False)
     while len(a):
-        la, lb = label[a], label[b]
-        diff = la != lb
-        left = int(np.count_nonzero(diff))
+        # hook, a slice of edges at a time (its temporaries stay in the cache); a slice sees the
+        # labels the slices before it lowered, which only hooks sooner
+        left = 0
+        for lo in range(0, len(a), SLICE):
+            la, lb = label[a[lo : lo + SLICE]], label[b[lo : lo + SLICE]]
+            diff = la != lb
+            c = int(np.count_nonzero(diff))
+            if c:
+                left += c
+                if c < len(diff):
+                    la, lb = la[diff], lb[diff]
+                np.minimum.at(label, np.maximum(la, lb), np.minimum(la, lb))
         if not left:
             break
-        if left < len(a) // 2:  # drop settled edges once they are most of them (copying them all costs more)
-            a, b, la, lb = a[diff], b[diff], la[diff], lb[diff]
-        # an edge inside one tree hooks a root to itself: harmless
-        np.minimum.at(label, np.maximum(la, lb), np.minimum(la, lb))
         while True:
             nxt = label[label]
             if np.array_equal(nxt, label):
                 break
             label = nxt
+        if left < len(a) // 2:  # drop settled edges once they are most of them (copying them all costs more)
+            keep = label[a] != label[b]
+            a, b = a[keep], b[keep]
     return label.astype(np.int64)
 
 
