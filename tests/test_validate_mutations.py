@@ -175,6 +175,8 @@ def test_leaf_cabled_to_leaf(fabrics, arch, where):
     hit = assert_named(r, "tiers.adjacent", name(f, x), f"p{px}")
     assert f"{name(f, y)}:p{py}" in hit.ports
     assert "(leaf, tier 1)" in hit.message
+    # the check's one-line detail says so too (it said "every cable joins adjacent tiers")
+    assert "1 cable(s) skip or stay within a tier" in r.checks["tiers"] and "every cable joins" not in r.checks["tiers"]
 
 
 @pytest.mark.parametrize("where", WHERE)

@@ -74,10 +74,11 @@ def check(w: Wire, graph: PlaneGraph | None = None) -> None:
             f"the wiring uses {used} tier(s); the minimum for {spec.gpus} GPUs, HB domain {K}, radix {'/'.join(map(str, spec.tier_radix)) if spec.tier_radix else k} ({w.fabric.arch}) is {minimum}",
             "a Clos with the fewest tiers that fit costs the fewest switches and hops" if used > minimum else "fewer tiers than the minimum cannot be full bisection",
         )
-    w.report.checks["tiers"] = (
-        f"{used} tier(s) ({'the minimum' if used == minimum else f'minimum {minimum}'}); every cable joins adjacent tiers; "
-        f"{int((ends > 0).sum())}/{w.S} switches cabled and reachable from GPUs"
-    )
+    skipping = w.counts.get("tiers.adjacent", 0)
+    adjacent = "every cable joins adjacent tiers" if not skipping else f"{skipping} cable(s) skip or stay within a tier (see findings)"
+    unreachable = w.counts.get("tiers.unreachable", 0)
+    reach = f"{int((ends > 0).sum())}/{w.S} switches cabled" + (" and reachable from GPUs" if not unreachable else f", {unreachable} unreachable from GPUs or without a cable (see findings)")
+    w.report.checks["tiers"] = f"{used} tier(s) ({'the minimum' if used == minimum else f'minimum {minimum}'}); {adjacent}; {reach}"
 
 
 def _gpu_behind(w: Wire, graph: PlaneGraph | None) -> np.ndarray:
