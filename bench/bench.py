@@ -12,6 +12,12 @@ Prints a Markdown table (paste it into the README).
     .venv/bin/python bench/bench.py --million                # also 1,048,576 GPUs
     .venv/bin/python bench/bench.py --shares --gpus 131072 --arch both   # CPU per exporter
     .venv/bin/python bench/bench.py --targets                # every case of the targets: met / NOT met
+    .venv/bin/python bench/bench.py --gpus 131072,2097152 --memory default   # without the program's memory policy
+
+Each case runs as the ``topogen`` program does: with its memory policy
+(``topogen.memory``: large blocks from the heap during the build's phases, glibc's
+usual allocation again before the exporters); ``--memory default`` leaves the
+allocator alone.
 
 Columns:
 
