@@ -121,7 +121,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
     return row
 
 
-def shares(n: int, k: int, radix: int, arch: str) -> str:
+def shares(n: int, k: int, radix: int, arch: str, memory: str = "program") -> str:
     """Each exporter run alone, one after another, in this process: CPU seconds and share (Markdown)."""
     from topogen import pipeline
     from topogen.exports import EXPORTERS
@@ -131,6 +131,10 @@ def shares(n: int, k: int, radix: int, arch: str) -> str:
     c0 = time.process_time()
     ctx = pipeline.build(spec)
     build_cpu = time.process_time() - c0
+    if memory == "program":
+        from topogen.memory import usual_allocation
+
+        usual_allocation()  # as topogen build does before its exporters
     cpu = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in pipeline.export_formats(ctx, list(EXPORTERS)):
@@ -316,7 +320,7 @@ def main() -> None:
 
         reuse_freed_memory()  # as the topogen program does (topogen/__main__.py)
     if args.shares:
-        print(shares(int(args.gpus.split(",")[0]), args.hb_domain, args.radix, args.arch.split(",")[0]))
+        print(shares(int(args.gpus.split(",")[0]), args.hb_domain, args.radix, args.arch.split(",")[0], args.memory))
         return
     if args.one:
         n, arch = args.one.split(":")

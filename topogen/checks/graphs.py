@@ -128,7 +128,6 @@ class Csr:
             key = key[np.r_[True, key[1:] != key[:-1]]]  # parallel cables: one edge
         self.V = V
         ix = np.int64 if wide else np.int32  # node ids: half the bytes of every later gather
-        self._ix = ix
         self.dst = np.empty(len(key), ix)  # neighbours, by node (src ascending), then ascending
         self.deg = np.zeros(V, np.int64)
         for lo in range(0, len(key), SLICE):  # a slice at a time: no column of sources is kept (see src)
@@ -145,7 +144,7 @@ class Csr:
     @property
     def src(self) -> np.ndarray:
         """The node of each entry of :attr:`dst` (made when asked: the searches need only ``off``)."""
-        return np.repeat(np.arange(self.V, dtype=self._ix), self.deg)
+        return np.repeat(np.arange(self.V, dtype=self.dst.dtype), self.deg)
 
     def twins(self) -> np.ndarray:
         """Representative of each node's class of nodes with the same neighbour set.
@@ -218,7 +217,7 @@ class Csr:
             may = None
             if int(self.deg[changed].sum()) <= E // 4:
                 may = np.zeros(V, bool)
-                may[self.dst[_ranges(self.off, changed)]] = True
+                may[self.dst[ranges(self.off, changed)]] = True
             if done is not None:
                 may = (R != done) if may is None else may & (R != done)
             new = R.copy()
@@ -226,7 +225,7 @@ class Csr:
                 x = np.flatnonzero(may & (self.deg > 0))
                 if len(x):
                     cnt = self.deg[x]
-                    new[x] |= np.bitwise_or.reduceat(R[self.dst[_ranges(self.off, x)]], np.r_[0, np.cumsum(cnt[:-1])])
+                    new[x] |= np.bitwise_or.reduceat(R[self.dst[ranges(self.off, x)]], np.r_[0, np.cumsum(cnt[:-1])])
             else:
                 new[self.usrc] |= _or_gather(R, self.dst, self.starts)
             changed = np.flatnonzero(new != R)
@@ -411,8 +410,8 @@ def _slices(starts: np.ndarray, total: int, size: int = SLICE):
         a = b
 
 
-def _ranges(off: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """Positions ``off[v] .. off[v+1]-1`` of every node ``v`` of ``nodes``, one run after another."""
+def ranges(off: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Positions ``off[v] .. off[v+1]-1`` of every node ``v`` of ``nodes``, one run after another (an adjacency's entries of those nodes)."""
     cnt = off[nodes + 1] - off[nodes]
     total = int(cnt.sum())
     if not total:
@@ -423,18 +422,16 @@ def _ranges(off: np.ndarray, nodes: np.ndarray) -> np.ndarray:
 
 
 def _or_gather(R: np.ndarray, src: np.ndarray, gstart: np.ndarray, budget: int = SLICE) -> np.ndarray:
-    """OR of ``R[src]`` over each run starting at ``gstart``, in memory-bounded slices."""
-    W = R.shape[1] if R.ndim == 2 else 1
-    step = max(1, budget // max(W, 1))
-    if len(src) <= step:
-        return np.bitwise_or.reduceat(R[src], gstart, axis=0)
-    out = np.zeros((len(gstart),) + R.shape[1:], R.dtype)
+    """OR of ``R[src]`` over each run starting at ``gstart``, in slices of about ``budget`` entries (temporaries in the cache)."""
+    if len(src) <= budget:
+        return np.bitwise_or.reduceat(R[src], gstart)
+    out = np.zeros(len(gstart), R.dtype)
     bounds = np.r_[gstart, len(src)]
     g0 = 0
     while g0 < len(gstart):
-        g1 = int(np.searchsorted(bounds, bounds[g0] + step, side="right")) - 1
+        g1 = int(np.searchsorted(bounds, bounds[g0] + budget, side="right")) - 1
         g1 = max(g1, g0 + 1)
         lo, hi = bounds[g0], bounds[g1]
-        out[g0:g1] = np.bitwise_or.reduceat(R[src[lo:hi]], gstart[g0:g1] - lo, axis=0)
+        out[g0:g1] = np.bitwise_or.reduceat(R[src[lo:hi]], gstart[g0:g1] - lo)
         g0 = g1
     return out

@@ -86,8 +86,8 @@ def check(w: Wire) -> None:
     for side in (0, 1):
         w.add_many("hygiene.bad-port", "error", bad_ends[side], bad_port(side))
     slot_used, reused = _slot_use(slots, nslot)
-    if reused is not None or any((w.valid & (slot < 0)).any() for slot in slots):  # else no port holds two cables
-        _port_reuse(w, sides, slots, reused if reused is not None else np.zeros(nslot, bool))
+    if reused is not None:  # None: every end on a slot of its own, no port holds two cables
+        _port_reuse(w, sides, slots, reused)
     # port budget
     if w.S:
         everything = np.arange(len(w.a))
@@ -175,18 +175,20 @@ def check(w: Wire) -> None:
 def _slot_use(slots: list[np.ndarray], nslot: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Per slot (``0 .. nslot-1``, a byte each): whether an end is on it, and whether two or more are.
 
-    First a byte table of the slots taken: when every end took a slot of its
-    own (as many taken as ends: the usual wiring), no slot holds two, and
-    ``None`` says so without counting. The table is an eighth of a table of
-    counts, so it stays in the processor's cache far longer (17 MB at
-    2,097,152 GPUs). Otherwise the ends are counted, one side at a time, so
-    one table of counts lives at once.
+    First a byte table of the slots taken: when every end has a slot and took
+    one of its own (as many taken as ends: the usual wiring), no port holds
+    two cables, and ``None`` says so without counting. The table is an eighth
+    of a table of counts, so it stays in the processor's cache far longer
+    (17 MB at 2,097,152 GPUs). Otherwise the ends are counted, one side at a
+    time, so one table of counts lives at once (ends without a slot are then
+    compared among themselves by :func:`_port_reuse`).
     """
-    have = [slot if slot.min(initial=0) >= 0 else slot[slot >= 0] for slot in slots]
+    every = all(slot.min(initial=0) >= 0 for slot in slots)
+    have = slots if every else [slot[slot >= 0] for slot in slots]
     used = np.zeros(nslot, bool)
     for h in have:
         used[h] = True
-    if int(np.count_nonzero(used)) == sum(len(h) for h in have):
+    if every and int(np.count_nonzero(used)) == sum(len(h) for h in have):
         return used, None
     used[:] = False
     reused = np.zeros(nslot, bool)

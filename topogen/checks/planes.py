@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graphs import SLICE, components, unique
+from .graphs import SLICE, components, ranges, unique
 from .wire import Wire
 
 
@@ -262,9 +262,7 @@ class PlaneGraph:
             return alone
 
         def incident(nodes: np.ndarray) -> np.ndarray:
-            cnt = off[nodes + 1] - off[nodes]
-            first = np.repeat(off[nodes] - np.cumsum(np.r_[0, cnt[:-1]]), cnt)
-            return edge[first + np.arange(int(cnt.sum()))]
+            return edge[ranges(off, nodes)]
 
         e1 = incident(need)
         ball = unique(np.concatenate([cu[e1], cv[e1]]).astype(np.int64))
