@@ -21,7 +21,7 @@ from topogen.layout.labels import COLUMNS as FLOOR_COLUMNS
 from topogen.layout.labels import FloorView
 from topogen.naming import GpuNames, width
 from topogen.spec import build_spec, load_spec
-from topogen.view import csv_field, csv_lines, int_texts, number_texts, view
+from topogen.view import csv_lines, int_texts, number_texts, view, writer_field
 
 ODD = ["", "a", 'say "hi"', "a,b", "x;y", "tab\there", "cr\rlf\n", " lead", "é", "=1+2", 0, -7, 2.5, 1e20, float("nan")]
 
@@ -34,8 +34,8 @@ def writer_text(rows) -> str:
 
 def test_csv_fields_and_lines_are_csv_writer_bytes():
     for v in ODD:
-        assert csv_field(v) + "," + csv_field(v) + "\n" == writer_text([[v, v]]), repr(v)
-    cols = [[csv_field(v) for v in ODD], [csv_field(v) for v in reversed(ODD)], csv_field("k")]
+        assert writer_field(v) + "," + writer_field(v) + "\n" == writer_text([[v, v]]), repr(v)
+    cols = [[writer_field(v) for v in ODD], [writer_field(v) for v in reversed(ODD)], writer_field("k")]
     assert csv_lines(cols, len(ODD)) == writer_text([[a, b, "k"] for a, b in zip(ODD, reversed(ODD))])
     ints = np.array([0, 5, 4095, 4096, -3, 10**12])
     assert int_texts(ints).tolist() == [str(x) for x in ints.tolist()]

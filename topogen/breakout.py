@@ -44,15 +44,6 @@ class Breakouts:
         sw = fabric.switches
         return [f"{sw[d - n].name}:p{f}-p{f + k - 1}" for d, f, k in zip(self.switch[groups].tolist(), self.first[groups].tolist(), self.legs[groups].tolist())]
 
-    def leg_names(self, fabric, rows) -> list[str]:
-        """The breakout cable of each link in ``rows`` (a slice or index array; "" for a link that is a cable of its own)."""
-        g = self.group[rows]
-        out = [""] * len(g)
-        legs = np.flatnonzero(g >= 0)
-        for i, name in zip(legs.tolist(), self.names(fabric, g[legs])):
-            out[i] = name
-        return out
-
 
 def of(fabric, link_media) -> Breakouts:
     """Group the links of ``fabric`` whose cable SKU carries several links (``links_per_cable > 1``)."""

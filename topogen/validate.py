@@ -51,7 +51,7 @@ Figures come from numpy columns, never one Python object per cable, so a
 from __future__ import annotations
 
 from . import clos
-from .checks import capacity, failure, hygiene, rails, reach, reserved, tiers
+from .checks import capacity, failure, hygiene, rails, reach, tiers
 from .checks.capacity import MAXFLOW_LINKS
 from .checks.findings import CHECK_IDS, GROUPS, MAX_PER_CHECK, SEVERITIES, Finding, Labels, Report
 from .checks.graphs import components, leaf_distance, unique
@@ -92,15 +92,14 @@ def validate(
     report = Report(fabric.arch, fabric.spec, source=source, figures={"gpus": fabric.gpus, "switches": len(fabric.switches), "cables": len(fabric.links)})
     w = Wire(fabric, labels, report)
     w.add_findings(pre)  # the file reader's, under the same per-check caps
-    hygiene.check(w)  # 1. every cable as written: ends, ports, speeds, planes
+    if expected is None:
+        expected = clos.generate(fabric.spec, fabric.arch)
+    hygiene.check(w, expected)  # 1. every cable as written: ends, ports, speeds, planes, reserved leaf ports
     w.orient()  # the good cables, lower-tier end first, for the checks below
     graph = PlaneGraph(w)  # one graph per plane, shared by 2 and 4-6
     tiers.check(w, graph)  # 2
     rails.check(w)  # 3
     reach.check(w, graph)  # 4
-    if expected is None:
-        expected = clos.generate(fabric.spec, fabric.arch)
-    reserved.check(w, expected)  # 1, continued: no cable on a reserved leaf port
     capacity.check(w, graph, maxflow_links, expected)  # 5
     failure.check(w, graph)  # 6
     return report

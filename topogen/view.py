@@ -12,7 +12,7 @@ anything but what is unique to a cable (its id, its label).
 
 CSV text is built the same way (:func:`csv_lines`): every distinct value is
 formatted and quoted once, exactly as ``csv.writer`` (QUOTE_MINIMAL, ``\\n``
-line ends) would write it (:func:`csv_field`), and a chunk's lines are one
+line ends) would write it (:func:`writer_field`), and a chunk's lines are one
 ``join`` over the columns. The bytes equal ``csv.writer``'s for any text.
 """
 
@@ -34,7 +34,7 @@ _FIELD_BUF = io.StringIO()
 _FIELD_WRITER = csv.writer(_FIELD_BUF, lineterminator="\n")
 
 
-def csv_field(value) -> str:
+def writer_field(value) -> str:
     """``value`` as ``csv.writer`` (QUOTE_MINIMAL) writes it in a row of several fields."""
     _FIELD_BUF.seek(0)
     _FIELD_BUF.truncate()
@@ -43,10 +43,10 @@ def csv_field(value) -> str:
 
 
 def csv_table(values: Iterable) -> np.ndarray:
-    """An object array of :func:`csv_field` of each value (for gathering by index)."""
+    """An object array of :func:`writer_field` of each value (for gathering by index)."""
     vals = list(values)
     out = np.empty(len(vals), dtype=object)
-    out[:] = [csv_field(v) for v in vals]
+    out[:] = [writer_field(v) for v in vals]
     return out
 
 
@@ -82,7 +82,7 @@ def number_texts(values: np.ndarray) -> np.ndarray:
 
 def csv_header(columns: Iterable[str]) -> str:
     """The header line of a CSV file."""
-    return ",".join(csv_field(c) for c in columns) + "\n"
+    return ",".join(writer_field(c) for c in columns) + "\n"
 
 
 def csv_lines(columns: Sequence, rows: int | None = None) -> str:
@@ -116,7 +116,7 @@ def quoted_chars(field) -> str:
     return "".join(c for c in _CANDIDATES if field(c) != c)
 
 
-_SPECIAL = quoted_chars(csv_field)
+_SPECIAL = quoted_chars(writer_field)
 _CAREFUL: str | None = None
 
 
@@ -134,7 +134,7 @@ def csv_column(column, rows: int, careful: bool = False) -> list[str]:
             _CAREFUL = quoted_chars(field)
         special = _CAREFUL
     else:
-        field, special = csv_field, _SPECIAL
+        field, special = writer_field, _SPECIAL
     if not _is_column(column):
         return [field(column)] * rows
     column = column.tolist() if isinstance(column, np.ndarray) else list(column)
@@ -174,7 +174,7 @@ class FabricView:
     @cached_property
     def plain(self) -> bool:
         """No switch name or role needs quoting in CSV (always so for generated names)."""
-        return all(csv_field(s.name) == s.name and csv_field(s.role) == s.role for s in self.fabric.switches)
+        return all(writer_field(s.name) == s.name and writer_field(s.role) == s.role for s in self.fabric.switches)
 
     @cached_property
     def csv_device(self) -> np.ndarray:

@@ -117,9 +117,9 @@ def check(w: Wire, graph: PlaneGraph) -> None:
         if len(cand):
             busiest[t] = int(cand[np.argmax(ends[cand])])
     # the cables of every tier's busiest switch, in one pass over the cables (not one per tier)
-    pick = np.full(w.ndev, -1, np.int32)
-    pick[[n + s for s in busiest.values()]] = np.arange(len(busiest), dtype=np.int32)
-    on = np.flatnonzero((pick[w.lo] >= 0) | (pick[w.hi] >= 0))
+    pick = np.zeros(w.ndev, bool)
+    pick[[n + s for s in busiest.values()]] = True
+    on = np.flatnonzero(pick[w.lo] | pick[w.hi])
     for t, s in busiest.items():
         d = n + s
         x = impact(on[(w.lo[on] == d) | (w.hi[on] == d)], int(w.sw_plane[s]))

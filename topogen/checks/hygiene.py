@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import breakout
-from .graphs import run_starts
+from ..model import Fabric
+from . import breakout, reserved
 from .text import LIST, port_ranges
 from .wire import Wire
 
 
-def check(w: Wire) -> None:
+def check(w: Wire, expected: Fabric | None = None) -> None:
+    """Every cable as written: ends, ports, speeds, planes, breakout cages and (with ``expected``, the spec's own wiring) reserved leaf ports."""
     n, spec, P = w.n, w.spec, w.nics  # P: NIC ports per GPU (one per plane, two per plane when dual-homed)
     H = w.homes
 
@@ -157,6 +158,7 @@ def check(w: Wire) -> None:
     _speeds(w)
     _planes(w)
     breakout.check(w)  # a breakout cable's legs on one cage (a cabling file that names them)
+    reserved.check(w, expected)  # no cable on a leaf port kept for management (before the summary line below)
     rep = w.report
     per_tier = getattr(spec, "tier_speed", ())
     per_nic = "plane" if H == 1 else "NIC port"

@@ -157,7 +157,7 @@ class PlaneGraph:
     def pairs(self, plane: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(group, switch, GPUs) of every pair with GPUs attached in ``plane``, sorted by group then switch."""
         if plane not in self._pairs:
-            n, S, K = self.w.n, self.w.S, self.groups
+            S, K = self.w.S, self.groups
             sel = self.plane_of(self.att_node) == plane
             key = self.group(self.att_node[sel]) * S + self.att_sw[sel]
             cnt = np.bincount(key, minlength=K * S)
@@ -174,7 +174,7 @@ class PlaneGraph:
         node id. Optional arguments describe the wiring after a failure:
         core labels, GPUs left per pair, core GPU-port nodes still linked.
         """
-        n, K = self.w.n, self.groups
+        K = self.groups
         M = 2 * self.C  # labels: a core id, or C + id for a node a failure left alone
         clabel = self.clabel if clabel is None else clabel
         pg, ps, pc = self.pairs(plane)
@@ -283,7 +283,7 @@ class PlaneGraph:
         core parts that held a removed cable are computed again.
         """
         w = self.w
-        n, S, C = w.n, w.S, self.C
+        S, C = w.S, self.C
         rm = np.asarray(rm, np.int64)
         is_att = self.att[rm]
         rm_core = rm[~is_att]
@@ -329,7 +329,7 @@ class PlaneGraph:
             nodes = self.att_node[sel]
             cut.append(nodes[bad_pair[self.group(nodes) * S + self.att_sw[sel]]])
         in_p = self.plane_of(cg) == plane
-        cut.append(cg[in_p & (~alive | (clabel[S + np.arange(len(cg))] != main[self.group(cg)]))])
+        cut.append(cg[in_p & (~alive | (clabel[S:] != main[self.group(cg)]))])  # clabel[S:]: the core GPU-port nodes'
         return unique(np.concatenate(cut))
 
 

@@ -17,7 +17,7 @@ from .wire import Wire
 
 
 def check(w: Wire, graph: PlaneGraph | None = None) -> None:
-    n, spec = w.n, w.spec
+    spec = w.spec
 
     def skips(j: int):
         i, lo, hi, pl, ph = w.oriented(j)
@@ -96,5 +96,5 @@ def _gpu_behind(w: Wire, graph: PlaneGraph | None) -> np.ndarray:
         return has_gpu[lab[n:]]
     has_gpu = np.zeros(graph.C, bool)
     has_gpu[graph.clabel[graph.att_sw]] = True
-    has_gpu[graph.clabel[graph.compact(graph.core_gpu)]] = True
+    has_gpu[graph.clabel[w.S :]] = True  # the core GPU-port nodes (compact ids S..)
     return has_gpu[graph.clabel[: w.S]]

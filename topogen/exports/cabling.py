@@ -30,7 +30,7 @@ from ..model import CHUNK
 from ..naming import GpuNames, device_names, device_roles
 from ..layout.labels import COLUMNS as FLOOR_COLUMNS
 from ..layout.labels import FloorView
-from ..view import csv_field, csv_header, csv_lines, int_texts, text_table, view
+from ..view import csv_header, csv_lines, csv_table, int_texts, text_table, view, writer_field
 from .files import open_output, per_arch
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
@@ -81,7 +81,7 @@ def text_chunks(fabric: Fabric, lay=None, bom=None, legs=None) -> Iterator[str]:
     L = fabric.links
     floor = FloorView(fabric, lay, bom) if lay is not None else None
     top = int(L.tier.max()) if len(L) else 0
-    tier_link = text_table(f"{t},{csv_field(link_tier_name(t))}" for t in range(top + 1))  # two fields as one
+    tier_link = text_table(f"{t},{writer_field(link_tier_name(t))}" for t in range(top + 1))  # two fields as one
     for sl in v.chunks():
         a, z = L.a_dev[sl], L.z_dev[sl]
         cols = [
@@ -130,7 +130,8 @@ def breakout_names(fabric: Fabric, bom):
     bo = getattr(bom, "breakouts", None)
     if bo is None or not len(bo):
         return None
-    return lambda sl: [csv_field(x) for x in bo.leg_names(fabric, sl)]
+    table = csv_table(bo.names(fabric, np.arange(len(bo))) + [""])  # each cable's cell once; group -1 (no breakout) is the last, ""
+    return lambda rows: table[bo.group[rows]]
 
 
 def export(ctx, dest: Path) -> list[Path]:

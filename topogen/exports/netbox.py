@@ -377,6 +377,9 @@ def cable_columns(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None 
     kinds = [media.get(t, ("", "", "")) for t in range(top)]
     ctype, length, unit = (text_table(x) for x in zip(*kinds))
     notes = text_table(f"{link_tier_name(t)} plane {p}" for t in range(top) for p in range(planes))
+    leg_notes = None  # each breakout cable's note once; group -1 (no breakout) is the last, ""
+    if breakouts is not None and len(breakouts):
+        leg_notes = text_table([f"; leg of breakout cable {b}" for b in breakouts.names(fabric, np.arange(len(breakouts)))] + [""])
     for sl in v.chunks():
         a, z, tier = L.a_dev[sl], L.z_dev[sl], L.tier[sl]
         if lengths is not None:
@@ -384,8 +387,8 @@ def cable_columns(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None 
         else:
             lens, units = length[tier], unit[tier]
         comments = notes[tier.astype(np.int64) * planes + L.plane[sl]]
-        if breakouts is not None and len(breakouts):
-            comments = [c + (f"; leg of breakout cable {b}" if b else "") for c, b in zip(comments.tolist(), breakouts.leg_names(fabric, sl))]
+        if leg_notes is not None:
+            comments = comments + leg_notes[breakouts.group[sl]]
         yield [
             site,
             ends.netbox[a],

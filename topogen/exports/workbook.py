@@ -62,11 +62,11 @@ from ..model import CHUNK, Fabric, link_tier_name
 from ..naming import GpuNames, device_names
 from .cabling import generate_rows
 from .text import FORMULA_START
-from .workbook_stream import CELL_TEXT_LIMIT, MISSING, TRUNCATED, ZIP64_OVER, Col, SharedStrings, StreamedSheet, assemble, clean_text, digits, new_streamed_sheet, rows_xml, save_package, t_open, text_matrix, zdigits
+from .workbook_stream import CELL_TEXT_LIMIT, FIXED_DATE_TIME, MISSING, TRUNCATED, ZIP64_OVER, Col, SharedStrings, StreamedSheet, assemble, clean_text, digits, new_streamed_sheet, rows_xml, save_package, t_open, text_matrix, zdigits
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
 COL_LIMIT = 16_384  # columns per sheet in Excel
-FIXED_TIME = _dt.datetime(1980, 1, 1)  # the zip epoch: no clock reaches the file
+FIXED_TIME = _dt.datetime(*FIXED_DATE_TIME)  # the zip epoch: no clock reaches the file
 COMPRESSLEVEL = 1  # deflate level; zlib's default 6 takes 3x the time for a ~20% smaller file
 
 MONEY = '"$"#,##0.00'
@@ -223,9 +223,6 @@ class FabricStrings:
         values = np.where(gpu, self.gpu_base + ids, self.switch[sw] if len(self.switch) else 0)
         style = np.where(gpu, 0, self.switch_style[sw]) if self.risky else 0
         return Col(values, "s", style)
-
-    def texts(self, values: Sequence[str | None]) -> Col:
-        return text_col(self.sst, values, self.quote)
 
     def ports(self, prefix: str, ports: np.ndarray) -> np.ndarray:
         """Indices of port names ``<prefix><n>`` (``nic0``, ``p17``), interned on first use."""

@@ -30,6 +30,7 @@ added with its relationship and content type.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import re
 import threading
@@ -522,14 +523,9 @@ def save_package(wb, path: Path, sst: SharedStrings, level: int) -> None:
                 z.entry(name, [_with_sst(name, data)])
                 continue
             head, tail = split_placeholder(data, f"A1:{get_column_letter(ws.last_col)}{ws.last_row}")
-            z.entry(name, _chain([head], ws.rows() if ws.rows else (), [tail]), big=ws.big)
+            z.entry(name, itertools.chain([head], ws.rows() if ws.rows else (), [tail]), big=ws.big)
         z.entry(SST_PART, sst.xml(), big=sst.bytes_bound > ZIP64_OVER)
     except BaseException:
         z.abort()
         raise
     z.close()
-
-
-def _chain(*its: Iterable[bytes]) -> Iterator[bytes]:
-    for it in its:
-        yield from it

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..model import Fabric
 from ..naming import width
-from ..view import csv_field, csv_table, int_texts, number_texts, text_table, view
+from ..view import csv_table, int_texts, number_texts, text_table, view, writer_field
 from . import Layout
 
 COLUMNS = ("a_rack", "a_u", "z_rack", "z_u", "length_m", "media", "cable_sku", "a_transceiver_sku", "z_transceiver_sku", "label")
@@ -66,7 +66,7 @@ class FloorView:
     def csv_labels(self, sl: slice) -> list[str]:
         """:meth:`labels` as CSV fields."""
         labels = self.labels(sl)
-        return labels if self.plain_labels else [csv_field(x) for x in labels]
+        return labels if self.plain_labels else [writer_field(x) for x in labels]
 
     @cached_property
     def _rack_u(self) -> np.ndarray:
@@ -113,4 +113,4 @@ class FloorView:
     def plain_labels(self) -> bool:
         """No label needs CSV quoting: rack and port names hold no ``," CR LF`` (always so when generated)."""
         texts = list(self.racks.tolist()) + list(self.names.interface_names.tolist())
-        return all(csv_field(t + " /") == t + " /" for t in texts)
+        return all(writer_field(t + " /") == t + " /" for t in texts)
