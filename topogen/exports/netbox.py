@@ -269,7 +269,6 @@ class _Ends:
         self.sw_names = text_table([pre + x for x in switches])
         self.netbox = np.concatenate([self.node_names[node_of_gpu], self.sw_names])  # by device id
         self.hosts = np.concatenate([text_table(hosts)[node_of_gpu], text_table(switches)])  # by device id, no site
-        self.nic_names = np.array([[self.nn.interface(r, p) for p in range(fabric.spec.nic_ports)] for r in range(fabric.hb_domain)], dtype=object)
 
 
 def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -322,9 +321,9 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         peers = leaf[sl]
         cabled = peers >= 0
         peer_names = ends.hosts[np.where(cabled, peers, 0)].tolist()
-        peer_ports = v.ports(np.full(len(idx), n), leaf_port[sl]).tolist()
+        peer_ports = v.switch_ports(leaf_port[sl]).tolist()
         descs = [f"{rp}to {pn} {pp}" if c else f"{rp}unused" for rp, pn, pp, c in zip(rail_plane[(gpu % k) * planes + plane].tolist(), peer_names, peer_ports, cabled.tolist())]
-        yield [ends.node_names[gpu // ends.nn.per_node], ends.nic_names[gpu % k, plane], nic_type, _ENABLED[cabled.view(np.int8)], speed_kbps, descs]
+        yield [ends.netbox[gpu], v.interfaces(gpu, plane), nic_type, _ENABLED[cabled.view(np.int8)], speed_kbps, descs]
     offsets, peer_dev, peer_port, is_up = _port_peers(fabric)
     ptype = cell_safe(port_type(spec.link_speed, types.switch_port_type))
     switch_of = np.repeat(np.arange(len(fabric.switches)), np.diff(offsets))
@@ -347,7 +346,7 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         idle = free[kept[sl].view(np.int8)].tolist()
         descs = [f"{h}{dn} {pn}" if c else f for h, dn, pn, c, f in zip(heads[is_up[sl].view(np.int8)].tolist(), ends.hosts[pd0].tolist(), v.interfaces(pd0, pp).tolist(), cabled.tolist(), idle)]
         number = np.arange(sl.start, sl.stop) - offsets[sw] + 1
-        ports = v.ports(np.full(len(sw), n), number)
+        ports = v.switch_ports(number)
         if mixed:
             g = gbps[tiers[sw] + (number > down[sw])].tolist()
             yield [ends.sw_names[sw], ports, [kinds[x] for x in g], _ENABLED[cabled.view(np.int8)], [x * 1_000_000 for x in g], descs]
