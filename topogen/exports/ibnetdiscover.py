@@ -144,7 +144,7 @@ def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK) -> Iterator[st
     ids = text_table(f'"{t}-{g:016x}"' for t, g in zip(tag[devs].tolist(), guids[devs].tolist()))
     id_of = np.empty(len(lid), dtype=object)
     id_of[devs] = ids
-    radix = np.fromiter((s.radix for s in fabric.switches), np.int64, len(fabric.switches))
+    radix = fabric.switch_ports()  # ports as the switch presents them: a faster uplink is one port
     speeds = np.unique(L.a_speed[sub.links])
     speed_text = text_table(speed_name(x) for x in speeds.tolist())
     ca_ports = fabric.spec.nic_ports
@@ -191,7 +191,7 @@ def sim_needs(fabric: Fabric, sub: Subnet) -> tuple[int, int, int]:
     seen = np.zeros(n, bool)
     seen[a[a < n]] = True
     gpus = np.flatnonzero(seen)  # (np.unique of a million ids hashes them: slower than this mark)
-    radix = sum(fabric.switches[i - n].radix + 1 for i in sub.switch_ids.tolist())
+    radix = int((fabric.switch_ports()[sub.switch_ids - n] + 1).sum())
     nodes = sub.switches + len(gpus)
     return sub.switches, nodes, radix + len(gpus) * (fabric.spec.nic_ports + 1)
 

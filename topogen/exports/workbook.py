@@ -261,7 +261,7 @@ def common_strings(ctx, sst: SharedStrings) -> None:
             for text in (name, length_class):
                 if text:
                     sst.add(text)
-    radix = max((s.radix for f in ctx.fabrics.values() for s in f.switches), default=0)
+    radix = max((int(f.switch_ports().max(initial=0)) for f in ctx.fabrics.values()), default=0)  # interfaces: a faster uplink is one port
     nics = max((int(f.links.a_port[f.links.a_dev < f.gpus].max(initial=-1)) + 1 for f in ctx.fabrics.values()), default=0)
     for i in range(1, radix + 1):
         sst.add(f"p{i}")
@@ -332,7 +332,7 @@ def plan(ctx, max_rows: int) -> Layout:
                     f"The {arch} {what} has {count:,} rows, more than one sheet holds ({max_rows - 1:,} under "
                     f"its header), so it is split over {len(parts)} sheets: {', '.join(p.title for p in parts)}."
                 )
-        radix = max((s.radix for s in fabric.switches), default=0)
+        radix = int(fabric.switch_ports().max(initial=0))
         if radix > COL_LIMIT - len(PORTS_FIXED):
             lay.notes.append(f"The {arch} port map shows ports p1..p{COL_LIMIT - len(PORTS_FIXED)} only: a sheet has {COL_LIMIT:,} columns; the cabling sheets list every port.")
     return lay
@@ -599,7 +599,7 @@ def port_map_xml(fabric: Fabric, part: Part, fs: FabricStrings, radix: int, arch
 def write_port_map(wb, fabric: Fabric, parts: list[Part], fs: FabricStrings | None, arch: str) -> None:
     """The port-map sheets of one fabric: streamed with ``fs`` (the fabric's shared strings), else through openpyxl."""
     nfix = len(PORTS_FIXED)
-    radix = min(max((s.radix for s in fabric.switches), default=0), COL_LIMIT - nfix)
+    radix = min(int(fabric.switch_ports().max(initial=0)), COL_LIMIT - nfix)  # p1..p<interfaces> (a faster uplink is one port)
     letters = [get_column_letter(i) for i in range(1, nfix + radix + 1)]
     sheets = []
     for p in parts:
