@@ -163,3 +163,22 @@ def test_mixed_separators_exit_2_naming_the_field(cmd):
     r = CliRunner().invoke(main, [cmd, "--gpus", "2048", "--hb-domain", "8", "--radix", "128,576", "--link-speed", "200,400/800"])
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "link_speed '200,400/800' mixes ',' and '/'" in r.output, r.output
+
+
+@pytest.mark.parametrize("flag,value", (("--radix", "32,64/128"), ("--oversubscription", "3:1,1:1/1:1")))
+def test_mixed_separators_in_any_per_tier_field(flag, value):
+    """radix and oversubscription are split by the same function: the same error, naming their own field and example."""
+    r = CliRunner().invoke(main, ["build", "--gpus", "2048", "--hb-domain", "8", "--radix", "64", flag, value])
+    key = flag[2:]
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert f"{key} '{value}' mixes ',' and '/'" in r.output and f"e.g. {flag} " in r.output and "--link-speed" not in r.output, r.output
+
+
+def test_rows_show_per_tier_values():
+    """A sweep over per-tier radixes shows each row's own tiers (it showed the leaf's radix only: two rows read 32)."""
+    r = CliRunner().invoke(main, ["compare", "--gpus", "8192", "--hb-domain", "8", "--radix", "32/288,32/576", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["rows"]
+    assert [x["radix_per_tier"] for x in rows] == ["32/288", "32/576"] and [x["link_speed_per_tier"] for x in rows] == ["400", "400"]
+    table = CliRunner().invoke(main, ["compare", "--gpus", "8192", "--hb-domain", "8", "--radix", "32/288,32/576"]).stdout
+    assert " 32/288 " in table and " 32/576 " in table

@@ -259,6 +259,7 @@ def test_mutation_cable_on_a_reserved_port():
         ({"max_scalable_units": 4}, "max_scalable_units", "needs scalable_unit"),
         ({"scalable_unit": 32, "max_scalable_units": 3}, "max_scalable_units", "below the 4 SUs of 32 nodes"),
         ({"scalable_unit": 32, "max_scalable_units": 4, "leaf_packing": "shared"}, "max_scalable_units", "leaf_packing: shared"),
+        ({"scalable_unit": 32, "max_scalable_units": 100000}, "max_scalable_units", "size the design for 25,600,000 GPUs, more than 16,777,216"),
         ({"gpus": 1024, "scalable_unit": 32, "reserved_leaf_ports": 1}, "reserved_leaf_ports", "use 32 of their 32 down ports"),
         ({"reserved_leaf_ports": -1}, "reserved_leaf_ports", "0 or more"),
         ({"gpus": 64, "hb_domain": 8, "radix": 16, "reserved_leaf_ports": 1}, "reserved_leaf_ports", "the last leaf group's leaves (rail-optimized) use 8 of their 8 down ports"),

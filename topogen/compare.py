@@ -10,7 +10,7 @@ A sweep is the cartesian product of comma-separated values of ``gpus``,
 ``hb_domain``, ``radix`` and ``link_speed`` (in that nesting order, values in
 the order given). A per-tier value is written with ``/`` (``--link-speed 200/400,400``:
 two values, the first per tier). Rows are plain dicts (the JSON shape of ``topogen compare
---json``): ``gpus``, ``hb_domain``, ``radix``, ``link_speed``, ``planes``,
+--json``): ``gpus``, ``hb_domain``, ``radix``, ``link_speed`` (the leaf's), ``radix_per_tier``, ``link_speed_per_tier`` (text: ``64``, ``32/288``), ``planes``,
 ``catalog``, one section per architecture (``tiers``, ``switches``,
 ``switches_per_tier``, ``links``, ``transceivers``, ``cables``, ``cost``,
 ``power_w``, ``cost_per_gpu``, ``closed_form_agrees``), and ``cost_reduction``
@@ -128,8 +128,10 @@ def compare_spec(spec: Spec, hw: catalog.Catalog) -> dict[str, Any]:
     row: dict[str, Any] = {
         "gpus": spec.gpus,
         "hb_domain": spec.hb_domain,
-        "radix": spec.radix,
-        "link_speed": spec.link_speed,
+        "radix": spec.radix,  # the leaf's
+        "link_speed": spec.link_speed,  # the GPU-leaf tier's
+        "radix_per_tier": spec.radix_text(),  # "64", or "32/288" leaf first: rows of one sweep may differ only there
+        "link_speed_per_tier": spec.speeds_text(),
         "planes": spec.planes,
         "catalog": hw.name,
     }
@@ -184,7 +186,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     ]
     lines.append("-" * len(lines[-1]))
     for r in rows:
-        cells = [" ".join(f"{v:>{w}}" for v, w in zip((count(r["gpus"]), r["hb_domain"], r["radix"], r["link_speed"]), widths_head))]
+        cells = [" ".join(f"{v:>{w}}" for v, w in zip((count(r["gpus"]), r["hb_domain"], r["radix_per_tier"], r["link_speed_per_tier"]), widths_head))]
         for a in ARCHES:
             s = r[a]
             vals = (s["tiers"], count(s["switches"]), count(s["transceivers"]), count(s["cost"]), f"{s['power_w'] / 1000:,.1f}")

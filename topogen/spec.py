@@ -491,27 +491,28 @@ def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Non
     values["gpus_per_node"] = g
 
 
-def _split_list(raw: Any) -> list[Any] | None:
+def _split_list(raw: Any, key: str, problems: list[Problem]) -> list[Any] | None:
     """A per-tier value written as a YAML list or a string split by ``/`` or ``,`` (``32/288``, ``32,288``); None otherwise.
 
     ``/`` is the per-tier separator everywhere (``topogen compare`` sweeps values split by ``,``);
-    a string holding both is left whole, for the caller to report.
+    a string holding both is ambiguous: reported naming ``key``, and REPORTED returned.
     """
     if isinstance(raw, (list, tuple)):
         return list(raw)
-    if isinstance(raw, str) and ("," in raw) != ("/" in raw):
-        return [x.strip() for x in raw.replace("/", ",").split(",")]
-    return None
-
-
-def mixed_separators(key: str, raw: Any) -> Problem | None:
-    """A per-tier string holding both ``,`` and ``/`` (``200,400/800``): ambiguous, reported naming ``key``."""
-    if isinstance(raw, str) and "," in raw and "/" in raw:
-        return Problem(
-            key,
-            f"{key} {raw!r} mixes ',' and '/': one value per link tier is written 200/400 (or 200,400)",
-            "in topogen compare ',' separates the swept values and '/' the link tiers of one value, e.g. --link-speed 200/400,400",
+    if not isinstance(raw, str):
+        return None
+    if "," in raw and "/" in raw:
+        example = {"radix": "32/288,64", "oversubscription": "3:1/1:1,1:1"}.get(key, "200/400,400")
+        problems.append(
+            Problem(
+                key,
+                f"{key} {raw!r} mixes ',' and '/': one value per tier is written a/b (or a,b)",
+                f"in topogen compare ',' separates the swept values and '/' the tiers of one value, e.g. --{key.replace('_', '-')} {example}",
+            )
         )
+        return REPORTED  # type: ignore[return-value]
+    if "," in raw or "/" in raw:
+        return [x.strip() for x in raw.replace("/", ",").split(",")]
     return None
 
 
@@ -520,13 +521,9 @@ REPORTED = object()  # a field whose problem is already reported: later checks s
 
 def _whole_list(raw: Any, key: str, per: str, unit: str, example: str, problems: list[Problem]) -> Any:
     """A per-tier list of whole numbers (YAML list or ``a,b``): the numbers, None when ``raw`` is no list, or REPORTED."""
-    mixed = mixed_separators(key, raw)
-    if mixed is not None:
-        problems.append(mixed)
-        return REPORTED
-    items = _split_list(raw)
-    if items is None:
-        return None
+    items = _split_list(raw, key, problems)
+    if items is None or items is REPORTED:
+        return items
     if len(items) > counts.MAX_TIERS:
         problems.append(Problem(key, f"{key} lists {len(items)} {per.split(',')[0].removeprefix('one per ')}s; at most {counts.MAX_TIERS} are supported", f"{per}; the last entry repeats upward"))
         return REPORTED
@@ -590,7 +587,9 @@ def _ratios(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
         top = max((ROLE_TIERS[k] for k in raw), default=1)
         items = [raw.get(role, "1:1") for role, j in sorted(ROLE_TIERS.items(), key=lambda x: x[1]) if j <= top]
     else:
-        items = _split_list(raw)
+        items = _split_list(raw, "oversubscription", problems)
+        if items is REPORTED:
+            return
     if items is None:
         _ratio(raw, values, problems, "oversubscription", 1)
         return

@@ -80,6 +80,18 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
             )
             return
         units = counts.Units(su * g // k, got.get("max_scalable_units", 0), got.get("reserved_leaf_ports", 0), every)
+        from .spec import LIMITS
+
+        sized = units.max * su * g  # GPUs of the design the top tier is sized for: checked before any counting
+        if sized > LIMITS["gpus"]:
+            problems.append(
+                Problem(
+                    "max_scalable_units",
+                    f"max_scalable_units {units.max:,} SUs of {su} nodes ({su * g} GPUs each) size the design for {sized:,} GPUs, more than {LIMITS['gpus']:,}",
+                    f"at most {LIMITS['gpus'] // (su * g):,} SUs of {su} nodes",
+                )
+            )
+            return
     from .spec import spec_arches, values_shape
 
     shape = values_shape(values)
