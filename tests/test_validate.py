@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from topogen import clos, pipeline, validate
+from topogen.checks.graphs import Csr, edge_keys, leaf_distance_csr
 from topogen.cli import main
 from topogen.errors import InputError
 from topogen.model import Fabric
@@ -148,6 +149,38 @@ def test_leaf_distance_matches_networkx_on_random_graphs(seed, nodes):
     # a caller's height hint (the switch tier) only orders the first centres: any hint, same answer
     height = np.array([rng.randint(0, 4) for _ in range(V)], np.int64)
     assert validate.leaf_distance(V, leaves, ea.astype(np.int32), eb.astype(np.int32), height=height) == want
+
+
+def _from_lists(V, ea, eb, rng, parallel=0):
+    """A :class:`Csr` built from adjacency lists in a random order within each list, with some parallel edges."""
+    dup = [rng.randrange(len(ea)) for _ in range(parallel)] if len(ea) else []
+    a = np.r_[ea, eb, ea[dup], eb[dup]].astype(np.int64)
+    b = np.r_[eb, ea, eb[dup], ea[dup]].astype(np.int64)
+    perm = np.array(rng.sample(range(len(a)), len(a)), np.int64)
+    a, b = a[perm], b[perm]
+    order = np.argsort(a, kind="stable")
+    off = np.zeros(V + 1, np.int64)
+    np.cumsum(np.bincount(a, minlength=V), out=off[1:])
+    return Csr.from_lists(off, b[order].astype(np.int32))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_leaf_distance_on_unordered_lists(seed):
+    """Adjacency lists in any order, with parallel edges (the core graph's lists, as validation shares them): same answer."""
+    rng = random.Random(100 + seed)
+    V = rng.randint(4, 300)
+    m = rng.randint(V // 2, 2 * V)
+    ea = np.array([rng.randrange(V) for _ in range(m)], np.int64)
+    eb = np.array([rng.randrange(V) for _ in range(m)], np.int64)
+    loops = ea != eb
+    ea, eb = ea[loops], eb[loops]
+    leaves = np.array(sorted(rng.sample(range(V), rng.randint(2, V))), np.int64)
+    want = _nx_leaf_distance(V, leaves, ea, eb)
+    assert leaf_distance_csr(_from_lists(V, ea, eb, rng, parallel=rng.randint(0, 5)), leaves) == want
+    # twins from unordered lists: the classes of the sorted, simple graph's when there are no parallel edges
+    simple = np.unique(np.stack([np.minimum(ea, eb), np.maximum(ea, eb)], axis=1), axis=0)
+    ea, eb = simple[:, 0], simple[:, 1]
+    assert np.array_equal(_from_lists(V, ea, eb, rng).twins(), Csr(V, edge_keys(V, ea, eb)).twins())
 
 
 def _switch_graphs(gpus: int, k: int, radix: int):

@@ -324,3 +324,50 @@ def test_ports_past_the_radix_are_told_apart(fabrics, arch):
     assert_named(r, "hygiene.bad-port", name(f, lower), "p-2")
     assert_named(r, "hygiene.bad-port", name(f, prev), f"p{radix + 7}")
     assert not errors(r, "hygiene.port-reuse"), [x.message for x in errors(r, "hygiene.port-reuse")]
+
+
+def _nx_worst_hops(f: Fabric) -> int:
+    """Reference: the largest switch count on a shortest path between two GPU-holding switches, over
+    the adjacent-tier switch-to-switch cables (networkx, all pairs), plus one; 0 without a pair."""
+    import networkx as nx
+
+    n, L = f.gpus, f.links
+    tier = np.array([0] * n + [s.tier for s in f.switches])
+    a, z = L.a_dev, L.z_dev
+    ok = (a >= 0) & (z >= 0) & (a < len(tier)) & (z < len(tier)) & (a != z)
+    a, z = a[ok], z[ok]
+    ss = (a >= n) & (z >= n) & (np.abs(tier[a] - tier[z]) == 1)
+    g = nx.Graph()
+    g.add_edges_from(zip(a[ss].tolist(), z[ss].tolist()))
+    leaves = sorted({int(x) for x, y in zip(a.tolist(), z.tolist()) for x, y in ((x, y), (y, x)) if x >= n and y < n})
+    worst = -1
+    for x in leaves:
+        if x not in g:
+            continue
+        d = nx.single_source_shortest_path_length(g, x)
+        worst = max([worst] + [d[y] for y in leaves if y in d and y != x])
+    return worst + 1 if worst >= 0 else 0
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("seed", range(4))
+def test_worst_path_on_edited_wiring(fabrics, arch, seed):
+    """The worst-case path of an edited wiring (cables dropped, a tier skipped, a GPU on two leaves, a
+    leaf-to-leaf cable) is networkx's: the shared core adjacency keeps only adjacent-tier switch cables."""
+    import random
+
+    rng = random.Random(seed)
+    f = fabrics[arch]
+    n = f.gpus
+    L = f.links
+    keep = np.ones(len(L), bool)
+    keep[[rng.randrange(len(L)) for _ in range(rng.randint(1, 12))]] = False
+    g = Fabric(f.spec, f.arch, f.tiers, f.switches, L.take(keep), [])
+    leaves = np.unique(L.z_dev[L.tier == 1])
+    tops = np.flatnonzero(np.array([s.tier for s in f.switches]) == f.tiers) + n
+    a, b = (int(x) for x in rng.sample(leaves.tolist(), 2))
+    g = add(g, int(leaves[0]), 90, int(tops[-1]), 90, 2)  # skips a tier when there are three
+    g = add(g, a, 91, b, 91, 2)  # leaf to leaf
+    g = add(g, rng.randrange(n), 5, int(leaves[-1]), 92, 1)  # a second cable of some GPU
+    r = validate.validate(g, expected=f)
+    assert r.figures["worst_case_hops"]["switch_hops"] == _nx_worst_hops(g)

@@ -89,16 +89,6 @@ def edge_keys(V: int, ea: np.ndarray, eb: np.ndarray) -> np.ndarray:
     return _pair_halves(key, V)
 
 
-def masked_edge_keys(V: int, lo: np.ndarray, hi: np.ndarray, mask: np.ndarray, shift: int) -> np.ndarray:
-    """:func:`edge_keys` of the edges ``lo[mask] - shift`` – ``hi[mask] - shift``, without copies of the masked columns."""
-    E = int(np.count_nonzero(mask))
-    key = np.empty(2 * E, np.int64)
-    np.compress(mask, lo, out=key[:E])
-    np.compress(mask, hi, out=key[E:])
-    key -= shift
-    return _pair_halves(key, V)
-
-
 def _pair_halves(key: np.ndarray, V: int) -> np.ndarray:
     """``key[:E]`` = a, ``key[E:]`` = b in; both directions' keys out (in place, a slice at a time)."""
     E = len(key) // 2
@@ -119,7 +109,26 @@ def _pair_halves(key: np.ndarray, V: int) -> np.ndarray:
 
 
 class Csr:
-    """An undirected simple graph as sorted adjacency (``src`` ascending, then ``dst``), from :func:`edge_keys`."""
+    """An undirected graph as adjacency lists: ``dst[off[v]:off[v+1]]`` are node ``v``'s neighbours.
+
+    From :func:`edge_keys` (a simple graph, each list ascending), or from lists
+    already grouped by node (:meth:`from_lists`: any order within a list,
+    parallel edges kept; the searches need neither order nor uniqueness).
+    """
+
+    ordered = True  # each node's list ascending (twins compare lists entry by entry)
+
+    @classmethod
+    def from_lists(cls, off: np.ndarray, dst: np.ndarray) -> "Csr":
+        """A graph of ``len(off) - 1`` nodes whose lists are ``dst[off[v]:off[v+1]]`` (kept, not copied)."""
+        g = cls.__new__(cls)
+        g.V = V = len(off) - 1
+        g.off, g.dst = off, dst
+        g.deg = np.diff(off)
+        g.starts = off[:-1][g.deg > 0]
+        g.usrc = np.flatnonzero(g.deg).astype(np.int64 if V >= 2**31 else np.int32)
+        g.ordered = False
+        return g
 
     def __init__(self, V: int, key: np.ndarray):
         wide = V >= 2**31
@@ -146,6 +155,20 @@ class Csr:
         """The node of each entry of :attr:`dst` (made when asked: the searches need only ``off``)."""
         return np.repeat(np.arange(self.V, dtype=self.dst.dtype), self.deg)
 
+    def _ordered_dst(self) -> np.ndarray:
+        """:attr:`dst` with each node's list ascending (sorted here when built by :meth:`from_lists`)."""
+        if self.ordered:
+            return self.dst
+        key = self.src.astype(np.int64)
+        if self.V >= 2**31:
+            key *= self.V
+            key += self.dst
+        else:
+            key <<= 32
+            key |= self.dst
+        key.sort()
+        return (key % self.V if self.V >= 2**31 else key & 0xFFFFFFFF).astype(self.dst.dtype)
+
     def twins(self) -> np.ndarray:
         """Representative of each node's class of nodes with the same neighbour set.
 
@@ -154,7 +177,7 @@ class Csr:
         representative's; should a hash ever collide, every node is its own
         class (still correct, only slower).
         """
-        V, deg, off, dst = self.V, self.deg, self.off, self.dst
+        V, deg, off, dst = self.V, self.deg, self.off, self._ordered_dst()
         rep = np.arange(V, dtype=np.int64)
         nodes = np.flatnonzero(deg > 0)
         if not len(nodes):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graphs import SLICE, components, ranges, unique
+from .graphs import SLICE, Csr, components, ranges, unique
 from .wire import Wire
 
 
@@ -224,25 +224,56 @@ class PlaneGraph:
             out[cg] |= self.clabel[self.compact(cg)] != main[self.group(cg)]
         return out
 
-    def _core_adjacency(self) -> tuple[np.ndarray, np.ndarray]:
-        """Core cables by node: ``edge[off[c]:off[c+1]]`` are the positions of node ``c``'s core cables."""
+    def _core_adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Core cables by node: ``edge[off[c]:off[c+1]]`` are the positions of node ``c``'s core cables, ``nbr[...]`` their other ends.
+
+        Built once, shared by the failure pass (positions) and the worst-case path (neighbours).
+        """
         if not hasattr(self, "_adj"):
             E = len(self.cu)
+            bits = max(int(2 * E - 1).bit_length(), 1)
+            shift = bits if int(self.C).bit_length() + bits <= 62 else None
             key = np.empty(2 * E, np.int64)
             key[:E] = self.cu
             key[E:] = self.cv
-            key *= 2 * E
+            if shift is None:
+                key *= 2 * E
+            else:
+                key <<= shift
             for lo in range(0, 2 * E, SLICE):  # + position, a slice at a time (no 2E-long arange)
                 key[lo : lo + SLICE] += np.arange(lo, min(lo + SLICE, 2 * E))
             key.sort()  # by node, then position: a value sort, no argsort
-            key %= 2 * E
-            key %= E
-            edge = key.astype(np.int32) if E < 2**31 else key  # positions: half the bytes kept
-            del key
+            ix = np.int32 if 2 * E < 2**31 else np.int64  # positions: half the bytes kept
+            edge = np.empty(2 * E, ix)
+            nbr = np.empty(2 * E, self.cu.dtype)
+            far = np.concatenate([self.cv, self.cu])  # entry h of the doubled list (cu then cv) has its other end at far[h]
+            for lo in range(0, 2 * E, SLICE):
+                h = key[lo : lo + SLICE]
+                h = h % (2 * E) if shift is None else h & ((1 << shift) - 1)
+                nbr[lo : lo + SLICE] = far[h]
+                h[h >= E] -= E
+                edge[lo : lo + SLICE] = h
+            del key, far
             off = np.zeros(self.C + 1, np.int64)
             np.cumsum(np.bincount(self.cu, minlength=self.C) + np.bincount(self.cv, minlength=self.C), out=off[1:])
-            self._adj = (off, edge)
+            self._adj = (off, edge, nbr)
         return self._adj
+
+    def switch_graph(self) -> Csr:
+        """The worst-case path's graph: adjacent-tier cables between switches, over core ids (a core GPU-port node has no neighbour).
+
+        The core adjacency's own lists when every core cable is one (a generated fabric), else those entries of it.
+        """
+        w, S = self.w, self.w.S
+        off, edge, nbr = self._core_adjacency()
+        if self.C == S and bool(w.adj.all()):
+            return Csr.from_lists(off, nbr)
+        ok = w.adj[self.core_idx] & (self.cu < S) & (self.cv < S)
+        keep = ok[edge]
+        node = np.repeat(np.arange(self.C), np.diff(off))
+        sub = np.zeros(self.C + 1, np.int64)
+        np.cumsum(np.bincount(node[keep], minlength=self.C), out=sub[1:])
+        return Csr.from_lists(sub, nbr[keep])
 
     def _kept_whole(self, pos: np.ndarray) -> np.ndarray | None:
         """After removing core cables ``pos``: the nodes left without a core cable, when every other
@@ -253,7 +284,7 @@ class PlaneGraph:
         the ends that stay connected.
         """
         cu, cv = self.cu, self.cv
-        off, edge = self._core_adjacency()
+        off, edge, _nbr = self._core_adjacency()
         both = np.concatenate([cu[pos], cv[pos]]).astype(np.int64)
         ends = unique(both)
         left = (off[ends + 1] - off[ends]) - np.bincount(np.searchsorted(ends, both), minlength=len(ends))

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..model import tier_role
-from .graphs import Csr, leaf_distance_csr, masked_edge_keys, unique
+from .graphs import leaf_distance_csr, unique
 from .planes import PlaneGraph
 from .text import LIST, place, some
 from .wire import Wire
@@ -118,21 +118,16 @@ def _kept_leaves(w: Wire, p: int, gpus: np.ndarray, main_node: np.ndarray) -> np
 
 def _worst_path(w: Wire, graph: PlaneGraph) -> dict[str, Any]:
     """Worst-case GPU-to-GPU path: switches traversed and HB-domain hops."""
-    n = w.n
+    n, S = w.n, w.S
     worst = 0
-    any_pair = False
-    for p in range(w.planes):
-        inp = w.plane == p
-        ss = inp & (w.lo >= n) & w.adj
-        gpu_sw = unique(w.hi[inp & (w.lo < n) & (w.hi >= n)] - n)
-        if len(gpu_sw):
-            any_pair = True
-            g = Csr(w.S, masked_edge_keys(w.S, w.lo, w.hi, ss, n))
-            del ss
-            # components: the core graph's (every switch cable is a core cable, so its parts are unions of this graph's)
-            dist = leaf_distance_csr(g, gpu_sw, height=w.sw_tier, label=graph.clabel[: w.S])
-            del g
-            worst = max(worst, dist + 1)
+    gpu_sw = unique(w.hi[(w.lo < n) & (w.hi >= n)] - n)  # switches holding GPUs, every plane (a switch is its core id)
+    if len(gpu_sw):
+        # one search over every plane at once: planes are separate parts of the core graph, and the core
+        # graph's parts are unions of this graph's (every switch cable is a core cable)
+        height = np.zeros(graph.C, np.int64)
+        height[:S] = w.sw_tier
+        worst = leaf_distance_csr(graph.switch_graph(), gpu_sw, height=height, label=graph.clabel) + 1
+    any_pair = bool(len(gpu_sw))
     hb = 1 if w.rail_only and w.K > 1 else 0
     switch_hops = worst if any_pair and n > 1 else 0
     path = "GPU"
