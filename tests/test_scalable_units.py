@@ -413,6 +413,7 @@ def test_reserved_ports_on_every_su(arch):
     [
         ({"reserved_leaf_ports_per": "rack"}, "reserved_leaf_ports_per", "must be design or su"),
         ({"reserved_leaf_ports": 1, "reserved_leaf_ports_per": "su"}, "reserved_leaf_ports_per", "needs scalable_unit"),
+        ({"scalable_unit": 32, "reserved_leaf_ports_per": "su"}, "reserved_leaf_ports_per", "reserved_leaf_ports is not set"),
         ({"gpus": 1016, "scalable_unit": 32, "reserved_leaf_ports": 1, "reserved_leaf_ports_per": "su"}, "reserved_leaf_ports", "every SU's leaves (rail-optimized) use 32 of their 32 down ports"),
     ],
 )

@@ -55,6 +55,8 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
             problems.append(Problem("reserved_leaf_ports_per", f"reserved_leaf_ports_per must be design or su, got {show(per)}", "design: on the last SU's leaves only (the default); su: on each leaf of every SU"))
         elif per == "su" and merged.get("scalable_unit") is None:
             problems.append(Problem("reserved_leaf_ports_per", "reserved_leaf_ports_per: su needs scalable_unit (the nodes of one SU)", "set scalable_unit: nodes per SU, e.g. 32, or use reserved_leaf_ports_per: design"))
+        elif per == "su" and merged.get("reserved_leaf_ports") is None:
+            problems.append(Problem("reserved_leaf_ports_per", "reserved_leaf_ports_per: su says where reserved leaf ports go, but reserved_leaf_ports is not set (no port is kept free)", "set reserved_leaf_ports: ports kept free on each leaf, e.g. 1, or leave reserved_leaf_ports_per out"))
         else:
             values["reserved_leaf_ports_per"] = per if per == "su" else None  # design: the default, hashed as unset
     every = values.get("reserved_leaf_ports_per") == "su"
