@@ -337,6 +337,19 @@ def test_backup_nodes_rules():
     assert any(p.path == "backup_nodes" and "HB domains" in p.message for p in e.value.problems)
 
 
+def test_backup_nodes_cli(tmp_path):
+    """--backup-nodes sets backup_nodes as the spec key does; a bad value exits 2 naming it, writing nothing."""
+    args = ["build", "--gpus", "1024", "--hb-domain", "8", "--radix", "32", "--arch", "rail-only", "--formats", "validation"]
+    res = CliRunner().invoke(main, [*args, "--backup-nodes", "8", "--out", str(tmp_path / "ok")])
+    assert res.exit_code == 0, res.output
+    assert "8 backup nodes (960 GPUs in the job)" in res.output
+    assert json.loads((tmp_path / "ok" / "summary.json").read_text())["spec"]["backup_nodes"] == 8
+    for bad in ("x", "-8", "128"):
+        res = CliRunner().invoke(main, [*args, "--backup-nodes", bad, "--out", str(tmp_path / "bad")])
+        assert res.exit_code == 2 and "backup_nodes" in res.stderr and "Traceback" not in res.stderr, res.output
+        assert not (tmp_path / "bad").exists()
+
+
 def test_netbox_two_interfaces_per_gpu_nic_each_cabled_to_its_leaf(tmp_path):
     import csv
 

@@ -41,13 +41,14 @@ def spec_options(f):
         click.option("--max-scalable-units", "max_scalable_units", help="SUs the top tier is sized for (default: the SUs present); leaves are bought for the SUs present."),
         click.option("--reserved-leaf-ports", "reserved_leaf_ports", help="Leaf ports kept free on each leaf of the last SU for management / UFM links (default 0)."),
         click.option("--reserved-leaf-ports-per", "reserved_leaf_ports_per", help="design (default: on the last SU's leaves only) or su (on each leaf of every SU)."),
+        click.option("--backup-nodes", "backup_nodes", help="Spare hosts among --gpus: wired, validated and priced, left out of the job size (default 0; whole HB domains)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "backup_nodes")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
