@@ -2,7 +2,9 @@
 
 Each case runs in its own Python process (under ``/usr/bin/time -v`` when it
 exists), ``--repeat`` times; the table shows medians (peak memory: the largest).
-Prints a Markdown table (paste it into the README).
+Prints a Markdown table (paste it into the README), after a line giving the machine's
+speed at the start and at the end on three fixed workloads (:func:`machine_speed`), so
+figures from different days compare.
 
     .venv/bin/python bench/bench.py                          # phases in memory, default grid
     .venv/bin/python bench/bench.py --gpus 131072,262144,524288,1048576,2097152   # validation per cable up to 2M GPUs
@@ -300,6 +302,32 @@ def case(n: int, arch: str, exports: str | None, jobs: int, args, repeat: int) -
     return median_row(runs) if runs else None
 
 
+def machine_speed() -> str:
+    """This machine's speed on three fixed workloads, so tables from different days (or machines) compare.
+
+    A pure-Python loop (the exporters' formatting), SHA-256 (the manifest's hashes) and a numpy sort
+    (validation): on a virtual machine they vary with the host's load, by 2-3x from day to day here.
+    """
+    import hashlib
+
+    import numpy as np
+
+    t = time.perf_counter()
+    s = 0
+    for i in range(5_000_000):
+        s += i
+    loop = time.perf_counter() - t
+    data = bytes(range(256)) * (1 << 18)  # 64 MiB
+    t = time.perf_counter()
+    hashlib.sha256(data).digest()
+    sha = len(data) / (time.perf_counter() - t) / 1e9
+    x = np.random.default_rng(0).integers(0, 1 << 62, 8_000_000)
+    t = time.perf_counter()
+    x.sort()
+    sort = time.perf_counter() - t
+    return f"python loop of 5M adds {loop:.2f} s, sha256 {sha:.2f} GB/s, numpy sort of 8M int64 {sort:.2f} s"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpus", default="8192,32768,65536,131072", help="comma-separated GPU counts")
@@ -327,6 +355,7 @@ def main() -> None:
         print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs), args.memory)))
         return
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    speed0 = machine_speed()
     jobs = [int(x) for x in args.jobs.split(",")]
     if args.targets:
         tj = jobs[0] if "--jobs" in sys.argv else 2
@@ -336,6 +365,7 @@ def main() -> None:
         rows = [r for n in gpus for arch in args.arch.split(",") for j in (jobs if args.exports else jobs[:1]) if (r := case(n, arch, args.exports, j, args, args.repeat)) is not None]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}; memory policy: {args.memory}; medians of {args.repeat}; load average {load0:.1f} at the start, {load:.1f} at the end")
+    print(f"machine speed at the start: {speed0}; at the end: {machine_speed()}")
     for exports in (False, True):
         part = [r for r in rows if bool(r.get("exports")) == exports]
         if part:
