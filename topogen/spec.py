@@ -149,7 +149,7 @@ class Spec:
     @property
     def homes(self) -> int:
         """Leaves each GPU reaches in one plane: 2 when dual-homed, else 1."""
-        return 2 if self.homing == "dual" else 1
+        return homes_of(self.homing)
 
     @property
     def nic_ports(self) -> int:
@@ -421,7 +421,7 @@ def _nic_ports(raw: Any, homing: Any, planes_given: bool, values: dict[str, Any]
         problems.append(Problem("homing", f"unknown homing {show(homing)}", "valid values: planes (each NIC port its own plane, the default), dual (each plane's port pair on two leaves of the GPU's rail, no link between them)"))
         return
     values["homing"] = homing
-    homes = 2 if homing == "dual" else 1
+    homes = homes_of(homing)
     planes = values.get("planes")
     if raw is None:
         return
@@ -677,6 +677,11 @@ def values_shape(v: Mapping[str, Any]) -> "counts.Shape":
     return counts.shape_of(tuple(radixes), ratios, v.get("tier_speed", ()))
 
 
+def homes_of(homing: Any) -> int:
+    """Leaves each GPU reaches in one plane: 2 when ``homing`` is dual, else 1."""
+    return 2 if homing == "dual" else 1
+
+
 def spec_arches(v: Mapping[str, Any]) -> tuple[str, ...]:
     """The architectures the checked field values ask for."""
     return ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
@@ -699,7 +704,7 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
     units = v.get("units", counts.NO_UNITS)
     ups = shape.ups
     arches = spec_arches(v)
-    homes = 2 if v.get("homing") == "dual" else 1
+    homes = homes_of(v.get("homing"))
     tiers = {}
     for arch in arches:
         if min(radixes) < 2:

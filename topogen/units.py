@@ -94,7 +94,7 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
                 )
             )
             return
-    from .spec import spec_arches, values_shape
+    from .spec import homes_of, spec_arches, values_shape
 
     shape = values_shape(values)
     leaf_down = shape.split(1)[0]
@@ -118,7 +118,7 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
             return
     if units.reserved:
         shared = {"rail-optimized": values.get("leaf_packing") == "shared", "rail-only": values.get("rail_packing", "shared") == "shared"}
-        homes = 2 if values.get("homing") == "dual" else 1
+        homes = homes_of(values.get("homing"))
         for arch in spec_arches(values):
             if min(shape.radix) < 2:
                 break
