@@ -11,6 +11,12 @@ holds several, as in ``hb03-gpu5 mlx5_5``); ports become topogen's port
 names: switch port ``[n]`` is ``p<n>``, channel-adapter port ``[n]`` is
 ``nic<n-1>`` (one port per plane). A line that fits none of these shapes is
 an input error naming the file and line.
+
+A director (a switch of more than 254 ports) shows as its ASICs, described
+``<chassis>/L<nn>/U1`` and ``<chassis>/S<nn>/U1`` (:mod:`topogen.director`):
+they fold back into one device named ``<chassis>``, a leaf ASIC's external
+port to the chassis port ``p<n>`` the plan names, and the links between the
+chassis' own ASICs are dropped (they are no cables).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .. import director
 from ..errors import InputError, Problem
 from ..inputs import MAX_ASBUILT_BYTES, read_text
 from . import Cable, End, Found
@@ -43,6 +50,20 @@ def _name(desc: str, node_id: str) -> str:
     return desc.split()[0] if desc else node_id
 
 
+def _node(kind: str, name: str) -> tuple[str, str, tuple[str, str, int] | None]:
+    """(kind, name, director ASIC) of a node: the ASIC's (chassis, L/S, number) when its description names one."""
+    return kind, name, director.parse(name) if kind == "Switch" else None
+
+
+def _end(node: tuple[str, str, tuple[str, str, int] | None], port: int) -> tuple[End, bool]:
+    """A port as topogen names it, and whether it is a director's internal port (see :mod:`topogen.director`)."""
+    kind, name, asic = node
+    if asic is None:
+        return End(name, _port_name(kind, port)), False
+    pname, inner = director.port_name(asic, port)
+    return End(asic[0], pname), inner
+
+
 def read(paths: list[Path]) -> Found:
     """Read one or more ibnetdiscover files (one per subnet) into one :class:`Found`."""
     found = Found("ibnetdiscover", [str(p) for p in paths])
@@ -50,15 +71,22 @@ def read(paths: list[Path]) -> Found:
     seen: set[tuple[End, End]] = set()
     for path in paths:
         records = _parse(Path(path), problems)
-        kinds = {nid: (kind, name) for nid, (kind, name, _ports) in records.items()}
+        nodes = {nid: _node(kind, name) for nid, (kind, name, _ports) in records.items()}
         for nid, (kind, name, ports) in records.items():
+            node = nodes[nid]
             for port, peer, pport, comment, where in ports:
-                if peer in kinds:
-                    pkind, pname = kinds[peer]
+                if peer in nodes:
+                    pnode = nodes[peer]
                 else:  # the peer's own record is missing (a partial discovery): trust the comment
                     m = DESC_RE.search(comment or "")
-                    pkind, pname = ("Ca" if peer.startswith("H-") else "Switch"), _name(m.group(1) if m else "", peer)
-                cable = Cable(End(name, _port_name(kind, port)), End(pname, _port_name(pkind, pport)), where)
+                    pnode = _node("Ca" if peer.startswith("H-") else "Switch", _name(m.group(1) if m else "", peer))
+                if node[2] is None and pnode[2] is None:  # no director ASIC at either end (most cables)
+                    cable = Cable(End(name, _port_name(kind, port)), End(pnode[1], _port_name(pnode[0], pport)), where)
+                else:
+                    (a, a_in), (z, z_in) = _end(node, port), _end(pnode, pport)
+                    if a_in and z_in and a.device == z.device:
+                        continue  # a director's own link between its ASICs: inside the chassis, not a cable
+                    cable = Cable(a, z, where)
                 k = cable.key()
                 if k not in seen:
                     seen.add(k)
