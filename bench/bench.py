@@ -1,7 +1,8 @@
 """Benchmark: wall time, CPU time and peak memory of topogen at real scale.
 
 Each case runs in its own Python process (under ``/usr/bin/time -v`` when it
-exists), ``--repeat`` times; the table shows medians (peak memory: the largest).
+exists), ``--repeat`` times, in rounds of every case (alternately forward and
+backward); the table shows medians (peak memory: the largest).
 Prints a Markdown table (paste it into the README), after a line giving the machine's
 speed at the start and at the end on three fixed workloads (:func:`machine_speed`), so
 figures from different days compare.
@@ -293,13 +294,31 @@ def print_table(rows: list[dict], exports: bool) -> None:
         print("| " + " | ".join(fmt(r.get(c), 1 if c.endswith("_mb") else 2) for c in cols) + " |")
 
 
-def case(n: int, arch: str, exports: str | None, jobs: int, args, repeat: int) -> dict | None:
-    """Median row of ``repeat`` runs of one case, each in a fresh process."""
+def case_command(n: int, arch: str, exports: str | None, jobs: int, args) -> list[str]:
+    """The command that runs one case once, in a fresh process."""
     cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(jobs), "--memory", args.memory]
     if exports:
         cmd += ["--exports", exports]
-    runs = [r for r in (run_case(cmd) for _ in range(repeat)) if r is not None]
-    return median_row(runs) if runs else None
+    return cmd
+
+
+def cases(specs: list[tuple[int, str, str | None, int]], args, repeat: int) -> list[dict]:
+    """Median row of each case over ``repeat`` rounds.
+
+    A round runs every case once, each in a fresh process; rounds alternate
+    forward and backward order, so a drift in the machine's speed during the
+    run (a virtual machine's host load) falls on every case alike instead of
+    on the cases that happened to run last.
+    """
+    cmds = [case_command(*c, args) for c in specs]
+    runs: list[list[dict]] = [[] for _ in cmds]
+    for r in range(repeat):
+        order = range(len(cmds)) if r % 2 == 0 else reversed(range(len(cmds)))
+        for i in order:
+            row = run_case(cmds[i])
+            if row is not None:
+                runs[i].append(row)
+    return [median_row(x) for x in runs if x]
 
 
 def machine_speed() -> str:
@@ -359,10 +378,10 @@ def main() -> None:
     jobs = [int(x) for x in args.jobs.split(",")]
     if args.targets:
         tj = jobs[0] if "--jobs" in sys.argv else 2
-        rows = [r for r in (case(n, arch, ex, tj if ex == "all" else 1, args, args.repeat) for n, arch, ex in TARGET_CASES) if r is not None]
+        rows = cases([(n, arch, ex, tj if ex == "all" else 1) for n, arch, ex in TARGET_CASES], args, args.repeat)
     else:
         gpus = [int(x) for x in args.gpus.split(",")] + ([1048576] if args.million else [])
-        rows = [r for n in gpus for arch in args.arch.split(",") for j in (jobs if args.exports else jobs[:1]) if (r := case(n, arch, args.exports, j, args, args.repeat)) is not None]
+        rows = cases([(n, arch, args.exports, j) for n in gpus for arch in args.arch.split(",") for j in (jobs if args.exports else jobs[:1])], args, args.repeat)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"K={args.hb_domain}, radix {args.radix}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}; memory policy: {args.memory}; medians of {args.repeat}; load average {load0:.1f} at the start, {load:.1f} at the end")
     print(f"machine speed at the start: {speed0}; at the end: {machine_speed()}")
