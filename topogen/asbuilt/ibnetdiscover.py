@@ -72,7 +72,7 @@ def read(paths: list[Path]) -> Found:
     for path in paths:
         records = _parse(Path(path), problems)
         nodes = {nid: _node(kind, name) for nid, (kind, name, _ports) in records.items()}
-        for nid, (kind, name, ports) in records.items():
+        for nid, (*_, ports) in records.items():
             node = nodes[nid]
             for port, peer, pport, comment, where in ports:
                 if peer in nodes:
@@ -80,13 +80,10 @@ def read(paths: list[Path]) -> Found:
                 else:  # the peer's own record is missing (a partial discovery): trust the comment
                     m = DESC_RE.search(comment or "")
                     pnode = _node("Ca" if peer.startswith("H-") else "Switch", _name(m.group(1) if m else "", peer))
-                if node[2] is None and pnode[2] is None:  # no director ASIC at either end (most cables)
-                    cable = Cable(End(name, _port_name(kind, port)), End(pnode[1], _port_name(pnode[0], pport)), where)
-                else:
-                    (a, a_in), (z, z_in) = _end(node, port), _end(pnode, pport)
-                    if a_in and z_in and a.device == z.device:
-                        continue  # a director's own link between its ASICs: inside the chassis, not a cable
-                    cable = Cable(a, z, where)
+                (a, a_in), (z, z_in) = _end(node, port), _end(pnode, pport)
+                if a_in and z_in and a.device == z.device:
+                    continue  # a director's own link between its ASICs: inside the chassis, not a cable
+                cable = Cable(a, z, where)
                 k = cable.key()
                 if k not in seen:
                     seen.add(k)

@@ -56,6 +56,7 @@ IBSIM_SWITCHES = 256  # ibsim 0.10 defaults (``ibsim`` prints them at start-up)
 IBSIM_NODES = 2048
 IBSIM_PORTS = 13312
 SPEED_NAMES = {2: "SDR", 5: "DDR", 10: "QDR", 14: "FDR", 25: "EDR", 50: "HDR", 100: "NDR", 200: "XDR"}  # per lane, Gb/s
+FIND = object()  # a ``dirs`` argument not given: the function finds the directors itself (:func:`directors`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,17 +282,21 @@ def _end_ports(fabric: Fabric, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
     return port.astype(np.int64) + (dev < fabric.gpus)
 
 
-def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK) -> Iterator[str]:
+def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK, radix: np.ndarray | None = None, dirs: "Directors | None | object" = FIND) -> Iterator[str]:
     """One subnet's file without the header comment, in pieces of about ``size`` lines.
 
     Streamed: each piece's lines are built from per-device tables (names from
     :func:`topogen.view.view`, GUID texts, LIDs) gathered for its rows only.
+    ``radix`` (:meth:`Fabric.switch_ports`) and ``dirs`` (:func:`directors`) are
+    found here when the caller has not.
     """
     n = fabric.gpus
     L = fabric.links
     m = len(sub.links)
-    radix = fabric.switch_ports()  # ports as the switch presents them: a faster uplink is one port
-    dirs = directors(fabric, sub, radix)
+    if radix is None:
+        radix = fabric.switch_ports()  # ports as the switch presents them: a faster uplink is one port
+    if dirs is FIND:
+        dirs = directors(fabric, sub, radix)
     order, dev = _file_order(fabric, sub.links, dirs)  # dev: each end's node (its device but at a director)
     starts = np.flatnonzero(np.r_[True, dev[1:] != dev[:-1]]) if len(dev) else np.zeros(0, np.int64)
     devs = dev[starts]  # file order: switches, then GPUs
@@ -348,7 +353,7 @@ def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK) -> Iterator[st
         yield "\n".join(out.tolist()) + "\n"
 
 
-def sim_needs(fabric: Fabric, sub: Subnet) -> tuple[int, int, int]:
+def sim_needs(fabric: Fabric, sub: Subnet, dirs: "Directors | None | object" = FIND) -> tuple[int, int, int]:
     """(switches, nodes, ports) ibsim must hold to load the subnet (a node's ports count port 0)."""
     n = fabric.gpus
     L = fabric.links
@@ -359,7 +364,8 @@ def sim_needs(fabric: Fabric, sub: Subnet) -> tuple[int, int, int]:
     ports = fabric.switch_ports()
     radix = int((ports[sub.switch_ids - n] + 1).sum())
     switches = sub.switches
-    dirs = directors(fabric, sub, ports)
+    if dirs is FIND:
+        dirs = directors(fabric, sub, ports)
     if dirs is not None:  # a director is its ASICs
         switches += dirs.asics - len(dirs.dev)
         radix += sum(int((s.asic_ports() + 1).sum()) for s in dirs.shapes) - int((ports[dirs.dev - n] + 1).sum())
@@ -367,10 +373,11 @@ def sim_needs(fabric: Fabric, sub: Subnet) -> tuple[int, int, int]:
     return switches, nodes, radix + len(gpus) * (fabric.spec.nic_ports + 1)
 
 
-def header(fabric: Fabric, sub: Subnet) -> list[str]:
-    need = sim_needs(fabric, sub)
+def header(fabric: Fabric, sub: Subnet, dirs: "Directors | None | object" = FIND) -> list[str]:
+    if dirs is FIND:
+        dirs = directors(fabric, sub)
+    need = sim_needs(fabric, sub, dirs)
     opts = ibsim_options(*need)
-    dirs = directors(fabric, sub)
     if dirs is None:
         counts = f"# {need[0]} switches, {need[1] - need[0]} channel adapters (GPUs), {len(sub.links)} cables"
     else:
@@ -384,11 +391,15 @@ def header(fabric: Fabric, sub: Subnet) -> list[str]:
     return lines + [""]
 
 
-def write_subnet(fabric: Fabric, sub: Subnet, path: Path) -> None:
+def write_subnet(fabric: Fabric, sub: Subnet, path: Path) -> tuple[int, int, int]:
+    """Write one subnet's file; return what ibsim needs to load it (:func:`sim_needs`)."""
+    radix = fabric.switch_ports()
+    dirs = directors(fabric, sub, radix)  # once per subnet, for the header and the text
     with open_output(path, newline="\n") as fh:
-        fh.write("\n".join(header(fabric, sub)) + "\n")
-        for text in generate_text(fabric, sub):
+        fh.write("\n".join(header(fabric, sub, dirs)) + "\n")
+        for text in generate_text(fabric, sub, radix=radix, dirs=dirs):
             fh.write(text)
+    return sim_needs(fabric, sub, dirs)
 
 
 def export(ctx, dest: Path) -> list[Path]:
@@ -398,9 +409,9 @@ def export(ctx, dest: Path) -> list[Path]:
         over = []
         for sub in subnets(fabric):
             p = d / f"{sub.name}.topo"
-            write_subnet(fabric, sub, p)
+            need = write_subnet(fabric, sub, p)
             paths.append(p)
-            if ibsim_options(*sim_needs(fabric, sub)):
+            if ibsim_options(*need):
                 over.append(sub.name)
         if over:
             shown = ", ".join(over[:4]) + (f" and {len(over) - 4} more" if len(over) > 4 else "")
