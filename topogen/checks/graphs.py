@@ -159,15 +159,7 @@ class Csr:
         """:attr:`dst` with each node's list ascending (sorted here when built by :meth:`from_lists`)."""
         if self.ordered:
             return self.dst
-        key = self.src.astype(np.int64)
-        if self.V >= 2**31:
-            key *= self.V
-            key += self.dst
-        else:
-            key <<= 32
-            key |= self.dst
-        key.sort()
-        return (key % self.V if self.V >= 2**31 else key & 0xFFFFFFFF).astype(self.dst.dtype)
+        return self.dst[np.lexsort((self.dst, self.src))]
 
     def twins(self) -> np.ndarray:
         """Representative of each node's class of nodes with the same neighbour set.

@@ -231,15 +231,11 @@ class PlaneGraph:
         """
         if not hasattr(self, "_adj"):
             E = len(self.cu)
-            bits = max(int(2 * E - 1).bit_length(), 1)
-            shift = bits if int(self.C).bit_length() + bits <= 62 else None
+            shift = max(int(2 * E - 1).bit_length(), 1)  # node << shift | position fits 63 bits: core ids and positions stay far below 2**31 within the spec limits
             key = np.empty(2 * E, np.int64)
             key[:E] = self.cu
             key[E:] = self.cv
-            if shift is None:
-                key *= 2 * E
-            else:
-                key <<= shift
+            key <<= shift
             for lo in range(0, 2 * E, SLICE):  # + position, a slice at a time (no 2E-long arange)
                 key[lo : lo + SLICE] += np.arange(lo, min(lo + SLICE, 2 * E))
             key.sort()  # by node, then position: a value sort, no argsort
@@ -249,7 +245,7 @@ class PlaneGraph:
             far = np.concatenate([self.cv, self.cu])  # entry h of the doubled list (cu then cv) has its other end at far[h]
             for lo in range(0, 2 * E, SLICE):
                 h = key[lo : lo + SLICE]
-                h = h % (2 * E) if shift is None else h & ((1 << shift) - 1)
+                h = h & ((1 << shift) - 1)
                 nbr[lo : lo + SLICE] = far[h]
                 h[h >= E] -= E
                 edge[lo : lo + SLICE] = h
