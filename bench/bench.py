@@ -18,7 +18,7 @@ figures from different days compare.
     .venv/bin/python bench/bench.py --gpus 131072,2097152 --memory default   # without the program's memory policy
 
 Each case runs as the ``topogen`` program does: with its memory policy
-(``topogen.memory``: large blocks from the heap during the build's phases, glibc's
+(``topogen.util.memory``: large blocks from the heap during the build's phases, glibc's
 usual allocation again before the exporters); ``--memory default`` leaves the
 allocator alone.
 
@@ -80,7 +80,7 @@ PHASES = {"generate_s": "wiring", "validate_s": "validation", "layout_s": "layou
 def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, memory: str = "program") -> dict:
     """Run the phases for one case in this process and return the figures."""
     from topogen import pipeline
-    from topogen.spec import build_spec
+    from topogen.spec.cluster import build_spec
 
     spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
     row: dict = {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch}
@@ -108,7 +108,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
         t0 = time.perf_counter()
         ctx = pipeline.build(spec)
         if memory == "program":
-            from topogen.memory import usual_allocation
+            from topogen.util.memory import usual_allocation
 
             usual_allocation()  # as topogen build does before its exporters
         pipeline.write_outputs(ctx, Path(tmp) / "out", pipeline.export_formats(ctx, formats), jobs=jobs)
@@ -128,14 +128,14 @@ def shares(n: int, k: int, radix: int, arch: str, memory: str = "program") -> st
     """Each exporter run alone, one after another, in this process: CPU seconds and share (Markdown)."""
     from topogen import pipeline
     from topogen.exports import EXPORTERS
-    from topogen.spec import build_spec
+    from topogen.spec.cluster import build_spec
 
     spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
     c0 = time.process_time()
     ctx = pipeline.build(spec)
     build_cpu = time.process_time() - c0
     if memory == "program":
-        from topogen.memory import usual_allocation
+        from topogen.util.memory import usual_allocation
 
         usual_allocation()  # as topogen build does before its exporters
     cpu = {}
@@ -162,7 +162,7 @@ def csv_dump(ctx, path: Path, out: Path | None = None) -> float:
     from itertools import islice
 
     from topogen.exports import cabling
-    from topogen.model import CHUNK
+    from topogen.fabric.model import CHUNK
 
     files = [out / arch / "cabling.csv" for arch in ctx.fabrics] if out is not None else []
     written = bool(files) and all(f.exists() for f in files)
@@ -359,11 +359,11 @@ def main() -> None:
     ap.add_argument("--million", action="store_true", help="add 1,048,576 GPUs")
     ap.add_argument("--shares", action="store_true", help="time each exporter alone (CPU) for the first --gpus and --arch, in this process")
     ap.add_argument("--targets", action="store_true", help="run every case of the issue's targets (jobs: the first --jobs, 2 by default) and say which are met")
-    ap.add_argument("--memory", choices=("program", "default"), default="program", help="program: the topogen program's memory policy (topogen.memory: large arrays from the heap, reused); default: the allocator's defaults")
+    ap.add_argument("--memory", choices=("program", "default"), default="program", help="program: the topogen program's memory policy (topogen.util.memory: large arrays from the heap, reused); default: the allocator's defaults")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.memory == "program" and (args.one or args.shares):
-        from topogen.memory import reuse_freed_memory
+        from topogen.util.memory import reuse_freed_memory
 
         reuse_freed_memory()  # as the topogen program does (topogen/__main__.py)
     if args.shares:

@@ -99,7 +99,7 @@ def test_no_workload_no_analysis(tmp_path):
 
 
 def test_presets_carry_hb_bandwidth_and_workloads():
-    from topogen.spec import load_spec
+    from topogen.spec.cluster import load_spec
 
     assert load_spec("gh200-32k").hb_bandwidth_gbps == 7680 and load_spec("gh200-32k").workload.model.name == "palm-540b"
     assert load_spec("gh200-64k").workload.model.name == "gpt-3-175b"
@@ -118,7 +118,7 @@ def test_presets_carry_hb_bandwidth_and_workloads():
 )
 def test_spec_dict_round_trips_with_a_workload(workload):
     """summary.json/topology.json embed spec.to_dict(); it must parse back to the same spec (and hash)."""
-    from topogen.spec import build_spec
+    from topogen.spec.cluster import build_spec
 
     s = build_spec({"gpus": 3072, "hb_domain": 8, "radix": 64, "workload": workload})
     again = build_spec(json.loads(json.dumps(s.to_dict())))

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from topogen.analysis import fabric, iteration
-from topogen.spec import build_spec
+from topogen.spec.cluster import build_spec
 
 PAPER_N = 16_384  # the N at which the paper's K claims reproduce (it does not print which N it used)
 

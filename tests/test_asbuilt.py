@@ -18,16 +18,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from ibsim_fabric import MISSING, SKIP_REASON, discover, simulated
+
 from topogen import pipeline
 from topogen.asbuilt import End
 from topogen.asbuilt import cabling as plan_reader
 from topogen.cli import main
 from topogen.exports import ibnetdiscover as exporter
-from topogen.model import Fabric, LinkTable, LINK_COLUMNS
-from topogen.naming import GpuNames, NodeNames
-from topogen.spec import build_spec
+from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.fabric.naming import GpuNames, NodeNames
+from topogen.spec.cluster import build_spec
 
 
 @dataclass

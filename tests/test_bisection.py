@@ -12,8 +12,8 @@ import random
 import networkx as nx
 import pytest
 
-from topogen import clos
-from topogen.spec import build_spec
+from topogen.fabric import clos
+from topogen.spec.cluster import build_spec
 
 CASES = [
     # (arch, K, radix, domains)

@@ -17,9 +17,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from topogen import bom, catalog, clos, counts, pipeline, resources
+from topogen import pipeline
+from topogen.bom import bill as bom
+from topogen.bom import catalog
 from topogen.cli import main
-from topogen.spec import build_spec
+from topogen.fabric import clos
+from topogen.spec import counts
+from topogen.spec.cluster import build_spec
+from topogen.util import resources
 
 KS = (8, 72, 256)
 RADIXES = (32, 64, 128, 144, 256)

@@ -11,9 +11,9 @@ import networkx as nx
 import pytest
 from click.testing import CliRunner
 
-from topogen import clos
 from topogen.cli import main
-from topogen.spec import load_spec
+from topogen.fabric import clos
+from topogen.spec.cluster import load_spec
 
 CORE = "cabling,topology"
 
@@ -118,7 +118,7 @@ def test_presets_build(preset, tmp_path):
 
 @pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
 def test_to_networkx_equals_topology_json(tmp_path, arch):
-    from topogen.graph import to_networkx
+    from topogen.fabric.graph import to_networkx
 
     out, _ = build(tmp_path, "demo", "--formats", "topology")
     loaded = nx.node_link_graph(json.loads((out / arch / "topology.json").read_text()), edges="edges")

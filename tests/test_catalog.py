@@ -14,11 +14,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from topogen import catalog
+from topogen.bom import catalog
 from topogen.cli import main
-from topogen.errors import InputError
-from topogen.resources import template_path
-from topogen.spec import available_catalogs, build_spec
+from topogen.spec.cluster import available_catalogs, build_spec
+from topogen.util.errors import InputError
+from topogen.util.resources import template_path
 
 REALISTIC = ("ndr-400g", "xdr-800g")
 

@@ -8,12 +8,13 @@ import re
 
 from click.testing import CliRunner
 
-from topogen import cli, progress
+from topogen import cli
 from topogen.cli import main
 from topogen.exports import EXPORTERS
-from topogen.inputs import human_bytes
-from topogen.progress import Progress
-from topogen.spec import build_spec
+from topogen.spec.cluster import build_spec
+from topogen.util import progress
+from topogen.util.inputs import human_bytes
+from topogen.util.progress import Progress
 
 
 def run(*args: str):

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from topogen import clos, counts
-from topogen.spec import build_spec
+from topogen.fabric import clos
+from topogen.spec import counts
+from topogen.spec.cluster import build_spec
 
 KS = (8, 72, 256)
 RADIXES = (32, 64, 128, 144, 256)

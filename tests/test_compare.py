@@ -7,9 +7,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from topogen import clos, compare
+from topogen.bom import compare
 from topogen.cli import main
-from topogen.spec import build_spec
+from topogen.fabric import clos
+from topogen.spec.cluster import build_spec
 
 PAPER_GRID = ["--gpus", "32768,65536", "--radix", "32,64,128,256", "--hb-domain", "256", "--catalog", "paper"]
 ARCH_KEYS = {"switches", "transceivers", "cost", "power_w"}

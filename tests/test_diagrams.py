@@ -26,12 +26,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from topogen import overview as ov
 from topogen import pipeline
 from topogen.cli import main
 from topogen.exports import EXPORTERS, diagrams
-from topogen.naming import GpuNames
-from topogen.spec import build_spec, load_spec
+from topogen.exports import overview as ov
+from topogen.fabric.naming import GpuNames
+from topogen.spec.cluster import build_spec, load_spec
 
 GOLDEN = Path(__file__).parent / "golden" / "diagrams" / "demo"
 REGEN = os.environ.get("TOPOGEN_REGEN_GOLDEN") == "1"

@@ -12,14 +12,16 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
-from topogen import clos, counts, pipeline, validate
-from topogen.cli import main
-from topogen.errors import InputError
-from topogen.model import LINK_COLUMNS, Fabric, LinkTable
-from topogen.spec import build_spec
-
 from test_bisection import cut_flows
+
+from topogen import pipeline
+from topogen.checks import validate
+from topogen.cli import main
+from topogen.fabric import clos
+from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.spec import counts
+from topogen.spec.cluster import build_spec
+from topogen.util.errors import InputError
 
 ARCHES = ("rail-optimized", "rail-only")
 # 63 HB domains of 8 on 16-port switches: 3 tiers rail-optimized, 2 per rail in rail-only
@@ -283,7 +285,7 @@ def test_max_flow_confirms_full_bisection_dual_homed(arch, k, radix, domains):
 
 def test_alibaba_hpn_preset_reproduces_the_published_pod():
     """Alibaba HPN (SIGCOMM 2024; recalled, see the preset's comment): segments, ToRs, planes, 15:1."""
-    from topogen.spec import load_spec
+    from topogen.spec.cluster import load_spec
 
     spec = load_spec("alibaba-hpn")
     assert (spec.gpus, spec.active_gpus, spec.nodes, spec.backup_nodes) == (16320, 15 * 1024, 15 * 136, 15 * 8)

@@ -20,11 +20,12 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from topogen import clos, pipeline
+from topogen import pipeline
 from topogen.exports import EXPORTERS, netbox, slurm
-from topogen.exports.text import cell_safe
-from topogen.naming import GpuNames, NodeNames
-from topogen.spec import build_spec, load_spec
+from topogen.fabric import clos
+from topogen.fabric.naming import GpuNames, NodeNames
+from topogen.spec.cluster import build_spec, load_spec
+from topogen.util.text import cell_safe
 
 GOLDEN = Path(__file__).parent / "golden" / "tools" / "demo"
 REGEN = os.environ.get("TOPOGEN_REGEN_GOLDEN") == "1"

@@ -1,4 +1,4 @@
-"""The shared named view (topogen.view) and the CSV text built from it.
+"""The shared named view (topogen.fabric.view) and the CSV text built from it.
 
 The exporters gather names and CSV fields from tables formatted once; the
 bytes must be those ``csv.writer`` writes from the Python values, also for
@@ -15,13 +15,14 @@ import io
 import numpy as np
 import pytest
 
-from topogen import clos, pipeline
+from topogen import pipeline
 from topogen.exports import cabling, pullsheets
+from topogen.fabric import clos
+from topogen.fabric.naming import GpuNames, width
+from topogen.fabric.view import csv_lines, int_texts, number_texts, view, writer_field
 from topogen.layout.labels import COLUMNS as FLOOR_COLUMNS
 from topogen.layout.labels import FloorView
-from topogen.naming import GpuNames, width
-from topogen.spec import build_spec, load_spec
-from topogen.view import csv_lines, int_texts, number_texts, view, writer_field
+from topogen.spec.cluster import build_spec, load_spec
 
 ODD = ["", "a", 'say "hi"', "a,b", "x;y", "tab\there", "cr\rlf\n", " lead", "é", "=1+2", 0, -7, 2.5, 1e20, float("nan")]
 

@@ -6,8 +6,8 @@ import re
 
 from click.testing import CliRunner
 
-from topogen import figures
 from topogen.cli import main
+from topogen.util import figures
 
 
 def test_figures_format_consistently():

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.cli import main
-from topogen.spec import build_spec
+from topogen.spec.cluster import build_spec
 
 SPECS = [
     {"gpus": 64, "hb_domain": 8, "radix": 16},

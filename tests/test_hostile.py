@@ -21,10 +21,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from topogen import counts
 from topogen.cli import main
-from topogen.spec import LIMITS, load_spec
-from topogen.yamlfile import parse_yaml
+from topogen.spec import counts
+from topogen.spec.cluster import LIMITS, load_spec
+from topogen.spec.yamlfile import parse_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 

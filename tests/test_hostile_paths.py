@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from topogen.errors import MAX_TEXT, Problem
+from topogen.util.errors import MAX_TEXT, Problem
 
 LONG = "/tmp/x" + "9" * 5000  # longer than any file name the kernel accepts (ENAMETOOLONG)
 DIGITS = "9" * 5000

@@ -15,14 +15,14 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ibsim_fabric import MISSING, SKIP_REASON, discover, ibsim_options, route_ftree, simulated
+
 from topogen import pipeline
 from topogen.asbuilt import cabling as plan_reader
 from topogen.asbuilt import ibnetdiscover as reader
-from topogen.errors import InputError
 from topogen.exports import ibnetdiscover as exporter
-from topogen.spec import build_spec
+from topogen.spec.cluster import build_spec
+from topogen.util.errors import InputError
 
 GRID = [
     # gpus, hb_domain, radix, planes, rail_packing

@@ -1,7 +1,7 @@
 """Switches of more than 254 ports (directors) in ibnetdiscover files: written as their ASICs, read back as one device.
 
 InfiniBand numbers ports in 8 bits, so a 576-port chassis spine is a 2-tier
-Clos of switch ASICs inside (:mod:`topogen.director`). Unit tests: the layout's
+Clos of switch ASICs inside (:mod:`topogen.fabric.director`). Unit tests: the layout's
 invariants over a grid of chassis sizes; files of fabrics with directors read
 back to the plan, `topogen diff` of the plan against its own file and against
 a file with one cable moved. Integration tests: ibsim loads such a file, opensm
@@ -18,15 +18,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from ibsim_fabric import MISSING, SKIP_REASON, discover, ibsim_options, route_ftree, simulated
-from topogen import director, pipeline
+
+from topogen import pipeline
 from topogen.asbuilt import cabling as plan_reader
 from topogen.asbuilt import ibnetdiscover as reader
 from topogen.cli import main
 from topogen.exports import ibnetdiscover as exporter
-from topogen.model import LINK_COLUMNS, Fabric, LinkTable
-from topogen.spec import build_spec
+from topogen.fabric import director
+from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.spec.cluster import build_spec
 
 SIZES = [255, 256, 260, 288, 300, 576, 648, 1000, 2048, 2049, 4096, director.MAX_DIRECTOR_PORTS]
 

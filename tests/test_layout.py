@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from topogen import clos, layout
-from topogen.errors import InputError
+from topogen import layout
+from topogen.fabric import clos
 from topogen.layout.floor import U_M
-from topogen.spec import build_spec
+from topogen.spec.cluster import build_spec
+from topogen.util.errors import InputError
 
 GRID = [
     # gpus, hb_domain, radix, planes, gpus_per_node

@@ -14,9 +14,13 @@ import numpy as np
 import pytest
 import yaml
 
-from topogen import bom, catalog, clos, layout, pipeline, resources
-from topogen.media import CLASS_NAMES, assign, length_classes
-from topogen.spec import build_spec
+from topogen import layout, pipeline
+from topogen.bom import bill as bom
+from topogen.bom import catalog
+from topogen.bom.media import CLASS_NAMES, assign, length_classes
+from topogen.fabric import clos
+from topogen.spec.cluster import build_spec
+from topogen.util import resources
 
 BY_LENGTH = {
     "name": "by-length",

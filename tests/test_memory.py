@@ -1,4 +1,4 @@
-"""The program's memory policy (topogen.memory): in force under glibc, same outputs either way."""
+"""The program's memory policy (topogen.util.memory): in force under glibc, same outputs either way."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ SNIPPET = """
 import hashlib, json, sys, tempfile
 from pathlib import Path
 if sys.argv[1] == "policy":
-    from topogen.memory import reuse_freed_memory
+    from topogen.util.memory import reuse_freed_memory
     assert reuse_freed_memory(), "mallopt refused"
 from topogen import pipeline
 from topogen.spec import build_spec
 ctx = pipeline.build(build_spec({"name": "m", "gpus": 4096, "hb_domain": 8, "radix": 32, "arch": "both"}))
 if sys.argv[1] == "policy":
-    from topogen.memory import usual_allocation
+    from topogen.util.memory import usual_allocation
     usual_allocation()  # as topogen build does before its exporters
 with tempfile.TemporaryDirectory() as tmp:
     pipeline.write_outputs(ctx, Path(tmp) / "o", pipeline.export_formats(ctx, ["cabling", "netbox", "topology"]), jobs=2 if sys.argv[1] == "policy" else 1)

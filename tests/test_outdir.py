@@ -1,4 +1,4 @@
-"""The output-directory contract (topogen/outdir.py): only topogen's own files are replaced,
+"""The output-directory contract (topogen/util/outdir.py): only topogen's own files are replaced,
 atomically; refusals leave nothing behind; killed runs leave the previous output intact and
 their leftovers are removed by the next run; SIGINT exits 130 and SIGTERM 143."""
 
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from topogen import outdir
 from topogen.cli import main
+from topogen.util import outdir
 
 TOPOGEN = [sys.executable, "-m", "topogen"]
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from topogen import clos, counts, validate
-from topogen.model import Fabric
-from topogen.spec import build_spec
-
 from test_bisection import cut_flows
+
+from topogen.checks import validate
+from topogen.fabric import clos
+from topogen.fabric.model import Fabric
+from topogen.spec import counts
+from topogen.spec.cluster import build_spec
 
 
 def spec_for(n, k, r, ratio, **kw):

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.cli import main
-from topogen.errors import InputError, Problem
 from topogen.exports import EXPORTERS, files, workers
-from topogen.spec import build_spec, load_spec
+from topogen.spec.cluster import build_spec, load_spec
+from topogen.util.errors import InputError, Problem
 
 
 def tree(root):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from topogen import pipeline, resources
-from topogen.spec import load_spec
+from topogen import pipeline
+from topogen.spec.cluster import load_spec
+from topogen.util import resources
 
 
 def gpu_end(bom) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Bundled templates through topogen.resources; `topogen presets` / `topogen catalogs`; "did you mean"."""
+"""Bundled templates through topogen.util.resources; `topogen presets` / `topogen catalogs`; "did you mean"."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from topogen import resources
 from topogen.cli import main
+from topogen.util import resources
 
 ROOT = Path(__file__).resolve().parent.parent
 

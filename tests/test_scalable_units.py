@@ -8,16 +8,18 @@ import json
 
 import numpy as np
 import pytest
+import test_shapes
 from click.testing import CliRunner
-
-from topogen import clos, counts, pipeline, units, validate
-from topogen.cli import main
-from topogen.model import LINK_COLUMNS, Fabric, LinkTable
-from topogen.spec import build_spec, load_spec
-
 from test_bisection import cut_flows
 from test_clos_grid import check_fabric
-import test_shapes
+
+from topogen import pipeline
+from topogen.checks import validate
+from topogen.cli import main
+from topogen.fabric import clos
+from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.spec import counts, units
+from topogen.spec.cluster import build_spec, load_spec
 
 
 def spec(**kw):
@@ -307,7 +309,7 @@ def test_slurm_tree_and_diagram_follow_the_sus(tmp_path):
     wb = openpyxl.load_workbook(next(out.glob("*.xlsx")), read_only=True)
     text = " ".join(str(c) for ws in wb.worksheets for row in ws.iter_rows(values_only=True) for c in row if c)
     assert "reserved_leaf_ports 1: port(s) p32 of 8 switches" in text and "spine: 16 switches sized for max_scalable_units 4" in text
-    from topogen import overview
+    from topogen.exports import overview
 
     v = overview.rail_optimized_overview(clos.generate(load_spec("leaf32-spine288", {"arch": "rail-optimized"}), "rail-optimized"))
     assert "16 spines × 288-port" in v.rows[2]

@@ -10,12 +10,14 @@ import numpy as np
 import openpyxl
 import pytest
 from click.testing import CliRunner
-
-from topogen import clos, counts, validate
-from topogen.cli import main
-from topogen.model import LINK_COLUMNS, Fabric, LinkTable
 from test_clos_grid import check_fabric
-from topogen.spec import build_spec
+
+from topogen.checks import validate
+from topogen.cli import main
+from topogen.fabric import clos
+from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.spec import counts
+from topogen.spec.cluster import build_spec
 
 
 def spec(**kw):
@@ -314,7 +316,7 @@ def test_unused_top_ratio_is_noted():
     ],
 )
 def test_per_tier_input_errors(kw, field, text):
-    from topogen.errors import InputError
+    from topogen.util.errors import InputError
 
     base = {"name": "t", "gpus": 1024, "hb_domain": 8, "radix": 32}
     with pytest.raises(InputError) as e:
@@ -334,7 +336,7 @@ def test_cli_radix_list_and_chassis_priced(tmp_path):
     paper = CliRunner().invoke(main, ["build", "--gpus", "4096", "--hb-domain", "8", "--radix", "32,288", "--arch", "rail-optimized", "--out", str(tmp_path / "p"), "--formats", "bom"])
     assert paper.exit_code == 0
     from topogen import pipeline
-    from topogen.spec import load_spec
+    from topogen.spec.cluster import load_spec
 
     b = pipeline.build(load_spec(None, {"name": "p", "gpus": "4096", "hb_domain": "8", "radix": "32,288", "arch": "rail-optimized"})).boms["rail-optimized"]
     sw = {x.tier: x for x in b.lines if x.category == "switch"}
@@ -342,8 +344,8 @@ def test_cli_radix_list_and_chassis_priced(tmp_path):
 
 
 def test_catalog_without_the_tier_radix_names_the_tier():
-    from topogen.errors import InputError
     from topogen import pipeline
+    from topogen.util.errors import InputError
 
     with pytest.raises(InputError) as e:
         pipeline.build(spec(gpus=4096, hb_domain=8, radix=[32, 144], catalog="chassis-400g"))
@@ -374,7 +376,7 @@ def test_mutation_tier_over_its_oversubscription():
 def test_chassis_spine_preset():
     """The leaf32-spine288 preset (a chassis-spine design): 2 tiers with 288-port spines where uniform 32-port needs 3."""
     from topogen import pipeline
-    from topogen.spec import load_spec
+    from topogen.spec.cluster import load_spec
 
     s = load_spec("leaf32-spine288")
     ctx = pipeline.build(s)

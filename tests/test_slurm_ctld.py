@@ -32,7 +32,7 @@ import pytest
 from topogen import pipeline
 from topogen.exports import EXPORTERS
 from topogen.exports.slurm import hostlist
-from topogen.spec import build_spec, load_spec
+from topogen.spec.cluster import build_spec, load_spec
 
 SLURMCTLD = shutil.which("slurmctld") or "/usr/sbin/slurmctld"
 MUNGED = shutil.which("munged") or "/usr/sbin/munged"

@@ -91,7 +91,7 @@ def test_failed_run_keeps_previous_output(tmp_path):
 
 
 def test_exception_during_export_leaves_nothing(tmp_path, monkeypatch):
-    from topogen import outdir
+    from topogen.util import outdir
 
     out = tmp_path / "o"
     with pytest.raises(RuntimeError):

@@ -8,14 +8,16 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
-from topogen import clos, counts, pipeline, validate
-from topogen.cli import main
-from topogen.errors import InputError
-from topogen.model import LINK_COLUMNS, Fabric, LinkTable
-from topogen.spec import build_spec, load_spec
-
 from test_bisection import cut_flows
+
+from topogen import pipeline
+from topogen.checks import validate
+from topogen.cli import main
+from topogen.fabric import clos
+from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.spec import counts
+from topogen.spec.cluster import build_spec, load_spec
+from topogen.util.errors import InputError
 
 
 def spec(**kw):
@@ -248,7 +250,7 @@ def test_mutation_breakout_fanout_split(small_build, tmp_path, where):
 
 def test_catalog_port_modes_decide_the_tier_switch(tmp_path):
     """A leaf tier at 200G needs a switch with a 200G mode AND a 400G mode on the same cages for its uplinks."""
-    from topogen.resources import template_path
+    from topogen.util.resources import template_path
 
     with pytest.raises(InputError) as e:
         pipeline.build(spec(gpus=1024, hb_domain=8, radix=[128, 64], link_speed=[200, 400], arch="rail-optimized"))  # paper: 400G only
@@ -317,7 +319,6 @@ def test_workbook_cabling_names_each_legs_breakout_cable(tmp_path):
     """The workbook's Cabling sheets end with a Breakout cable column on a breakout fabric (the streamed
     sheets equal openpyxl's, split over two sheets); a fabric without breakout keeps its columns."""
     import openpyxl
-
     from test_workbook import _cells, _settings, make_ctx, write
 
     ctx = make_ctx(spec(gpus=256, hb_domain=8, radix=[64, 32], link_speed=[200, 400], catalog="chassis-400g", arch="rail-optimized"))
@@ -344,7 +345,7 @@ def test_workbook_cabling_names_each_legs_breakout_cable(tmp_path):
 
 def test_breakout_cable_must_fit_the_cage(tmp_path):
     """A 2-leg breakout cable on a port mode with one port per cage cannot be built: the catalog check says so."""
-    from topogen.resources import template_path
+    from topogen.util.resources import template_path
 
     text = template_path("catalogs", "chassis-400g").read_text()
     bad = tmp_path / "one-per-cage.yaml"
@@ -357,7 +358,7 @@ def test_breakout_cable_must_fit_the_cage(tmp_path):
 
 def test_diagram_bundles_carry_their_tier_speed():
     """The overview and rail views label each bundle with its own tier's speed (200G NIC links, 400G uplinks)."""
-    from topogen import overview
+    from topogen.exports import overview
 
     for arch, gpus in (("rail-optimized", 1024), ("rail-only", 8 * 200)):
         s = spec(gpus=gpus, hb_domain=8, radix=[128, 64], link_speed=[200, 400], arch=arch)

@@ -1,7 +1,7 @@
 """topology.json and GraphML through string templates: the same bytes as the escaping encoders.
 
 The templates paste names unescaped, which is safe only for plain text
-(:func:`topogen.naming.plain_switch_text`). Every name topogen generates is
+(:func:`topogen.fabric.naming.plain_switch_text`). Every name topogen generates is
 plain, over a grid of shapes; a fabric with other names (read from elsewhere)
 takes the escaping path and still reads back exactly.
 """
@@ -14,10 +14,10 @@ import json
 import networkx as nx
 import pytest
 
-from topogen import clos
 from topogen.exports import graphml, topology
-from topogen.naming import plain_switch_text
-from topogen.spec import build_spec, load_spec
+from topogen.fabric import clos
+from topogen.fabric.naming import plain_switch_text
+from topogen.spec.cluster import build_spec, load_spec
 
 SHAPES = [
     {"gpus": 64, "hb_domain": 8, "radix": 8},

@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from topogen import clos, pipeline, validate
+from topogen import pipeline
+from topogen.checks import validate
 from topogen.checks.graphs import Csr, edge_keys, leaf_distance_csr
 from topogen.cli import main
-from topogen.errors import InputError
-from topogen.model import Fabric
-from topogen.spec import build_spec
+from topogen.fabric import clos
+from topogen.fabric.model import Fabric
+from topogen.spec.cluster import build_spec
+from topogen.util.errors import InputError
 
 
 def domains(k: int, radix: int, max_gpus: int = 20000) -> list[int]:
@@ -366,7 +368,7 @@ def test_validate_command_bad_spec_exits_2():
 
 def _edited(f: Fabric, rng) -> Fabric:
     """``f`` with a few cables re-ended, re-ported, dropped or duplicated (as a hand edit might)."""
-    from topogen.model import LINK_COLUMNS, LinkTable
+    from topogen.fabric.model import LINK_COLUMNS, LinkTable
 
     cols = {c: getattr(f.links, c).copy() for c in LINK_COLUMNS}
     nd = f.gpus + len(f.switches)

@@ -14,9 +14,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from topogen import clos, validate
-from topogen.model import LINK_COLUMNS, Fabric, LinkTable
-from topogen.spec import build_spec
+from topogen.checks import validate
+from topogen.fabric import clos
+from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
+from topogen.spec.cluster import build_spec
 
 ARCHES = ("rail-optimized", "rail-only")
 # 63 HB domains of 8 on 16-port switches: rail-optimized has 3 tiers, rail-only 2 tiers
@@ -67,7 +68,7 @@ def pick(idx: np.ndarray, where: str) -> int:
 
 def name(f: Fabric, dev: int) -> str:
     if dev < f.gpus:
-        from topogen.naming import GpuNames
+        from topogen.fabric.naming import GpuNames
 
         return GpuNames(f.gpus, f.hb_domain).name(dev)
     return f.switch(dev).name

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-
 import json
 from pathlib import Path
 
@@ -11,11 +10,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from topogen import clos, validate, wiring
+from topogen.asbuilt import wiring
+from topogen.checks import validate
 from topogen.cli import main
-from topogen.errors import InputError
-from topogen.model import LINK_COLUMNS
-from topogen.spec import build_spec, load_spec
+from topogen.fabric import clos
+from topogen.fabric.model import LINK_COLUMNS
+from topogen.spec.cluster import build_spec, load_spec
+from topogen.util.errors import InputError
 
 ARCHES = ("rail-optimized", "rail-only")
 BIG = {"name": "big", "gpus": 504, "hb_domain": 8, "radix": 16, "planes": 2}  # 3 tiers / 2 tiers, two planes

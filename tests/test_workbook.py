@@ -23,8 +23,8 @@ from topogen import __version__, pipeline
 from topogen.cli import main
 from topogen.exports import workbook as wbx
 from topogen.exports.cabling import generate_rows
-from topogen.resources import template_path
-from topogen.spec import build_spec, load_spec
+from topogen.spec.cluster import build_spec, load_spec
+from topogen.util.resources import template_path
 
 EVIL = "=cmd|' /C calc'!A0"
 

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from topogen.analysis import fabric
-from topogen.errors import InputError
-from topogen.spec import build_spec
+from topogen.spec.cluster import build_spec
+from topogen.util.errors import InputError
 
 VALUES = [None, 0, -1, 1, 2.5, True, "x", "32M", "2048x2048", [1], {}, {"a": 1}, [], "gh200", "llama-2-70b", float("nan"), float("inf"), "1e400", 10**30, "1", 8, 64]
 MODEL_KEYS = ["name", "layers", "d_model", "params", "batch", "m_cc", "seq_len", "batch_schedule", "moe", "sources", "active_params"]

@@ -1,16 +1,16 @@
 """The ``topogen`` program (and ``python -m topogen``): signal handling, memory policy, then the click CLI.
 
-SIGINT and SIGTERM raise :class:`~topogen.errors.Interrupted` from the first moment
+SIGINT and SIGTERM raise :class:`~topogen.util.errors.Interrupted` from the first moment
 (before the heavy imports), so an interrupted run cleans up its temporary output
-(see :mod:`topogen.outdir`), prints one line and exits 130 or 143, never a traceback.
-Large arrays are served from the heap and reused (:mod:`topogen.memory`).
+(see :mod:`topogen.util.outdir`), prints one line and exits 130 or 143, never a traceback.
+Large arrays are served from the heap and reused (:mod:`topogen.util.memory`).
 """
 
 import signal
 import sys
 
-from .errors import Interrupted
-from .memory import reuse_freed_memory
+from topogen.util.errors import Interrupted, show
+from topogen.util.memory import reuse_freed_memory
 
 
 def _interrupt(signum: int, _frame) -> None:
@@ -22,7 +22,7 @@ def run() -> None:
         signal.signal(signum, _interrupt)
     reuse_freed_memory()
     try:
-        from .cli import main
+        from topogen.cli import main  # after the signal handlers: a Ctrl-C during the start-up imports is handled
 
         main(prog_name="topogen")
     except Interrupted as exc:
@@ -32,8 +32,6 @@ def run() -> None:
         # The last line of defence for a path the system refuses (a name too long, a loop of
         # links...): every command checks its inputs first, but a path it could not foresee
         # still gets a one-line error naming it, and exit 2, never a traceback.
-        from .errors import show
-
         where = f" {show(exc.filename)}" if exc.filename is not None else ""
         sys.stderr.write(f"error: cannot use{where}: {exc.strerror or exc}; check the paths given on the command line\n")
         sys.exit(2)

@@ -8,12 +8,32 @@ from pathlib import Path
 
 import click
 
-from . import __version__, pipeline
-from .errors import InputError, Problem, show
-from .exports import EXPORTERS
-from .exports.workers import default_jobs
-from .model import link_tier_name
-from .spec import Spec, load_spec, plain_number
+from topogen import __version__, pipeline
+from topogen.analysis import fabric as analysis
+from topogen.analysis import render as analysis_render
+from topogen.analysis import sweep
+from topogen.analysis.render import build_lines
+from topogen.asbuilt import render as asbuilt_render
+from topogen.asbuilt import sources, wiring
+from topogen.bom import compare as comparison
+from topogen.checks import validate as checks
+from topogen.checks.validate import summary_line
+from topogen.exports import EXPORTERS
+from topogen.exports.sizes import WARN_BYTES, estimate_bytes
+from topogen.exports.validation import generate_json
+from topogen.exports.workers import default_jobs
+from topogen.spec import counts
+from topogen.spec.cluster import Spec, build_spec, load_spec, plain_number
+from topogen.spec.counts import link_tier_name, tier_role
+from topogen.spec.workload import parse_number
+from topogen.util import outdir
+from topogen.util.errors import InputError, Problem, show
+from topogen.util.figures import count, kw, pct, plural, usd, usd_cents
+from topogen.util.inputs import human_bytes
+from topogen.util.memory import usual_allocation
+from topogen.util.outdir import write_text_atomic
+from topogen.util.progress import Progress
+from topogen.util.resources import list_templates
 
 EXIT_INPUT = 2
 
@@ -105,10 +125,6 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
     otherwise); at the end the summary and every file written with its size.
     Exit status: 0 success, 1 the design failed validation, 2 bad input.
     """
-    from . import outdir
-    from .memory import usual_allocation
-    from .progress import Progress
-
     try:
         s = resolve(spec, kwargs)
         fmts = pipeline.resolve_formats(formats)
@@ -117,7 +133,7 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
         warn_size(s, fmts)
         progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
         ctx = pipeline.build(s, progress)
-        usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.memory)
+        usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
         written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
         progress.done()
     except InputError as exc:
@@ -128,8 +144,6 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
             click.echo(f"note: {message}")
         click.echo(render_files(out_dir, written))
     if not ctx.valid:
-        from . import validate as checks
-
         for report in ctx.reports.values():
             if not report.valid:
                 click.echo(checks.render(report), err=True)
@@ -139,11 +153,6 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
 
 def warn_size(spec: Spec, formats: list[str]) -> None:
     """Warn on stderr, before anything is built, when the outputs will take more than about 1 GB."""
-    from . import counts
-    from .exports.sizes import WARN_BYTES, estimate_bytes
-    from .figures import count
-    from .inputs import human_bytes
-
     links = sum(sum(counts.arch_counts(spec, arch).links_per_tier) for arch in spec.arches)
     size = estimate_bytes(links, formats)
     if size > WARN_BYTES:
@@ -152,8 +161,6 @@ def warn_size(spec: Spec, formats: list[str]) -> None:
 
 def render_files(out_dir: Path, paths: list[Path]) -> str:
     """Every file written with its size, right-aligned, in the order written."""
-    from .inputs import human_bytes
-
     sizes = [(p, p.stat().st_size) for p in paths]
     total = sum(n for _, n in sizes)
     lines = [f"{len(sizes):,} files, {human_bytes(total)}, in {out_dir}/:"]
@@ -163,8 +170,6 @@ def render_files(out_dir: Path, paths: list[Path]) -> str:
 
 
 def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
-    from .figures import count, kw, pct, plural, usd, usd_cents
-
     s = ctx.spec
     lines = [f"{s.name}: {plural(s.gpus, 'GPU')}, HB domain {count(s.hb_domain)} ({plural(s.domains, 'domain')}), radix {s.radix_text()}, {s.speeds_text()} Gb/s, {plural(s.planes, 'plane')}{', dual-homed (2 NIC ports per plane, each on its own leaf of the rail)' if s.homes > 1 else ''}{f', {s.backup_nodes:,} backup nodes ({s.active_gpus:,} GPUs in the job)' if s.backup_nodes else ''}"]
     for arch, sec in ctx.summary["architectures"].items():
@@ -181,8 +186,6 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         for note in sec["notes"]:
             lines.append(f"  {'':15s} note: {note}")
         if "validation" in sec:
-            from .validate import summary_line
-
             lines.append(f"  {'':15s} {summary_line(sec['validation'])}")
         if "cost" in sec:
             cables = plural(sec["cables"], "cable") if sec["cables"] or not sec["links"] else f"cables not priced ({plural(sec['links'], 'link')}; the catalog lists no cables)"
@@ -198,22 +201,16 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         if said:
             lines.append(f"  rail-only saves {said} of rail-optimized" + ("" if parts[1] else " (this catalog prices no power)"))
     if ctx.analysis is not None:
-        from .analysis.render import build_lines
-
         lines += [f"  {line}" for line in build_lines(ctx.analysis)]
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
 
 
 def _roles(t: int) -> list[str]:
-    from .model import tier_role
-
     return [tier_role(j) for j in range(1, t + 1)]
 
 
 def _template_list(kind: str) -> str:
-    from .resources import list_templates
-
     items = list_templates(kind)
     width = max((len(t.name) for t in items), default=0)
     return "\n".join(f"{t.name:{width}s}  {t.description}".rstrip() for t in items)
@@ -246,11 +243,9 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
     Combinations that cannot be built are skipped and listed on stderr
     (JSON: "skipped"); exit 2 only when none can be built.
     """
-    from . import compare as cmp
-
     try:
         overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
-        rows, skipped = cmp.sweep(spec, overrides)
+        rows, skipped = comparison.sweep(spec, overrides)
     except InputError as exc:
         fail_input(exc)
     if as_json:
@@ -258,7 +253,7 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
 
         click.echo(json.dumps({"rows": rows, "skipped": [{"combination": x.combo, "problems": [p.message for p in x.problems]} for x in skipped]}, indent=2))
     else:
-        click.echo(cmp.render_table(rows))
+        click.echo(comparison.render_table(rows))
     if skipped:
         click.echo(f"skipped {len(skipped)} of {len(rows) + len(skipped)} combinations that cannot be built:", err=True)
         for x in skipped:
@@ -282,11 +277,6 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwar
     spec from that build's summary.json, the architecture from its directory).
     Exit status: 0 valid, 1 errors found, 2 bad input.
     """
-    from . import validate as checks
-    from . import wiring
-    from .exports.validation import generate_json
-    from .outdir import write_text_atomic
-
     try:
         if spec is not None and wiring.is_wiring_path(spec):
             arch_flag, kwargs["arch"] = kwargs["arch"], None  # picks the file's architecture; the spec stays as written
@@ -336,9 +326,6 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
     the design is an error, one that keeps it valid a warning).
     Exit status: 0 identical, 1 deviations, 2 bad input.
     """
-    from .asbuilt import render as show
-    from .asbuilt import sources
-
     try:
         found = sources.read_found(list(as_built), fmt)
         p = sources.load_plan(plan, arch, spec_opt, found)
@@ -348,17 +335,14 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
     if as_json:
         import json
 
-        click.echo(json.dumps(show.to_dict(cmp, p.locate if p.places else None), indent=2))
+        click.echo(json.dumps(asbuilt_render.to_dict(cmp, p.locate if p.places else None), indent=2))
     else:
-        click.echo(show.render(cmp, p.locate if p.places else None))
+        click.echo(asbuilt_render.render(cmp, p.locate if p.places else None))
     sys.exit(0 if cmp.clean else 1)
 
 
 def _wiring_spec(raw, spec_opt: str | None, kwargs: dict) -> Spec:
     """The spec to check a wiring file against: --spec, else the one the file names."""
-    from . import wiring
-    from .spec import build_spec
-
     if spec_opt is not None:
         return resolve(spec_opt, kwargs)
     claimed = wiring.claimed_spec(raw)
@@ -395,8 +379,6 @@ def _analyze(kwargs: dict, run) -> None:
     """Resolve the specs (sweeping lists), run one analysis, print its table or JSON."""
     import json
 
-    from .analysis import render, sweep
-
     as_json = kwargs.pop("as_json")
     try:
         overrides = {k: kwargs.pop(k) for k in SPEC_KEYS}
@@ -408,7 +390,7 @@ def _analyze(kwargs: dict, run) -> None:
         report = run(sweep.analysis_specs(spec_ref, overrides, flags), batches, kwargs)
     except InputError as exc:
         fail_input(exc)
-    click.echo(json.dumps(report.as_json(), indent=2) if as_json else render.render(report))
+    click.echo(json.dumps(report.as_json(), indent=2) if as_json else analysis_render.render(report))
 
 
 @main.group()
@@ -428,9 +410,7 @@ def analyze() -> None:
 @click.option("--nm-rule", "nm_rule", type=click.Choice(["derived", "derived-pow2", "printed", "tp"]), default="derived", show_default=True, help="N_M: the optimum of Eq. 1 (capped at K), it rounded to a power of two dividing K, the paper's printed Eq. 2, or the workload's TP.")
 def analyze_iteration(nm_rule: str, **kwargs) -> None:
     """Iteration time (Eq. 1), the ideal any-to-any (Eq. 3) and each term, per GPUs x K x batch."""
-    from .analysis import fabric
-
-    _analyze(kwargs, lambda specs, batches, kw: fabric.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"]))
+    _analyze(kwargs, lambda specs, batches, kw: analysis.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"]))
 
 
 @analyze.command("alltoall")
@@ -439,15 +419,12 @@ def analyze_iteration(nm_rule: str, **kwargs) -> None:
 @click.option("--group-gpus", "group_gpus", type=int, help="GPUs in one all-to-all (default: the workload's expert_parallel, else the model's, else N).")
 def analyze_alltoall(bytes_per_pair: str | None, group_gpus: int | None, **kwargs) -> None:
     """One uniform all-to-all on rail-optimized Clos and rail-only (relay pipelined and store-and-forward)."""
-    from .analysis import fabric
-    from .analysis.workload import parse_number
-
     s = None
     if bytes_per_pair is not None:
         s = parse_number(bytes_per_pair)
         if s is None or s <= 0:
             fail_input(InputError([Problem("bytes_per_pair", f"--bytes-per-pair must be a positive number of bytes, got {bytes_per_pair!r}", "e.g. 1M or 458752")]))
-    _analyze(kwargs, lambda specs, batches, kw: fabric.alltoall_report(specs, s, kw["hb_bandwidth"], group_gpus))
+    _analyze(kwargs, lambda specs, batches, kw: analysis.alltoall_report(specs, s, kw["hb_bandwidth"], group_gpus))
 
 
 @analyze.command("checkpoint")
@@ -457,20 +434,16 @@ def analyze_alltoall(bytes_per_pair: str | None, group_gpus: int | None, **kwarg
 @click.option("--interval-h", "interval_h", type=POSITIVE, help="Checkpoint interval in hours (default the workload's, else 4).")
 def analyze_checkpoint(write_GBps: float | None, write_s: float | None, interval_h: float | None, **kwargs) -> None:
     """Checkpoint size, writers, write rate per GPU and node, overhead, and restore read bandwidth."""
-    from .analysis import fabric
-
     if write_GBps is not None and write_s is not None:
         fail_input(InputError([Problem("write_GBps", "give --write-GBps or --write-s, not both", "--write-GBps: what the storage writes; --write-s: the target time")]))
-    _analyze(kwargs, lambda specs, batches, kw: fabric.checkpoint_report(specs, write_GBps, write_s, interval_h))
+    _analyze(kwargs, lambda specs, batches, kw: analysis.checkpoint_report(specs, write_GBps, write_s, interval_h))
 
 
 @analyze.command("dp-traffic")
 @analysis_options
 def analyze_dp_traffic(**kwargs) -> None:
     """Bytes per GPU, per NIC (rail) and per NVLink of DDP, ZeRO-1/2, FSDP, HSDP and Megatron TP+DP, with the memory fit."""
-    from .analysis import fabric
-
-    _analyze(kwargs, lambda specs, batches, kw: fabric.dp_report(specs))
+    _analyze(kwargs, lambda specs, batches, kw: analysis.dp_report(specs))
 
 
 if __name__ == "__main__":  # pragma: no cover

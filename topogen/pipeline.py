@@ -12,15 +12,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, bom, catalog, clos, counts, layout, validate
-from .analysis import fabric as analysis
-from .errors import InputError, Problem
-from .exports import EXPORTERS, workers
-from .exports.files import digest, write_output_text
-from .model import Fabric
-from .outdir import atomic_dir
-from .spec import Spec
-from .summary import make_summary
+from topogen import __version__, layout
+from topogen.analysis import fabric as analysis
+from topogen.bom import bill as bom
+from topogen.bom import catalog
+from topogen.checks import validate
+from topogen.exports import EXPORTERS, workers
+from topogen.exports.files import digest, write_output_text
+from topogen.exports.summary import make_summary
+from topogen.fabric import clos
+from topogen.fabric.model import Fabric
+from topogen.spec import counts
+from topogen.spec.cluster import Spec
+from topogen.util.errors import InputError, Problem
+from topogen.util.outdir import atomic_dir
 
 
 @dataclass
@@ -96,7 +101,7 @@ def export_formats(ctx: BuildContext, formats: list[str]) -> list[str]:
 def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: int = 1, force: bool = False, progress: Callable[[str], None] | None = None) -> list[Path]:
     """Write the chosen exports, ``summary.json`` and ``manifest.json`` into ``out_dir`` atomically.
 
-    ``out_dir`` is replaced as :mod:`topogen.outdir` allows (``force``: also topogen
+    ``out_dir`` is replaced as :mod:`topogen.util.outdir` allows (``force``: also topogen
     outputs changed since written); notes for the user go to ``ctx.messages``.
 
     ``jobs > 1`` runs the exporters in that many worker processes forked after

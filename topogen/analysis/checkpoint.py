@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-OPTIMIZERS = ("replicated", "sharded")
-PATHS = ("storage-fabric", "compute-nics")
+from topogen.spec.workload import OPTIMIZERS
 
 
 def checkpoint_bytes(params: float, bytes_per_param: float) -> float:

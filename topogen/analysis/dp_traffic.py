@@ -41,7 +41,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-SCHEMES = ("ddp", "zero1", "zero2", "fsdp", "hsdp", "megatron")
+from topogen.spec.workload import DP_SCHEMES, memory_bytes_per_gpu
+
+SCHEMES = DP_SCHEMES
 SCHEME_LABELS = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "fsdp": "FSDP full shard", "hsdp": "HSDP", "megatron": "Megatron TP+DP"}
 
 
@@ -58,26 +60,6 @@ class DpTraffic:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def memory_bytes_per_gpu(scheme: str, params: float, gpus: int, *, weight_bytes: float, grad_bytes: float, optimizer_bytes: float, shard_gpus: int = 1, tp: int = 1, pp: int = 1, sharded_optimizer: bool = False) -> float:
-    """Model-state bytes one GPU holds under ``scheme`` (weights, gradients, optimizer; no activations)."""
-    w, g, o = weight_bytes * params, grad_bytes * params, optimizer_bytes * params
-    if scheme == "ddp":
-        return w + g + o
-    if scheme == "zero1":
-        return w + g + o / gpus
-    if scheme == "zero2":
-        return w + (g + o) / gpus
-    if scheme == "fsdp":
-        return (w + g + o) / gpus
-    if scheme == "hsdp":
-        return (w + g + o) / shard_gpus
-    if scheme == "megatron":
-        mp = tp * pp
-        d = gpus // mp
-        return (w + g) / mp + (o / (mp * d) if sharded_optimizer else o / mp)
-    raise ValueError(f"unknown scheme {scheme!r}")
 
 
 def dp_traffic(

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
-from ..errors import InputError, Problem
-from . import alltoall as a2a
-from . import checkpoint as ckpt
-from . import dp_traffic as dpt
-from . import iteration as it
-from .params import EQ1_ACTIVATION_BYTES, EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, Param, as_dicts, gbps_to_Bps
-from .workload import Workload
+from topogen.analysis import alltoall as a2a
+from topogen.analysis import checkpoint as ckpt
+from topogen.analysis import dp_traffic as dpt
+from topogen.analysis import iteration as it
+from topogen.spec.params import EQ1_ACTIVATION_BYTES, EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, Param, as_dicts, gbps_to_Bps
+from topogen.spec.workload import Workload
+from topogen.util.errors import InputError, Problem
 
 ANALYSES = ("iteration", "alltoall", "checkpoint", "dp-traffic")
 ACTIVATION_BYTES = Param("all-to-all bytes per activation element", 2, "bytes", "assumed", "BF16 dispatch and combine")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from .params import EQ1_ACTIVATION_BYTES, EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES
+from topogen.spec.params import EQ1_ACTIVATION_BYTES, EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES
 
 NM_RULES = ("derived", "derived-pow2", "printed", "tp")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .fabric import Report
+from topogen.analysis.fabric import Report
 
 Column = tuple[str, str, Callable[[Any], str]]
 

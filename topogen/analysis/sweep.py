@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..compare import sweep_specs
-from ..errors import InputError, Problem
-from ..spec import Spec, read_spec_file, resolve_spec_path
-from .workload import parse_batch
+from topogen.bom.compare import sweep_specs
+from topogen.spec.cluster import Spec, read_spec_file, resolve_spec_path
+from topogen.spec.workload import parse_batch
+from topogen.util.errors import InputError, Problem
 
 PARALLEL_FLAGS = ("tp", "pp", "dp", "optimizer", "hsdp_shard_gpus", "expert_parallel")
 

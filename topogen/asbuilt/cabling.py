@@ -1,6 +1,6 @@
 """Cables of a plan or a cabling CSV as :class:`Found`: from a generated fabric or a ``cabling.csv``.
 
-A CSV is read by :mod:`topogen.wiring` (the same reader ``topogen validate``
+A CSV is read by :mod:`topogen.asbuilt.wiring` (the same reader ``topogen validate``
 uses), so any file it accepts works here: topogen's own ``cabling.csv``, with
 or without the floor columns, edited by hand or filled in on the floor.
 """
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import wiring
-from ..graph import edge_columns
-from ..model import Fabric
-from . import Cable, End, Found
+from topogen.asbuilt import Cable, End, Found, wiring
+from topogen.fabric.graph import edge_columns
+from topogen.fabric.model import Fabric
 
 
 def from_fabric(fabric: Fabric, source: str = "plan") -> Found:

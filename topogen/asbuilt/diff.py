@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import Cable, End, Found
+from topogen.asbuilt import Cable, End, Found
 
 KINDS = ("missing", "unexpected", "wrong-port", "wrong-device", "swapped", "miswired")
 
@@ -61,7 +61,7 @@ class Comparison:
     found: Found
     identical: int
     deviations: list[Deviation]
-    report: Any = None  # topogen.validate.Report of the as-built wiring, when the spec is known
+    report: Any = None  # topogen.checks.validate.Report of the as-built wiring, when the spec is known
     notes: list[str] = field(default_factory=list)
 
     @property

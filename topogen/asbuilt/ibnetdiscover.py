@@ -13,7 +13,7 @@ names: switch port ``[n]`` is ``p<n>``, channel-adapter port ``[n]`` is
 an input error naming the file and line.
 
 A director (a switch of more than 254 ports) shows as its ASICs, described
-``<chassis>/L<nn>/U1`` and ``<chassis>/S<nn>/U1`` (:mod:`topogen.director`):
+``<chassis>/L<nn>/U1`` and ``<chassis>/S<nn>/U1`` (:mod:`topogen.fabric.director`):
 they fold back into one device named ``<chassis>``, a leaf ASIC's external
 port to the chassis port ``p<n>`` the plan names, and the links between the
 chassis' own ASICs are dropped (they are no cables).
@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import director
-from ..errors import InputError, Problem
-from ..inputs import MAX_ASBUILT_BYTES, read_text
-from . import Cable, End, Found
+from topogen.asbuilt import Cable, End, Found
+from topogen.fabric import director
+from topogen.util.errors import InputError, Problem
+from topogen.util.inputs import MAX_ASBUILT_BYTES, read_text
 
 NODE_RE = re.compile(r'^(?P<type>Switch|Ca|Rt)\s+(?P<ports>[0-9]{1,9})\s+"(?P<id>[^"]+)"\s*(?:#\s*"(?P<desc>[^"]*)".*)?$', re.ASCII)
 PORT_RE = re.compile(r'^\[(?P<port>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*"(?P<peer>[^"]+)"\[(?P<pport>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*(?:#(?P<comment>.*))?$', re.ASCII)
@@ -56,7 +56,7 @@ def _node(kind: str, name: str) -> tuple[str, str, tuple[str, str, int] | None]:
 
 
 def _end(node: tuple[str, str, tuple[str, str, int] | None], port: int) -> tuple[End, bool]:
-    """A port as topogen names it, and whether it is a director's internal port (see :mod:`topogen.director`)."""
+    """A port as topogen names it, and whether it is a director's internal port (see :mod:`topogen.fabric.director`)."""
     kind, name, asic = node
     if asic is None:
         return End(name, _port_name(kind, port)), False

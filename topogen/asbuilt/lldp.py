@@ -21,10 +21,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Problem
-from ..inputs import MAX_ASBUILT_BYTES, read_text
-from ..wiring import load_json
-from . import Cable, End, Found
+from topogen.asbuilt import Cable, End, Found
+from topogen.asbuilt.wiring import load_json
+from topogen.util.errors import InputError, Problem
+from topogen.util.inputs import MAX_ASBUILT_BYTES, read_text
 
 NIC_IF_RE = re.compile(r"^gpu([0-9]{1,9})-nic([0-9]{1,9})$", re.ASCII)
 HOST_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n[0-9]{1,9})?$", re.ASCII)

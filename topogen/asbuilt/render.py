@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..checks.render import summary_line
-from . import Cable
-from .diff import Comparison
+from topogen.asbuilt import Cable
+from topogen.asbuilt.diff import Comparison
+from topogen.checks.render import summary_line
 
 Locate = Callable[[str], str] | None
 

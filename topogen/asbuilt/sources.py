@@ -15,15 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import validate as checks
-from .. import wiring
-from ..errors import InputError, Problem
-from ..inputs import MAX_ASBUILT_BYTES, open_input
-from ..model import ARCHES
-from ..spec import Spec, build_spec
-from . import Found
-from . import cabling, ibnetdiscover, lldp
-from .diff import Comparison, attribute, compare
+from topogen.asbuilt import Found, cabling, ibnetdiscover, lldp, wiring
+from topogen.asbuilt.diff import Comparison, attribute, compare
+from topogen.checks import validate as checks
+from topogen.fabric.model import ARCHES
+from topogen.spec.cluster import Spec, build_spec, load_spec
+from topogen.util.errors import InputError, Problem
+from topogen.util.inputs import MAX_ASBUILT_BYTES, open_input
 
 FORMATS = ("ibnetdiscover", "lldp", "cabling")
 READERS = {"ibnetdiscover": ibnetdiscover.read, "lldp": lldp.read, "cabling": lambda paths: _csvs(paths)}
@@ -162,8 +160,6 @@ def _best(build: Path, arches: list[str], found: Found | None) -> str:
 
 
 def _spec(raw: wiring.RawWiring, spec_ref: str | None) -> Spec | None:
-    from ..spec import load_spec
-
     if spec_ref is not None:
         return load_spec(spec_ref)
     claimed = wiring.claimed_spec(raw)

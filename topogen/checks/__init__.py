@@ -1,4 +1,4 @@
-"""The validator's parts; :mod:`topogen.validate` runs them in order and is the public entry point.
+"""The validator's parts; :mod:`topogen.checks.validate` runs them in order and is the public entry point.
 
 * :mod:`.findings` - Finding, Report, Labels, the check-id catalogue
 * :mod:`.wire` - the fabric's columns prepared once, device/port/cable names, the capped finding sink

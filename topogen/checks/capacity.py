@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Fabric, tier_role
-from .graphs import components, run_starts, unique
-from .planes import PlaneGraph
-from .text import LIST, place, port_ranges, ratio, ratio_text, some
-from .wire import Wire
+from topogen.checks.graphs import components, run_starts, unique
+from topogen.checks.planes import PlaneGraph
+from topogen.checks.text import LIST, place, port_ranges, ratio, ratio_text, some
+from topogen.checks.wire import Wire
+from topogen.fabric.model import Fabric
+from topogen.spec.counts import tier_role
 
 MAXFLOW_LINKS = 16384  # max-flow bisection only when the fabric has at most this many cables
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..model import link_tier_name, tier_role
-from .graphs import unique
-from .planes import PlaneGraph
-from .wire import Wire
+from topogen.checks.graphs import unique
+from topogen.checks.planes import PlaneGraph
+from topogen.checks.wire import Wire
+from topogen.spec.counts import link_tier_name, tier_role
 
 
 def check(w: Wire, graph: PlaneGraph) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from topogen import __version__
 
 SEVERITIES = ("error", "warning", "info")
 GROUPS = {

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Fabric
-from . import breakout, reserved
-from .text import LIST, port_ranges
-from .wire import Wire
+from topogen.checks import breakout, reserved
+from topogen.checks.text import LIST, port_ranges
+from topogen.checks.wire import Wire
+from topogen.fabric.model import Fabric
+from topogen.spec.counts import link_tier_name
 
 
 def check(w: Wire, expected: Fabric | None = None) -> None:
@@ -267,7 +268,6 @@ def _speeds(w: Wire) -> None:
     def want(i: int) -> str:
         if not per_tier:
             return f"the spec's links are {speed} Gb/s"
-        from ..model import link_tier_name
 
         return f"the spec's {link_tier_name(max(1, int(tier[i])))} links are {int(expected[i])} Gb/s ({spec.speeds_text()} by link tier)"
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graphs import SLICE, Csr, components, ranges, unique
-from .wire import Wire
+from topogen.checks.graphs import SLICE, Csr, components, ranges, unique
+from topogen.checks.wire import Wire
 
 
 class PlaneGraph:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graphs import run_starts
-from .text import port_ranges
-from .wire import Wire
+from topogen.checks.graphs import run_starts
+from topogen.checks.text import port_ranges
+from topogen.checks.wire import Wire
 
 
 def check(w: Wire) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..model import tier_role
-from .graphs import leaf_distance_csr, unique
-from .planes import PlaneGraph
-from .text import LIST, place, some
-from .wire import Wire
+from topogen.checks.graphs import leaf_distance_csr, unique
+from topogen.checks.planes import PlaneGraph
+from topogen.checks.text import LIST, place, some
+from topogen.checks.wire import Wire
+from topogen.spec.counts import tier_role
 
 
 def check(w: Wire, graph: PlaneGraph) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .findings import GROUPS, MAX_PER_CHECK, SEVERITIES, Report
-from .text import ratio_text
+from topogen.checks.findings import GROUPS, MAX_PER_CHECK, SEVERITIES, Report
+from topogen.checks.text import ratio_text
 
 
 def render(report: Report, limit: int = 30) -> str:

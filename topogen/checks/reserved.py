@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Fabric
-from .wire import Wire
+from topogen.checks.wire import Wire
+from topogen.fabric.model import Fabric
 
 
 def check(w: Wire, expected: Fabric | None) -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import counts
-from ..model import tier_role
-from .graphs import components
-from .planes import PlaneGraph
-from .wire import Wire
+from topogen.checks.graphs import components
+from topogen.checks.planes import PlaneGraph
+from topogen.checks.wire import Wire
+from topogen.spec import counts
+from topogen.spec.counts import tier_role
 
 
 def check(w: Wire, graph: PlaneGraph | None = None) -> None:

@@ -6,9 +6,10 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from ..model import Fabric, tier_role
-from ..naming import GpuNames
-from .findings import MAX_PER_CHECK, Finding, Labels, Ordinal, Report
+from topogen.checks.findings import MAX_PER_CHECK, Finding, Labels, Ordinal, Report
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import GpuNames
+from topogen.spec.counts import tier_role
 
 
 def _frozen(x: np.ndarray) -> np.ndarray:

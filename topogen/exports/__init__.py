@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, pullsheets, slurm, topology, validation, workbook
+from topogen.exports import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, pullsheets, slurm, topology, validation, workbook
 
 Exporter = Callable[..., list]
 

@@ -1,6 +1,6 @@
 """``<arch>/bom.csv`` and ``<arch>/bom.json``: the bill of materials, rendered.
 
-The BOM is computed once (:mod:`topogen.bom`); this module only writes it.
+The BOM is computed once (:mod:`topogen.bom.bill`); this module only writes it.
 
 ``bom.csv``: the header on line 1, then one row per SKU and nothing else
 (``category``, ``sku``, ``description``, ``used_in``, ``quantity``,
@@ -27,9 +27,9 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from ..bom import Bom
-from .files import arch_dir, write_csv, write_output_text
-from .text import cell_safe
+from topogen.bom.bill import Bom
+from topogen.exports.files import arch_dir, write_csv, write_output_text
+from topogen.util.text import cell_safe
 
 COLUMNS = (
     "category",

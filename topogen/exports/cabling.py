@@ -25,13 +25,13 @@ from typing import Iterator
 
 import numpy as np
 
-from ..model import Fabric, link_tier_name
-from ..model import CHUNK
-from ..naming import GpuNames, device_names, device_roles
-from ..layout.labels import COLUMNS as FLOOR_COLUMNS
-from ..layout.labels import FloorView
-from ..view import csv_header, csv_lines, csv_table, int_texts, text_table, view, writer_field
-from .files import open_output, per_arch
+from topogen.exports.files import open_output, per_arch
+from topogen.fabric.model import CHUNK, Fabric
+from topogen.fabric.naming import GpuNames, device_names, device_roles
+from topogen.fabric.view import csv_header, csv_lines, csv_table, int_texts, text_table, view, writer_field
+from topogen.layout.labels import COLUMNS as FLOOR_COLUMNS
+from topogen.layout.labels import FloorView
+from topogen.spec.counts import link_tier_name
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
 
@@ -75,7 +75,7 @@ def text_chunks(fabric: Fabric, lay=None, bom=None, legs=None) -> Iterator[str]:
     """The file's lines after the header, a chunk of cables at a time (the bytes ``csv.writer`` writes).
 
     Every field is gathered from names and tables formatted once
-    (:func:`topogen.view.view`, :class:`~topogen.layout.labels.FloorView`).
+    (:func:`topogen.fabric.view.view`, :class:`~topogen.layout.labels.FloorView`).
     """
     v = view(fabric)
     L = fabric.links

@@ -17,7 +17,7 @@ from typing import IO, Any, Callable, Iterable, Mapping, TypeVar
 
 import numpy as np
 
-from .text import CarefulCsvWriter
+from topogen.util.text import CarefulCsvWriter
 
 T = TypeVar("T")
 
@@ -142,7 +142,7 @@ def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable], care
     ``csv.writer.writerows`` consumes ``rows`` in C, so a generator that yields
     whole chunks (``yield from zip(...)``) costs no Python step per row here;
     the file's 1 MiB buffer batches the writes. ``careful``: rows with catalog
-    text, written by :class:`~topogen.exports.text.CarefulCsvWriter` (also quotes
+    text, written by :class:`~topogen.util.text.CarefulCsvWriter` (also quotes
     ``;``, tab and CR), one Python step per row.
     """
     with open_output(path, newline="") as fh:

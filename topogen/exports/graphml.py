@@ -17,7 +17,7 @@ Counts: ``gpus + switches`` nodes, one edge per cable. The provenance is also
 an XML comment at the top. Written as a stream, one element per line, so a
 10^6-GPU fabric needs no in-memory graph (networkx.write_graphml would hold
 one Python dict per cable). Names are pasted into string templates when they
-are plain text (:func:`topogen.naming.plain_switch_text`: no ``<&"``, always
+are plain text (:func:`topogen.fabric.naming.plain_switch_text`: no ``<&"``, always
 true of names topogen generates); otherwise every name is escaped.
 """
 
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Iterator
 from xml.sax.saxutils import escape
 
-from ..graph import edge_columns, gpu_columns
-from ..model import Fabric
-from ..naming import plain_switch_text
-from .files import open_output, per_arch
-from .text import xml_comment
+from topogen.exports.files import open_output, per_arch
+from topogen.fabric.graph import edge_columns, gpu_columns
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import plain_switch_text
+from topogen.util.text import xml_comment
 
 _ATTR = {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 

@@ -19,7 +19,7 @@ GUID adds the port number), so the same spec gives the same file.
 InfiniBand port numbers are 8 bits (1..254), so a switch of more ports
 (``Fabric.switch_ports()`` above 254: a 288- or 576-port modular chassis) is
 written as a real director shows itself: its switch ASICs, a non-blocking
-2-tier Clos inside the chassis (:mod:`topogen.director`). Leaf ASICs of 32
+2-tier Clos inside the chassis (:mod:`topogen.fabric.director`). Leaf ASICs of 32
 external + 32 internal ports carry the chassis ports (``p<n>`` is port
 ``(n-1) % 32 + 1`` of leaf ``(n-1) // 32 + 1``), spine ASICs join every leaf
 equally; node descriptions ``<chassis>/L<nn>/U1`` and ``<chassis>/S<nn>/U1``,
@@ -45,11 +45,11 @@ from typing import Iterator
 
 import numpy as np
 
-from .. import director
-from ..model import CHUNK, Fabric
-from ..naming import width
-from ..view import text_table, view
-from .files import arch_dir, open_output
+from topogen.exports.files import arch_dir, open_output
+from topogen.fabric import director
+from topogen.fabric.model import CHUNK, Fabric
+from topogen.fabric.naming import width
+from topogen.fabric.view import text_table, view
 
 GUID_BASE = 0x0002C90000000000  # Mellanox/NVIDIA OUI 00:02:c9 in the top bytes, device id below
 IBSIM_SWITCHES = 256  # ibsim 0.10 defaults (``ibsim`` prints them at start-up)
@@ -91,7 +91,7 @@ class Directors:
     """A subnet's directors (switches of more than 254 ports with a cable in it), as switch ASICs.
 
     File nodes: device ids for every other device, then each director's ASICs
-    (:mod:`topogen.director`) from ``base[i]`` on. Internal ends: ``2·links``
+    (:mod:`topogen.fabric.director`) from ``base[i]`` on. Internal ends: ``2·links``
     of them, end ``t < links`` the leaf side of internal link ``t``, end
     ``links + t`` its spine side; ``end_dev`` and ``end_key`` (``ASIC << 8 |
     port``) place them in file order, ``end_node`` and ``end_port`` are what
@@ -286,7 +286,7 @@ def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK, radix: np.ndar
     """One subnet's file without the header comment, in pieces of about ``size`` lines.
 
     Streamed: each piece's lines are built from per-device tables (names from
-    :func:`topogen.view.view`, GUID texts, LIDs) gathered for its rows only.
+    :func:`topogen.fabric.view.view`, GUID texts, LIDs) gathered for its rows only.
     ``radix`` (:meth:`Fabric.switch_ports`) and ``dirs`` (:func:`directors`) are
     found here when the caller has not.
     """

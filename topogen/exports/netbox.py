@@ -34,16 +34,16 @@ over 2.5 MiB, ``DATA_UPLOAD_MAX_MEMORY_SIZE``) is split into
 ``interfaces-001.csv``, ``interfaces-002.csv``... each with the header.
 
 Modelling rule (shared with the Slurm files through
-:class:`topogen.naming.NodeNames`): **one device per compute node** of
+:class:`topogen.fabric.naming.NodeNames`): **one device per compute node** of
 ``gpus_per_node`` GPUs, with one interface per NIC port of its GPUs,
 ``gpu<rank>-nic<plane>`` (rank in the HB domain); every switch is a device
 with all its ports ``p1 .. p<radix>`` (with faster uplinks its down ports, then one
-per uplink at the uplink speed: :meth:`~topogen.model.Fabric.switch_ports`), ports without a cable disabled. Switch
+per uplink at the uplink speed: :meth:`~topogen.fabric.model.Fabric.switch_ports`), ports without a cable disabled. Switch
 device types are the catalog SKU the BOM chose, made by the catalog's
 ``manufacturer`` (``generic`` when it names none); GPU nodes get a generic
 type named by NIC ports and speed (``gpu-node-8x400g``). Every status is
 ``planned``. Text cells from user input pass through
-:func:`topogen.exports.text.cell_safe`.
+:func:`topogen.util.text.cell_safe`.
 """
 
 from __future__ import annotations
@@ -56,12 +56,13 @@ from typing import Iterator
 
 import numpy as np
 
-from ..model import CHUNK, Fabric, link_tier_name, tier_role
-from ..naming import NodeNames
-from ..errors import InputError, Problem
-from ..view import column_rows, csv_header, csv_records, text_table, view
-from .files import arch_dir, write_csv, write_csv_parts
-from .text import cell_safe, csv_line
+from topogen.exports.files import arch_dir, write_csv, write_csv_parts
+from topogen.fabric.model import CHUNK, Fabric
+from topogen.fabric.naming import NodeNames
+from topogen.fabric.view import column_rows, csv_header, csv_records, text_table, view
+from topogen.spec.counts import link_tier_name, tier_role
+from topogen.util.errors import InputError, Problem
+from topogen.util.text import cell_safe, csv_line
 
 SITE_COLUMNS = ("name", "slug", "status", "description")
 MANUFACTURER_COLUMNS = ("name", "slug")
@@ -418,7 +419,7 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
     ``media`` gives each link tier's cable type, length and unit (see
     :func:`cable_media`); tiers without it leave those cells empty.
     ``lengths`` (the layout's sold length of every cable) overrides the length.
-    A leg of a breakout cable (``breakouts``, :mod:`topogen.breakout`) stays a NetBox
+    A leg of a breakout cable (``breakouts``, :mod:`topogen.fabric.breakout`) stays a NetBox
     cable of its own (a NetBox cable's terminations on one side share one device, and
     the legs reach two hosts); its comment names the breakout cable, as cabling.csv does.
     """

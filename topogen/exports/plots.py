@@ -18,7 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .files import open_output
+from topogen.exports.files import open_output
+from topogen.spec.params import _fmt
 
 FORMATS = ("png", "svg")
 SIZE_IN = (11.0, 6.2)  # 16:9-ish, fills a slide
@@ -90,8 +91,6 @@ def _figure(plt, title: str, subtitle: str, sec: dict[str, Any] | None = None, n
 
 def _footer(sec: dict[str, Any]) -> str:
     """Every parameter the plot used, with its status: the plot names its inputs as the tables do."""
-    from ..analysis.params import _fmt
-
     parts = []
     for p in sec["parameters"]:
         name = p["name"]

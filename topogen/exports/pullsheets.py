@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..layout.labels import FloorView
-from ..model import CHUNK, Fabric
-from ..view import csv_header, csv_lines, csv_table, number_texts
-from .cabling import BREAKOUT_COLUMN, breakout_names
-from .files import arch_dir, open_output
+from topogen.exports.cabling import BREAKOUT_COLUMN, breakout_names
+from topogen.exports.files import arch_dir, open_output
+from topogen.fabric.model import CHUNK, Fabric
+from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts
+from topogen.layout.labels import FloorView
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
 MAX_SHEET_FILES = 256

@@ -7,7 +7,7 @@ plugin gets its own directory holding exactly that file: copy
 23.11+), to ``/etc/slurm/topology.conf`` and restart slurmctld. Both file
 headers say so.
 
-Slurm nodes are the compute nodes of :class:`topogen.naming.NodeNames`, the
+Slurm nodes are the compute nodes of :class:`topogen.fabric.naming.NodeNames`, the
 same names as the NetBox devices: ``hb03`` when a node is a whole HB domain
 (the default), ``hb003-n17`` when the spec's ``gpus_per_node`` splits each
 domain into nodes (GB200 NVL72: 18 trays of 4 GPUs).
@@ -67,9 +67,9 @@ from typing import Iterator
 
 import numpy as np
 
-from ..model import Fabric
-from ..naming import NodeNames
-from .files import arch_dir, open_output
+from topogen.exports.files import arch_dir, open_output
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import NodeNames
 
 _TAIL = re.compile(r"^(.*?)(\d+)$")
 

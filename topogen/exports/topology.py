@@ -12,7 +12,7 @@ attributes carry the architecture, the spec and the provenance.
 Written as a stream (one node or edge per line) so 10^6-GPU fabrics need no
 in-memory graph. Nodes and edges go through string templates, byte-identical
 to ``json.JSONEncoder(separators=(",", ":"))`` because every name pasted is
-plain text (:func:`topogen.naming.plain_switch_text`); a fabric with other
+plain text (:func:`topogen.fabric.naming.plain_switch_text`); a fabric with other
 names is encoded by the JSON encoder record by record.
 """
 
@@ -22,10 +22,10 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from ..graph import edge_columns, gpu_columns, graph_attrs, switch_attrs
-from ..model import Fabric
-from ..naming import plain_switch_text
-from .files import open_output, per_arch
+from topogen.exports.files import open_output, per_arch
+from topogen.fabric.graph import edge_columns, gpu_columns, graph_attrs, switch_attrs
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import plain_switch_text
 
 _dump = json.JSONEncoder(separators=(",", ":"), sort_keys=False).encode
 

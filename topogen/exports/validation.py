@@ -7,7 +7,7 @@ Keys: ``generator``, ``spec_sha256``, ``spec`` (name), ``arch``, ``source``
 worst-case hops, oversubscription per tier, bisection, failure impact...),
 ``not_listed`` (findings counted but not listed, per check id) and
 ``findings`` (``check``, ``severity``, ``devices``, ``ports``, ``cables``,
-``message``, ``hint``). See :mod:`topogen.validate` for the check ids.
+``message``, ``hint``). See :mod:`topogen.checks.validate` for the check ids.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .files import per_arch, write_output_text
+from topogen.exports.files import per_arch, write_output_text
 
 
 def generate_json(report) -> str:

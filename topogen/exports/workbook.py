@@ -57,12 +57,33 @@ from openpyxl.packaging.custom import StringProperty
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter, quote_sheetname
 
-from .. import __version__
-from ..model import CHUNK, Fabric, link_tier_name
-from ..naming import GpuNames, device_names
-from .cabling import generate_rows
-from .text import FORMULA_START
-from .workbook_stream import CELL_TEXT_LIMIT, FIXED_DATE_TIME, MISSING, TRUNCATED, ZIP64_OVER, Col, SharedStrings, StreamedSheet, assemble, clean_text, digits, new_streamed_sheet, rows_xml, save_package, t_open, text_matrix, zdigits
+from topogen import __version__
+from topogen.analysis.render import COLUMNS, TITLES
+from topogen.checks.validate import GROUPS
+from topogen.exports.cabling import generate_rows
+from topogen.exports.workbook_stream import (
+    CELL_TEXT_LIMIT,
+    FIXED_DATE_TIME,
+    MISSING,
+    TRUNCATED,
+    ZIP64_OVER,
+    Col,
+    SharedStrings,
+    StreamedSheet,
+    assemble,
+    clean_text,
+    digits,
+    new_streamed_sheet,
+    rows_xml,
+    save_package,
+    t_open,
+    text_matrix,
+    zdigits,
+)
+from topogen.fabric.model import CHUNK, Fabric
+from topogen.fabric.naming import GpuNames, device_names
+from topogen.spec.counts import link_tier_name
+from topogen.util.text import FORMULA_START
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
 COL_LIMIT = 16_384  # columns per sheet in Excel
@@ -343,7 +364,7 @@ def _bom(ctx, arch: str):
 
 
 def sku_lines(ctx, arch: str) -> list:
-    """The BOM's lines per SKU (:meth:`topogen.bom.Bom.sku_lines`), or none when no BOM was compiled."""
+    """The BOM's lines per SKU (:meth:`topogen.bom.bill.Bom.sku_lines`), or none when no BOM was compiled."""
     b = _bom(ctx, arch)
     return b.sku_lines() if b is not None else []
 
@@ -853,7 +874,6 @@ def write_validation(wb, ctx) -> None:
     ws.auto_filter.ref = f"A1:{get_column_letter(len(FINDING_COLUMNS))}{rows}"
     if not reports:
         return
-    from ..validate import GROUPS
 
     ws.append([])
     ws.append(header_row(ws, ("Architecture", "Check", "Status", "Detail")))
@@ -883,7 +903,6 @@ def write_analysis(wb, ctx) -> None:
     sections = getattr(ctx, "analysis", None)
     if not sections:
         return
-    from ..analysis.render import COLUMNS, TITLES
 
     ws = wb.create_sheet("Analysis")
     print_setup(ws, None)

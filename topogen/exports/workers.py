@@ -26,10 +26,10 @@ import signal
 import sys
 from pathlib import Path
 
-from ..memory import release_free_memory
-from ..outdir import held_signals
-from . import EXPORTERS, PARTS
-from .files import register, remember, take_written
+from topogen.exports import EXPORTERS, PARTS
+from topogen.exports.files import register, remember, take_written
+from topogen.util.memory import release_free_memory
+from topogen.util.outdir import held_signals
 
 MAX_DEFAULT_JOBS = 8
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Fabric
-from .cables import routed_m, sold_m
-from .floor import Placement, Racks, place
-from .params import LayoutSpec, parse_layout, resolve
+from topogen.fabric.model import Fabric
+from topogen.layout.cables import routed_m, sold_m
+from topogen.layout.floor import Placement, Racks, place
+from topogen.spec.layout import LayoutSpec, parse_layout, resolve
 
 __all__ = ["Layout", "LayoutSpec", "Racks", "parse_layout", "plan", "resolve"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Fabric
-from .floor import U_M, Placement
-from .params import LayoutSpec
+from topogen.fabric.model import Fabric
+from topogen.layout.floor import U_M, Placement
+from topogen.spec.layout import LayoutSpec
 
 
 def routed_m(fabric: Fabric, lay: LayoutSpec, p: Placement) -> np.ndarray:

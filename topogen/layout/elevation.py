@@ -12,9 +12,9 @@ from html import escape
 
 import numpy as np
 
-from ..model import Fabric
-from ..naming import GpuNames
-from . import Layout
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import GpuNames
+from topogen.layout import Layout
 
 FILL = {"compute": "#dbe8f6", "leaf": "#fde2c8", "spine": "#dff0d8", "core": "#eadcf2"}
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Fabric
-from .params import LayoutSpec, racks_per_row
+from topogen.fabric.model import Fabric
+from topogen.spec.layout import LayoutSpec, racks_per_row
 
 U_M = 0.04445  # one rack unit in metres
 

@@ -9,7 +9,7 @@ port holds one cable, every label is unique.
 
 Columns come as CSV fields (:meth:`FloorView.columns`), gathered from tables
 formatted once (racks, U numbers, media, SKUs; device and port names from
-:func:`topogen.view.view`); only the label is formatted per cable.
+:func:`topogen.fabric.view.view`); only the label is formatted per cable.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from functools import cached_property
 
 import numpy as np
 
-from ..model import Fabric
-from ..naming import width
-from ..view import csv_table, int_texts, number_texts, text_table, view, writer_field
-from . import Layout
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import width
+from topogen.fabric.view import csv_table, int_texts, number_texts, text_table, view, writer_field
+from topogen.layout import Layout
 
 COLUMNS = ("a_rack", "a_u", "z_rack", "z_u", "length_m", "media", "cable_sku", "a_transceiver_sku", "z_transceiver_sku", "label")
 

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import Fabric, tier_role
-from .naming import GpuNames
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import GpuNames
+from topogen.spec.counts import tier_role
+from topogen.spec.units import port_budget
 
 ROW_MAX = 8
 HEAD = 2
@@ -368,8 +370,6 @@ def rail_optimized_overview(fabric: Fabric) -> View:
 
 def _growth(fabric: Fabric) -> tuple[str, ...]:
     """The top tier's line when it is sized for more scalable units than are built."""
-    from .units import port_budget
-
     u = fabric.spec.units
     if not u.max:
         return ()

@@ -4,7 +4,7 @@ This module holds the *design rules* shared with the generators (tier count,
 leaf layout, balanced stripe width) and an independent arithmetic evaluation of
 them that never materialises a device or a cable. It runs in microseconds for
 any N, so sweeps (``topogen compare``) use it, and the tests assert that the
-explicit wiring of :mod:`topogen.clos` agrees with it.
+explicit wiring of :mod:`topogen.fabric.clos` agrees with it.
 
 Folded-Clos facts used (radix k, h = k/2, full bisection):
 
@@ -26,7 +26,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil
 
-from .model import tier_role
+TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
+
+
+def tier_role(tier: int) -> str:
+    """Role name of a switch tier: leaf, spine, core, then ``tier4`` and up."""
+    return TIER_ROLES.get(tier, f"tier{tier}")
+
+
+def link_tier_name(tier: int) -> str:
+    """Human name of a link tier: ``gpu-leaf``, ``leaf-spine``, ``spine-core``..."""
+    lower = "gpu" if tier == 1 else tier_role(tier - 1)
+    return f"{lower}-{tier_role(tier)}"
+
 
 MAX_TIERS = 6
 UNBOUNDED = 10**6  # tier count reported when no number of tiers can fit (radix < 4)

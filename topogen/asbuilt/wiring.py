@@ -10,7 +10,7 @@ names, tiers, rails, planes, radix). Two kinds of trouble, kept apart:
 * **The file reads but describes a wrong wiring**: :class:`Finding` objects.
   Rows the fabric cannot hold (an unknown device name, an empty end, a port
   name that is no port of that device) are dropped with a finding naming the
-  line and cable; everything else goes to :func:`topogen.validate.validate`.
+  line and cable; everything else goes to :func:`topogen.checks.validate.validate`.
 
 Ends may come in either order; each cable is oriented lower tier first.
 """
@@ -28,13 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from . import clos, counts
-from .errors import InputError, Problem, show
-from .inputs import decode, open_input, read_text
-from .model import ARCHES, Fabric, LinkTable
-from .naming import GpuNames, parse_port
-from .spec import ARCH_CHOICES, Spec
-from .validate import Finding, Labels
+from topogen.checks.validate import Finding, Labels
+from topogen.fabric import clos
+from topogen.fabric.model import ARCHES, Fabric, LinkTable
+from topogen.fabric.naming import GpuNames, parse_port
+from topogen.spec import counts
+from topogen.spec.cluster import ARCH_CHOICES, Spec
+from topogen.util.errors import InputError, Problem, show
+from topogen.util.inputs import decode, open_input, read_text
 
 CABLING_REQUIRED = ("a_device", "a_port", "z_device", "z_port", "a_speed_gbps", "z_speed_gbps")
 CABLING_OPTIONAL = ("cable", "tier", "link", "plane", "a_role", "z_role", "breakout_cable")

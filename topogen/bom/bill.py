@@ -5,7 +5,7 @@ Counting conventions (domain.md section 5):
 * every switch of the fabric is one box of the catalog's switch for the spec's
   link speed and radix (the first that fits, in catalog order);
 * a cable's media comes from the catalog's rules for its link tier and the
-  length class of its routed length (:mod:`topogen.media`, :mod:`topogen.layout`);
+  length class of its routed length (:mod:`topogen.bom.media`, :mod:`topogen.layout`);
   cables are counted per SKU, i.e. per sold length;
 * an optical link has a transceiver at each end (the GPU/NIC end included); a
   copper link has a cable and no transceiver;
@@ -15,7 +15,7 @@ Counting conventions (domain.md section 5):
   switch; for the GPU end the device is the HB domain's system (a DGX H100
   leaves the node through twin-port cages shared by two NICs);
 * a cable carrying ``links_per_cable`` links (a breakout cable or splitter) is
-  counted once per cage of the upper switch it leaves (:mod:`topogen.breakout`:
+  counted once per cage of the upper switch it leaves (:mod:`topogen.fabric.breakout`:
   its legs share that cage's ports), with the SKU of its longest leg; fiber and
   ordinary cables count one per link;
 * NICs (when the catalog lists them) are counted per GPU: ``ceil(nic_ports / ports)`` (nic_ports = planes, x 2 dual-homed).
@@ -33,10 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from . import catalog as cat
-from .catalog import Catalog, Media
-from .errors import InputError
-from .model import Fabric, link_tier_name, tier_role
+from topogen import layout
+from topogen.bom import catalog as cat
+from topogen.bom import media as link_media_mod
+from topogen.bom.catalog import Catalog, Media
+from topogen.fabric import breakout
+from topogen.fabric.model import Fabric
+from topogen.spec.counts import link_tier_name, tier_role
+from topogen.spec.units import port_budget
+from topogen.util.errors import InputError
 
 CATEGORIES = ("switch", "nic", "transceiver", "cable")
 
@@ -102,10 +107,10 @@ class Bom:
     switch_sku: str
     media: dict[int, Media]  # per link tier, the media most of its cables use
     lines: tuple[BomLine, ...]
-    link_media: Any = None  # topogen.media.LinkMedia: media and cable SKU of every cable
+    link_media: Any = None  # topogen.bom.media.LinkMedia: media and cable SKU of every cable
     notes: tuple[str, ...] = ()  # lengths no catalog media or cable covers
-    breakouts: Any = None  # topogen.breakout.Breakouts: the breakout cables and their legs
-    port_budget: dict[str, Any] | None = None  # scalable units: cabled, reserved and growth ports (topogen.units)
+    breakouts: Any = None  # topogen.fabric.breakout.Breakouts: the breakout cables and their legs
+    port_budget: dict[str, Any] | None = None  # scalable units: cabled, reserved and growth ports (topogen.spec.units)
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -256,13 +261,11 @@ def link_media(fabric: Fabric, catalog: Catalog) -> dict[int, Media]:
 def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     """Count the BOM of ``fabric`` from its wiring, priced with ``catalog``.
 
-    Media are chosen per cable by its length (:mod:`topogen.media`), the
+    Media are chosen per cable by its length (:mod:`topogen.bom.media`), the
     lengths coming from ``lay`` (a :class:`topogen.layout.Layout`; planned
     here when not given). Transceivers are counted per device and SKU, cables
     per SKU (each SKU one length), so the counts follow the real lengths.
     """
-    from . import breakout, layout, media as link_media_mod
-
     spec = fabric.spec
     lay = lay if lay is not None else layout.plan(fabric)
     lm = link_media_mod.assign(fabric, catalog, lay.length_m)
@@ -311,7 +314,6 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
             qty = int((of_tier == ci).sum()) if c.links_per_cable > 1 else int((cab == ci).sum())
             if qty:
                 lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
-    from .units import port_budget
 
     return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes), bo, port_budget(fabric))
 

@@ -12,7 +12,7 @@ import os
 import re
 import stat
 
-from .errors import InputError, Problem
+from topogen.util.errors import InputError, Problem
 
 CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, line/paragraph separators: refused in user text
 MAX_ASBUILT_BYTES = 1 << 30  # an ibnetdiscover dump or lldpctl JSON file, read whole

@@ -1,7 +1,7 @@
 """The cluster spec: parse YAML and CLI overrides into a frozen, checked :class:`Spec`.
 
 Every input problem is collected (not just the first) and raised together as
-one :class:`~topogen.errors.InputError`, each naming the field, the value and
+one :class:`~topogen.util.errors.InputError`, each naming the field, the value and
 what would be valid.
 """
 
@@ -14,12 +14,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-
-from . import __version__, counts, inputs, resources
-from .errors import InputError, Problem, show
-from .inputs import CONTROL_RE
-from .model import tier_role
-from .yamlfile import read_yaml
+from topogen import __version__
+from topogen.spec import counts
+from topogen.spec.counts import tier_role
+from topogen.spec.fields import LIMITS, MAX_PLANES, as_int, homes_of, spec_arches, values_shape
+from topogen.spec.layout import parse_layout
+from topogen.spec.units import parse_units
+from topogen.spec.workload import parse_number, parse_workload
+from topogen.spec.yamlfile import read_yaml
+from topogen.util import inputs, resources
+from topogen.util.errors import InputError, Problem, show
+from topogen.util.inputs import CONTROL_RE
 
 ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
 PACKING_CHOICES = ("shared", "dedicated")
@@ -27,20 +32,7 @@ LEAF_PACKING_CHOICES = ("aligned", "shared")
 PROVISION_CHOICES = ("full", "minimal")
 HOMING_CHOICES = ("planes", "dual")  # several NIC ports: each its own plane, or pairs on two leaves of one rail
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullmatch: no trailing newline
-MAX_PLANES = 8
-# Hard limits, checked before any counting or allocation: generous for real clusters
-# (2^24 GPUs, radix 4,096), small enough that no input can make topogen hang.
-LIMITS: dict[str, int] = {
-    "gpus": 1 << 24,
-    "hb_domain": 4096,
-    "radix": 4096,
-    "link_speed": 102_400,
-    "planes": MAX_PLANES,
-    "nic_ports": 2 * MAX_PLANES,
-}
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
-INT_TEXT_RE = re.compile(r"\s*([+-]?)([0-9]+)\s*", re.ASCII)
-
 
 DEFAULTS: dict[str, Any] = {
     "name": None,
@@ -57,11 +49,11 @@ DEFAULTS: dict[str, Any] = {
     "gpus_per_node": None,  # None: hb_domain (one node per HB domain)
     "oversubscription": "1:1",  # leaf down:up; tiers above stay 1:1
     "hb_bandwidth_gbps": None,  # B_F: HB-domain (NVLink) Gb/s per GPU, for the analyses
-    "workload": None,  # the analyses' workload (topogen/analysis/workload.py)
-    "layout": None,  # racks, U positions, cable routing (topogen/layout/params.py); None: its defaults
+    "workload": None,  # the analyses' workload (topogen/spec/workload.py)
+    "layout": None,  # racks, U positions, cable routing (topogen/spec/layout.py); None: its defaults
     "nic_ports": None,  # NIC ports per GPU; None: planes x (2 when homing is dual, else 1)
     "homing": "planes",  # planes: each NIC port its own plane; dual: a port pair on two leaves of one rail and plane
-    "scalable_unit": None,  # nodes per scalable unit (topogen/units.py); None: leaves grouped by their downlinks
+    "scalable_unit": None,  # nodes per scalable unit (topogen/spec/units.py); None: leaves grouped by their downlinks
     "max_scalable_units": None,  # SUs the top tier is sized for; None: the SUs present
     "reserved_leaf_ports": None,  # ports kept free on each leaf of the last SU (management, UFM)
     "reserved_leaf_ports_per": None,  # design (None): the last SU's leaves keep them; su: every SU's leaves
@@ -91,9 +83,9 @@ class Spec:
     gpus_per_node: int
     oversubscription: str
     hb_bandwidth_gbps: float | None = None
-    workload: Any = None  # topogen.analysis.workload.Workload
+    workload: Any = None  # topogen.spec.workload.Workload
     layout: Any = None  # topogen.layout.LayoutSpec
-    scalable_unit: int | None = None  # nodes per SU (topogen/units.py)
+    scalable_unit: int | None = None  # nodes per SU (topogen/spec/units.py)
     max_scalable_units: int | None = None
     reserved_leaf_ports: int | None = None
     reserved_leaf_ports_per: str | None = None  # "su": every SU's leaves keep reserved_leaf_ports (None / "design": the last SU's)
@@ -271,29 +263,6 @@ def read_spec_file(path) -> dict[str, Any]:
     return data
 
 
-TOO_LONG = 10**30  # stands for an integer written with more digits than any limit
-
-
-def _as_int(raw: Any) -> int | None:
-    """A whole number from YAML or a flag; ASCII digits only; more than 30 digits reads as :data:`TOO_LONG`.
-
-    The length is checked before ``int()``: a 5,000-digit flag never reaches it.
-    """
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return None  # 64.0 is not written as a whole number; reject to keep specs exact
-    m = INT_TEXT_RE.fullmatch(raw) if isinstance(raw, str) else None
-    if m is None:
-        return None
-    digits = m.group(2).lstrip("0") or "0"
-    if len(digits) > 30:
-        return -TOO_LONG if m.group(1) == "-" else TOO_LONG
-    return int(m.group(1) + digits)
-
-
 def resolve_catalog_ref(ref: str, base_dir: str = "") -> str:
     """A bundled catalog name as is; a relative path joined to ``base_dir`` (the spec file's directory)."""
     if not base_dir or ref in available_catalogs() or Path(ref).is_absolute():
@@ -341,7 +310,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         if raw is None:
             problems.append(Problem(key, f"{key} is required", f"set {key}: {_int_hint(key)}"))
             continue
-        n = _as_int(raw)
+        n = as_int(raw)
         if n is None or n <= 0:
             problems.append(Problem(key, f"{key} must be a positive whole number, got {show(raw)}", _int_hint(key)))
             continue
@@ -379,8 +348,6 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     planes_given = "planes" in data or (overrides or {}).get("planes") is not None
     _nic_ports(merged["nic_ports"], merged["homing"], planes_given, values, problems)
     _ratios(merged["oversubscription"], values, problems)
-    from .units import parse_units
-
     parse_units(merged, values, problems)
     _backups(merged["backup_nodes"], values, problems)
     _cross_checks(values, problems)
@@ -392,9 +359,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
 
 
 def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:
-    """``hb_bandwidth_gbps`` and the ``workload:`` section (parsed by topogen.analysis.workload)."""
-    from .analysis.workload import parse_number, parse_workload
-
+    """``hb_bandwidth_gbps`` and the ``workload:`` section (parsed by topogen.spec.workload)."""
     raw = merged["hb_bandwidth_gbps"]
     if raw is not None:
         v = parse_number(raw)
@@ -403,8 +368,6 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
         else:
             values["hb_bandwidth_gbps"] = v
     values["workload"] = parse_workload(merged["workload"], values.get("gpus"), values.get("hb_domain"), problems)
-    from .layout.params import parse_layout
-
     values["layout"] = parse_layout(merged["layout"], values, problems)
 
 
@@ -425,7 +388,7 @@ def _nic_ports(raw: Any, homing: Any, planes_given: bool, values: dict[str, Any]
     planes = values.get("planes")
     if raw is None:
         return
-    n = _as_int(raw)
+    n = as_int(raw)
     if n is None or n <= 0 or n > LIMITS["nic_ports"]:
         problems.append(Problem("nic_ports", f"nic_ports must be a whole number from 1 to {LIMITS['nic_ports']}, got {show(raw)}", _int_hint("nic_ports")))
         return
@@ -449,7 +412,7 @@ def _nic_ports(raw: Any, homing: Any, planes_given: bool, values: dict[str, Any]
 
 def _backups(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
     """``backup_nodes``: spare hosts among ``gpus`` (0 by default), fewer than all, whole HB domains of GPUs."""
-    b = _as_int(raw)
+    b = as_int(raw)
     if b is None or b < 0:
         problems.append(Problem("backup_nodes", f"backup_nodes must be a whole number of hosts, 0 or more, got {show(raw)}", "spare hosts among gpus, wired like the others but not part of the job (e.g. 8 per 128 hosts)"))
         return
@@ -478,7 +441,7 @@ def _node_size(raw: Any, values: dict[str, Any], problems: list[Problem]) -> Non
         if k is not None:
             values["gpus_per_node"] = k
         return
-    g = _as_int(raw)
+    g = as_int(raw)
     if g is None or g <= 0:
         problems.append(Problem("gpus_per_node", f"gpus_per_node must be a positive whole number, got {show(raw)}", _int_hint("gpus_per_node")))
         return
@@ -527,7 +490,7 @@ def _whole_list(raw: Any, key: str, per: str, unit: str, example: str, problems:
     if len(items) > counts.MAX_TIERS:
         problems.append(Problem(key, f"{key} lists {len(items)} {per.split(',')[0].removeprefix('one per ')}s; at most {counts.MAX_TIERS} are supported", f"{per}; the last entry repeats upward"))
         return REPORTED
-    nums = [_as_int(x) for x in items]
+    nums = [as_int(x) for x in items]
     bad = [f"{key}[{i}]" for i, x in enumerate(nums) if x is None or x <= 0 or x > LIMITS[key]]
     if not items or bad:
         which = f" ({', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not)" if items and bad and len(items) > 1 else ""
@@ -668,23 +631,6 @@ def _int_hint(key: str) -> str:
         "nic_ports": "NIC ports per GPU, each at link_speed: planes x 1 with homing: planes, planes x 2 with homing: dual (e.g. 2 for one dual-homed 2 x 200G NIC)",
         "gpus_per_node": "GPUs per compute node (host), dividing hb_domain (8 for DGX H100, 4 for GB200 NVL72 trays, 1 for GH200 superchips); default hb_domain",
     }[key]
-
-
-def values_shape(v: Mapping[str, Any]) -> "counts.Shape":
-    """The :class:`counts.Shape` of checked field values (``radix``, the ratios and speeds parsed)."""
-    radixes = v.get("tier_radix") or (v["radix"],)
-    ratios = v.get("tier_oversubscription") or (v.get("oversubscription", "1:1"),)
-    return counts.shape_of(tuple(radixes), ratios, v.get("tier_speed", ()))
-
-
-def homes_of(homing: Any) -> int:
-    """Leaves each GPU reaches in one plane: 2 when ``homing`` is dual, else 1."""
-    return 2 if homing == "dual" else 1
-
-
-def spec_arches(v: Mapping[str, Any]) -> tuple[str, ...]:
-    """The architectures the checked field values ask for."""
-    return ("rail-optimized", "rail-only") if v.get("arch", "both") == "both" else (v.get("arch"),)
 
 
 def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:

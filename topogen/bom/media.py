@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import catalog as cat
-from .catalog import LENGTH_CLASSES, Cable, Catalog, Media
-from .errors import InputError
-from .model import Fabric, link_tier_name
+from topogen.bom import catalog as cat
+from topogen.bom.catalog import LENGTH_CLASSES, Cable, Catalog, Media
+from topogen.fabric.model import Fabric
+from topogen.spec.counts import link_tier_name
+from topogen.util.errors import InputError
 
 CLASS_NAMES = tuple(LENGTH_CLASSES)
 CLASS_MAX = np.asarray([LENGTH_CLASSES[c] for c in CLASS_NAMES], dtype=np.float64)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__, bom, units
+from topogen import __version__
+from topogen.bom import bill as bom
+from topogen.spec import units
 
 
 def arch_section(fabric, closed) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Rail-only against rail-optimized: side-by-side figures for one spec or a sweep.
 
 Every row is computed from the explicit wiring of both architectures and its
-bill of materials (:func:`topogen.bom.compile_bom`), not from a formula, so the
+bill of materials (:func:`topogen.bom.bill.compile_bom`), not from a formula, so the
 numbers are exactly those ``topogen build`` would report. Generating and
 counting both fabrics is fast (the rail-only paper's eight configurations, up
 to 65,536 GPUs and 262,144 links each, take well under a second in all).
@@ -25,11 +25,14 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Mapping
 
-from . import bom, catalog, clos, counts
-from .errors import InputError, Problem
-from .figures import count, pct
-from .model import ARCHES
-from .spec import Spec, load_spec, plain_number
+from topogen.bom import bill as bom
+from topogen.bom import catalog
+from topogen.fabric import clos
+from topogen.fabric.model import ARCHES
+from topogen.spec import counts
+from topogen.spec.cluster import Spec, load_spec, plain_number
+from topogen.util.errors import InputError, Problem
+from topogen.util.figures import count, pct
 
 SWEEP_KEYS = ("gpus", "hb_domain", "radix", "link_speed")
 MAX_SWEEP = 1000  # combinations compared in one run (each is a closed form and a BOM)

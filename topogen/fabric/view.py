@@ -25,8 +25,9 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .model import CHUNK, Fabric
-from .naming import width
+from topogen.fabric.model import CHUNK, Fabric
+from topogen.fabric.naming import width
+from topogen.util.text import csv_field
 
 KEEP = 4  # views kept per process (both architectures of a build, and the next build's)
 _CACHE: dict[int, tuple[Fabric, "FabricView"]] = {}
@@ -123,16 +124,14 @@ _CAREFUL: str | None = None
 def csv_column(column, rows: int, careful: bool = False) -> list[str]:
     """A column (see :func:`column_rows`) as CSV fields: unchanged when none needs quoting.
 
-    ``careful``: quoted as :func:`topogen.exports.text.csv_field` quotes (also
+    ``careful``: quoted as :func:`topogen.util.text.csv_field` quotes (also
     ``;``, tab and CR; for catalog text) instead of as ``csv.writer`` does.
     """
     global _CAREFUL
     if careful:
-        from .exports.text import csv_field as field  # here: the exports import this module
-
         if _CAREFUL is None:
-            _CAREFUL = quoted_chars(field)
-        special = _CAREFUL
+            _CAREFUL = quoted_chars(csv_field)
+        field, special = csv_field, _CAREFUL
     else:
         field, special = writer_field, _SPECIAL
     if not _is_column(column):

@@ -4,7 +4,7 @@ A catalog is a YAML file under ``templates/catalogs/`` (selected by its stem,
 e.g. ``paper``, ``ndr-400g``, ``xdr-800g``) or any path. It is checked like the
 spec: every problem is collected, each names its field path
 (``switches[1].price_usd``), and the lot is raised as one
-:class:`~topogen.errors.InputError` (exit code 2). Unknown keys are rejected
+:class:`~topogen.util.errors.InputError` (exit code 2). Unknown keys are rejected
 with the list of allowed ones.
 
 Top-level keys: ``name``, ``description``, ``switches``, ``transceivers``,
@@ -54,14 +54,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-
-from .counts import MAX_TIERS
-from .errors import InputError, Problem, show
-from .inputs import CONTROL_RE
-from .yamlfile import read_yaml
-from .model import link_tier_name, tier_role
-from . import resources
-from .spec import available_catalogs
+from topogen.spec.cluster import available_catalogs
+from topogen.spec.counts import MAX_TIERS, link_tier_name, tier_role
+from topogen.spec.yamlfile import read_yaml
+from topogen.util import resources
+from topogen.util.errors import InputError, Problem, show
+from topogen.util.inputs import CONTROL_RE
 
 # length class -> longest cable it stands for (m); domain.md section 5 typical reaches
 LENGTH_CLASSES: dict[str, int] = {
@@ -232,7 +230,7 @@ class MediaRule:
 
 @dataclass(frozen=True, slots=True)
 class Media:
-    """What one link tier of a fabric is built from (see :func:`topogen.bom.link_media`).
+    """What one link tier of a fabric is built from (see :func:`topogen.bom.bill.link_media`).
 
     ``transceiver`` sits at every switch end; ``gpu_transceiver`` at the GPU end
     of gpu-leaf links; ``cable`` is the cable or fiber of each link (None when the

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import counts
-from .errors import Problem, show
+from topogen.spec import counts
+from topogen.spec.fields import LIMITS, as_int, homes_of, spec_arches, values_shape
+from topogen.util.errors import Problem, show
 
 LIMIT = 1 << 24  # no SU count, node count or port count above this is a real input
 
 
 def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:
     """Check the three fields; store them, and ``values["units"]`` (a :class:`counts.Units`)."""
-    from .spec import _as_int
-
     got: dict[str, int] = {}
     for key, least, hint in (
         ("scalable_unit", 1, "nodes per scalable unit, e.g. 32 (NVIDIA DGX SuperPOD)"),
@@ -42,7 +41,7 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
         raw = merged.get(key)
         if raw is None:
             continue
-        n = _as_int(raw)
+        n = as_int(raw)
         if n is None or n < least or n > LIMIT:
             what = "a positive whole number" if least else "a whole number, 0 or more"
             problems.append(Problem(key, f"{key} must be {what} (at most {LIMIT:,}), got {show(raw)}", hint))
@@ -82,7 +81,6 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
             )
             return
         units = counts.Units(su * g // k, got.get("max_scalable_units", 0), got.get("reserved_leaf_ports", 0), every)
-        from .spec import LIMITS
 
         sized = units.max * su * g  # GPUs of the design the top tier is sized for: checked before any counting
         if sized > LIMITS["gpus"]:
@@ -94,7 +92,6 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
                 )
             )
             return
-    from .spec import homes_of, spec_arches, values_shape
 
     shape = values_shape(values)
     leaf_down = shape.split(1)[0]

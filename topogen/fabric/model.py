@@ -1,6 +1,6 @@
 """The fabric model: devices and cables of one architecture, stored column-wise.
 
-A :class:`Fabric` is what the generators (:mod:`topogen.clos`) produce and what
+A :class:`Fabric` is what the generators (:mod:`topogen.fabric.clos`) produce and what
 every later phase (validation, BOM, exports) reads. It is designed for clusters
 of a million GPUs, so nothing here holds one Python object per GPU or per cable:
 
@@ -16,7 +16,7 @@ of a million GPUs, so nothing here holds one Python object per GPU or per cable:
   uses ports ``1 .. radix/2`` for downlinks and ``radix/2 + 1 .. radix`` for
   uplinks; top-tier switches use every port for downlinks.
 
-Names are deterministic and documented in :mod:`topogen.naming`.
+Names are deterministic and documented in :mod:`topogen.fabric.naming`.
 """
 
 from __future__ import annotations
@@ -25,29 +25,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from topogen.spec.counts import tier_role
+
 ARCHES = ("rail-optimized", "rail-only")
 CHUNK = 65536  # rows per streamed chunk when exporters format names and lines
-
-TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
-
-
-def tier_role(tier: int) -> str:
-    """Role name of a switch tier: leaf, spine, core, then ``tier4`` and up."""
-    return TIER_ROLES.get(tier, f"tier{tier}")
-
-
-def link_tier_name(tier: int) -> str:
-    """Human name of a link tier: ``gpu-leaf``, ``leaf-spine``, ``spine-core``..."""
-    lower = "gpu" if tier == 1 else tier_role(tier - 1)
-    return f"{lower}-{tier_role(tier)}"
-
 
 @dataclass(frozen=True, slots=True)
 class Switch:
     """One switch of a fabric.
 
     Attributes:
-        name: unique device name (see :mod:`topogen.naming`).
+        name: unique device name (see :mod:`topogen.fabric.naming`).
         tier: 1 for leaves (rail switches), 2 for spines, 3 for cores...
         plane: network plane (0-based); planes are independent copies.
         rails: the rails whose traffic this switch carries. A rail-only switch

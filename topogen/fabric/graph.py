@@ -20,8 +20,8 @@ from typing import Any, Iterator
 import networkx as nx
 import numpy as np
 
-from .model import CHUNK, Fabric, Switch
-from .view import view
+from topogen.fabric.model import CHUNK, Fabric, Switch
+from topogen.fabric.view import view
 
 
 def switch_attrs(s: Switch) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def to_networkx(fabric: Fabric) -> nx.MultiGraph:
 
     Equal to ``networkx.node_link_graph`` of the build's topology.json. Holds one
     Python object per GPU and per cable: fine for tens of thousands of GPUs; for
-    larger fabrics work on :class:`~topogen.model.LinkTable` columns instead.
+    larger fabrics work on :class:`~topogen.fabric.model.LinkTable` columns instead.
     """
     g = nx.MultiGraph(**graph_attrs(fabric))
     for names, rails, doms in gpu_columns(fabric):

@@ -43,14 +43,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import resources
-from ..errors import InputError, Problem, check_section, unknown_keys
-from ..yamlfile import read_yaml
-from . import dp_traffic
-from .checkpoint import OPTIMIZERS, PATHS
-from .params import Param
+from topogen.spec.params import Param
+from topogen.spec.yamlfile import read_yaml
+from topogen.util import resources
+from topogen.util.errors import InputError, Problem, check_section, unknown_keys
 
-KIND_DIRS = {"model": "models", "gpu": "gpus"}  # template kinds (templates/<kind>/, via topogen.resources)
+# The vocabulary of the workload section; the analyses (dp_traffic, checkpoint) import it from here.
+DP_SCHEMES = ("ddp", "zero1", "zero2", "fsdp", "hsdp", "megatron")
+OPTIMIZERS = ("replicated", "sharded")  # optimizer state: replicated on every DP rank, or sharded across them
+PATHS = ("storage-fabric", "compute-nics")  # where checkpoint bytes leave the node
+
+KIND_DIRS = {"model": "models", "gpu": "gpus"}  # template kinds (templates/<kind>/, via topogen.util.resources)
 SOURCE_STATUSES = ("paper", "derived", "fit", "assumed", "user")
 
 WORKLOAD_KEYS = ("model", "gpu", "batch", "parallelism", "checkpoint")
@@ -70,6 +73,26 @@ UNITS = {
     "flops": "FLOP/s", "memory_gb": "GB", "hb_bandwidth_gbps": "Gb/s per GPU", "moe.experts": "experts",
     "moe.top_k": "experts per token", "moe.moe_layers": "blocks", "moe.expert_parallel": "GPUs",
 }
+
+
+def memory_bytes_per_gpu(scheme: str, params: float, gpus: int, *, weight_bytes: float, grad_bytes: float, optimizer_bytes: float, shard_gpus: int = 1, tp: int = 1, pp: int = 1, sharded_optimizer: bool = False) -> float:
+    """Model-state bytes one GPU holds under ``scheme`` (weights, gradients, optimizer; no activations)."""
+    w, g, o = weight_bytes * params, grad_bytes * params, optimizer_bytes * params
+    if scheme == "ddp":
+        return w + g + o
+    if scheme == "zero1":
+        return w + g + o / gpus
+    if scheme == "zero2":
+        return w + (g + o) / gpus
+    if scheme == "fsdp":
+        return (w + g + o) / gpus
+    if scheme == "hsdp":
+        return (w + g + o) / shard_gpus
+    if scheme == "megatron":
+        mp = tp * pp
+        d = gpus // mp
+        return (w + g) / mp + (o / (mp * d) if sharded_optimizer else o / mp)
+    raise ValueError(f"unknown scheme {scheme!r}")
 
 
 def parse_number(raw: Any) -> float | None:
@@ -403,8 +426,8 @@ def _parallelism(raw: Any, path: str, problems: list[Problem]) -> Parallelism | 
     n0 = len(problems)
     unknown_keys(raw, PARALLEL_KEYS, path, problems)
     dp = raw.get("dp", "fsdp")
-    if dp not in dp_traffic.SCHEMES:
-        problems.append(Problem(f"{path}.dp", f"unknown DP scheme {dp!r}", f"valid: {', '.join(dp_traffic.SCHEMES)}"))
+    if dp not in DP_SCHEMES:
+        problems.append(Problem(f"{path}.dp", f"unknown DP scheme {dp!r}", f"valid: {', '.join(DP_SCHEMES)}"))
     opt = raw.get("optimizer")
     if opt is None:
         opt = "replicated" if dp in ("ddp", "megatron") else "sharded"
@@ -499,7 +522,7 @@ def _against_cluster(model: Model, gpu: Gpu | None, par: Parallelism, n: int, k:
         problems.append(Problem(f"{path}.hsdp_shard_gpus", "dp hsdp needs hsdp_shard_gpus (the GPUs one copy of the model is sharded over)", f"e.g. {k} (one HB domain)"))
     if problems or gpu is None or gpu.memory_gb is None:
         return
-    need = dp_traffic.memory_bytes_per_gpu(par.dp, model.params, n, weight_bytes=par.weight_bytes, grad_bytes=par.grad_bytes, optimizer_bytes=par.optimizer_bytes, shard_gpus=par.hsdp_shard_gpus or k, tp=tp, pp=pp, sharded_optimizer=par.optimizer == "sharded")
+    need = memory_bytes_per_gpu(par.dp, model.params, n, weight_bytes=par.weight_bytes, grad_bytes=par.grad_bytes, optimizer_bytes=par.optimizer_bytes, shard_gpus=par.hsdp_shard_gpus or k, tp=tp, pp=pp, sharded_optimizer=par.optimizer == "sharded")
     have = gpu.memory_gb * 1e9
     if need > have:
         problems.append(Problem(f"{path}.dp", f"model {model.name} does not fit: its states need {need / 1e9:,.1f} GB per GPU under {par.dp} (tp {tp}, pp {pp}), the {gpu.name} has {gpu.memory_gb:g} GB", "shard it more: dp fsdp, a larger hsdp_shard_gpus, or larger tp x pp (activations are not counted)"))

@@ -24,8 +24,8 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .errors import InputError, Problem, show
-from .inputs import read_text
+from topogen.util.errors import InputError, Problem, show
+from topogen.util.inputs import read_text
 
 MAX_YAML_BYTES = 1 << 20  # the largest bundled catalog is ~8 KB
 MAX_VALUES = 100_000  # scalars, lists and mappings, aliases expanded

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..errors import Problem, check_section
+from topogen.util.errors import Problem, check_section
 
 SELLABLE_M = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 100)
 PLACES = ("middle", "end")

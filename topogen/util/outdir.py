@@ -18,7 +18,7 @@
 * Leftovers of runs killed outright (``.<name>.tmp-*``, ``.<name>.old-*``) are removed
   by the next run into the same directory, which says so.
 * SIGINT/SIGTERM during the swap are held until it is complete; an interrupted run
-  removes its temporary directory (see :class:`~topogen.errors.Interrupted`).
+  removes its temporary directory (see :class:`~topogen.util.errors.Interrupted`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import InputError, Problem
+from topogen.util.errors import InputError, Problem
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 << 20

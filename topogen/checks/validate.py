@@ -1,6 +1,6 @@
 """Validation: prove a wiring right, or say exactly which cable, port or switch is wrong.
 
-:func:`validate` takes a :class:`~topogen.model.Fabric` (generated, or read back
+:func:`validate` takes a :class:`~topogen.fabric.model.Fabric` (generated, or read back
 from a file by :mod:`topogen.wiring`) and runs six checks. Every problem is a
 :class:`Finding` (data: check id, severity, devices, ports, cables, message,
 hint); the key figures go in :attr:`Report.figures`. :func:`render` turns a
@@ -40,7 +40,7 @@ Checks and their finding ids (stable; ``validation.json`` and tests use them):
 6. ``failure``: ``failure.switch`` / ``failure.link`` (info): for the busiest
    switch of each tier and one cable of each tier, GPUs cut off and capacity lost.
 
-The file reader (:mod:`topogen.wiring`) adds ``input.spec-mismatch`` (the file
+The file reader (:mod:`topogen.asbuilt.wiring`) adds ``input.spec-mismatch`` (the file
 names another spec) and ``input.foreign-switch`` (switch names of the other
 rail packing), both warnings.
 
@@ -50,15 +50,15 @@ Figures come from numpy columns, never one Python object per cable, so a
 
 from __future__ import annotations
 
-from . import clos
-from .checks import capacity, failure, hygiene, rails, reach, tiers
-from .checks.capacity import MAXFLOW_LINKS
-from .checks.findings import CHECK_IDS, GROUPS, MAX_PER_CHECK, SEVERITIES, Finding, Labels, Report
-from .checks.graphs import components, leaf_distance, unique
-from .checks.planes import PlaneGraph
-from .checks.render import render, summary_line
-from .checks.wire import Wire
-from .model import Fabric
+from topogen.checks import capacity, failure, hygiene, rails, reach, tiers
+from topogen.checks.capacity import MAXFLOW_LINKS
+from topogen.checks.findings import CHECK_IDS, GROUPS, MAX_PER_CHECK, SEVERITIES, Finding, Labels, Report
+from topogen.checks.graphs import components, leaf_distance, unique
+from topogen.checks.planes import PlaneGraph
+from topogen.checks.render import render, summary_line
+from topogen.checks.wire import Wire
+from topogen.fabric import clos
+from topogen.fabric.model import Fabric
 
 __all__ = [
     "CHECK_IDS",

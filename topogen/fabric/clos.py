@@ -1,9 +1,9 @@
 """Generators: explicit port-level wiring of the two architectures.
 
 ``rail_optimized(spec)`` and ``rail_only(spec)`` are pure functions, spec in,
-:class:`~topogen.model.Fabric` out, deterministic to the byte. Device and port
-naming is documented in :mod:`topogen.naming`; the design rules (tier count,
-leaf layout, balanced stripe width) live in :mod:`topogen.counts`, whose
+:class:`~topogen.fabric.model.Fabric` out, deterministic to the byte. Device and port
+naming is documented in :mod:`topogen.fabric.naming`; the design rules (tier count,
+leaf layout, balanced stripe width) live in :mod:`topogen.spec.counts`, whose
 closed-form counts the generated wiring must equal:
 
 * links per tier: tier 1 = N·planes GPU links; tier j = the uplinks of tier j-1;
@@ -21,10 +21,11 @@ from math import ceil
 
 import numpy as np
 
-from . import counts
-from .figures import count, plural
-from .model import Fabric, LinkTable, Switch, tier_role
-from .naming import width
+from topogen.fabric.model import Fabric, LinkTable, Switch
+from topogen.fabric.naming import width
+from topogen.spec import counts
+from topogen.spec.counts import tier_role
+from topogen.util.figures import count, plural
 
 # A switch before naming: (tier, rails, group, block, pos, down_ports, scope, home)
 # scope is the rail prefix in rail-only ("" in rail-optimized); home is a dual-homed
@@ -350,7 +351,7 @@ def units_note(spec, names: list[str], first: int, last: int) -> str:
 
 
 def _switch_names(raw: list[tuple], arch: str, t: int, hb: int, homes: int = 1) -> list[str]:
-    """Deterministic names (see :mod:`topogen.naming`), zero-padded per field; a dual-homed leaf pair ends in ``-a`` and ``-b``."""
+    """Deterministic names (see :mod:`topogen.fabric.naming`), zero-padded per field; a dual-homed leaf pair ends in ``-a`` and ``-b``."""
     rw = width(hb)
     groups = max((r[3] for r in raw if r[0] == 1), default=0) + 1
     gw = width(groups)
