@@ -16,6 +16,7 @@ from topogen.analysis.render import build_lines
 from topogen.asbuilt import render as asbuilt_render
 from topogen.asbuilt import sources, wiring
 from topogen.bom import compare as comparison
+from topogen.bom.catalog import catalog_schema
 from topogen.checks import validate as checks
 from topogen.checks.validate import summary_line
 from topogen.exports import EXPORTERS
@@ -25,6 +26,8 @@ from topogen.exports.workers import default_jobs
 from topogen.spec import counts
 from topogen.spec.cluster import Spec, build_spec, load_spec, plain_number
 from topogen.spec.counts import link_tier_name, tier_role
+from topogen.spec.schema import dumps as schema_dumps
+from topogen.spec.schema import spec_schema
 from topogen.spec.workload import parse_number
 from topogen.util import outdir
 from topogen.util.errors import InputError, Problem, show
@@ -226,6 +229,20 @@ def presets() -> None:
 def catalogs() -> None:
     """List the bundled hardware catalogs (give one as --catalog NAME or `catalog:` in a spec)."""
     click.echo(_template_list("catalogs"))
+
+
+@main.command()
+@click.argument("kind", type=click.Choice(["spec", "catalog"]))
+def schema(kind: str) -> None:
+    """Print the JSON Schema (draft 2020-12) of a cluster spec or a hardware catalog.
+
+    \b
+    topogen schema spec > spec.schema.json
+    The bundled presets and catalogs name the same schema, shipped with topogen,
+    in their first line ('# yaml-language-server: $schema=...'), so editors with
+    a YAML language server (VS Code's YAML extension) complete and check fields.
+    """
+    click.echo(schema_text(kind), nl=False)
 
 
 @main.command()
@@ -448,3 +465,8 @@ def analyze_dp_traffic(**kwargs) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+def schema_text(kind: str) -> str:
+    """The schema document of ``kind`` as ``topogen schema`` prints it and templates/schema/ ships it."""
+    return schema_dumps(spec_schema() if kind == "spec" else catalog_schema())

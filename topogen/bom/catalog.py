@@ -56,12 +56,14 @@ from typing import Any
 
 from topogen.spec.cluster import available_catalogs
 from topogen.spec.counts import MAX_TIERS, link_tier_name, tier_role
+from topogen.spec.fields import Field, names
+from topogen.spec.schema import schema_for
 from topogen.spec.yamlfile import read_yaml
 from topogen.util import resources
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import CONTROL_RE
 
-# length class -> longest cable it stands for (m); domain.md section 5 typical reaches
+# length class -> longest cable it stands for (m): typical reaches of DAC/AEC copper and of multimode and single-mode optics
 LENGTH_CLASSES: dict[str, int] = {
     "in-rack": 3,
     "in-row": 15,
@@ -72,16 +74,98 @@ LENGTH_CLASSES: dict[str, int] = {
 COPPER_KINDS = ("dac", "acc", "aec")
 CABLE_KINDS = (*COPPER_KINDS, "fiber")
 
-TOP_KEYS = ("name", "description", "switches", "transceivers", "cables", "nics", "media")
-SOURCE_KEYS = ("price_source", "power_source")
+SKU = Field("sku", "ref", "Unique SKU of the item (letters, digits and . _ / + ( ) -; at most 80 characters).", required=True, example="MQM9790-NS2F")
+DESCRIPTION = Field("description", "text", "One line on the item (workbook, NetBox comments).")
+PRICE = Field("price_usd", "number", "Unit price in USD.", minimum=0, required=True, example=1500)
+POWER = Field("power_w", "number", "Typical power in W.", default=0, minimum=0, example=17)
+MANUFACTURER = Field("manufacturer", "text", "Who makes it (NetBox manufacturer).", default_doc="generic", example="NVIDIA")
+INTERFACE_TYPE = Field("interface_type", "text", "NetBox interface type slug of its ports (lower-case letters, digits, '.' and '-').", example="infiniband-ndr")
+SOURCES = (
+    Field("price_source", "text", "Where the price comes from (a quote, a list price, a paper)."),
+    Field("power_source", "text", "Where the power figure comes from (a data sheet, a paper)."),
+)
+CATALOG_FIELDS: tuple[Field, ...] = (
+    Field("name", "text", "Catalog name as outputs show it.", default_doc="the file name", example="nvidia-ndr"),
+    Field("description", "text", "One line on the catalog (topogen catalogs lists it)."),
+    Field("switches", "list-of", "Switch SKUs; a fabric's tiers use the first that fits their radix and speed.", required=True, sub="switch"),
+    Field("transceivers", "list-of", "Transceiver SKUs that media rules name.", sub="transceiver"),
+    Field("cables", "list-of", "Cable SKUs (copper DAC/ACC/AEC or fiber), by length, that media rules name.", sub="cable"),
+    Field("nics", "list-of", "NIC SKUs; GPU ports are priced with the first whose speed matches.", sub="nic"),
+    Field("media", "list-of", "Media rules, first match wins: which transceivers and cables a link uses, by tier, length class, switch and speed.", required=True, sub="media"),
+)
+SWITCH_FIELDS: tuple[Field, ...] = (
+    SKU,
+    DESCRIPTION,
+    Field("ports", "list-of", "Port modes: speed, radix (ports at that speed, or 'any') and ports per cage (2 for twin-port cages).", required=True, sub="port"),
+    Field("price_usd", "number", "Unit price in USD (give this or price_per_port_usd).", minimum=0, example=30000),
+    Field("price_per_port_usd", "number", "Price per port at the mode used, in USD (for a switch of any radix).", minimum=0, example=748),
+    POWER,
+    INTERFACE_TYPE,
+    MANUFACTURER,
+    *SOURCES,
+)
+PORT_FIELDS: tuple[Field, ...] = (
+    Field("speed", "int", "Port speed in Gb/s.", required=True, minimum=1, example=400),
+    Field("radix", "radix-or-any", "Ports at this speed; 'any' for a switch priced per port of any radix.", required=True, example=64),
+    Field("per_cage", "int", "Ports per cage: 1, or 2 when a cage runs as two ports through a breakout cable.", default=1, minimum=1, example=2),
+)
+TRANSCEIVER_FIELDS: tuple[Field, ...] = (
+    SKU,
+    DESCRIPTION,
+    Field("form_factor", "text", "OSFP, QSFP112, ... ('any' in a paper model).", example="OSFP"),
+    Field("speed", "int", "Speed per port in Gb/s.", required=True, minimum=1, example=800),
+    Field("reach_m", "number", "Longest link it reaches, metres.", minimum=0, example=50),
+    Field("ports_per_module", "int", "Links one module carries (2 for a twin-port module).", default=1, minimum=1, example=2),
+    Field("fiber", "text", "Fiber type: multimode or single-mode.", example="multimode"),
+    PRICE,
+    POWER,
+    MANUFACTURER,
+    *SOURCES,
+)
+CABLE_FIELDS: tuple[Field, ...] = (
+    SKU,
+    DESCRIPTION,
+    Field("kind", "choice", "dac, acc or aec (copper, no transceiver) or fiber.", required=True, choices=CABLE_KINDS),
+    Field("length_m", "number", "Length in metres.", required=True, minimum=0, example=3),
+    Field("speed", "int", "Speed per link in Gb/s (copper).", minimum=1, example=400),
+    Field("links_per_cable", "int", "Links one cable carries (a breakout cable: its legs).", default=1, minimum=1, example=2),
+    PRICE,
+    POWER,
+    MANUFACTURER,
+    *SOURCES,
+)
+NIC_FIELDS: tuple[Field, ...] = (
+    SKU,
+    DESCRIPTION,
+    Field("speed", "int", "Speed per port in Gb/s.", required=True, minimum=1, example=400),
+    Field("ports", "int", "Ports per NIC.", default=1, minimum=1, example=1),
+    PRICE,
+    POWER,
+    INTERFACE_TYPE,
+    MANUFACTURER,
+    *SOURCES,
+)
+MEDIA_FIELDS: tuple[Field, ...] = (
+    Field("name", "text", "What the rule stands for (outputs show it).", example="DAC in the rack"),
+    Field("tier", "filter", "Link tiers it matches: gpu-leaf, leaf-spine, spine-core, ... or 1 to 6; one, a list or 'any'.", default_doc="any", item="tier"),
+    Field("length", "filter", "Length classes it matches: in-rack, in-row, cross-row, cross-hall, building; one, a list or 'any'.", default_doc="any", item="choice", choices=tuple(LENGTH_CLASSES)),
+    Field("switch", "filter", "Switch SKUs it matches; one, a list or 'any'.", default_doc="any", item="ref"),
+    Field("speed", "filter", "Link speeds (Gb/s) it matches; one, a list or 'any'.", default_doc="any", item="int"),
+    Field("gpus_per_node", "filter", "GPUs per node it matches (e.g. 8 for a DGX); one, a list or 'any'.", default_doc="any", item="int"),
+    Field("transceiver", "ref", "Transceiver SKU at the switch ends (optics).", example="OSFP-800G-2xSR4"),
+    Field("gpu_transceiver", "ref", "Transceiver SKU at the GPU (NIC) end of gpu-leaf links, when it differs.", example="OSFP-400G-SR4"),
+    Field("cable", "filter", "Cable SKUs, one or a list; the shortest that fits the routed length is used.", item="ref"),
+)
+TOP_KEYS = names(CATALOG_FIELDS)
+SOURCE_KEYS = names(SOURCES)
 ITEM_KEYS = ("manufacturer",)  # optional on every SKU: who makes it (NetBox manufacturer; default "generic")
-SWITCH_KEYS = ("sku", "description", "ports", "price_usd", "price_per_port_usd", "power_w", "interface_type", *ITEM_KEYS, *SOURCE_KEYS)
-PORT_KEYS = ("speed", "radix", "per_cage")
-TRANSCEIVER_KEYS = ("sku", "description", "form_factor", "speed", "reach_m", "ports_per_module", "fiber", "price_usd", "power_w", *ITEM_KEYS, *SOURCE_KEYS)
-CABLE_KEYS = ("sku", "description", "kind", "length_m", "speed", "links_per_cable", "price_usd", "power_w", *ITEM_KEYS, *SOURCE_KEYS)
-NIC_KEYS = ("sku", "description", "speed", "ports", "price_usd", "power_w", "interface_type", *ITEM_KEYS, *SOURCE_KEYS)
+SWITCH_KEYS = names(SWITCH_FIELDS)
+PORT_KEYS = names(PORT_FIELDS)
+TRANSCEIVER_KEYS = names(TRANSCEIVER_FIELDS)
+CABLE_KEYS = names(CABLE_FIELDS)
+NIC_KEYS = names(NIC_FIELDS)
 INTERFACE_TYPE_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-RULE_KEYS = ("name", "tier", "length", "switch", "speed", "gpus_per_node", "transceiver", "gpu_transceiver", "cable")
+RULE_KEYS = names(MEDIA_FIELDS)
 TIER_NAMES = {link_tier_name(t): t for t in range(1, MAX_TIERS + 1)}
 SKU_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}", re.ASCII)  # with fullmatch
 MAX_WHOLE = 1_000_000  # speeds (Gb/s), radixes, ports per cage/module/cable
@@ -844,3 +928,9 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
             problems.extend(resolve_media(catalog, tier, spec.domains, sw, mode, speed_at(tier), spec.gpus_per_node)[1])
     if problems:
         raise InputError(problems)
+
+
+def catalog_schema() -> dict[str, Any]:
+    """The catalog file's JSON Schema, from the tables above (see :mod:`topogen.spec.schema`)."""
+    defs = {"switch": SWITCH_FIELDS, "port": PORT_FIELDS, "transceiver": TRANSCEIVER_FIELDS, "cable": CABLE_FIELDS, "nic": NIC_FIELDS, "media": MEDIA_FIELDS}
+    return schema_for("catalog", "topogen hardware catalog", CATALOG_FIELDS, defs, "Switch, transceiver, cable and NIC SKUs with prices and power, and the media rules that pick a link's optics and cables.")

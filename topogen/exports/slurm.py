@@ -243,7 +243,7 @@ def header(fabric: Fabric, what: str) -> list[str]:
 
 def install_lines(plugin: str, sub: str, arch: str) -> list[str]:
     return [
-        f"# Install: copy this file to the directory of slurm.conf as topology.conf (e.g.",
+        "# Install: copy this file to the directory of slurm.conf as topology.conf (e.g.",
         f"#   cp <out>/{arch}/slurm/{sub}/topology.conf /etc/slurm/topology.conf), set",
         f"#   TopologyPlugin=topology/{plugin} in slurm.conf, and restart slurmctld.",
     ]

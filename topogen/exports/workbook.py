@@ -62,10 +62,8 @@ from topogen.analysis.render import COLUMNS, TITLES
 from topogen.checks.validate import GROUPS
 from topogen.exports.cabling import generate_rows
 from topogen.exports.workbook_stream import (
-    CELL_TEXT_LIMIT,
     FIXED_DATE_TIME,
     MISSING,
-    TRUNCATED,
     ZIP64_OVER,
     Col,
     SharedStrings,

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from topogen import __version__
 from topogen.spec import counts
 from topogen.spec.counts import tier_role
-from topogen.spec.fields import LIMITS, MAX_PLANES, as_int, homes_of, spec_arches, values_shape
+from topogen.spec.fields import ARCH_CHOICES, HOMING_CHOICES, LEAF_PACKING_CHOICES, LIMITS, MAX_PLANES, PACKING_CHOICES, PROVISION_CHOICES, SPEC_FIELDS, as_int, homes_of, spec_arches, values_shape
 from topogen.spec.layout import parse_layout
 from topogen.spec.units import parse_units
 from topogen.spec.workload import parse_number, parse_workload
@@ -26,42 +26,13 @@ from topogen.util import inputs, resources
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import CONTROL_RE
 
-ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
-PACKING_CHOICES = ("shared", "dedicated")
-LEAF_PACKING_CHOICES = ("aligned", "shared")
-PROVISION_CHOICES = ("full", "minimal")
-HOMING_CHOICES = ("planes", "dual")  # several NIC ports: each its own plane, or pairs on two leaves of one rail
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullmatch: no trailing newline
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
 
-DEFAULTS: dict[str, Any] = {
-    "name": None,
-    "gpus": None,
-    "hb_domain": None,
-    "radix": None,
-    "link_speed": 400,
-    "arch": "both",
-    "rail_packing": "shared",
-    "leaf_packing": "aligned",  # rail-optimized leaves: one per rail per group ("shared": small groups pack rails)
-    "provision": "full",
-    "catalog": "paper",
-    "planes": 1,
-    "gpus_per_node": None,  # None: hb_domain (one node per HB domain)
-    "oversubscription": "1:1",  # leaf down:up; tiers above stay 1:1
-    "hb_bandwidth_gbps": None,  # B_F: HB-domain (NVLink) Gb/s per GPU, for the analyses
-    "workload": None,  # the analyses' workload (topogen/spec/workload.py)
-    "layout": None,  # racks, U positions, cable routing (topogen/spec/layout.py); None: its defaults
-    "nic_ports": None,  # NIC ports per GPU; None: planes x (2 when homing is dual, else 1)
-    "homing": "planes",  # planes: each NIC port its own plane; dual: a port pair on two leaves of one rail and plane
-    "scalable_unit": None,  # nodes per scalable unit (topogen/spec/units.py); None: leaves grouped by their downlinks
-    "max_scalable_units": None,  # SUs the top tier is sized for; None: the SUs present
-    "reserved_leaf_ports": None,  # ports kept free on each leaf of the last SU (management, UFM)
-    "reserved_leaf_ports_per": None,  # design (None): the last SU's leaves keep them; su: every SU's leaves
-    "backup_nodes": 0,  # hosts wired like the others but kept out of the job size (spares)
-}
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in SPEC_FIELDS}  # the field table (topogen.spec.fields) is the one list of keys
 OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
-REQUIRED = ("gpus", "hb_domain", "radix")
+REQUIRED = tuple(f.name for f in SPEC_FIELDS if f.required)
 RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
 
 

@@ -1,42 +1,18 @@
 """The spec's optional ``layout:`` section: how racks stand on the floor and where devices sit in them.
 
-Every key has a default that follows NVIDIA DGX SuperPOD practice
-(domain.md section 9); the section may be left out entirely.
+Every key has a default that follows NVIDIA DGX SuperPOD practice (its reference
+architecture's racks and rows); the section may be left out entirely.
 
-=====================  =====================================================  ==========================
-key                    meaning                                                default
-=====================  =====================================================  ==========================
-``gpus_per_rack``      GPUs in one compute rack (whole nodes; divides or is   one HB domain for rack-scale
-                       a multiple of the HB domain)                           domains (36 < K <= 144),
-                                                                              else 4 nodes (DGX: 32)
-``gpus_per_tray``      GPUs per chassis/tray (one U block)                    8 (DGX), 4 (NVL72), 1 (GH200)
-``tray_u``             rack units per tray                                    8 for 8-GPU trays, else 1
-``hb_switch_u``        U kept for the HB-domain switch trays in the middle    9 for rack-scale domains, else 0
-                       of a compute rack (NVL72 NVLink switch trays)
-``rack_u``             usable rack height in U                                48
-``first_u``            lowest U used (U1 is often a PDU/blank)                2
-``racks_per_row``      compute racks per row                                  a square hall: about
-                                                                              sqrt(racks x pitch / width),
-                                                                              a multiple of 8, 8 to 64
-``rack_width_m``       rack width                                             0.6
-``rack_depth_m``       rack depth                                             1.2
-``row_pitch_m``        distance between row centres (rack + aisle)            3.0
-``leaf_racks``         ``middle`` or ``end`` of each compute row              middle
-``network_rows``       spine/core rows ``middle`` of the hall or ``end``      middle
-``switches_per_rack``  switches in one network rack                           16
-``switch_u``           rack units per switch                                  1
-``tray_height_m``      height of the overhead cable tray above the floor     2.6
-``slack_m``            service-loop slack added to every cable                1.0
-``lengths_m``          lengths sold; a routed length is rounded up to one    [1, 2, 3, 5, 7, 10, 15,
-                                                                              20, 30, 50, 100]
-=====================  =====================================================  ==========================
+Every key, its meaning and its default is in :data:`LAYOUT_FIELDS` (also printed by
+``topogen schema spec`` and the spec reference).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from topogen.spec.fields import Field, names
 from topogen.util.errors import Problem, check_section
 
 SELLABLE_M = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 100)
@@ -66,7 +42,26 @@ class LayoutSpec:
     lengths_m: tuple[float, ...] = SELLABLE_M
 
 
-KEYS = tuple(f.name for f in fields(LayoutSpec))
+LAYOUT_FIELDS: tuple[Field, ...] = (
+    Field("gpus_per_rack", "int", "GPUs in one compute rack (whole nodes; divides or is a multiple of the HB domain).", default_doc="one HB domain for rack-scale domains (36 < K <= 144), else 4 nodes (DGX: 32)", minimum=1, example=32),
+    Field("gpus_per_tray", "int", "GPUs per chassis or tray (one U block).", default_doc="8 (DGX), 4 (NVL72), 1 (GH200)", minimum=1, example=8),
+    Field("tray_u", "int", "Rack units per tray.", default_doc="8 for 8-GPU trays, else 1", minimum=1, example=8),
+    Field("hb_switch_u", "int", "U kept for the HB-domain switch trays in the middle of a compute rack (NVL72 NVLink switch trays).", default_doc="9 for rack-scale domains, else 0", minimum=0, example=9),
+    Field("rack_u", "int", "Usable rack height in U.", default=48, minimum=1),
+    Field("first_u", "int", "Lowest U used (U1 is often a PDU or blank).", default=2, minimum=1),
+    Field("racks_per_row", "int", "Compute racks per row.", default_doc="a square hall: about sqrt(racks x pitch / width), a multiple of 8, 8 to 64", minimum=1, example=16),
+    Field("rack_width_m", "number", "Rack width in metres.", default=0.6, minimum=0),
+    Field("rack_depth_m", "number", "Rack depth in metres.", default=1.2, minimum=0),
+    Field("row_pitch_m", "number", "Distance between row centres (rack + aisle) in metres.", default=3.0, minimum=0),
+    Field("leaf_racks", "choice", "Where the leaf racks stand in each compute row.", default="middle", choices=PLACES),
+    Field("network_rows", "choice", "Where the spine and core rows stand in the hall.", default="middle", choices=PLACES),
+    Field("switches_per_rack", "int", "Switches in one network rack.", default=16, minimum=1),
+    Field("switch_u", "int", "Rack units per switch.", default=1, minimum=1),
+    Field("tray_height_m", "number", "Height of the overhead cable tray above the floor, metres.", default=2.6, minimum=0),
+    Field("slack_m", "number", "Service-loop slack added to every cable, metres.", default=1.0, minimum=0),
+    Field("lengths_m", "number-list", "Cable lengths sold; a routed length is rounded up to one of them.", default=list(SELLABLE_M), example=[1, 2, 3, 5, 10, 30, 100]),
+)
+KEYS = names(LAYOUT_FIELDS)  # the table is the one list of keys; a test checks it against LayoutSpec
 INTS = ("gpus_per_rack", "gpus_per_tray", "tray_u", "hb_switch_u", "rack_u", "first_u", "racks_per_row", "switches_per_rack", "switch_u")
 FLOATS = ("rack_width_m", "rack_depth_m", "row_pitch_m", "tray_height_m", "slack_m")
 

@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from topogen.spec.fields import Field, names
 from topogen.spec.params import Param
 from topogen.spec.yamlfile import read_yaml
 from topogen.util import resources
@@ -56,12 +57,68 @@ PATHS = ("storage-fabric", "compute-nics")  # where checkpoint bytes leave the n
 KIND_DIRS = {"model": "models", "gpu": "gpus"}  # template kinds (templates/<kind>/, via topogen.util.resources)
 SOURCE_STATUSES = ("paper", "derived", "fit", "assumed", "user")
 
-WORKLOAD_KEYS = ("model", "gpu", "batch", "parallelism", "checkpoint")
-MODEL_KEYS = ("name", "layers", "d_model", "params", "batch", "m_cc", "seq_len", "active_params", "training_tokens", "training_flop", "batch_schedule", "moe", "sources", "description")
-MOE_KEYS = ("experts", "top_k", "moe_layers", "expert_parallel")
-GPU_KEYS = ("name", "flops", "memory_gb", "hb_bandwidth_gbps", "sources", "description")
-PARALLEL_KEYS = ("tp", "pp", "dp", "hsdp_shard_gpus", "optimizer", "weight_bytes", "grad_bytes", "optimizer_bytes", "expert_parallel", "micro_batch_tokens")
-CHECKPOINT_KEYS = ("interval_h", "write_GBps", "write_s", "path", "bytes_per_param")
+WORKLOAD_FIELDS: tuple[Field, ...] = (
+    Field("model", "preset-or-section", "The model trained: a preset (topogen presets), a .yaml path or a mapping.", example="gpt-3-175b", required=True, sub="model"),
+    Field("gpu", "preset-or-section", "The GPU: a preset, a .yaml path or a mapping.", example="h100", sub="gpu"),
+    Field("batch", "batch", "Global batch: tokens (2M, 32e6) or SEQUENCESxLENGTH (2048x2048).", default_doc="the model's", example="1536x2048"),
+    Field("parallelism", "section", "How the job is split: TP, PP, the DP scheme and its byte counts.", sub="parallelism"),
+    Field("checkpoint", "section", "Checkpoints: interval, write bandwidth or target time, and the path the bytes take.", sub="checkpoint"),
+)
+MODEL_FIELDS: tuple[Field, ...] = (
+    Field("name", "text", "Model name as outputs show it.", default_doc="the preset or file name", example="gpt-3-175b"),
+    Field("layers", "int", "Transformer blocks l.", minimum=1, example=96, required=True),
+    Field("d_model", "int", "Embedding width (hidden size).", minimum=1, example=12288, required=True),
+    Field("params", "quantity", "Parameters P.", example="175e9", required=True),
+    Field("batch", "batch", "The model's own global batch (tokens, or SEQUENCESxLENGTH).", example="3.2M", required=True),
+    Field("m_cc", "quantity", "Model-parallel collectives per block: 8 for GPT/OPT, 12 for PaLM.", example=8, required=True),
+    Field("seq_len", "int", "Sequence length in tokens.", minimum=1, example=2048),
+    Field("active_params", "quantity", "Parameters active per token (MoE).", example="37e9"),
+    Field("training_tokens", "quantity", "Tokens of the whole training run.", example="300e9"),
+    Field("training_flop", "quantity", "FLOP of the whole training run.", example="3.14e23"),
+    Field("batch_schedule", "quantity-list", "Batch sizes (tokens) a batch-size ramp goes through.", example=["32k", "3.2M"]),
+    Field("moe", "section", "Mixture of experts: experts, top-k, MoE blocks, expert-parallel group.", sub="moe"),
+    Field("sources", "sources", "Where each value comes from: field -> 'paper: <where>', 'derived: ...' or 'fit: <what it was fitted to>'.", example={"params": "paper: Brown et al. 2020, Table 2.1"}),
+    Field("description", "text", "One line on the model."),
+)
+MOE_FIELDS: tuple[Field, ...] = (
+    Field("experts", "int", "Experts per MoE block.", minimum=1, example=256),
+    Field("top_k", "int", "Experts each token is routed to.", minimum=1, example=8),
+    Field("moe_layers", "int", "Blocks that are MoE blocks.", minimum=1, example=58),
+    Field("expert_parallel", "int", "GPUs of one all-to-all (expert-parallel) group.", minimum=1, example=64),
+)
+GPU_FIELDS: tuple[Field, ...] = (
+    Field("name", "text", "GPU name as outputs show it.", default_doc="the preset or file name", example="h100"),
+    Field("flops", "quantity", "Dense BF16 FLOP/s per GPU.", example="989.4e12", required=True),
+    Field("memory_gb", "quantity", "Memory per GPU in GB (the model-state fit check).", example=80),
+    Field("hb_bandwidth_gbps", "quantity", "HB-domain (NVLink) Gb/s per GPU.", example=7200),
+    Field("sources", "sources", "Where each value comes from (as a model's sources)."),
+    Field("description", "text", "One line on the GPU."),
+)
+PARALLEL_FIELDS: tuple[Field, ...] = (
+    Field("tp", "int", "Tensor-parallel GPUs, inside one HB domain (divides hb_domain).", default=1, minimum=1, example=8),
+    Field("pp", "int", "Pipeline stages.", default=1, minimum=1, example=4),
+    Field("dp", "choice", "Data-parallel scheme.", default="fsdp", choices=DP_SCHEMES),
+    Field("hsdp_shard_gpus", "int", "HSDP: GPUs one model copy is sharded over (divides hb_domain, or whole domains).", minimum=1, example=8),
+    Field("optimizer", "choice", "Optimizer state replicated on every DP rank or sharded across them.", default_doc="as the DP scheme implies", choices=OPTIMIZERS),
+    Field("weight_bytes", "quantity", "Bytes per weight.", default=2.0, example=2),
+    Field("grad_bytes", "quantity", "Bytes per gradient.", default=2.0, example=2),
+    Field("optimizer_bytes", "quantity", "Optimizer bytes per parameter (fp32 master + two Adam moments: 12).", default=12.0, example=12),
+    Field("expert_parallel", "int", "MoE: GPUs of one all-to-all group.", default_doc="the model's, else N", minimum=1, example=64),
+    Field("micro_batch_tokens", "quantity", "Tokens per micro-batch (pipeline bubbles).", example="16k"),
+)
+CHECKPOINT_FIELDS: tuple[Field, ...] = (
+    Field("interval_h", "quantity", "Hours between checkpoints.", default=4.0, example=4),
+    Field("write_GBps", "quantity", "What the storage writes, GB/s (give this or write_s).", example=273),
+    Field("write_s", "quantity", "Target write time in seconds (give this or write_GBps).", example=60),
+    Field("path", "choice", "Where checkpoint bytes leave the node.", default="storage-fabric", choices=PATHS),
+    Field("bytes_per_param", "quantity", "Checkpoint bytes per parameter: 14 for mixed-precision Adam (2+4+4+4), 12 without the 16-bit copy, 2 for weights only.", default=14.0, example=14),
+)
+WORKLOAD_KEYS = names(WORKLOAD_FIELDS)
+MODEL_KEYS = names(MODEL_FIELDS)
+MOE_KEYS = names(MOE_FIELDS)
+GPU_KEYS = names(GPU_FIELDS)
+PARALLEL_KEYS = names(PARALLEL_FIELDS)
+CHECKPOINT_KEYS = names(CHECKPOINT_FIELDS)
 
 SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12, "P": 1e15}
 NUMBER_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([kKMGBTP]?)\s*$", re.ASCII)

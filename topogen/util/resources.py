@@ -34,6 +34,9 @@ def template_dir(kind: str) -> Traversable:
     return resources.files(PACKAGE).joinpath(kind)
 
 
+SCHEMA_MODELINE = "yaml-language-server:"  # first line of bundled presets and catalogs: the schema editors use
+
+
 def template_names(kind: str) -> list[str]:
     """Names of the bundled templates of ``kind``, sorted."""
     d = template_dir(kind)
@@ -73,6 +76,8 @@ def describe(text: str, width: int = 120) -> str:
         if not s.startswith("#"):
             break
         s = s.lstrip("#").strip()
+        if s.startswith(SCHEMA_MODELINE):
+            continue  # the editor's schema line, not prose
         if not s:
             if para:
                 break
