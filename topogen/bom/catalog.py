@@ -933,4 +933,4 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
 def catalog_schema() -> dict[str, Any]:
     """The catalog file's JSON Schema, from the tables above (see :mod:`topogen.spec.schema`)."""
     defs = {"switch": SWITCH_FIELDS, "port": PORT_FIELDS, "transceiver": TRANSCEIVER_FIELDS, "cable": CABLE_FIELDS, "nic": NIC_FIELDS, "media": MEDIA_FIELDS}
-    return schema_for("catalog", "topogen hardware catalog", CATALOG_FIELDS, defs, "Switch, transceiver, cable and NIC SKUs with prices and power, and the media rules that pick a link's optics and cables.")
+    return schema_for("topogen hardware catalog", CATALOG_FIELDS, defs, "Switch, transceiver, cable and NIC SKUs with prices and power, and the media rules that pick a link's optics and cables.")

@@ -23,7 +23,6 @@ from topogen.spec.layout import LAYOUT_FIELDS
 from topogen.spec.workload import BATCH_RE, CHECKPOINT_FIELDS, GPU_FIELDS, MODEL_FIELDS, MOE_FIELDS, NUMBER_RE, PARALLEL_FIELDS, WORKLOAD_FIELDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMA_DIR = "schema"  # templates/schema/<kind>.schema.json, shipped in the wheel
 ROLES = ("leaf", "spine", "core", "tier4", "tier5", "tier6")
 
 _NUMBER_TEXT = {"type": "string", "pattern": NUMBER_RE.pattern}
@@ -116,9 +115,9 @@ def object_schema(table: tuple[Field, ...], description: str = "") -> dict[str, 
     return out
 
 
-def schema_for(kind: str, title: str, root: tuple[Field, ...], defs: dict[str, tuple[Field, ...]], description: str) -> dict[str, Any]:
+def schema_for(title: str, root: tuple[Field, ...], defs: dict[str, tuple[Field, ...]], description: str) -> dict[str, Any]:
     """One schema document: the root table, nested tables under ``$defs``."""
-    doc = {"$schema": DRAFT, "$id": f"https://topogen.dev/schema/{kind}.schema.json", "title": title}
+    doc = {"$schema": DRAFT, "title": title}  # no $id: the files are found by path (templates/schema/), not by a URL
     doc.update(object_schema(root, description))
     doc["$defs"] = {name: object_schema(table) for name, table in defs.items()}
     return doc
@@ -137,7 +136,7 @@ SPEC_DEFS: dict[str, tuple[Field, ...]] = {
 
 def spec_schema() -> dict[str, Any]:
     """The cluster spec's schema."""
-    return schema_for("spec", "topogen cluster spec", f.SPEC_FIELDS, SPEC_DEFS, "A GPU cluster for topogen build: N GPUs in HB domains of K, switch radix, link speed, architectures, and optional workload and layout sections.")
+    return schema_for("topogen cluster spec", f.SPEC_FIELDS, SPEC_DEFS, "A GPU cluster for topogen build: N GPUs in HB domains of K, switch radix, link speed, architectures, and optional workload and layout sections.")
 
 
 def dumps(schema: dict[str, Any]) -> str:
