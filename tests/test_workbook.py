@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from topogen import __version__, pipeline
 from topogen.cli import main
 from topogen.exports import workbook as wbx
+from topogen.exports import workbook_stream
 from topogen.exports.cabling import generate_rows
 from topogen.spec.cluster import build_spec, load_spec
 from topogen.util.resources import template_path
@@ -322,7 +323,7 @@ def test_cell_helper_keeps_risky_text_as_text():
 def test_cell_text_fits_excel():
     ws = openpyxl.Workbook(write_only=True).create_sheet("x")
     long = wbx.cell(ws, "a\x01b" + "x" * 40000)
-    assert len(long.value) == wbx.CELL_TEXT_LIMIT and long.value.startswith("ab") and long.value.endswith(wbx.TRUNCATED)
+    assert len(long.value) == workbook_stream.CELL_TEXT_LIMIT and long.value.startswith("ab") and long.value.endswith(workbook_stream.TRUNCATED)
 
 
 def test_key_figures_flatten_to_scalars():
