@@ -1,4 +1,4 @@
-"""The seeds' and papers' published figures, reproduced through the spec -> analysis path.
+"""Published figures (the rail-only paper, VAST Data's checkpointing post, Megatron-LM SC'21), reproduced through the spec -> analysis path.
 
 Each test builds a real spec (with a ``workload:`` that names shipped presets)
 and reads the figure off the rows ``topogen analyze`` prints. Where a figure is
@@ -106,11 +106,11 @@ def vast_spec(**ck):
 
 
 def test_vast_checkpoint_figures():
-    """Seed 000: 273 GB/s write -> ~50 s; 0.53 GB/s per GPU, ~4.3 GB/s per DGX (512 writers); ~0.35% per 4 h; restore 1.64 TB/s at DP 6."""
+    """VAST Data's checkpointing post: 273 GB/s write -> ~50 s; 0.53 GB/s per GPU, ~4.3 GB/s per DGX (512 writers); ~0.35% per 4 h; restore 1.64 TB/s at DP 6."""
     row = fabric.checkpoint_report([vast_spec(write_GBps=273)]).rows[0]
     assert row["checkpoint_bytes"] == 1.008e12 * 14
     assert row["writers"] == 512 and row["dp"] == 6
-    assert abs(row["write_s"] - 50) <= 2  # 51.7 s for 14.1 TB; the seed's 13.8 TB gives 50.5 s
+    assert abs(row["write_s"] - 50) <= 2  # 51.7 s for 14.1 TB; the post's 13.8 TB gives 50.5 s
     assert round(row["write_per_gpu_GBps"], 2) == 0.53
     assert round(row["write_per_node_GBps"], 1) == 4.3
     assert 0.30 <= 100 * row["overhead"] <= 0.36
@@ -119,7 +119,7 @@ def test_vast_checkpoint_figures():
 
 
 def test_vast_checkpoint_size_13_8_tb():
-    """The seed's 13.8 TB is 14,112 GB / 1,024 (mixed units); 14 B/param in decimal units is 14.1 TB, 2.3% more."""
+    """The post's 13.8 TB is 14,112 GB / 1,024 (mixed units); 14 B/param in decimal units is 14.1 TB, 2.3% more."""
     row = fabric.checkpoint_report([vast_spec(write_GBps=273)]).rows[0]
     assert round(row["checkpoint_TB"], 1) == 14.1
     assert round(row["checkpoint_bytes"] / 1e9 / 1024, 1) == 13.8

@@ -412,7 +412,7 @@ def _analyze(kwargs: dict, run) -> None:
 
 @main.group()
 def analyze() -> None:
-    """The seeds' analyses on the fabric of SPEC: N, K, B_S (link speed x planes) and B_F come from the spec.
+    """Training analyses on the fabric of SPEC: N, K, B_S (link speed x planes) and B_F come from the spec.
 
     \b
     topogen analyze iteration gh200-32k --hb-domain 32,64,128,256

@@ -1,4 +1,4 @@
-"""The seeds' analyses on the fabric topogen builds: pure models, one module per question.
+"""Training analyses on the fabric topogen builds: pure models, one module per question.
 
 ``iteration``   Eq. 1 / Eq. 3 of the rail-only paper: iteration time against HB-domain size.
 ``alltoall``    uniform (MoE-style) all-to-all on rail-optimized and rail-only fabrics.

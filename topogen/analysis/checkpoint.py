@@ -1,4 +1,4 @@
-"""Checkpoint size, writers and storage bandwidth (seed 000, VAST; Megatron-LM SC'21).
+"""Checkpoint size, writers and storage bandwidth (VAST Data's blog post on checkpointing LLMs at scale; Megatron-LM SC'21).
 
 Size ``S = P·β``: β = 14 bytes per parameter for mixed-precision Adam
 (2 for the 16-bit weights + 4 fp32 master + 4 + 4 Adam moments) [paper: ZeRO,
@@ -36,7 +36,7 @@ class Checkpoint:
     write_per_gpu_GBps: float
     write_per_node_GBps: float
     overhead: float
-    restore_read_GBps: float  # every replica reads its own copy at once (the seed's DP × write)
+    restore_read_GBps: float  # every replica reads its own copy at once (VAST's DP × write)
     restore_one_replica_read_GBps: float  # one replica reads, then broadcasts over the rails
     broadcast_bytes_per_nic: float
     broadcast_s: float

@@ -33,8 +33,8 @@ CAVEAT_EQ1 = "Eq. 1 counts compute at 100% of C, no overlap of communication wit
 CAVEAT_GPT3 = "GPT-3's batch: the rail-only paper prints '32M tokens'; GPT-3's own paper used 3.2M. The paper's figures need 32M."
 CAVEAT_MOE = "{model} is a mixture of experts: M_flop uses its {active:.3g} active parameters, gradients all {total:.3g}; its expert all-to-all is not in Eq. 1 (see topogen analyze alltoall)."
 CAVEAT_READ = "'Restore read = DP x write' assumes every replica reads its own copy at once; one replica reading and broadcasting over the rails needs only S/t from storage plus the broadcast (restore_one_replica_read_GBps, broadcast_s)."
-CAVEAT_1T = "The VAST seed labels its 50 s checkpoint as GPT-3's; it is the 1T-parameter model's (13.8 TB). GPT-3 at 14 B/param is 2.45 TB."
-CAVEAT_13_8 = "The seed's 13.8 TB (Megatron SC'21) is 1.008e12 x 14 B = 14,112 GB divided by 1,024; in decimal units the 14 B/param model gives 14.1 TB."
+CAVEAT_1T = "VAST Data's blog post on checkpointing LLMs at scale labels its 50 s checkpoint as GPT-3's; it is the 1T-parameter model's (13.8 TB). GPT-3 at 14 B/param is 2.45 TB."
+CAVEAT_13_8 = "That post's 13.8 TB (Megatron-LM SC'21, Narayanan et al.) is 1.008e12 x 14 B = 14,112 GB divided by 1,024; in decimal units the 14 B/param model gives 14.1 TB."
 CAVEAT_SIZE = "Checkpoint size depends only on the model (P x bytes_per_param), not on the data set or the GPU count."
 CAVEAT_RAILS = "Every cross-domain byte of these schemes goes between GPUs of the same rank: it stays on one rail, so rail-only carries it exactly as rail-optimized does (cross_rail_bytes = 0). An all-to-all is where that stops (topogen analyze alltoall)."
 CAVEAT_MEMORY = "Memory counts model states only (weights, gradients, optimizer), not activations or buffers."
@@ -208,7 +208,7 @@ def alltoall_report(specs: Sequence, bytes_per_pair: float | None = None, hb_gbp
             rep.add_params([
                 Param(f"tokens one GPU dispatches ({mdl.name})", tokens, "tokens", tok_src[0], tok_src[1] + ("" if wl.parallelism.micro_batch_tokens else "; one sequence per GPU")),
                 mdl.param("moe.top_k", "top_k, experts per token", mdl.top_k), mdl.param("d_model", "d_model", mdl.d_model), ACTIVATION_BYTES,
-                Param("s, bytes per ordered GPU pair = tokens x top_k x d_model x bytes / group", s, "bytes", "derived", "shared/analysis.md §2"),
+                Param("s, bytes per ordered GPU pair = tokens x top_k x d_model x bytes / group", s, "bytes", "derived", "a uniform all-to-all: every GPU's dispatched tokens x top_k spread evenly over the group"),
             ])
         else:
             raise InputError([Problem("bytes_per_pair", "the all-to-all needs its bytes per GPU pair", "give --bytes-per-pair, or a workload model with moe: experts and top_k (e.g. --model deepseek-v3)")])
@@ -248,7 +248,7 @@ def checkpoint_report(specs: Sequence, write_GBps: float | None = None, write_s:
         rep.add_params([
             bs, *_model_params(wl, ("params",)),
             Param("bytes per parameter (beta)", beta, "bytes", "user" if plan and plan.bytes_per_param != 14.0 else "paper", "2 + 4 + 4 + 4: 16-bit weights, fp32 master, Adam moments (ZeRO SC'20, Megatron-LM SC'21)"),
-            Param("checkpoint interval", interval, "h", "user" if interval_h is not None or plan else "paper", "NVIDIA's guidance via the VAST seed: every 4 h"),
+            Param("checkpoint interval", interval, "h", "user" if interval_h is not None or plan else "paper", "NVIDIA's guidance as quoted by VAST Data's blog post on checkpointing LLMs at scale: every 4 h"),
             Param("TP x PP (GPUs of one replica)", par.tp * par.pp, "GPUs", "user", f"workload.parallelism tp {par.tp} x pp {par.pp}"),
             Param("optimizer", par.optimizer, "", "user", f"workload.parallelism ({par.dp})"),
             Param("checkpoint path", where, "", "user" if plan else "assumed", "workload.checkpoint.path"),

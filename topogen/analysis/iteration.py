@@ -1,4 +1,6 @@
-"""Iteration time against HB-domain size: Eq. 1 and Eq. 3 of the rail-only paper (seed 001, §3).
+"""Iteration time against HB-domain size: Eq. 1 and Eq. 3 of the rail-only paper
+(Wang et al., "How to Build Low-cost Networks for Large Language Models (without Sacrificing
+Performance)", arXiv 2307.12169, §3).
 
 Hybrid two-stage data parallelism plus intra-operator model parallelism (MP) on
 N GPUs in HB domains of K: ``N = N_M · N_Df · N_Ds`` and ``K = N_M · N_Ds``.

@@ -1,6 +1,6 @@
 """Model parameters that carry their value, unit, status and source.
 
-Status marks (``shared/analysis.md``):
+Status marks:
 
 - ``paper``    printed in the source;
 - ``derived``  our algebra on the source;
@@ -60,10 +60,10 @@ def gbps_to_Bps(gbps: float) -> float:
     return gbps * 1e9 / BITS_PER_BYTE
 
 
-# Constants of the rail-only paper's model that reproduce its figures (shared/analysis.md §1).
-EQ1_GRADIENT_BYTES = Param("gradient bytes per parameter (S_T = this x P / l)", 4, "bytes", "fit", "reproduces the rail-only paper's Fig. 7/8 claims")
-EQ1_ACTIVATION_BYTES = Param("MP bytes per element (M_cc x b x d_model x this)", 4, "bytes", "fit", "reproduces the rail-only paper's Fig. 7/8 claims")
-EQ1_FLOP_PER_PARAM_TOKEN = Param("FLOP per parameter per token (M_flop = this x P x b)", 6, "FLOP", "fit", "forward + backward, as the paper's figures need")
+# Constants of the rail-only paper's model (Eq. 1) fitted to its published figures: Sec. 3.3/3.4 (Fig. 7 and 8).
+EQ1_GRADIENT_BYTES = Param("gradient bytes per parameter (S_T = this x P / l)", 4, "bytes", "fit", "fitted to the rail-only paper's Fig. 7/8 claims (Sec. 3.3/3.4: K 32 to 64 and 512 to 1024 for GPT-3 and OPT-175B)")
+EQ1_ACTIVATION_BYTES = Param("MP bytes per element (M_cc x b x d_model x this)", 4, "bytes", "fit", "fitted to the rail-only paper's Fig. 7/8 claims (Sec. 3.3/3.4: K 32 to 64 and 512 to 1024 for GPT-3 and OPT-175B)")
+EQ1_FLOP_PER_PARAM_TOKEN = Param("FLOP per parameter per token (M_flop = this x P x b)", 6, "FLOP", "fit", "forward + backward (2 + 4), the count with which Eq. 1 meets the rail-only paper's Fig. 7/8 claims")
 
 
 def as_dicts(params: Iterable[Param]) -> list[dict[str, Any]]:
