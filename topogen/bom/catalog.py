@@ -85,7 +85,7 @@ SOURCES = (
     Field("power_source", "text", "Where the power figure comes from (a data sheet, a paper)."),
 )
 CATALOG_FIELDS: tuple[Field, ...] = (
-    Field("name", "text", "Catalog name as outputs show it.", default_doc="the file name", example="nvidia-ndr"),
+    Field("name", "text", "Catalog name as outputs show it.", default_doc="the file name", example="ndr-400g"),
     Field("description", "text", "One line on the catalog (topogen catalogs lists it)."),
     Field("switches", "list-of", "Switch SKUs; a fabric's tiers use the first that fits their radix and speed.", required=True, sub="switch"),
     Field("transceivers", "list-of", "Transceiver SKUs that media rules name.", sub="transceiver"),

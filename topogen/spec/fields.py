@@ -120,7 +120,7 @@ SPEC_FIELDS: tuple[Field, ...] = (
     Field("rail_packing", "choice", "Rail-only: rails too small for a switch share it (shared) or each rail gets its own switches (dedicated).", default="shared", choices=PACKING_CHOICES),
     Field("leaf_packing", "choice", "Rail-optimized: one leaf per rail per group (aligned), or small groups pack several rails on a leaf (shared).", default="aligned", choices=LEAF_PACKING_CHOICES),
     Field("provision", "choice", "Top tier sized for the full radix (full) or for the GPUs present (minimal).", default="full", choices=PROVISION_CHOICES),
-    Field("catalog", "catalog", "Hardware catalog for the BOM: a bundled name (topogen catalogs) or a path to a catalog .yaml file.", default="paper", example="nvidia-ndr"),
+    Field("catalog", "catalog", "Hardware catalog for the BOM: a bundled name (topogen catalogs) or a path to a catalog .yaml file.", default="paper", example="ndr-400g"),
     Field("planes", "int", "Independent fabric planes: NIC ports per GPU, each wired to its own copy of the fabric (1 to 8).", default=1, minimum=1, example=2),
     Field("gpus_per_node", "int", "GPUs per compute node (host, tray); divides hb_domain.", default_doc="hb_domain (one node per HB domain)", minimum=1, example=4),
     Field("oversubscription", "ratio", "Leaf down:up ratio ('3:1'); per tier below the top as a list or '3:1/1:1', or a mapping by role ({leaf: '3:1', spine: '1:1'}).", default="1:1", example="1:1"),

@@ -58,8 +58,8 @@ KIND_DIRS = {"model": "models", "gpu": "gpus"}  # template kinds (templates/<kin
 SOURCE_STATUSES = ("paper", "derived", "fit", "assumed", "user")
 
 WORKLOAD_FIELDS: tuple[Field, ...] = (
-    Field("model", "preset-or-section", "The model trained: a preset (topogen presets), a .yaml path or a mapping.", example="gpt-3-175b", required=True, sub="model"),
-    Field("gpu", "preset-or-section", "The GPU: a preset, a .yaml path or a mapping.", example="h100", sub="gpu"),
+    Field("model", "preset-or-section", "The model trained: a preset (templates/models/: gpt-3-175b, opt-175b, palm-540b, megatron-1t, llama-2-70b, deepseek-v3), a .yaml path or a mapping.", example="gpt-3-175b", required=True, sub="model"),
+    Field("gpu", "preset-or-section", "The GPU: a preset (templates/gpus/: h100, b200, gb200, gh200), a .yaml path or a mapping.", example="h100", sub="gpu"),
     Field("batch", "batch", "Global batch: tokens (2M, 32e6) or SEQUENCESxLENGTH (2048x2048).", default_doc="the model's", example="1536x2048"),
     Field("parallelism", "section", "How the job is split: TP, PP, the DP scheme and its byte counts.", sub="parallelism"),
     Field("checkpoint", "section", "Checkpoints: interval, write bandwidth or target time, and the path the bytes take.", sub="checkpoint"),
