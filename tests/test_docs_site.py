@@ -103,3 +103,11 @@ def test_stale_reference_is_caught(monkeypatch, tmp_path):
     monkeypatch.setitem(docs_reference.PAGES, "spec", stale)
     assert docs_reference.stale() == [str(stale)]
     assert docs_reference.main(["--check"]) == 1
+
+
+def test_validation_page_lists_every_check_id():
+    from topogen.checks.findings import CHECK_IDS
+
+    text = page("validation.md")
+    rows = re.findall(r"^\|[^|]*\| `([a-z]+\.[a-z-]+)` \|", text, re.M)
+    assert rows == list(CHECK_IDS)
