@@ -8,12 +8,14 @@ Two kinds of fenced block are commands:
 - ```` ```sh ````: every line that is not blank or a comment is a command; only its exit status is
   checked. A trailing ``# comment`` is the reader's, not the shell's concern, and stays.
 
-A command continues on the next line after a trailing backslash. Every command must exit 0 (a
+A command continues on the next line after a trailing backslash, and (in console blocks) on
+lines starting with ``> ``, the shell's prompt inside an open quote. Every command must exit 0 (a
 page that shows a failure writes ``; echo "exit $?"``). A block preceded by the comment
 ``<!-- docs-test: skip: REASON -->`` is not run; REASON names the test that covers it instead
 (``tests/test_x.py``), and :func:`skipped_blocks` lets a test check that the file exists.
 
-Pages run in order, each in a fresh directory holding a ``templates`` link to the repository's,
+Pages run in order, each in a fresh directory holding links to the repository's ``templates``
+and ``bench``,
 so ``out/`` written by one command is there for the next. Progress lines that ``topogen build``
 prints after 2 s (``topogen: [   4.6 s] manifest``) depend on the machine's speed and are dropped.
 """
@@ -32,6 +34,7 @@ SKIP_RE = re.compile(r"<!--\s*docs-test:\s*skip:\s*(.*?)\s*-->", re.S)
 FENCE_RE = re.compile(r"^(\s*)```(\w*)\s*$")
 PROGRESS_RE = re.compile(r"^topogen: \[\s*[0-9.]+ s\] .*$")
 ELLIPSIS = "..."
+LINKED = ("templates", "bench")  # repository folders the pages' commands name, linked into their directory
 
 
 @dataclass
@@ -121,12 +124,16 @@ def commands(block: Block) -> list[Command]:
             parts[-1] = parts[-1][:-1]
             n += 1
             parts.append(block.lines[n].strip())
+        text = " ".join(p.strip() for p in parts)
         n += 1
+        while n < len(block.lines) and block.lines[n].startswith("> "):  # the shell's PS2: a quoted newline
+            text += "\n" + block.lines[n][2:]
+            n += 1
         expected = []
         while n < len(block.lines) and not block.lines[n].startswith("$ "):
             expected.append(block.lines[n])
             n += 1
-        out.append(Command(block.page, at, " ".join(p.strip() for p in parts), expected))
+        out.append(Command(block.page, at, text, expected))
     return out
 
 

@@ -45,7 +45,8 @@ def test_ellipsis_rules():
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(dc.DOCS)) for p in PAGES])
 def test_page_commands(page: Path, tmp_path: Path):
-    (tmp_path / "templates").symlink_to(dc.ROOT / "templates")
+    for name in dc.LINKED:
+        (tmp_path / name).symlink_to(dc.ROOT / name)
     env = dc.environment(Path(sys.executable).parent)
     for cmd in dc.page_commands(page):
         code, out = dc.run(cmd, tmp_path, env)
