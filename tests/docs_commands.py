@@ -153,10 +153,10 @@ def environment(bin_dir: Path) -> dict[str, str]:
 
 
 def run(cmd: Command, cwd: Path, env: dict[str, str], timeout: float = 300) -> tuple[int, str]:
-    """Run one command in bash; stdout and stderr together, progress lines dropped, trailing spaces cut."""
+    """Run one command in bash; stdout and stderr together, progress lines dropped, trailing spaces and blank lines cut."""
     res = subprocess.run(["bash", "-o", "pipefail", "-c", cmd.text], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
     lines = [line.rstrip() for line in res.stdout.splitlines() if not PROGRESS_RE.match(line)]
-    return res.returncode, "\n".join(lines)
+    return res.returncode, "\n".join(lines).rstrip("\n")
 
 
 def pattern(expected: list[str]) -> re.Pattern[str]:
