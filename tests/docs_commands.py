@@ -57,8 +57,8 @@ class Block:
 
 
 def pages() -> list[Path]:
-    """Every Markdown page of the site, in a stable order."""
-    return sorted(DOCS.rglob("*.md"))
+    """Every Markdown page of the site, and the README, in a stable order."""
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 
 
 def blocks(path: Path) -> list[Block]:

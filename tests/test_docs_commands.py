@@ -43,7 +43,7 @@ def test_ellipsis_rules():
     assert dc.matches([], "")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(dc.DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(dc.ROOT)) for p in PAGES])
 def test_page_commands(page: Path, tmp_path: Path):
     for name in dc.LINKED:
         (tmp_path / name).symlink_to(dc.ROOT / name)

@@ -287,8 +287,8 @@ def test_files_stay_below_the_upload_limit(tmp_path):
     assert len({(r["device"], r["name"]) for r in rows}) == len(rows)
 
 
-def test_readme_documents_the_import(clusters):
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+def test_docs_document_the_import(clusters):
+    readme = (Path(__file__).parents[1] / "docs" / "exports" / "netbox.md").read_text()
     for needle in ("sites.csv", "device-types.csv", "5–15 cables", "REST API", "2.5 MiB"):
         assert needle in readme, needle
 
