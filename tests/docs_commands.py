@@ -14,7 +14,7 @@ page that shows a failure writes ``; echo "exit $?"``). A block preceded by the 
 ``<!-- docs-test: skip: REASON -->`` is not run; REASON names the test that covers it instead
 (``tests/test_x.py``), and :func:`skipped_blocks` lets a test check that the file exists.
 
-Pages run in order, each in a fresh directory holding links to the repository's ``templates``
+The README counts as a page. Pages run in order, each in a fresh directory holding links to the repository's ``templates``
 and ``bench``,
 so ``out/`` written by one command is there for the next. Progress lines that ``topogen build``
 prints after 2 s (``topogen: [   4.6 s] manifest``) depend on the machine's speed and are dropped.
