@@ -2,8 +2,8 @@
 
 Each test builds a real spec (with a ``workload:`` that names shipped presets)
 and reads the figure off the rows ``topogen analyze`` prints. Where a figure is
-only partly reproduced, the test says how far off it is and why (see the
-README's "Analyses" section).
+only partly reproduced, the test says how far off it is and why (see
+docs/analyses.md).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from topogen.cli import main
 from topogen.exports import bom as bom_export
 from topogen.exports import cabling, netbox
 
-# documented columns of each CSV (the exporters' column constants, listed in the README)
+# documented columns of each CSV (the exporters' column constants, listed in docs/exports/index.md)
 DOCUMENTED = {
     "cabling.csv": cabling.COLUMNS + cabling.FLOOR_COLUMNS,
     "bom.csv": bom_export.COLUMNS,

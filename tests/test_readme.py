@@ -115,3 +115,12 @@ def test_library_snippet_runs(tmp_path):
     assert res.returncode == 0, res.stderr
     valid, cost, nodes, edges = res.stdout.split()
     assert valid == "True" and float(cost) > 0 and (int(nodes), int(edges)) == (64 + 4, 64)
+
+
+def test_outputs_page_lists_the_cabling_columns():
+    """The documented columns of cabling.csv are the exporter's, in its order."""
+    from topogen.exports import cabling
+
+    outputs = (DOCS / "exports" / "index.md").read_text(encoding="utf-8")
+    assert f"`{', '.join(cabling.COLUMNS)}`" in outputs
+    assert f"`{', '.join(cabling.FLOOR_COLUMNS)}`" in outputs
