@@ -277,6 +277,83 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
             click.echo(f"  {x.render()}", err=True)
 
 
+@main.command("search")
+@click.argument("spec", metavar="FILE")
+@click.option("--gpus", help="N: a whole number, or at least N with a trailing + (30000+): each K rounds it up to whole HB domains.")
+@click.option("--arch", help="Architectures to search, comma-separated (rail-optimized,rail-only).")
+@click.option("--hb-domain", "hb_domain", help="HB-domain sizes K, comma-separated (default: the workload GPU's scale-up options).")
+@click.option("--catalog", help="Catalogs, comma-separated names or paths (radix and speed default to their switches').")
+@click.option("--radix", help="Leaf radixes (or per tier 32/288), comma-separated.")
+@click.option("--link-speed", "link_speed", help="Link speeds in Gb/s (or per tier 200/400), comma-separated.")
+@click.option("--planes", help="Planes, comma-separated.")
+@click.option("--oversubscription", help="Leaf down:up ratios, comma-separated (1:1,3:1).")
+@click.option("--objectives", help="Objectives to minimise, comma-separated: capex, cost_per_gpu, power, iteration, blast_radius, cables_optics.")
+@click.option("--budget", help="Constraint: capex at most this many USD.")
+@click.option("--power-kw", "power_kw", help="Constraint: fabric power at most this many kW.")
+@click.option("--racks", help="Constraint: at most this many racks on the floor layout.")
+@click.option("--max-hops", "max_hops", help="Constraint: worst-case switch hops between two GPUs.")
+@click.option("--choose", help="Objective the chosen design has least of on the front (default: the first objective).")
+@click.option("--slack", help="Designs whose closed-form estimates are within this fraction of the front are built explicitly too (default 0.05).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Local worker processes for the explicit builds (default: the CPUs, at most 8).")
+@click.option("--scheduler", help="Send the explicit builds to a Dask cluster: tcp://HOST:PORT of its scheduler (needs topogen-railfabric[dask]).")
+@click.option("--results", type=click.Path(dir_okay=False), help="Results file: each explicit build is appended as it finishes; a rerun with the same file resumes.")
+@click.option("--out", "out", help="Output directory (default out/<name>); replaced only when empty or holding topogen's own earlier output.")
+@click.option("--force", is_flag=True, help="Also replace topogen outputs changed since they were written.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"rows": [...], "front": [...], "chosen": {...}} instead of the table.')
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors.")
+def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str | None, out: str | None, force: bool, as_json: bool, quiet: bool, **flags) -> None:
+    """Search the designs of FILE's search: section for the Pareto front, and write the chosen spec.
+
+    \b
+    topogen search b200-32k-search
+    topogen search my-search.yaml --budget 300e6 --jobs 4
+    topogen search my-search.yaml --scheduler tcp://10.0.0.5:8786 --results run.jsonl
+
+    Every design is screened by the closed form; those near the front are
+    built, validated and priced explicitly (as topogen build does), and the
+    front is taken on those figures. Writes out/<name>/: search.json,
+    front.csv, designs.csv, chosen.yaml (topogen build takes it as it is),
+    pareto.png/svg and manifest.json. Exit status: 0 success, 1 a build
+    disagreed with the closed form or failed validation, 2 bad input.
+    """
+    from .search import executor as ex
+    from .search import report, run, space
+    from .search.journal import Journal
+
+    journal = None
+    try:
+        if flags.get("gpus") is not None and str(flags["gpus"]).strip().endswith("+"):
+            flags["gpus"] = {"at_least": str(flags["gpus"]).strip()[:-1]}
+        s = space.load(spec, flags)
+        out_dir = Path(out) if out else Path("out") / s.name
+        from . import outdir
+
+        outdir.check(out_dir, force)
+        journal = Journal(Path(results)) if results else None
+        progress = (lambda m: click.echo(f"{m}...", err=True)) if not quiet and not as_json else None
+        res = run.search(s, ex.make(jobs, scheduler), journal, progress)
+        notes: list[str] = []
+        written = report.write(res, out_dir, force=force, notes=notes)
+    except InputError as exc:
+        fail_input(exc)
+    finally:
+        if journal is not None:
+            journal.close()
+    if as_json:
+        import json
+
+        click.echo(json.dumps(res.as_json(), indent=2))
+    elif not quiet:
+        click.echo(report.render_table(res))
+        for n in notes:
+            click.echo(f"note: {n}")
+        click.echo(render_files(out_dir, written))
+    if res.errors:
+        for e in res.errors:
+            click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+
+
 @main.command("validate")
 @spec_options
 @click.option("--spec", "spec_opt", metavar="SPEC", help="The spec a cabling.csv / topology.json claims to implement (YAML path or preset name).")

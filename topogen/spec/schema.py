@@ -20,7 +20,7 @@ from topogen.spec.cluster import NAME_RE, RATIO_RE
 from topogen.spec.counts import MAX_TIERS, link_tier_name
 from topogen.spec.fields import Field
 from topogen.spec.layout import LAYOUT_FIELDS
-from topogen.spec.workload import BATCH_RE, CHECKPOINT_FIELDS, GPU_FIELDS, MODEL_FIELDS, MOE_FIELDS, NUMBER_RE, PARALLEL_FIELDS, WORKLOAD_FIELDS
+from topogen.spec.workload import BATCH_RE, CHECKPOINT_FIELDS, GPU_FIELDS, MODEL_FIELDS, MOE_FIELDS, NUMBER_RE, PARALLEL_FIELDS, SCALE_UP_FIELDS, WORKLOAD_FIELDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ROLES = ("leaf", "spine", "core", "tier4", "tier5", "tier6")
@@ -128,6 +128,7 @@ SPEC_DEFS: dict[str, tuple[Field, ...]] = {
     "model": MODEL_FIELDS,
     "moe": MOE_FIELDS,
     "gpu": GPU_FIELDS,
+    "scale_up": SCALE_UP_FIELDS,
     "parallelism": PARALLEL_FIELDS,
     "checkpoint": CHECKPOINT_FIELDS,
     "layout": LAYOUT_FIELDS,

@@ -93,6 +93,11 @@ GPU_FIELDS: tuple[Field, ...] = (
     Field("hb_bandwidth_gbps", "quantity", "HB-domain (NVLink) Gb/s per GPU.", example=7200),
     Field("sources", "sources", "Where each value comes from (as a model's sources)."),
     Field("description", "text", "One line on the GPU."),
+    Field("scale_up", "list-of", "HB domains this GPU ships in; topogen search tries each as an HB-domain size.", sub="scale_up"),
+)
+SCALE_UP_FIELDS: tuple[Field, ...] = (
+    Field("hb_domain", "int", "GPUs in one HB domain of this kind (8 HGX, 72 NVL72).", minimum=1, required=True, example=72),
+    Field("gpus_per_node", "int", "GPUs per compute node of this kind, dividing hb_domain.", default_doc="hb_domain", minimum=1, example=4),
 )
 PARALLEL_FIELDS: tuple[Field, ...] = (
     Field("tp", "int", "Tensor-parallel GPUs, inside one HB domain (divides hb_domain).", default=1, minimum=1, example=8),

@@ -1,0 +1,248 @@
+"""The search, top to bottom: space → screening → near-front → explicit builds → front → choice.
+
+:func:`search` returns a :class:`Result` of plain data (the shape of ``topogen
+search --json``); it never prints. Bad input, an empty space, or constraints
+nothing meets raise :class:`~topogen.errors.InputError` naming what would be valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import __version__
+from .. import catalog as cat
+from ..errors import InputError, Problem
+from ..figures import count, usd
+from ..spec import available_catalogs, resolve_catalog_ref
+from . import explain, front
+from .executor import Local
+from .explicit import FIGURES
+from .journal import Journal
+from .screen import Screener
+from .space import CONSTRAINTS, OBJECTIVES, Search, points
+
+LABEL_KEYS = ("arch", "catalog", "hb_domain", "gpus", "radix", "link_speed", "planes", "oversubscription")
+TRIED_CHEAPEST = 3  # designs built explicitly to name the one nearest a constraint nothing meets
+
+
+@dataclass
+class Result:
+    """What a search found: every row, the front, the chosen design, why families lost, errors."""
+
+    search: dict[str, Any]
+    rows: list[dict[str, Any]]
+    front: list[dict[str, Any]]
+    chosen: dict[str, Any]
+    families: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    errors: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "generator": f"topogen {__version__}",
+            "search": self.search,
+            "rows": self.rows,
+            "front": self.front,
+            "chosen": self.chosen,
+            "families": self.families,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "stats": self.stats,
+        }
+
+
+def label(row: dict[str, Any]) -> str:
+    """A design in words: ``rail-only ndr-400g K=8 radix 64 400G 1:1``."""
+    planes = f" {row['planes']} planes" if row.get("planes", 1) != 1 else ""
+    return f"{row['arch']} {row['catalog']} K={row['hb_domain']} N={row['gpus']:,} radix {row['radix']} {row['link_speed']}G {row['oversubscription']}{planes}"
+
+
+def load_catalogs(s: Search) -> dict[str, cat.Catalog]:
+    """Every catalog of the space, loaded once; unknown ones are reported with what is bundled."""
+    out: dict[str, cat.Catalog] = {}
+    problems: list[Problem] = []
+    for ref in s.axes["catalog"]:
+        if not isinstance(ref, str):
+            problems.append(Problem("search.space.catalog", f"a catalog is a name or a path, got {ref!r}", f"bundled: {', '.join(available_catalogs())}"))
+            continue
+        try:
+            out[ref] = cat.load_catalog(resolve_catalog_ref(ref, s.base_dir))
+        except InputError as exc:
+            problems.extend(Problem("search.space.catalog", p.render(), f"bundled catalogs: {', '.join(available_catalogs())}, or a path to a catalog .yaml file") for p in exc.problems)
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def _vector(row: dict[str, Any], objectives: tuple[str, ...]) -> list[float]:
+    return [float(row[OBJECTIVES[o].key] if row[OBJECTIVES[o].key] is not None else 0.0) for o in objectives]
+
+
+def _violations(row: dict[str, Any], constraints: dict[str, float], slack: float) -> list[str]:
+    """The constraints ``row`` breaks (an estimate gets ``slack``; an unknown figure breaks nothing yet)."""
+    out = []
+    for name, cap in constraints.items():
+        key, scale, _unit, _what = CONSTRAINTS[name]
+        v = row.get(key)
+        if v is not None and v > cap * scale * (1 + slack):
+            out.append(name)
+    return out
+
+
+def _constraint_text(name: str, cap: float) -> str:
+    key, scale, unit, what = CONSTRAINTS[name]
+    if name == "budget":
+        return f"the budget of {usd(cap)}"
+    if name == "power_kw":
+        return f"the power cap of {cap:,.6g} kW"
+    if name == "racks":
+        return f"the rack cap of {count(int(cap))} racks"
+    return f"the limit of {cap:g} switch hops"
+
+
+def _value_text(name: str, row: dict[str, Any]) -> str:
+    key, scale, unit, _ = CONSTRAINTS[name]
+    v = row[key]
+    if name == "budget":
+        return usd(v)
+    if name == "power_kw":
+        return f"{v / 1000:,.1f} kW"
+    return f"{count(int(v))} {unit}"
+
+
+def _nothing_meets(s: Search, rows: list[dict[str, Any]], build: Callable[[list[dict[str, Any]]], None]) -> InputError:
+    """'Nothing meets the budget': per constraint nothing meets, the design nearest to meeting it, built explicitly."""
+    problems = []
+    for name, cap in s.constraints.items():
+        key, scale = CONSTRAINTS[name][0], CONSTRAINTS[name][1]
+        known = [r for r in rows if r.get(key) is not None]
+        if not known:
+            continue
+        best = sorted(known, key=lambda r: (r[key], r["design"]))[:TRIED_CHEAPEST]
+        build([r for r in best if r["figures"] != "explicit"])
+        best = min(best, key=lambda r: (r[key], r["design"]))
+        if best[key] <= cap * scale:
+            continue
+        least = {"budget": "cheapest", "power_kw": "lowest-power", "racks": "smallest", "max_hops": "flattest"}[name]
+        problems.append(Problem(f"search.constraints.{name}", f"nothing meets {_constraint_text(name, cap)}: the {least} design is {best['design']} ({label(best)}) at {_value_text(name, best)}", f"raise {name} to at least {_value_text(name, best)}, or widen the space"))
+    if not problems:
+        problems.append(Problem("search.constraints", f"no design meets all of {', '.join(_constraint_text(n, c) for n, c in s.constraints.items())} at once (each alone is met)", "relax one of them, or widen the space"))
+    return InputError(problems)
+
+
+def search(s: Search, executor=None, journal: Journal | None = None, progress: Callable[[str], None] | None = None) -> Result:
+    """Run the search ``s``: screen every design, build the near-front explicitly, return the front and the choice."""
+    step = progress or (lambda _m: None)
+    executor = executor or Local(1)
+    catalogs = load_catalogs(s)
+    step("space")
+    overrides, no_n = points(s, catalogs)
+    if not overrides:
+        why = "; ".join(f"{a}: {b}" for a, b in no_n[:4]) or "an axis lists no value"
+        raise InputError([Problem("search.space", f"the space holds no design ({why})", "widen search.gpus (e.g. {at_least: N}: each K rounds N up to whole HB domains) or list other HB-domain sizes")])
+    step(f"screening {len(overrides):,} designs by the closed form")
+    screener = Screener(s, catalogs)
+    rows = [screener.screen(i, o) for i, o in enumerate(overrides)]
+    for r in rows:
+        r["catalog"] = catalogs[r["catalog"]].name
+    skipped = [{"design": r["design"], "label": label(r), "reason": r["skipped"]} for r in rows if "skipped" in r]
+    skipped += [{"design": None, "label": a, "reason": b} for a, b in no_n]
+    live = [r for r in rows if "skipped" not in r]
+    if not live:
+        reasons: dict[str, int] = {}
+        for x in skipped:
+            reasons[x["reason"]] = reasons.get(x["reason"], 0) + 1
+        top = "; ".join(f"{why} ({n} design{'s' if n > 1 else ''})" for why, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
+        raise InputError([Problem("search.space", f"none of the {len(rows):,} designs of the space can be built: {top}", "change the axes named there (topogen catalogs lists what each catalog supplies)")])
+
+    built: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    stats = {"designs": len(rows), "buildable": len(live), "built": 0, "reused": 0, "executor": executor.describe()}
+
+    def build(todo: list[dict[str, Any]]) -> None:
+        """Build rows explicitly (reusing the journal's results) and put the exact figures in them."""
+        need = []
+        for r in todo:
+            sha = r["spec_sha256"]
+            if journal is not None and sha in journal.done:
+                _merge(r, journal.done[sha], errors)
+                stats["reused"] += 1
+            elif r["design"] not in built:
+                need.append(r)
+        if not need:
+            return
+        step(f"building {len(need):,} designs explicitly on {executor.describe()}")
+        for i, got in executor.run([r["spec"] for r in need]):
+            r = need[i]
+            built[r["design"]] = got
+            stats["built"] += 1
+            if journal is not None and "error" not in got:
+                journal.add(r["spec_sha256"], got)
+            _merge(r, got, errors)
+
+    feasible = [r for r in live if not _violations(r, s.constraints, s.slack)]
+    slack = [0.0 if OBJECTIVES[o].exact_in_screening else s.slack for o in s.objectives]
+    excluded: set[str] = set()
+    while True:  # a design built and found over a constraint leaves; the near-front is taken again without it
+        cand = [r for r in feasible if r["design"] not in excluded]
+        if not cand:
+            raise _nothing_meets(s, [r for r in live if r["figures"] == "explicit"] if excluded else live, build)
+        near = [cand[i] for i in front.near_front([_vector(r, s.objectives) for r in cand], slack)]
+        build(near)
+        if errors:
+            return _result(s, rows, [], {}, skipped, errors, stats)
+        over = {r["design"] for r in near if _violations(r, s.constraints, 0)}
+        if not over:
+            break
+        excluded |= over
+    exact = near
+    on = [exact[i] for i in front.non_dominated([_vector(r, s.objectives) for r in exact])]
+    order = [s.choose] + [o for o in s.objectives if o != s.choose]
+    on.sort(key=lambda r: ([r[OBJECTIVES[o].key] or 0 for o in order], r["design"]))
+    for r in rows:
+        r["on_front"] = False
+    for r in on:
+        r["on_front"] = True
+    chosen = dict(on[0])
+    stats["near_front"] = len(near)
+    stats["front"] = len(on)
+    res = _result(s, rows, on, chosen, skipped, errors, stats)
+    res.families = explain.families(live, on, s.objectives, s.constraints, label)
+    return res
+
+
+def _merge(row: dict[str, Any], got: dict[str, Any], errors: list[str]) -> None:
+    """Put a build's figures in its row; a build that disagrees with the closed form, or fails, is an error."""
+    if "error" in got:
+        errors.append(f"{row['design']} ({label(row)}): the explicit build failed: {got['error']}")
+        return
+    if got["spec_sha256"] != row["spec_sha256"]:
+        errors.append(f"{row['design']}: the build's spec hash {got['spec_sha256'][:16]} is not the screened spec's {row['spec_sha256'][:16]}")
+    for key in ("tiers", "switches_per_tier", "links_per_tier"):
+        if got[key] != row[key]:
+            errors.append(f"{row['design']} ({label(row)}): closed form and wiring disagree on {key}: {row[key]} by the closed form, {got[key]} in the wiring")
+    if not got["closed_form_agrees"]:
+        errors.append(f"{row['design']} ({label(row)}): the build's summary says its wiring disagrees with the closed form (closed_form_agrees false)")
+    if got["iteration_s"] != row["iteration_s"]:
+        errors.append(f"{row['design']}: iteration time {got['iteration_s']} in the build, {row['iteration_s']} in screening")
+    if not got["valid"]:
+        errors.append(f"{row['design']} ({label(row)}): the wiring failed validation ({got['validation_errors']} errors); topogen build of its spec lists them")
+    row["estimate"] = {k: row[k] for k in FIGURES if k in row}
+    for k in FIGURES:
+        row[k] = got[k]
+    row["figures"] = "explicit"
+
+
+def _result(s: Search, rows, on, chosen, skipped, errors, stats) -> Result:
+    """Rows in plain data: the spec dict is kept on the front and the chosen design only."""
+    keep = {r["design"] for r in on}
+    out_rows = []
+    for r in rows:
+        x = {k: v for k, v in r.items() if k != "spec" or r["design"] in keep}
+        if "skipped" not in r:
+            x.setdefault("on_front", False)
+        out_rows.append(x)
+    fr = [{k: v for k, v in r.items()} for r in on]
+    return Result(s.to_dict(), out_rows, fr, chosen, [], skipped, errors, stats)

@@ -1,0 +1,151 @@
+"""Screening: every design of the space by the closed form, in microseconds a design.
+
+The switch and link counts per tier are :func:`topogen.counts.arch_counts`, the
+ones the explicit wiring must reproduce. Cost, power and the optics come from
+those counts and the catalog's media of each link tier at its usual length class
+(:func:`topogen.catalog.resolve_media`); the explicit BOM picks media per cable by
+its routed length and rounds twin-port modules per device, so these figures are
+*estimates* (``figures: "closed form"``), replaced by the build's own once a design
+is built. The iteration time is :func:`topogen.analysis.fabric.iteration_report`
+itself: the same figure ``topogen build`` reports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Mapping
+
+from .. import catalog as cat
+from .. import counts
+from ..analysis.fabric import iteration_report
+from ..analysis.workload import parse_workload
+from ..errors import InputError, Problem
+from ..spec import Spec, build_spec
+from .space import Search
+
+
+class Screener:
+    """Screens designs of one search; caches catalogs, workloads and iteration times across designs."""
+
+    def __init__(self, search: Search, catalogs: Mapping[str, cat.Catalog]):
+        self.search = search
+        self.catalogs = catalogs
+        self._workloads: dict[tuple[int, int], Any] = {}
+        self._iteration: dict[tuple, float] = {}
+
+    def spec(self, name: str, overrides: Mapping[str, Any]) -> Spec:
+        """The design's spec: the base with ``overrides``; the workload parsed once per (N, K)."""
+        s = self.search
+        data = {k: v for k, v in s.base.items() if k != "workload"}
+        spec = build_spec(data, {**overrides, "name": name}, default_name=name, base_dir=s.base_dir)
+        raw = s.base.get("workload")
+        if raw is None:
+            return spec
+        key = (spec.gpus, spec.hb_domain)
+        if key not in self._workloads:
+            problems: list[Problem] = []
+            wl = parse_workload(raw, spec.gpus, spec.hb_domain, problems)
+            self._workloads[key] = InputError(problems) if problems else wl
+        wl = self._workloads[key]
+        if isinstance(wl, InputError):
+            raise wl
+        return replace(spec, workload=wl)
+
+    def iteration_s(self, spec: Spec) -> float | None:
+        """Iteration time of the workload, as ``topogen build`` computes it (backup hosts left out of the job)."""
+        if spec.workload is None:
+            return None
+        job = replace(spec, gpus=spec.active_gpus, backup_nodes=0) if spec.backup_nodes else spec
+        key = (job.gpus, job.hb_domain, job.scale_out_gbps, job.hb_bandwidth_gbps)
+        if key not in self._iteration:
+            self._iteration[key] = iteration_report([job]).rows[0]["iteration_s"]
+        return self._iteration[key]
+
+    def screen(self, index: int, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """One row: the design's closed-form figures, or why it cannot be built (``skipped``)."""
+        name = f"{self.search.name}-{index:05d}"
+        row: dict[str, Any] = {"design": name, **{k: overrides[k] for k in ("arch", "catalog", "hb_domain", "gpus", "radix", "link_speed")}}
+        row["planes"] = overrides.get("planes", self.search.base.get("planes", 1))
+        row["oversubscription"] = overrides.get("oversubscription", self.search.base.get("oversubscription", "1:1"))
+        try:
+            spec = self.spec(name, overrides)
+            arch = spec.arch
+            closed = counts.arch_counts(spec, arch)
+            hw = self.catalogs[overrides["catalog"]]
+            cat.check_spec(hw, spec, {arch: closed.tiers})
+        except InputError as exc:
+            row["skipped"] = "; ".join(p.render() for p in exc.problems)
+            return row
+        row["spec"] = spec.to_dict()  # plain data: build_spec reads it back to this very spec (same digest)
+        row["spec_sha256"] = spec.digest()
+        row.update(estimate(spec, closed, hw))
+        row["iteration_s"] = self.iteration_s(spec)
+        row["figures"] = "closed form"
+        return row
+
+
+def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog) -> dict[str, Any]:
+    """Cost, power, optics, blast radius and hops of a design from its closed-form counts and the catalog."""
+    t = closed.tiers
+    cost = power = 0.0
+    transceivers = cables = 0.0
+    for tier in range(1, t + 1):
+        sw, mode = hw.switch_at(spec, tier, t)  # type: ignore[misc]
+        n_sw = closed.switches_per_tier[tier - 1]
+        cost += n_sw * sw.unit_price(spec.radix_at(tier))
+        power += n_sw * sw.power_w
+        links = closed.links_per_tier[tier - 1]
+        if not links:
+            continue
+        media, _ = cat.resolve_media(hw, tier, spec.domains, sw, mode, spec.speed_at(tier), spec.gpus_per_node)
+        if media is None:
+            continue
+        ends = [(media.transceiver, 1 if tier == 1 else 2)]
+        if tier == 1:
+            ends.append((media.gpu_transceiver, 1))
+        for tx, per_link in ends:
+            if tx is not None:
+                q = math.ceil(links * per_link / tx.ports_per_module)
+                transceivers += q
+                cost += q * tx.price_usd
+                power += q * tx.power_w
+        if media.cable is not None:
+            q = math.ceil(links / media.cable.links_per_cable)
+            cables += q
+            cost += q * media.cable.price_usd
+            power += q * media.cable.power_w
+    nic = hw.nic_for(spec.link_speed)
+    if nic is not None:
+        q = spec.gpus * -(-spec.nic_ports // nic.ports)
+        cost += q * nic.price_usd
+        power += q * nic.power_w
+    return {
+        "tiers": t,
+        "switches_per_tier": list(closed.switches_per_tier),
+        "links_per_tier": list(closed.links_per_tier),
+        "switches": sum(closed.switches_per_tier),
+        "links": sum(closed.links_per_tier),
+        "cost_usd": round(cost, 2),
+        "cost_per_gpu": round(cost / spec.gpus, 2),
+        "power_w": round(power, 2),
+        "transceivers": int(transceivers),
+        "cables": int(cables),
+        "cables_optics": int(transceivers + cables),
+        "blast_radius_gpus": busiest_leaf_gpus(spec),
+        "switch_hops": 2 * t - 1,
+        "racks": None,  # the floor layout's: known after the explicit build
+    }
+
+
+def busiest_leaf_gpus(spec: Spec) -> int:
+    """GPUs on the busiest leaf: those that lose bandwidth when it fails (the estimate of the blast radius)."""
+    shared = spec.packs_rails(spec.arch)
+    if spec.arch == "rail-optimized":
+        runs = counts.rail_optimized_leaves(spec.domains, spec.hb_domain, spec.shape, shared, units=spec.units)
+    else:
+        runs = counts.rail_only_leaves(spec.domains, spec.shape, units=spec.units)
+        if shared:
+            per = counts.rails_per_switch(spec.gpus, spec.hb_domain, spec.radix, True) if not spec.tier_radix else 1
+            return max((min(spec.shape.split(1)[0], r.used * per) for r in runs), default=0)
+    return max((r.used for r in runs), default=0)
