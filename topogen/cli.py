@@ -305,7 +305,7 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
     """Search the designs of FILE's search: section for the Pareto front, and write the chosen spec.
 
     \b
-    topogen search b200-32k-search
+    topogen search b200-32k
     topogen search my-search.yaml --budget 300e6 --jobs 4
     topogen search my-search.yaml --scheduler tcp://10.0.0.5:8786 --results run.jsonl
 

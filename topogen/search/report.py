@@ -54,7 +54,8 @@ def render_table(res: Result) -> str:
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)] if body else [len(h) for h in head]
     st = res.stats
     objs = ", ".join(res.search["objectives"])
-    lines.append(f"search {res.search['name']}: {count(st['designs'])} designs screened by the closed form ({count(st['buildable'])} buildable{f", {count(len(res.skipped))} not, listed in search.json" if res.skipped else ""}), {count(st.get('near_front', 0))} near the front built explicitly ({count(st['built'])} built on {st['executor']}, {count(st['reused'])} from the results file)")
+    unbuilt = f", {count(len(res.skipped))} not, listed in search.json" if res.skipped else ""
+    lines.append(f"search {res.search['name']}: {count(st['designs'])} designs screened by the closed form ({count(st['buildable'])} buildable{unbuilt}), {count(st.get('near_front', 0))} near the front built explicitly ({count(st['built'])} built on {st['executor']}, {count(st['reused'])} from the results file)")
     lines.append(f"Pareto front of {objs} ({len(res.front)} designs; figures from the explicit builds; * chosen by least {res.search['choose']}; rel = iteration time over the fastest design's)")
     lines.append("  ".join(h.ljust(w) if i < 3 or h == "over" else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths))))
     lines.append("-" * len(lines[-1]))
