@@ -9,6 +9,7 @@ figures exactly.
 from __future__ import annotations
 
 import json
+import os
 import random
 from itertools import product
 from pathlib import Path
@@ -286,3 +287,31 @@ def test_gpu_presets_scale_up_gives_the_hb_domains(tmp_path):
     overrides, _ = space.points(s, run.load_catalogs(s))
     assert {(o["hb_domain"], o["gpus"], o.get("gpus_per_node")) for o in overrides} == {(8, 30000, 8), (72, 30024, 4)}
     assert load_spec("gb200-nvl72").gpus_per_node == 4  # presets with scale_up still load
+
+
+# --- local workers: a worker that dies is replaced and its builds run again -------------------
+
+MARK = Path(os.environ.get("TMPDIR", "/tmp")) / f"topogen-search-test-{os.getpid()}"
+
+
+def dies_once(spec: dict) -> dict:
+    """A build that takes its worker process down the first time (the marker file says it did)."""
+    try:
+        fd = os.open(MARK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return {"name": spec["name"], "pid": os.getpid()}
+    os.close(fd)
+    os._exit(9)
+
+
+def test_a_local_worker_that_dies_is_retried():
+    from topogen.search.executor import Local
+
+    MARK.unlink(missing_ok=True)
+    try:
+        specs = [{"name": f"d{i}"} for i in range(6)]
+        got = dict(Local(2, fn=dies_once).run(specs))
+        assert MARK.exists()  # one worker did die
+        assert sorted(got) == list(range(6)) and [got[i]["name"] for i in range(6)] == [s["name"] for s in specs]
+    finally:
+        MARK.unlink(missing_ok=True)

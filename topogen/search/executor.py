@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError, Problem
 from .explicit import build_design
@@ -29,9 +29,10 @@ RETRIES = 3
 class Local:
     """Local worker processes (``jobs``; 1 builds in this process)."""
 
-    def __init__(self, jobs: int = 1, retries: int = RETRIES):
+    def __init__(self, jobs: int = 1, retries: int = RETRIES, fn: Callable[[dict[str, Any]], dict[str, Any]] = build_design):
         self.jobs = max(1, jobs)
         self.retries = retries
+        self.fn = fn
 
     def describe(self) -> str:
         return "this process" if self.jobs == 1 else f"{self.jobs} local worker processes"
@@ -39,13 +40,13 @@ class Local:
     def run(self, specs: Sequence[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
         if self.jobs == 1 or len(specs) <= 1:
             for i, s in enumerate(specs):
-                yield i, build_design(s)
+                yield i, self.fn(s)
             return
         todo = set(range(len(specs)))
         for attempt in range(self.retries + 1):
             try:
                 with ProcessPoolExecutor(max_workers=min(self.jobs, len(todo))) as pool:
-                    pending = {pool.submit(build_design, specs[i]): i for i in sorted(todo)}
+                    pending = {pool.submit(self.fn, specs[i]): i for i in sorted(todo)}
                     while pending:
                         done, _ = wait(pending, return_when=FIRST_COMPLETED)
                         for f in sorted(done, key=lambda f: pending[f]):
@@ -88,7 +89,7 @@ class Dask:
         try:
             futures = [client.submit(build_design, s, key=f"topogen-build-{s['name']}-{i}", retries=self.retries, pure=False) for i, s in enumerate(specs)]
             index = {f.key: i for i, f in enumerate(futures)}
-            for f in as_completed(futures):
+            for f in as_completed(futures, loop=client.loop):
                 yield index[f.key], f.result()
         finally:
             client.close()
