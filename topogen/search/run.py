@@ -165,6 +165,7 @@ def search(s: Search, executor=None, journal: Journal | None = None, progress: C
         """Build rows explicitly (reusing the journal's results) and put the exact figures in them."""
         need = []
         for r in todo:
+            screener.materialize(r)
             sha = r["spec_sha256"]
             if journal is not None and sha in journal.done:
                 _merge(r, journal.done[sha], errors)
@@ -205,7 +206,7 @@ def search(s: Search, executor=None, journal: Journal | None = None, progress: C
         r["on_front"] = False
     for r in on:
         r["on_front"] = True
-    chosen = dict(on[0])
+    chosen = {k: v for k, v in on[0].items() if not k.startswith("_")}
     stats["near_front"] = len(near)
     stats["front"] = len(on)
     res = _result(s, rows, on, chosen, skipped, errors, stats)
@@ -240,9 +241,9 @@ def _result(s: Search, rows, on, chosen, skipped, errors, stats) -> Result:
     keep = {r["design"] for r in on}
     out_rows = []
     for r in rows:
-        x = {k: v for k, v in r.items() if k != "spec" or r["design"] in keep}
+        x = {k: v for k, v in r.items() if not k.startswith("_") and (k != "spec" or r["design"] in keep)}
         if "skipped" not in r:
             x.setdefault("on_front", False)
         out_rows.append(x)
-    fr = [{k: v for k, v in r.items()} for r in on]
+    fr = [{k: v for k, v in r.items() if not k.startswith("_")} for r in on]
     return Result(s.to_dict(), out_rows, fr, chosen, [], skipped, errors, stats)

@@ -12,8 +12,11 @@ itself: the same figure ``topogen build`` reports.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
+from functools import lru_cache
 from typing import Any, Mapping
 
 from .. import catalog as cat
@@ -33,6 +36,8 @@ class Screener:
         self.catalogs = catalogs
         self._workloads: dict[tuple[int, int], Any] = {}
         self._iteration: dict[tuple, float] = {}
+        self._workload_dicts: dict[int, dict[str, Any]] = {}
+        self._media: dict[tuple, Any] = {}
 
     def spec(self, name: str, overrides: Mapping[str, Any]) -> Spec:
         """The design's spec: the base with ``overrides``; the workload parsed once per (N, K)."""
@@ -51,6 +56,28 @@ class Screener:
         if isinstance(wl, InputError):
             raise wl
         return replace(spec, workload=wl)
+
+    def materialize(self, row: dict[str, Any]) -> None:
+        """Give a screened row its spec as plain data and the spec's hash (a build needs them; screening does not)."""
+        if "spec" not in row:
+            row["spec"] = self.spec_dict(row["_spec"])  # build_spec reads it back to this very spec (same digest)
+            row["spec_sha256"] = digest_of(row["spec"])
+
+    def spec_dict(self, spec: Spec) -> dict[str, Any]:
+        """``spec.to_dict()``, with the workload's dict made once per workload (dataclasses.asdict of it dominates otherwise)."""
+        if spec.workload is None:
+            return spec.to_dict()
+        wid = id(spec.workload)
+        if wid not in self._workload_dicts:
+            self._workload_dicts[wid] = spec.workload.to_dict()
+        bare = replace(spec, workload=None).to_dict()
+        out: dict[str, Any] = {}
+        for key, value in bare.items():
+            if "workload" not in out and _FIELD_AT.get(key, len(_FIELD_AT)) > _FIELD_AT["workload"]:
+                out["workload"] = self._workload_dicts[wid]
+            out[key] = value
+        out.setdefault("workload", self._workload_dicts[wid])
+        return out
 
     def iteration_s(self, spec: Spec) -> float | None:
         """Iteration time of the workload, as ``topogen build`` computes it (backup hosts left out of the job)."""
@@ -77,16 +104,29 @@ class Screener:
         except InputError as exc:
             row["skipped"] = "; ".join(p.render() for p in exc.problems)
             return row
-        row["spec"] = spec.to_dict()  # plain data: build_spec reads it back to this very spec (same digest)
-        row["spec_sha256"] = spec.digest()
-        row.update(estimate(spec, closed, hw))
+        row["_spec"] = spec  # made plain (spec dict and hash) by materialize(), for the designs that are built
+        row.update(estimate(spec, closed, hw, self._media))
         row["iteration_s"] = self.iteration_s(spec)
         row["figures"] = "closed form"
         return row
 
 
-def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog) -> dict[str, Any]:
-    """Cost, power, optics, blast radius and hops of a design from its closed-form counts and the catalog."""
+_FIELD_AT = {f.name: i for i, f in enumerate(fields(Spec))}
+
+
+def digest_of(spec_dict: Mapping[str, Any]) -> str:
+    """What :meth:`Spec.digest` gives for the spec whose ``to_dict()`` is ``spec_dict``."""
+    blob = json.dumps(spec_dict, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog, media_cache: dict[tuple, Any] | None = None) -> dict[str, Any]:
+    """Cost, power, optics, blast radius and hops of a design from its closed-form counts and the catalog.
+
+    ``media_cache`` keeps each link tier's media across designs (the catalog's
+    rules depend on the tier, its length class, the switch, speed and node size).
+    """
+    media_cache = {} if media_cache is None else media_cache
     t = closed.tiers
     cost = power = 0.0
     transceivers = cables = 0.0
@@ -98,7 +138,10 @@ def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog) -> dict[str, An
         links = closed.links_per_tier[tier - 1]
         if not links:
             continue
-        media, _ = cat.resolve_media(hw, tier, spec.domains, sw, mode, spec.speed_at(tier), spec.gpus_per_node)
+        key = (hw.name, hw.sha256, tier, cat.length_class(tier, spec.domains), sw.sku, mode, spec.speed_at(tier), spec.gpus_per_node)
+        if key not in media_cache:
+            media_cache[key] = cat.resolve_media(hw, tier, spec.domains, sw, mode, spec.speed_at(tier), spec.gpus_per_node)[0]
+        media = media_cache[key]
         if media is None:
             continue
         ends = [(media.transceiver, 1 if tier == 1 else 2)]
@@ -140,12 +183,16 @@ def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog) -> dict[str, An
 
 def busiest_leaf_gpus(spec: Spec) -> int:
     """GPUs on the busiest leaf: those that lose bandwidth when it fails (the estimate of the blast radius)."""
-    shared = spec.packs_rails(spec.arch)
-    if spec.arch == "rail-optimized":
-        runs = counts.rail_optimized_leaves(spec.domains, spec.hb_domain, spec.shape, shared, units=spec.units)
+    return _busiest(spec.arch, spec.gpus, spec.domains, spec.hb_domain, spec.radix, bool(spec.tier_radix), spec.shape, spec.packs_rails(spec.arch), spec.units)
+
+
+@lru_cache(maxsize=65536)
+def _busiest(arch: str, gpus: int, domains: int, hb: int, radix: int, per_tier: bool, shape: counts.Shape, shared: bool, units: counts.Units) -> int:
+    if arch == "rail-optimized":
+        runs = counts.rail_optimized_leaves(domains, hb, shape, shared, units=units)
     else:
-        runs = counts.rail_only_leaves(spec.domains, spec.shape, units=spec.units)
+        runs = counts.rail_only_leaves(domains, shape, units=units)
         if shared:
-            per = counts.rails_per_switch(spec.gpus, spec.hb_domain, spec.radix, True) if not spec.tier_radix else 1
-            return max((min(spec.shape.split(1)[0], r.used * per) for r in runs), default=0)
+            per = counts.rails_per_switch(gpus, hb, radix, True) if not per_tier else 1
+            return max((min(shape.split(1)[0], r.used * per) for r in runs), default=0)
     return max((r.used for r in runs), default=0)

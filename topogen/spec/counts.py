@@ -341,7 +341,19 @@ def rail_optimized_groups(domains: int, hb: int, radix: "int | Shape", shared: b
 
 
 def rail_optimized_leaves(domains: int, hb: int, radix: "int | Shape", shared: bool, leaf_up: int | None = None, units: Units = NO_UNITS) -> list[LeafRun]:
-    """Leaf runs of a rail-optimized fabric, in leaf order (group-major, rail-minor)."""
+    """Leaf runs of a rail-optimized fabric, in leaf order (group-major, rail-minor).
+
+    Groups alike (every full group, then a partial last one) whose rails pack
+    evenly on their leaves make one run each, without a pass over the groups
+    (a search counts thousands of 100,000-GPU designs); the runs are those the
+    group-by-group loop below gives.
+    """
+    h = leaf_split(radix, leaf_up)[0]
+    size = units.domains or h
+    full, rest = divmod(domains, size)
+    alike = [(d, n, max(1, min(hb, (h - units.reserved) // d)) if shared else 1) for d, n in ((size, full), (rest, 1)) if n and d]
+    if all(hb % rho == 0 for _d, _n, rho in alike):
+        return _merge_runs([LeafRun(n * (hb // rho), rho, d) for d, n, rho in alike])
     runs: list[LeafRun] = []
     for d, rho, nleaves in rail_optimized_groups(domains, hb, radix, shared, leaf_up, units):
         full_leaves = hb // rho

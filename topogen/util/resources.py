@@ -11,6 +11,8 @@ feature adds (``models``, ``gpus``, ...) without touching this module.
 
 from __future__ import annotations
 
+import functools
+
 import difflib
 import re
 from dataclasses import dataclass
@@ -39,10 +41,16 @@ SCHEMA_MODELINE = "yaml-language-server:"  # first line of bundled presets and c
 
 def template_names(kind: str) -> list[str]:
     """Names of the bundled templates of ``kind``, sorted."""
+    return list(_names(kind))
+
+
+@functools.lru_cache(maxsize=64)
+def _names(kind: str) -> tuple[str, ...]:
+    """The bundled files do not change while the program runs: listed once per kind (a search checks thousands of specs)."""
     d = template_dir(kind)
     if not d.is_dir():
-        return []
-    return sorted(p.name[: -len(SUFFIX)] for p in d.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
+        return ()
+    return tuple(sorted(p.name[: -len(SUFFIX)] for p in d.iterdir() if p.name.endswith(SUFFIX) and p.is_file()))
 
 
 def template_path(kind: str, name: str) -> Traversable | None:
