@@ -16,6 +16,7 @@ figures from different days compare.
     .venv/bin/python bench/bench.py --shares --gpus 131072 --arch both   # CPU per exporter
     .venv/bin/python bench/bench.py --targets                # every case of the targets: met / NOT met
     .venv/bin/python bench/bench.py --gpus 131072,2097152 --memory default   # without the program's memory policy
+    .venv/bin/python bench/bench.py --search                 # topogen search: 10,752 designs screened; 200 builds of 131,072 GPUs, local and on Dask
 
 Each case runs as the ``topogen`` program does: with its memory policy
 (``topogen.util.memory``: large blocks from the heap during the build's phases, glibc's
@@ -360,8 +361,18 @@ def main() -> None:
     ap.add_argument("--shares", action="store_true", help="time each exporter alone (CPU) for the first --gpus and --arch, in this process")
     ap.add_argument("--targets", action="store_true", help="run every case of the issue's targets (jobs: the first --jobs, 2 by default) and say which are met")
     ap.add_argument("--memory", choices=("program", "default"), default="program", help="program: the topogen program's memory policy (topogen.util.memory: large arrays from the heap, reused); default: the allocator's defaults")
+    ap.add_argument("--search", action="store_true", help="benchmark topogen search instead (bench/search_bench.py): screening, and explicit builds per executor")
+    ap.add_argument("--search-points", type=int, default=10_752, help="designs screened (the space holds 10,752)")
+    ap.add_argument("--search-builds", type=int, default=200, help="explicit builds per executor")
+    ap.add_argument("--search-gpus", type=int, default=131072, help="GPUs of each explicit build")
+    ap.add_argument("--search-executors", default="local-1,local-2,dask", help="comma-separated: local-N (N worker processes), dask (a scheduler and two workers on 127.0.0.1)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.search:
+        import search_bench
+
+        search_bench.main(args.search_points, args.search_builds, args.search_gpus, args.search_executors.split(","))
+        return
     if args.memory == "program" and (args.one or args.shares):
         from topogen.util.memory import reuse_freed_memory
 

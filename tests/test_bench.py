@@ -66,3 +66,13 @@ def test_targets_are_judged_from_the_rows():
     assert flat["rail-only"].endswith("1.40x: NOT met")
     # a grid without both ends of the range says nothing about flatness
     assert bench.target_lines(rows[3:5]) == []
+
+
+def test_search_bench_screens_and_builds_on_every_executor():
+    out = run("--search", "--search-points", "300", "--search-builds", "2", "--search-gpus", "1024", "--search-executors", "local-1,local-2,dask")
+    tables = [t for t in out.split("\n\n") if t.lstrip().startswith("| ")]
+    screened = table(tables[0])
+    assert screened[0]["designs"] == "300" and float(screened[0]["screen_s"]) > 0
+    built = table(tables[1])
+    assert [r["executor"] for r in built] == ["local, 1 process", "local, 2 processes", "dask, 2 workers"]
+    assert all(r["builds"] == "2" and float(r["wall_s"]) > 0 for r in built)

@@ -137,7 +137,7 @@ def search(s: Search, executor=None, journal: Journal | None = None, progress: C
     step = progress or (lambda _m: None)
     executor = executor or Local(1)
     catalogs = load_catalogs(s)
-    step("space")
+    step("expanding the space")
     overrides, no_n = points(s, catalogs)
     if not overrides:
         why = "; ".join(f"{a}: {b}" for a, b in no_n[:4]) or "an axis lists no value"
