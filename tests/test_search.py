@@ -23,7 +23,7 @@ from topogen.cli import main
 from topogen.search import front, run, screen, space
 from topogen.search.explicit import build_design, figures
 from topogen.search.journal import HEADER
-from topogen.spec import build_spec, load_spec
+from topogen.spec.cluster import build_spec, load_spec
 
 SMALL = {
     "name": "small",

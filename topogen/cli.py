@@ -316,9 +316,9 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
     pareto.png/svg and manifest.json. Exit status: 0 success, 1 a build
     disagreed with the closed form or failed validation, 2 bad input.
     """
-    from .search import executor as ex
-    from .search import report, run, space
-    from .search.journal import Journal
+    from topogen.search import executor as ex
+    from topogen.search import report, run, space
+    from topogen.search.journal import Journal
 
     journal = None
     try:
@@ -326,7 +326,7 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
             flags["gpus"] = {"at_least": str(flags["gpus"]).strip()[:-1]}
         s = space.load(spec, flags)
         out_dir = Path(out) if out else Path("out") / s.name
-        from . import outdir
+        from topogen.util import outdir
 
         outdir.check(out_dir, force)
         journal = Journal(Path(results)) if results else None

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .front import dominates
-from .space import CONSTRAINTS, OBJECTIVES
+from topogen.search.front import dominates
+from topogen.search.space import CONSTRAINTS, OBJECTIVES
 
 
 def family_of(row: dict[str, Any]) -> str:

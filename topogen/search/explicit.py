@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .. import __version__
+from topogen import __version__
 
 FIGURES = ("tiers", "switches_per_tier", "links_per_tier", "switches", "links", "cost_usd", "cost_per_gpu", "power_w", "transceivers", "cables", "cables_optics", "blast_radius_gpus", "switch_hops", "racks", "iteration_s")
 
@@ -22,9 +22,9 @@ def build_design(spec_data: Mapping[str, Any]) -> dict[str, Any]:
     Bad input comes back as ``{"error": ...}`` rather than an exception, so a
     worker never loses a result to pickling an exception class.
     """
-    from .. import pipeline
-    from ..errors import InputError
-    from ..spec import build_spec
+    from topogen import pipeline
+    from topogen.util.errors import InputError
+    from topogen.spec.cluster import build_spec
 
     try:
         spec = build_spec(dict(spec_data), default_name=str(spec_data.get("name", "design")))

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..errors import InputError, Problem
+from topogen import __version__
+from topogen.util.errors import InputError, Problem
 
 HEADER = {"topogen_search_results": 1}
 MAX_BYTES = 1 << 30

@@ -19,13 +19,13 @@ from typing import Any, Sequence
 
 import yaml
 
-from .. import __version__
-from ..exports.files import open_output, write_output_text
-from ..exports.text import CarefulCsvWriter
-from ..figures import count, kw, usd, usd_cents
-from ..outdir import atomic_dir
-from .run import Result, label
-from .space import OBJECTIVES
+from topogen import __version__
+from topogen.exports.files import open_output, write_output_text
+from topogen.util.text import CarefulCsvWriter
+from topogen.util.figures import count, kw, usd, usd_cents
+from topogen.util.outdir import atomic_dir
+from topogen.search.run import Result, label
+from topogen.search.space import OBJECTIVES
 
 COLUMNS = ("design", "arch", "catalog", "hb_domain", "gpus", "radix", "link_speed", "planes", "oversubscription", "figures", "tiers", "switches", "links", "cost_usd", "cost_per_gpu", "power_w", "transceivers", "cables", "cables_optics", "blast_radius_gpus", "switch_hops", "racks", "iteration_s", "on_front")
 ARCH_COLORS = {"rail-optimized": "#4C72B0", "rail-only": "#DD8452"}
@@ -98,7 +98,7 @@ def plot(res: Result, base: Path) -> list[Path]:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from ..exports.plots import FORMATS, METADATA, STYLE
+    from topogen.exports.plots import FORMATS, METADATA, STYLE
 
     rows = [r for r in res.rows if r.get("figures") == "explicit" and r.get("iteration_s") is not None]
     rel = relative_iteration([r for r in res.rows if "skipped" not in r])
@@ -132,7 +132,7 @@ def plot(res: Result, base: Path) -> list[Path]:
 
 def write(res: Result, out_dir: Path, force: bool = False, notes: list[str] | None = None) -> list[Path]:
     """Write the search's files into ``out_dir`` atomically (see the module doc); the paths written."""
-    from ..exports.files import digest
+    from topogen.exports.files import digest
 
     with atomic_dir(out_dir, force=force, notes=notes) as tmp:
         written: list[Path] = []

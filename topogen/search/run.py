@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import __version__
-from .. import catalog as cat
-from ..errors import InputError, Problem
-from ..figures import count, usd
-from ..spec import available_catalogs, resolve_catalog_ref
-from . import explain, front
-from .executor import Local
-from .explicit import FIGURES
-from .journal import Journal
-from .screen import Screener
-from .space import CONSTRAINTS, OBJECTIVES, Search, points
+from topogen import __version__
+from topogen.bom import catalog as cat
+from topogen.util.errors import InputError, Problem
+from topogen.util.figures import count, usd
+from topogen.spec.cluster import available_catalogs, resolve_catalog_ref
+from topogen.search import explain, front
+from topogen.search.executor import Local
+from topogen.search.explicit import FIGURES
+from topogen.search.journal import Journal
+from topogen.search.screen import Screener
+from topogen.search.space import CONSTRAINTS, OBJECTIVES, Search, points
 
 LABEL_KEYS = ("arch", "catalog", "hb_domain", "gpus", "radix", "link_speed", "planes", "oversubscription")
 TRIED_CHEAPEST = 3  # designs built explicitly to name the one nearest a constraint nothing meets

@@ -19,13 +19,13 @@ from dataclasses import fields, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
-from .. import catalog as cat
-from .. import counts
-from ..analysis.fabric import iteration_report
-from ..analysis.workload import parse_workload
-from ..errors import InputError, Problem
-from ..spec import Spec, build_spec
-from .space import Search
+from topogen.bom import catalog as cat
+from topogen.spec import counts
+from topogen.analysis.fabric import iteration_report
+from topogen.spec.workload import parse_workload
+from topogen.util.errors import InputError, Problem
+from topogen.spec.cluster import Spec, build_spec
+from topogen.search.space import Search
 
 
 class Screener:

@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Mapping
 
-from .. import resources
-from ..errors import InputError, Problem, check_section, show
-from ..spec import ALLOWED_KEYS, ARCH_CHOICES, LEAF_PACKING_CHOICES, PACKING_CHOICES, _as_int, available_catalogs, read_spec_file
-from ..yamlfile import read_yaml
+from topogen.util import resources
+from topogen.util.errors import InputError, Problem, check_section, show
+from topogen.spec.cluster import ALLOWED_KEYS, ARCH_CHOICES, LEAF_PACKING_CHOICES, PACKING_CHOICES, available_catalogs, read_spec_file
+from topogen.spec.fields import as_int
+from topogen.spec.yamlfile import read_yaml
 
 SEARCH_KEYS = ("gpus", "space", "objectives", "constraints", "choose", "slack")
 AXES = ("arch", "hb_domain", "catalog", "radix", "link_speed", "planes", "oversubscription", "rail_packing", "leaf_packing", "scalable_unit")
@@ -256,12 +257,12 @@ def _gpus(raw: Any, problems: list[Problem]) -> tuple[int, int | None, bool]:
     """``gpus``: one number (exact; a K that does not divide it is skipped) or ``{at_least, at_most}``."""
     if isinstance(raw, dict):
         bad = [k for k in raw if k not in ("at_least", "at_most")]
-        lo, hi = _as_int(raw.get("at_least")), _as_int(raw["at_most"]) if raw.get("at_most") is not None else None
+        lo, hi = as_int(raw.get("at_least")), as_int(raw["at_most"]) if raw.get("at_most") is not None else None
         if bad or lo is None or lo <= 0 or (raw.get("at_most") is not None and (hi is None or hi < lo)) or lo > 1 << 24:
             problems.append(Problem("search.gpus", f"gpus must be a whole number or {{at_least: N, at_most: M}} with 0 < N <= M <= 16,777,216, got {show(raw)}", "e.g. gpus: {at_least: 30000}: each HB-domain size rounds N up to whole domains"))
             return (1, None, False)
         return (lo, hi, False)
-    n = _as_int(raw) if raw is not None else None
+    n = as_int(raw) if raw is not None else None
     if n is None or n <= 0 or n > 1 << 24:
         problems.append(Problem("search.gpus", f"gpus must be a whole number from 1 to 16,777,216 or {{at_least: N}}, got {show(raw)}", "e.g. gpus: 32768, or gpus: {at_least: 30000}"))
         return (1, None, True)
@@ -310,8 +311,8 @@ def _scale_up(workload: Any, base_dir: str, problems: list[Problem]) -> dict[int
         return {}
     out: dict[int, int] = {}
     for i, item in enumerate(_list(data.get("scale_up"))):
-        k = _as_int(item.get("hb_domain")) if isinstance(item, dict) else _as_int(item)
-        g = _as_int(item.get("gpus_per_node", k)) if isinstance(item, dict) else k
+        k = as_int(item.get("hb_domain")) if isinstance(item, dict) else as_int(item)
+        g = as_int(item.get("gpus_per_node", k)) if isinstance(item, dict) else k
         if k is None or k <= 0 or g is None or g <= 0 or k % g:
             problems.append(Problem(f"workload.gpu.scale_up[{i}]", f"a scale-up option is {{hb_domain: K, gpus_per_node: G}} with G dividing K, got {show(item)}", "e.g. {hb_domain: 72, gpus_per_node: 4} for a GB200 NVL72 rack"))
             continue
