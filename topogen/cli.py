@@ -23,6 +23,11 @@ from topogen.exports import EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.validation import generate_json
 from topogen.exports.workers import default_jobs
+from topogen.search import executor as search_executor
+from topogen.search import report as search_report
+from topogen.search import run as search_run
+from topogen.search import space as search_space
+from topogen.search.journal import Journal
 from topogen.spec import counts
 from topogen.spec.cluster import Spec, build_spec, load_spec, plain_number
 from topogen.spec.counts import link_tier_name, tier_role
@@ -316,24 +321,18 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
     pareto.png/svg and manifest.json. Exit status: 0 success, 1 a build
     disagreed with the closed form or failed validation, 2 bad input.
     """
-    from topogen.search import executor as ex
-    from topogen.search import report, run, space
-    from topogen.search.journal import Journal
-
     journal = None
     try:
         if flags.get("gpus") is not None and str(flags["gpus"]).strip().endswith("+"):
             flags["gpus"] = {"at_least": str(flags["gpus"]).strip()[:-1]}
-        s = space.load(spec, flags)
+        s = search_space.load(spec, flags)
         out_dir = Path(out) if out else Path("out") / s.name
-        from topogen.util import outdir
-
         outdir.check(out_dir, force)
         journal = Journal(Path(results)) if results else None
         progress = (lambda m: click.echo(f"{m}...", err=True)) if not quiet and not as_json else None
-        res = run.search(s, ex.make(jobs, scheduler), journal, progress)
+        res = search_run.search(s, search_executor.make(jobs, scheduler), journal, progress)
         notes: list[str] = []
-        written = report.write(res, out_dir, force=force, notes=notes)
+        written = search_report.write(res, out_dir, force=force, notes=notes)
     except InputError as exc:
         fail_input(exc)
     finally:
@@ -344,7 +343,7 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
 
         click.echo(json.dumps(res.as_json(), indent=2))
     elif not quiet:
-        click.echo(report.render_table(res))
+        click.echo(search_report.render_table(res))
         for n in notes:
             click.echo(f"note: {n}")
         click.echo(render_files(out_dir, written))

@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
+from topogen.exports.workers import default_jobs
 from topogen.util.errors import InputError, Problem
 from topogen.search.explicit import build_design
 
@@ -101,6 +102,4 @@ def make(jobs: int | None, scheduler: str | None) -> Local | Dask:
         if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")) or len(scheduler) > 300:
             raise InputError([Problem("scheduler", f"--scheduler {scheduler[:80]!r} is no scheduler address", "give tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786")])
         return Dask(scheduler)
-    from topogen.exports.workers import default_jobs
-
     return Local(jobs or default_jobs())

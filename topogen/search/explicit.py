@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from topogen import __version__
+from topogen import __version__, pipeline
+from topogen.spec.cluster import build_spec
+from topogen.util.errors import InputError
 
 FIGURES = ("tiers", "switches_per_tier", "links_per_tier", "switches", "links", "cost_usd", "cost_per_gpu", "power_w", "transceivers", "cables", "cables_optics", "blast_radius_gpus", "switch_hops", "racks", "iteration_s")
 
@@ -22,10 +24,6 @@ def build_design(spec_data: Mapping[str, Any]) -> dict[str, Any]:
     Bad input comes back as ``{"error": ...}`` rather than an exception, so a
     worker never loses a result to pickling an exception class.
     """
-    from topogen import pipeline
-    from topogen.util.errors import InputError
-    from topogen.spec.cluster import build_spec
-
     try:
         spec = build_spec(dict(spec_data), default_name=str(spec_data.get("name", "design")))
         ctx = pipeline.build(spec)

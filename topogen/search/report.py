@@ -20,7 +20,8 @@ from typing import Any, Sequence
 import yaml
 
 from topogen import __version__
-from topogen.exports.files import open_output, write_output_text
+from topogen.exports.files import digest, open_output, write_output_text
+from topogen.exports.plots import FORMATS, METADATA, STYLE
 from topogen.util.text import CarefulCsvWriter
 from topogen.util.figures import count, kw, usd, usd_cents
 from topogen.util.outdir import atomic_dir
@@ -93,12 +94,10 @@ def chosen_yaml(res: Result) -> str:
 
 def plot(res: Result, base: Path) -> list[Path]:
     """Cost per GPU against relative iteration time: every design built, coloured by architecture, the front marked."""
-    import matplotlib
+    import matplotlib  # start-up: matplotlib loads only when a plot is drawn
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-
-    from topogen.exports.plots import FORMATS, METADATA, STYLE
 
     rows = [r for r in res.rows if r.get("figures") == "explicit" and r.get("iteration_s") is not None]
     rel = relative_iteration([r for r in res.rows if "skipped" not in r])
@@ -132,8 +131,6 @@ def plot(res: Result, base: Path) -> list[Path]:
 
 def write(res: Result, out_dir: Path, force: bool = False, notes: list[str] | None = None) -> list[Path]:
     """Write the search's files into ``out_dir`` atomically (see the module doc); the paths written."""
-    from topogen.exports.files import digest
-
     with atomic_dir(out_dir, force=force, notes=notes) as tmp:
         written: list[Path] = []
         p = tmp / "search.json"

@@ -22,7 +22,6 @@ from topogen.search.journal import Journal
 from topogen.search.screen import Screener
 from topogen.search.space import CONSTRAINTS, OBJECTIVES, Search, points
 
-LABEL_KEYS = ("arch", "catalog", "hb_domain", "gpus", "radix", "link_speed", "planes", "oversubscription")
 TRIED_CHEAPEST = 3  # designs built explicitly to name the one nearest a constraint nothing meets
 
 
