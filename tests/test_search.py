@@ -321,3 +321,29 @@ def test_a_local_worker_that_dies_is_retried():
         assert sorted(got) == list(range(6)) and [got[i]["name"] for i in range(6)] == [s["name"] for s in specs]
     finally:
         MARK.unlink(missing_ok=True)
+
+
+def test_axis_values_and_the_name_are_checked(tmp_path):
+    data = {**SMALL, "name": "a b", "search": {**SMALL["search"], "space": {**SMALL["search"]["space"], "hb_domain": [8, "x"], "planes": [0]}}}
+    msg = bad(tmp_path, data)
+    assert "search.space.hb_domain: hb_domain values must be positive whole numbers, got 'x'" in msg
+    assert "search.space.planes: planes values must be positive whole numbers, got 0" in msg
+    assert "name: name 'a b' is not a safe directory name" in msg
+
+
+def test_the_base_specs_radix_is_the_axis_when_the_space_lists_none():
+    data = {"name": "r", "radix": [32, 288], "link_speed": 400, "search": {"gpus": 4096, "space": {"arch": ["rail-optimized"], "hb_domain": [8], "catalog": ["chassis-400g"]}, "objectives": ["capex", "power"]}}
+    s = space.parse(data, {})
+    overrides, _ = space.points(s, run.load_catalogs(s))
+    assert [(o["radix"], o["link_speed"]) for o in overrides] == [("32/288", 400)]
+
+
+def test_a_search_without_workload_ranks_cost_and_power_and_draws_no_plot(tmp_path):
+    data = {"name": "nowl", "search": {"gpus": 2048, "space": {"hb_domain": [8], "catalog": ["ndr-400g"], "radix": [64], "link_speed": [400], "oversubscription": ["1:1", "3:1"]}, "objectives": ["capex", "power", "cables_optics"]}}
+    res = invoke(["search", write(tmp_path, data), "--out", str(tmp_path / "o"), "--jobs", "1"])
+    assert res.exit_code == 0, res.output
+    assert "note: pareto.png not drawn: the search has no workload" in res.output
+    assert not (tmp_path / "o" / "pareto.png").exists() and (tmp_path / "o" / "chosen.yaml").exists()
+    (tmp_path / "again").mkdir()
+    msg = bad(tmp_path / "again", {**data, "search": {**data["search"], "objectives": ["iteration"]}})
+    assert "workload: objective iteration needs a workload" in msg

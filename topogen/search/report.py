@@ -142,7 +142,10 @@ def write(res: Result, out_dir: Path, force: bool = False, notes: list[str] | No
         if res.chosen:
             write_output_text(tmp / "chosen.yaml", chosen_yaml(res))
             written.append(tmp / "chosen.yaml")
-            written += plot(res, tmp / "pareto")
+            if res.chosen.get("iteration_s") is not None:
+                written += plot(res, tmp / "pareto")
+            elif notes is not None:
+                notes.append("pareto.png not drawn: the search has no workload, so no iteration time to plot cost against")
         entries = []
         for q in sorted(written, key=lambda q: q.name):
             size, sha = digest(q)

@@ -245,4 +245,4 @@ def _result(s: Search, rows, on, chosen, skipped, errors, stats) -> Result:
             x.setdefault("on_front", False)
         out_rows.append(x)
     fr = [{k: v for k, v in r.items() if not k.startswith("_")} for r in on]
-    return Result(s.to_dict(), out_rows, fr, chosen, [], skipped, errors, stats)
+    return Result(s.to_dict(), out_rows, fr, chosen, [], skipped, sorted(errors), stats)

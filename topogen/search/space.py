@@ -34,7 +34,7 @@ from typing import Any, Mapping
 
 from topogen.util import resources
 from topogen.util.errors import InputError, Problem, check_section, show
-from topogen.spec.cluster import ALLOWED_KEYS, ARCH_CHOICES, LEAF_PACKING_CHOICES, PACKING_CHOICES, available_catalogs, read_spec_file
+from topogen.spec.cluster import ALLOWED_KEYS, NAME_RE, ARCH_CHOICES, LEAF_PACKING_CHOICES, PACKING_CHOICES, available_catalogs, read_spec_file
 from topogen.spec.fields import as_int
 from topogen.spec.yamlfile import read_yaml
 
@@ -144,6 +144,11 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
     for key in sorted(str(k) for k in base if k not in ALLOWED_KEYS):
         problems.append(Problem(key, f"unknown key {show(key)}", f"a search file holds spec keys ({', '.join(ALLOWED_KEYS)}) and search:"))
     name = flags.get("name") or base.get("name") or default_name
+    if isinstance(name, int) and not isinstance(name, bool):
+        name = str(name)
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or len(name) > 90:
+        problems.append(Problem("name", f"name {show(name)} is not a safe directory name of at most 90 characters", "use letters, digits, '.', '_' or '-', starting with a letter or digit (each design is named <name>-<number>)"))
+        name = "search"
     base = {k: v for k, v in base.items() if k in ALLOWED_KEYS and k not in ("name", "arch")}
 
     gpus = _gpus(flags.get("gpus") if flags.get("gpus") is not None else raw.get("gpus", base.pop("gpus", None)), problems)
@@ -162,6 +167,15 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
         if axis in space_raw and not vals and given is None:
             problems.append(Problem(f"search.space.{axis}", f"{axis} lists no value: the space is empty", _axis_hint(axis)))
         axes[axis] = tuple(dict.fromkeys(_norm(axis, v) for v in vals))
+    for axis in ("hb_domain", "planes", "scalable_unit"):
+        bad = [v for v in axes[axis] if not (v is None and axis == "scalable_unit") and (not isinstance(v, int) or isinstance(v, bool) or v <= 0)]
+        if bad:
+            problems.append(Problem(f"search.space.{axis}", f"{axis} values must be positive whole numbers, got {', '.join(map(show, bad))}", _axis_hint(axis)))
+            axes[axis] = tuple(v for v in axes[axis] if v not in bad)
+    for axis in ("radix", "link_speed"):  # the base spec's value is the axis when the space does not list it
+        if not axes[axis] and base.get(axis) is not None:
+            axes[axis] = (_norm(axis, "/".join(map(str, base[axis])) if isinstance(base[axis], list) else base[axis]),)
+        base.pop(axis, None)
     for axis, choices in (("arch", ("rail-optimized", "rail-only")), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES)):
         bad = [v for v in axes[axis] if v not in choices]
         if bad:
