@@ -347,3 +347,8 @@ def test_a_search_without_workload_ranks_cost_and_power_and_draws_no_plot(tmp_pa
     (tmp_path / "again").mkdir()
     msg = bad(tmp_path / "again", {**data, "search": {**data["search"], "objectives": ["iteration"]}})
     assert "workload: objective iteration needs a workload" in msg
+
+
+def test_a_results_file_in_a_missing_directory_is_refused_before_any_build(tmp_path):
+    msg = bad(tmp_path, SMALL, "--results", str(tmp_path / "nowhere" / "r.jsonl"))
+    assert "results: " in msg and "cannot be created" in msg and "is not a writable directory" in msg

@@ -1,8 +1,9 @@
 """Where the explicit builds run: in this process, in local worker processes, or on a Dask cluster.
 
-Every executor maps :func:`topogen.search.explicit.build_design` over spec dicts
-and yields ``(index, result dict)`` as builds finish; only plain data crosses a
-process or network boundary.
+Every executor maps a function of one dict (by default
+:func:`topogen.search.explicit.build_design`) over dicts and yields ``(index, result
+dict)`` as they finish; only plain data crosses a process or network boundary, so
+other sweeps (failure scenarios, say) can use the same executors.
 
 * :class:`Local` runs ``jobs`` worker processes (one: in this process). A worker
   that dies (killed, out of memory) breaks the pool; the builds not yet done are
@@ -16,6 +17,7 @@ process or network boundary.
 
 from __future__ import annotations
 
+import uuid
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
@@ -65,10 +67,11 @@ class Local:
 class Dask:
     """A Dask distributed cluster: the scheduler's address ``tcp://HOST:PORT``."""
 
-    def __init__(self, address: str, retries: int = RETRIES, timeout_s: float = 30.0):
+    def __init__(self, address: str, retries: int = RETRIES, timeout_s: float = 30.0, fn: Callable[[dict[str, Any]], dict[str, Any]] = build_design):
         self.address = address
         self.retries = retries
         self.timeout_s = timeout_s
+        self.fn = fn  # a module-level function: workers import it by name
 
     def describe(self) -> str:
         return f"the Dask cluster at {self.address}"
@@ -88,7 +91,8 @@ class Dask:
 
         client = self._client()
         try:
-            futures = [client.submit(build_design, s, key=f"topogen-build-{s['name']}-{i}", retries=self.retries, pure=False) for i, s in enumerate(specs)]
+            run = uuid.uuid4().hex[:12]  # keys unique to this run: two searches on one cluster never share a task
+            futures = [client.submit(self.fn, s, key=f"topogen-{getattr(self.fn, '__name__', 'task')}-{run}-{i}", retries=self.retries, pure=False) for i, s in enumerate(specs)]
             index = {f.key: i for i, f in enumerate(futures)}
             for f in as_completed(futures, loop=client.loop):
                 yield index[f.key], f.result()

@@ -36,6 +36,9 @@ class Journal:
     def _read(self) -> None:
         p = self.path
         if not os.path.lexists(p):
+            parent = p.parent if str(p.parent) else Path(".")
+            if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+                raise self._refuse(f"cannot be created: {str(parent)!r} is not a writable directory")
             return
         if not p.is_file() or p.is_symlink():
             raise self._refuse("is not a regular file")
