@@ -98,6 +98,7 @@ def plot(res: Result, base: Path) -> list[Path]:
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     rows = [r for r in res.rows if r.get("figures") == "explicit" and r.get("iteration_s") is not None]
     rel = relative_iteration([r for r in res.rows if "skipped" not in r])
@@ -117,6 +118,7 @@ def plot(res: Result, base: Path) -> list[Path]:
             ax.annotate(f"chosen: {c['design']}\n{label(c)}", (rel[c["design"]], c["cost_per_gpu"]), textcoords="offset points", xytext=(12, 12), fontsize=10)
         ax.set_xlabel("iteration time relative to the fastest design")
         ax.set_ylabel("fabric cost per GPU (USD)")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"${v:,.0f}"))
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         try:
             for fmt in FORMATS:
