@@ -352,3 +352,28 @@ def test_a_search_without_workload_ranks_cost_and_power_and_draws_no_plot(tmp_pa
 def test_a_results_file_in_a_missing_directory_is_refused_before_any_build(tmp_path):
     msg = bad(tmp_path, SMALL, "--results", str(tmp_path / "nowhere" / "r.jsonl"))
     assert "results: " in msg and "cannot be created" in msg and "is not a writable directory" in msg
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_rail_optimized_leaves_equal_the_group_by_group_runs(shared):
+    """The one-run-per-kind-of-group path of counts.rail_optimized_leaves gives the runs of the loop over every group."""
+    from topogen.spec import counts
+    from topogen.spec.counts import LeafRun, Units
+
+    def by_group(domains, hb, radix, units):
+        runs = []
+        for d, rho, _n in counts.rail_optimized_groups(domains, hb, radix, shared, None, units):
+            if hb // rho:
+                runs.append(LeafRun(hb // rho, rho, d))
+            if hb % rho:
+                runs.append(LeafRun(1, hb % rho, d))
+        return counts._merge_runs(runs)
+
+    cases = 0
+    for domains, hb, radix in product([1, 2, 3, 5, 7, 16, 31, 33, 100, 4095], [1, 3, 8, 36, 72, 256], [4, 16, 64, 128]):
+        for units in (counts.NO_UNITS, Units(2, 0, 0, False), Units(3, 0, 1, False), Units(0, 0, 1, False)):
+            if units.domains > radix // 2 or units.reserved >= radix // 2:
+                continue
+            assert counts.rail_optimized_leaves(domains, hb, radix, shared, units=units) == by_group(domains, hb, radix, units)
+            cases += 1
+    assert cases > 800

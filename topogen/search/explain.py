@@ -56,7 +56,10 @@ def families(rows: Sequence[dict[str, Any]], front: Sequence[dict[str, Any]], ob
         if by is None:
             continue
         diffs = ", ".join(f"{o} {_change(by[k], best[k])}" for o, k in zip(objectives, keys))
-        how = "dominated by" if beaters else "not dominated but left off after the explicit build; against"
         est = " (closed-form estimate)" if best.get("figures") != "explicit" else ""
-        out.append({"family": fam, "on_front": False, "designs": [best["design"]], "beaten_by": by["design"], "why": f"its best design {best['design']} ({label(best)}){est} is {how} {by['design']}: {diffs}"})
+        if beaters:
+            why = f"its best design {best['design']} ({label(best)}){est} is dominated by {by['design']}: {diffs}"
+        else:  # only an estimate can get here: screened out as further behind the front than the slack
+            why = f"its best design {best['design']} ({label(best)}){est} was screened out, behind the front's estimates by more than the slack; against {by['design']}: {diffs}"
+        out.append({"family": fam, "on_front": False, "designs": [best["design"]], "beaten_by": by["design"], "why": why})
     return out
