@@ -23,7 +23,7 @@ from topogen import __version__
 from topogen.exports.files import digest, open_output, write_output_text
 from topogen.exports.plots import FORMATS, METADATA, STYLE
 from topogen.util.text import CarefulCsvWriter
-from topogen.util.figures import count, kw, usd, usd_cents
+from topogen.util.figures import count, kw, plural, usd, usd_cents
 from topogen.util.outdir import atomic_dir
 from topogen.search.run import Result, label
 from topogen.search.space import OBJECTIVES
@@ -57,7 +57,7 @@ def render_table(res: Result) -> str:
     objs = ", ".join(res.search["objectives"])
     unbuilt = f", {count(len(res.skipped))} not, listed in search.json" if res.skipped else ""
     lines.append(f"search {res.search['name']}: {count(st['designs'])} designs screened by the closed form ({count(st['buildable'])} buildable{unbuilt}), {count(st.get('near_front', 0))} near the front built explicitly ({count(st['built'])} built on {st['executor']}, {count(st['reused'])} from the results file)")
-    lines.append(f"Pareto front of {objs} ({len(res.front)} designs; figures from the explicit builds; * chosen by least {res.search['choose']}; rel = iteration time over the fastest design's)")
+    lines.append(f"Pareto front of {objs} ({plural(len(res.front), 'design')}; figures from the explicit builds; * chosen by least {res.search['choose']}; rel = iteration time over the fastest design's)")
     lines.append("  ".join(h.ljust(w) if i < 3 or h == "over" else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths))))
     lines.append("-" * len(lines[-1]))
     for b in body:
