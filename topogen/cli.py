@@ -448,6 +448,73 @@ def _wiring_spec(raw, spec_opt: str | None, kwargs: dict) -> Spec:
     return build_spec(data, overrides, default_name=str(data.get("name") or "cluster"))
 
 
+@main.command("simulate")
+@spec_options
+@click.option("--pattern", "pattern", default="ring-allreduce", show_default=True, help="ring-allreduce, alltoall, permutation, shift:S, bisection or matrix:FILE (a CSV of src,dst,bytes); several comma-separated.")
+@click.option("--routing", "routing", default="spray", show_default=True, help="spray (even split over every shortest path), ecmp (a hash per flow) or dmodk (InfiniBand ftree destination-mod-k); several comma-separated.")
+@click.option("--flows-per-pair", "flows_per_pair", type=click.IntRange(1, 64), default=1, show_default=True, help="ecmp: queue pairs per GPU pair and NIC port, each hashed on its own (NCCL uses several).")
+@click.option("--size", "size", help="Bytes each GPU pair moves (1G, 64M...): gives the completion time.")
+@click.option("--fail", "fail", help="Devices or cable ends to take out, comma-separated: spine-3, leaf-g0-r0:p33, hb00-gpu1.")
+@click.option("--fail-random", "fail_random", help="Share of the switch-to-switch cables to take out at random, e.g. 1%.")
+@click.option("--draw", "draw", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="Number of the random draw (permutation, bisection halves, ECMP hash, --fail-random); the same number repeats a run.")
+@click.option("--hb-bandwidth", "hb_bandwidth", type=POSITIVE, help="B_F, HB-domain Gb/s per GPU (default: the spec's hb_bandwidth_gbps, else its workload GPU's).")
+@click.option("--spec", "spec_opt", metavar="SPEC", help="The spec a cabling.csv or as-built wiring implements (default: the one its build names).")
+@click.option("--as-built", "as_built", multiple=True, help="What the fabric reports (ibnetdiscover output, lldpctl JSON, a cabling CSV); the first argument is then the plan.")
+@click.option("--as-built-format", "as_built_format", type=click.Choice(["auto", "ibnetdiscover", "lldp", "cabling"]), default="auto", show_default=True, help="Format of --as-built.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"rows": [...], "notes": [...]}: one row per architecture x pattern x routing x failure case.')
+def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: int, size: str | None, fail: str | None, fail_random: str | None, draw: int, hb_bandwidth: float | None, spec_opt: str | None, as_built: tuple[str, ...], as_built_format: str, as_json: bool, **kwargs) -> None:
+    """Route a collective over the wiring of SPEC, a build (BUILD_DIR) or a cabling.csv, at max-min fair rates.
+
+    \b
+    topogen simulate demo --pattern ring-allreduce,alltoall --routing spray,ecmp
+    topogen simulate gh200-32k --pattern permutation --routing ecmp --flows-per-pair 4
+    topogen simulate out/demo --fail spine-0 --size 1G
+    topogen simulate out/demo/rail-optimized --as-built discovered.topo
+
+    Both architectures side by side (the spec's arch picks one). Rates are
+    fractions of the sender's NIC line rate; a failure is reported as the
+    change against the intact fabric.
+    """
+    from . import traffic
+    from .analysis.workload import parse_number
+    from .traffic import failures, patterns, report, source
+    from .traffic.routing import ROUTINGS
+
+    try:
+        pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []
+        if not pats:
+            raise InputError([Problem("pattern", "--pattern names no pattern", f"use one of {', '.join(patterns.PATTERNS)}")])
+        routes = [x.strip() for x in routing.split(",")]
+        bad = [x for x in routes if x not in ROUTINGS]
+        if bad:
+            raise InputError([Problem("routing", f"unknown routing {bad[0]!r:.40}", f"use {', '.join(ROUTINGS)}")])
+        size_bytes = None
+        if size is not None:
+            size_bytes = parse_number(size)
+            if size_bytes is None or not 0 < size_bytes <= 1e18:
+                raise InputError([Problem("size", f"--size must be a positive number of bytes, got {size!r:.40}", "e.g. 1G or 268435456")])
+        failure = failures.parse(fail, fail_random)
+        if as_built:
+            if spec is None:
+                raise InputError([Problem("spec", "--as-built needs the plan as the first argument", "give the build directory, architecture directory or cabling.csv the floor was cabled from")])
+            src = source.from_as_built(spec, list(as_built), as_built_format, kwargs.get("arch"), spec_opt)
+        elif source.is_wiring_ref(spec):
+            src = source.from_wiring(spec, kwargs.get("arch"), spec_opt)
+        else:
+            src = source.from_spec(resolve(spec if spec is not None else spec_opt, kwargs))
+        matrices = {p.label: patterns.read_matrix(Path(p.arg), src.spec) for p in pats if p.kind == "matrix"}
+        rows = traffic.study(src.fabrics, pats, routes, traffic.hb_gbps_of(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices)
+    except InputError as exc:
+        fail_input(exc)
+    notes = [f"fabric: {src.origin}"] + src.notes
+    if as_json:
+        import json
+
+        click.echo(json.dumps({"rows": rows, "notes": notes}, indent=2))
+    else:
+        click.echo(report.render(rows, notes))
+
+
 def analysis_options(f):
     """Spec flags plus the workload flags every ``analyze`` subcommand takes."""
     opts = [

@@ -169,17 +169,13 @@ def _spec(raw: wiring.RawWiring, spec_ref: str | None) -> Spec | None:
     return build_spec(data, default_name=str(data.get("name") or "cluster"))
 
 
-def diff(plan: Plan, found: Found) -> Comparison:
-    """Compare, then run the design checks on the as-built wiring when the spec is known."""
-    cmp = compare(plan.found, found)
-    if plan.spec is None or plan.arch is None:
-        cmp.notes.append("design checks skipped: the plan's spec is unknown (give --spec, or the plan's build directory)")
-        return cmp
-    ids = {c.key(): i for i, c in enumerate(found.cables, 1)}
-    raw = wiring.RawWiring(
+def found_wiring(found: Found, arch: str, ids: dict | None = None) -> wiring.RawWiring:
+    """The cables found, as a wiring to read against a spec (cable ids: 1, 2... in reading order)."""
+    ids = ids if ids is not None else {c.key(): i for i, c in enumerate(found.cables, 1)}
+    return wiring.RawWiring(
         Path(found.sources[0]) if found.sources else Path("as-built"),
         "as-built",
-        plan.arch,
+        arch,
         None,
         None,
         [c.a.device for c in found.cables],
@@ -192,6 +188,16 @@ def diff(plan: Plan, found: Found) -> Comparison:
         list(ids.values()),
         loc_fmt="found #{}",
     )
+
+
+def diff(plan: Plan, found: Found) -> Comparison:
+    """Compare, then run the design checks on the as-built wiring when the spec is known."""
+    cmp = compare(plan.found, found)
+    if plan.spec is None or plan.arch is None:
+        cmp.notes.append("design checks skipped: the plan's spec is unknown (give --spec, or the plan's build directory)")
+        return cmp
+    ids = {c.key(): i for i, c in enumerate(found.cables, 1)}
+    raw = found_wiring(found, plan.arch, ids)
     w = wiring.to_fabric(raw, plan.spec, plan.arch)
     report = checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=" + ".join(found.sources))
     attribute(cmp, report, ids)

@@ -1,0 +1,57 @@
+"""Traffic on the wiring: the training's collectives routed over the explicit fabric, at max-min fair rates.
+
+The phases, in order (:func:`study` runs them):
+
+1. :mod:`.source`: the fabric of each architecture (generated from a spec,
+   read from a build or a cabling.csv, or found on the floor);
+2. :mod:`.failures`: devices and cables taken out;
+3. :mod:`.network`: directed links and capacities (cables at their speed, the
+   HB domain at ``hb_bandwidth``), and which leaves each switch reaches;
+4. :mod:`.patterns` / :mod:`.alltoall`: GPU pairs of the collective;
+5. :mod:`.flows` and :mod:`.routing`: pairs to flows (NIC ports, queue pairs,
+   the HB-domain relay of rail-only) and their links (spray, ecmp, dmodk);
+6. :mod:`.rates`: max-min fair rates by progressive filling;
+7. :mod:`.report`: rows (``--json``) and text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InputError
+from .failures import Failure, check
+from .patterns import Pattern, Pairs
+from .report import row
+from .simulate import run
+
+
+def hb_gbps_of(spec, override: float | None) -> float | None:
+    """B_F: ``--hb-bandwidth``, else the spec's, else its workload GPU's; None when none says."""
+    from ..analysis.fabric import hb_bandwidth
+
+    try:
+        return float(hb_bandwidth(spec, override).value)
+    except InputError:
+        return None
+
+
+def study(fabrics: list, patterns: list[Pattern], routings: list[str], hb_gbps: float | None, failure: Failure | None = None, size_bytes: float | None = None, flows_per_pair: int = 1, key: int = 0, matrices: dict[str, Pairs] | None = None) -> list[dict[str, Any]]:
+    """Rows of every architecture x pattern x routing, intact and (when given) with ``failure``."""
+    rows = []
+    lacking = check(fabrics, failure) if failure else {}
+    for pattern in patterns:
+        for routing in routings:
+            for fabric in fabrics:
+                mat = (matrices or {}).get(pattern.label)
+                size = size_bytes if size_bytes is not None or mat is None else mat.bytes_max  # a matrix says its bytes
+                intact = row(run(fabric, pattern, routing, hb_gbps, flows_per_pair, key, None, mat), size)
+                rows.append(intact)
+                skip = tuple(lacking.get(fabric.arch, ()))
+                if failure and len(skip) == len(failure.names) and not failure.random_pct:
+                    intact["notes"].append(f"no failure case: {', '.join(skip[:4])} name(s) nothing in the {fabric.arch} fabric")
+                elif failure:
+                    res = run(fabric, pattern, routing, hb_gbps, flows_per_pair, key, failure, mat, skip=skip)
+                    rows.append(row(res, size, intact))
+                    if skip:
+                        rows[-1]["notes"].append(f"not in the {fabric.arch} fabric, so not failed: {', '.join(skip[:4])}")
+    return rows

@@ -1,0 +1,122 @@
+"""From GPU pairs to flows on the network: NIC ports, queue pairs, the HB-domain relay, and their links.
+
+A pair of GPUs in one HB domain talks over the HB domain only (the sender's
+HB egress, the receiver's HB ingress). Any other pair crosses the scale-out
+network, one flow per NIC port (port ``p`` to port ``p``, as NCCL matches
+rails and planes) and, under ``ecmp``, ``flows_per_pair`` queue pairs per
+port, each hashed on its own. On rail-only, a pair on different ranks first
+crosses the HB domain to the GPU of the destination's rank in the source's
+domain (PXN), which then sends on its rail.
+
+A pair moves its bytes split evenly over its flows, so it gets ``flows x``
+its slowest flow's rate (:attr:`Traffic.pair_rate`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .network import Network
+from .patterns import Pairs
+from .routing import mix, route
+
+
+@dataclass
+class Traffic:
+    """Flows of one pattern on one network, routed: the incidence and what each flow belongs to."""
+
+    direct: sp.csr_matrix  # flows x links
+    cls: np.ndarray | None  # class (leaf pair) of each flow under spray
+    middle: sp.csr_matrix | None  # classes x links under spray
+    weight: np.ndarray  # max-min weight of each flow (its pair's relative size)
+    offered: np.ndarray  # Gb/s each flow would send with only its own NIC (or HB) port to share
+    pair: np.ndarray  # pair index of each flow
+    subflows: np.ndarray  # flows per pair
+    line_gbps: np.ndarray  # NIC line rate of each pair's sender, all ports (Gb/s)
+    alive: np.ndarray  # flows with a path
+    network: np.ndarray  # pairs that cross the scale-out network (not HB-only)
+
+    @property
+    def flows(self) -> int:
+        return self.direct.shape[0]
+
+
+def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key: int = 0) -> Traffic:
+    """Route ``pairs`` on ``net`` (see the module); vectorised over pairs, ports and queue pairs."""
+    f = net.fabric
+    n, k = f.gpus, f.hb_domain
+    src, dst = pairs.src, pairs.dst
+    npairs = len(src)
+    same = src // k == dst // k
+    relay = np.where((f.arch == "rail-only") & ~same & (src % k != dst % k), (src // k) * k + dst % k, -1)
+    sender = np.where(relay >= 0, relay, src)
+    ports = net.nic_link.shape[1]
+    q = flows_per_pair if routing == "ecmp" else 1
+    sub = ports * q
+
+    # HB-only pairs: one flow each
+    hb_pairs = np.flatnonzero(same)
+    # network pairs: sub flows each (pair-major, then port, then queue pair)
+    np_idx = np.flatnonzero(~same)
+    fp = np.repeat(np_idx, sub)
+    port = np.tile(np.repeat(np.arange(ports), q), len(np_idx))
+    qp = np.tile(np.arange(q), len(np_idx) * ports)
+    s_cab = net.nic_link[sender[fp], port]
+    d_cab = net.nic_link[dst[fp], port]
+    alive = (s_cab >= 0) & (d_cab >= 0)
+    s_cab, d_cab = np.where(alive, s_cab, 0), np.where(alive, d_cab, 0)
+    L = f.links
+    src_sw = L.z_dev[s_cab] - n
+    dst_leaf = net.leaf_of_switch[L.z_dev[d_cab] - n]
+    nf = len(fp)
+
+    rows = [np.arange(nf), np.arange(nf)]
+    cols = [2 * s_cab, 2 * d_cab + 1]
+    vals = [np.ones(nf), np.ones(nf)]
+    rel = np.flatnonzero(relay[fp] >= 0)
+    rows += [rel, rel]
+    cols += [net.hb_out(src[fp[rel]]), net.hb_in(relay[fp[rel]])]
+    vals += [np.ones(len(rel)), np.ones(len(rel))]
+    cls = middle = None
+    if routing == "spray":
+        ckey = src_sw * max(len(net.leaf_of_switch), 1) + dst_leaf
+        uk, cls = np.unique(ckey, return_inverse=True)
+        seg = route(net, uk // max(len(net.leaf_of_switch), 1), uk % max(len(net.leaf_of_switch), 1), "spray")
+        middle = sp.csr_matrix((seg.frac, (seg.row, seg.link)), shape=(len(uk), net.links))
+        alive &= ~seg.dead[cls]
+    else:
+        fkey = mix(mix(sender[fp].astype(np.uint64) * np.uint64(n) + dst[fp].astype(np.uint64)) ^ (port * 1024 + qp).astype(np.uint64) ^ mix(np.full(nf, key, np.uint64)))
+        host = net.host_index[dst[fp], port]
+        seg = route(net, src_sw, dst_leaf, routing, key=fkey, host=host)
+        rows.append(seg.row)
+        cols.append(seg.link)
+        vals.append(seg.frac)
+        alive &= ~seg.dead
+    # HB-only flows come after the network flows
+    h = len(hb_pairs)
+    hrows = nf + np.arange(h)
+    rows += [hrows, hrows]
+    cols += [net.hb_out(src[hb_pairs]), net.hb_in(dst[hb_pairs])]
+    vals += [np.ones(h), np.ones(h)]
+    total = nf + h
+    direct = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(total, net.links))
+    if cls is not None:
+        cls = np.concatenate([cls, np.zeros(h, np.int64)])
+        if h:  # HB-only flows belong to no leaf pair: give them an empty class
+            middle = sp.vstack([middle, sp.csr_matrix((1, net.links))]).tocsr()
+            cls[nf:] = middle.shape[0] - 1
+    pair = np.concatenate([fp, hb_pairs])
+    alive = np.concatenate([alive, np.ones(h, bool)])
+    subflows = np.where(same, 1, sub)
+    line = np.zeros(n)
+    speed = net.capacity[0 : 2 * net.cables : 2]
+    gl = net.nic_link
+    line = np.where(gl >= 0, speed[np.maximum(gl, 0)], 0.0).sum(axis=1)
+    weight = pairs.size[pair] / np.maximum(subflows[pair], 1)
+    first = np.concatenate([2 * s_cab, net.hb_out(src[hb_pairs])])  # the port each flow leaves by (a relayed flow: the relay's NIC)
+    share = np.bincount(first, weights=alive.astype(float), minlength=net.links)
+    offered = np.where(alive, net.capacity[first] / np.maximum(share[first], 1), 0.0)
+    return Traffic(direct, cls, middle, weight, offered, pair, subflows, line[src], alive, ~same)

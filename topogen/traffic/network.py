@@ -1,0 +1,182 @@
+"""The fabric as a flow network: directed links with capacities, and who is below whom.
+
+Every cable ``i`` of a :class:`~topogen.model.Fabric` is two directed links,
+``2i`` upward (``a`` end to ``z`` end) and ``2i + 1`` downward, each at the
+cable's speed (the slower end's, Gb/s; cables are full duplex). The HB domain
+adds two links per GPU after the cables: ``hb_out(g) = 2C + g`` (what GPU g
+sends into its HB domain) and ``hb_in(g) = 2C + N + g`` (what it receives),
+each at ``hb_gbps``.
+
+Routing needs to know, for a switch ``u`` and a destination leaf ``d``, whether
+``d`` is below ``u`` (a downward path exists) and whether ``u`` still reaches
+``d`` at all (up, then down). Both relations are kept as bitsets over the
+leaves, one row of ``ceil(leaves/64)`` words per switch: ``below`` is built
+from the leaves upward (a switch's row is the OR of its children's rows),
+``reach`` from the top downward (its own row OR its parents'). Memory is
+``switches x leaves / 8`` bytes: 5 MB for 131,072 GPUs on radix 64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Fabric, link_tier_name
+from ..naming import GpuNames
+
+
+@dataclass
+class Network:
+    """Directed links of one fabric, the switch adjacency by direction and the leaf bitsets.
+
+    Attributes:
+        fabric: the wiring this network was built from.
+        capacity: Gb/s of every directed link (cables up/down, then HB out, HB in).
+        tier: link tier of every directed link (0 for HB-domain links).
+        up_ptr, up_link: CSR of each switch's upward links (to switches), by switch index.
+        down_ptr, down_link: CSR of each switch's downward links to switches.
+        leaf_of_switch: leaf index of a switch (-1 when it has no GPU link).
+        below, reach: bitsets (switches x words, uint64) over leaf indices.
+        nic_link: cable index of GPU g's NIC port p, shape (N, ports); -1 when absent.
+        host_index: ftree's host order of each (gpu, port): leaves in order, ports in order.
+    """
+
+    fabric: Fabric
+    capacity: np.ndarray
+    tier: np.ndarray
+    up_ptr: np.ndarray
+    up_link: np.ndarray
+    down_ptr: np.ndarray
+    down_link: np.ndarray
+    leaf_of_switch: np.ndarray
+    below: np.ndarray
+    reach: np.ndarray
+    nic_link: np.ndarray
+    host_index: np.ndarray
+    hb_gbps: float
+
+    @property
+    def gpus(self) -> int:
+        return self.fabric.gpus
+
+    @property
+    def cables(self) -> int:
+        return len(self.fabric.links)
+
+    @property
+    def links(self) -> int:
+        return 2 * self.cables + 2 * self.gpus
+
+    def hb_out(self, gpu: np.ndarray) -> np.ndarray:
+        return 2 * self.cables + np.asarray(gpu, np.int64)
+
+    def hb_in(self, gpu: np.ndarray) -> np.ndarray:
+        return 2 * self.cables + self.gpus + np.asarray(gpu, np.int64)
+
+    def head(self, link: np.ndarray) -> np.ndarray:
+        """Device a directed cable link ends at (the ``z`` end going up, the ``a`` end going down)."""
+        L = self.fabric.links
+        cable, down = np.divmod(np.asarray(link, np.int64), 2)
+        return np.where(down == 1, L.a_dev[cable], L.z_dev[cable])
+
+    def has_leaf(self, bits: np.ndarray, switch: np.ndarray, leaf: np.ndarray) -> np.ndarray:
+        """Whether leaf ``leaf[i]`` is set in row ``switch[i]`` of a bitset (vectorised)."""
+        words = bits[switch, leaf >> 6]
+        return ((words >> (leaf & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+    def link_names(self, links: np.ndarray) -> list[str]:
+        """``from:port->to:port`` of directed links, ``hb:<gpu> out`` / ``in`` for HB-domain links."""
+        f = self.fabric
+        L = f.links
+        gn = GpuNames(f.gpus, f.hb_domain)
+
+        def dev(d: int) -> str:
+            return gn.name(d) if d < f.gpus else f.switches[d - f.gpus].name
+
+        def port(d: int, p: int) -> str:
+            return f"nic{p}" if d < f.gpus else f"p{p}"
+
+        out = []
+        for x in np.asarray(links, np.int64).tolist():
+            if x >= 2 * self.cables:
+                g = x - 2 * self.cables
+                out.append(f"{gn.name(g % f.gpus)} HB {'in' if g >= f.gpus else 'out'}")
+                continue
+            c, down = divmod(x, 2)
+            a, ap, z, zp = int(L.a_dev[c]), int(L.a_port[c]), int(L.z_dev[c]), int(L.z_port[c])
+            ends = [f"{dev(a)}:{port(a, ap)}", f"{dev(z)}:{port(z, zp)}"]
+            out.append(" -> ".join(ends[::-1] if down else ends))
+        return out
+
+    def tier_names(self) -> dict[int, str]:
+        """Name of each link tier present (0: the HB domain)."""
+        names = {0: "hb-domain"}
+        for t in range(1, self.fabric.tiers + 1):
+            names[t] = link_tier_name(t)
+        return names
+
+    def direction(self, links: np.ndarray) -> np.ndarray:
+        """``up``, ``down`` or ``hb`` of directed links."""
+        x = np.asarray(links, np.int64)
+        return np.where(x >= 2 * self.cables, "hb", np.where(x % 2 == 1, "down", "up"))
+
+
+def build(fabric: Fabric, hb_gbps: float) -> Network:
+    """The flow network of ``fabric``: capacities, adjacency and bitsets (see the module)."""
+    L = fabric.links
+    n = fabric.gpus
+    S = len(fabric.switches)
+    C = len(L)
+    speed = np.minimum(L.a_speed, L.z_speed).astype(np.float64)
+    capacity = np.concatenate([np.repeat(speed, 2), np.full(2 * n, float(hb_gbps))])
+    tier = np.concatenate([np.repeat(L.tier.astype(np.int8), 2), np.zeros(2 * n, np.int8)])
+    sw_tier = fabric.switch_tiers().astype(np.int64) if S else np.zeros(0, np.int64)
+
+    inter = np.flatnonzero(L.a_dev >= n)  # switch-to-switch cables
+    lower, upper = L.a_dev[inter] - n, L.z_dev[inter] - n
+    up_ptr, up_link = _csr(lower, 2 * inter, S)
+    down_ptr, down_link = _csr(upper, 2 * inter + 1, S)
+
+    gl = np.flatnonzero(L.a_dev < n)  # GPU NIC cables
+    leaf_sw = np.unique(L.z_dev[gl] - n)
+    leaf_of_switch = np.full(S, -1, np.int64)
+    leaf_of_switch[leaf_sw] = np.arange(len(leaf_sw))
+    words = max(1, (len(leaf_sw) + 63) // 64)
+    below = np.zeros((S, words), np.uint64)
+    below[leaf_sw, np.arange(len(leaf_sw)) >> 6] = np.uint64(1) << (np.arange(len(leaf_sw)) & 63).astype(np.uint64)
+    top = int(sw_tier.max()) if S else 0
+    for t in range(2, top + 1):  # a switch's leaves are its children's
+        sel = sw_tier[upper] == t
+        _or_rows(below, upper[sel], below[lower[sel]])
+    reach = below.copy()
+    for t in range(top - 1, 0, -1):  # a switch reaches what its parents reach
+        sel = sw_tier[lower] == t
+        _or_rows(reach, lower[sel], reach[upper[sel]])
+
+    ports = int(L.a_port[gl].max()) + 1 if len(gl) else 1
+    nic_link = np.full((n, ports), -1, np.int64)
+    nic_link[L.a_dev[gl], L.a_port[gl]] = gl
+    order = np.lexsort((L.z_port[gl], L.z_dev[gl]))  # ftree numbers hosts leaf by leaf, port by port
+    host_index = np.full((n, ports), -1, np.int64)
+    host_index[L.a_dev[gl][order], L.a_port[gl][order]] = np.arange(len(gl))
+    return Network(fabric, capacity, tier, up_ptr, up_link, down_ptr, down_link, leaf_of_switch, below, reach, nic_link, host_index, float(hb_gbps))
+
+
+def _csr(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values grouped by row (stable, so port order is kept), with row pointers."""
+    order = np.argsort(rows, kind="stable")
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=ptr[1:])
+    return ptr, values[order]
+
+
+def _or_rows(bits: np.ndarray, target: np.ndarray, rows: np.ndarray) -> None:
+    """``bits[target[i]] |= rows[i]`` for every i, with repeated targets OR-ed together."""
+    if not len(target):
+        return
+    order = np.argsort(target, kind="stable")
+    t = target[order]
+    start = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+    merged = np.bitwise_or.reduceat(rows[order], start, axis=0)
+    bits[t[start]] |= merged

@@ -1,0 +1,139 @@
+"""Routing: the links each flow crosses between its source leaf and its destination leaf, and in what share.
+
+Paths are valley-free (up, then down), as a Clos routes them with BGP or
+InfiniBand's ftree: a switch with the destination leaf below it forwards down,
+to the children that have it below; any other switch forwards up, to the
+parents that still reach it, and only to parents that have it below when some
+do (the shortest turn). Among those equal-cost next hops:
+
+* ``spray``: every next hop gets an even share, hop by hop (per-packet
+  spraying, adaptive routing's upper bound). Flows that share a source and a
+  destination leaf share their shares, so they are routed once per leaf pair.
+* ``ecmp``: one next hop per flow, picked by a hash of the flow (its source,
+  destination, NIC port and queue pair) and the hop, as a switch hashes the
+  5-tuple; the hash takes a number (``--seed`` of the hash function).
+* ``dmodk``: one next hop per flow, picked by the destination's host number
+  (leaf by leaf, port by port, as ftree numbers LIDs): at each hop the index
+  ``(host // d) mod count``, ``d`` the product of the counts chosen from on
+  the way up (InfiniBand ftree's destination-mod-k); going down from tier t,
+  ``d`` drops the factor taken going up from tier t-1, so parallel links down
+  are chosen by the same digit as the way up.
+
+All of it is vectorised over the flows (or leaf pairs) hop by hop; nothing
+loops in Python over flows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .network import Network
+
+ROUTINGS = ("spray", "ecmp", "dmodk")
+M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@dataclass
+class Segments:
+    """Middle links of routed items: entry ``i`` puts share ``frac[i]`` of item ``row[i]`` on ``link[i]``."""
+
+    row: np.ndarray
+    link: np.ndarray
+    frac: np.ndarray
+    dead: np.ndarray  # bool per item: no path (a failure cut it off)
+
+
+def mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: a well-spread 64-bit hash of each value (wrapping arithmetic)."""
+    z = np.asarray(x, np.uint64).copy()
+    with np.errstate(over="ignore"):
+        z ^= z >> np.uint64(30)
+        z *= np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(27)
+        z *= np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return z
+
+
+def route(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray, mode: str, key: np.ndarray | None = None, host: np.ndarray | None = None) -> Segments:
+    """Route items from switch ``src_sw[i]`` to leaf index ``dst_leaf[i]`` (see the module).
+
+    ``key`` (uint64 per item) drives ``ecmp``; ``host`` (destination host number)
+    drives ``dmodk``. Items already at their leaf cross no middle link.
+    """
+    n = net.gpus
+    items = len(src_sw)
+    rows, links, fracs = [], [], []
+    dead = np.zeros(items, bool)
+    row = np.arange(items, dtype=np.int64)
+    cur = np.asarray(src_sw, np.int64).copy()
+    frac = np.ones(items)
+    div = np.ones(items, np.int64)
+    sw_tier = net.fabric.switch_tiers().astype(np.int64) if len(net.fabric.switches) else np.zeros(0, np.int64)
+    fac = np.ones((items, int(sw_tier.max(initial=0)) + 2), np.int64) if mode == "dmodk" else None
+    dl_all = np.asarray(dst_leaf, np.int64)
+    hops = np.concatenate([net.up_link, net.down_link])
+    for hop in range(2 * max(net.fabric.tiers, 1) + 2):
+        live = net.leaf_of_switch[cur] != dl_all[row]
+        row, cur, frac, div = row[live], cur[live], frac[live], div[live]
+        if fac is not None:
+            fac = fac[live]
+        if not len(row):
+            break
+        dl = dl_all[row]
+        down = net.has_leaf(net.below, cur, dl)
+        ptr = np.where(down, net.down_ptr[cur] + len(net.up_link), net.up_ptr[cur])
+        deg = np.where(down, net.down_ptr[cur + 1] - net.down_ptr[cur], net.up_ptr[cur + 1] - net.up_ptr[cur])
+        rep = np.repeat(np.arange(len(row)), deg)
+        start = np.cumsum(deg) - deg
+        link = hops[ptr[rep] + np.arange(len(rep)) - start[rep]]
+        nxt = net.head(link) - n
+        below = net.has_leaf(net.below, nxt, dl[rep])
+        valid = np.where(down[rep], below, net.has_leaf(net.reach, nxt, dl[rep]))
+        turn = below & valid & ~down[rep]
+        has_turn = np.bincount(rep[turn], minlength=len(row)) > 0
+        valid &= ~has_turn[rep] | turn
+        count = np.bincount(rep[valid], minlength=len(row))
+        stuck = count == 0
+        dead[row[stuck]] = True
+        if mode == "spray":
+            keep = valid
+            share = frac[rep[keep]] / count[rep[keep]]
+        else:
+            cv = np.r_[0, np.cumsum(valid)]
+            rank = cv[1:] - 1 - cv[start][rep]
+            c = np.maximum(count, 1)
+            if mode == "ecmp":
+                pick = (mix(key[row] ^ mix(np.full(len(row), hop + 1, np.uint64))) % c.astype(np.uint64)).astype(np.int64)
+            else:  # going down from tier t undoes the factor taken going up from tier t-1, so parallel down links mirror the way up
+                t = sw_tier[cur]
+                at = np.arange(len(row))
+                div = np.where(down, div // fac[at, np.maximum(t - 1, 0)], div)
+                pick = (host[row] // div) % c
+                fac[at[~down], t[~down]] = c[~down]
+                div = np.where(down, div, div * c)
+            keep = valid & (rank == pick[rep])
+            share = frac[rep[keep]]
+        r, lk, nx = row[rep[keep]], link[keep], nxt[keep]
+        rows.append(r)
+        links.append(lk)
+        fracs.append(share)
+        if mode == "spray":  # merge the shares that meet on one switch
+            k = r * max(len(net.fabric.switches), 1) + nx
+            uk, inv = np.unique(k, return_inverse=True)
+            row, cur = uk // max(len(net.fabric.switches), 1), uk % max(len(net.fabric.switches), 1)
+            frac = np.bincount(inv, weights=share, minlength=len(uk))
+            div = np.ones(len(uk), np.int64)
+        else:
+            row, cur, frac, div = r, nx, share, div[rep[keep]]
+            if fac is not None:
+                fac = fac[rep[keep]]
+    else:
+        live = net.leaf_of_switch[cur] != dl_all[row]
+        dead[row[live]] = True  # a loop: cannot happen on a layered fabric, kept as a guard
+    cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
+    r, lk, fr = cat(rows, np.int64), cat(links, np.int64), cat(fracs, np.float64)
+    bad = dead[r]
+    return Segments(r[~bad], lk[~bad], fr[~bad], dead)
