@@ -40,6 +40,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     size: np.ndarray | None = None  # relative bytes per pair
     bus_GBps: float | None = None
+    count: np.ndarray | None = None  # GPU pairs each entry stands for (an aggregated all-to-all), else one each
 
     @property
     def measured(self) -> np.ndarray:
@@ -52,7 +53,12 @@ class Result:
 
     @property
     def mean_rate_fraction(self) -> float:
-        return float(self.measured.mean()) if len(self.measured) else 0.0
+        if not len(self.measured):
+            return 0.0
+        if self.count is None:
+            return float(self.measured.mean())
+        w = self.count[self.network] if self.network.any() else self.count
+        return float(np.average(self.measured, weights=w))
 
     def completion_s(self, size_bytes: float) -> float | None:
         """Seconds until every pair has moved ``size_bytes`` (times its relative size) at its rate."""
@@ -64,7 +70,7 @@ class Result:
         return float(np.max(rel * size_bytes * 8 / (self.pair_rate * 1e9)))
 
 
-def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = ()) -> Result:
+def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = (), exact_gpus: int | None = None) -> Result:
     """Route ``pattern`` on ``fabric`` (less ``failure``) with ``routing`` and fill it max-min fairly."""
     failed = "none"
     if failure:
@@ -73,42 +79,60 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         fabric = apply(fabric, failure, key)
     net = network.build(fabric, hb_gbps if hb_gbps is not None else np.inf)
     notes: list[str] = []
-    if pattern.kind == "alltoall":
-        prs, note = a2a.pairs(fabric)
+    cap, tier, extra = net.capacity, net.tier, []
+    count = None
+    if pattern.kind == "alltoall" and fabric.gpus > (exact_gpus if exact_gpus is not None else a2a.EXACT_GPUS):
+        t, cap, count, extra, note = a2a.aggregate(net)
+        tier = np.concatenate([net.tier, np.ones(len(cap) - len(net.tier) - (len(extra) - 2 * (len(extra) // 2)), np.int8)])
+        groups = sum(1 for x in extra if x.endswith("HB out"))
+        tier[len(tier) - 2 * groups :] = 0
         notes.append(note)
-    elif pattern.kind == "matrix":
-        prs = matrix
+        if routing != "spray":
+            notes.append(f"{routing} needs a flow per GPU pair: the aggregated all-to-all is routed by spray")
+            routing = "spray"
+        npairs = int(count.sum())
     else:
-        prs = patterns.pairs(pattern, fabric.gpus, fabric.hb_domain, key)
-    t = flows.build(net, prs, routing, flows_per_pair, key)
+        if pattern.kind == "alltoall":
+            prs, note = a2a.pairs(fabric)
+            notes.append(note)
+        elif pattern.kind == "matrix":
+            prs = matrix
+        else:
+            prs = patterns.pairs(pattern, fabric.gpus, fabric.hb_domain, key)
+        t = flows.build(net, prs, routing, flows_per_pair, key)
+        npairs = len(prs.src)
     if hb_gbps is None and t.direct[:, 2 * net.cables :].nnz:
         raise InputError([Problem("hb_bandwidth", f"{pattern.label} on {fabric.arch} crosses the HB domain, whose bandwidth is not known", "give --hb-bandwidth (Gb/s per GPU: 7200 for NVLink 4, 14400 for NVLink 5), or set hb_bandwidth_gbps in the spec")])
-    rate = rates.max_min(t.direct, net.capacity, t.weight, t.cls, t.middle, t.alive)
-    npairs = len(prs.src)
-    low = np.full(npairs, np.inf)
-    np.minimum.at(low, t.pair, np.where(t.alive, rate, 0.0))
-    pair_rate = np.where(np.isfinite(low), low * t.subflows, 0.0)
+    rate = rates.max_min(t.direct, cap, t.weight, t.cls, t.middle, t.alive)
+    if count is not None:  # aggregated: a flow's rate over its weight is each of its GPU pairs' rate
+        pair_rate = np.where(t.alive, rate / t.weight, 0.0)
+        size = np.ones(len(pair_rate))
+    else:
+        low = np.full(npairs, np.inf)
+        np.minimum.at(low, t.pair, np.where(t.alive, rate, 0.0))
+        pair_rate = np.where(np.isfinite(low), low * t.subflows, 0.0)
+        size = prs.size
     frac = pair_rate / np.maximum(t.line_gbps, 1e-12)
-    carried = rates.link_load(t.direct, rate, net.links, t.cls, t.middle)
-    offered = rates.link_load(t.direct, t.offered, net.links, t.cls, t.middle)
-    cap = net.capacity
+    carried = rates.link_load(t.direct, rate, len(cap), t.cls, t.middle)
+    offered = rates.link_load(t.direct, t.offered, len(cap), t.cls, t.middle)
     ratio = np.divide(offered, cap, out=np.zeros_like(offered), where=cap > 0)
     util = np.divide(carried, cap, out=np.zeros_like(carried), where=cap > 0)
     used = np.flatnonzero(offered > 0)
     order = used[np.lexsort((used, -util[used], -ratio[used]))][:top]
-    names = net.link_names(order)
+    base = net.links
+    names = [extra[x - base] if x >= base else net.link_names(np.array([x]))[0] for x in order.tolist()]
     tier_names = net.tier_names()
-    dirs = net.direction(order)
+    dirs = ["bundle" if x >= base else str(net.direction(np.array([x]))[0]) for x in order.tolist()]
     busiest = [
-        {"link": nm, "tier": tier_names[int(net.tier[x])], "direction": str(dr), "capacity_gbps": float(cap[x]), "offered_over_capacity": float(ratio[x]), "utilisation": float(util[x])}
+        {"link": nm, "tier": tier_names[int(tier[x])], "direction": dr, "capacity_gbps": float(cap[x]), "offered_over_capacity": float(ratio[x]), "utilisation": float(util[x])}
         for x, nm, dr in zip(order.tolist(), names, dirs)
     ]
     tiers = []
-    for tr in sorted(set(net.tier.tolist()), key=lambda v: (v == 0, v)):
-        sel = net.tier == tr
-        if tr == 0 and not offered[sel].any():
+    for tr in sorted(set(tier.tolist()), key=lambda v: (v == 0, v)):
+        sel = (tier == tr) & (cap > 0)
+        if not sel.any() or (tr == 0 and not offered[sel].any()):
             continue
-        tiers.append({"tier": tier_names[tr], "links": int(sel.sum()), "mean_utilisation": float(carried[sel].sum() / cap[sel].sum()) if cap[sel].sum() else 0.0, "max_utilisation": float(util[sel].max()) if sel.any() else 0.0, "max_offered_over_capacity": float(ratio[sel].max()) if sel.any() else 0.0})
-    dead = int(npairs - np.count_nonzero(pair_rate > 0))
+        tiers.append({"tier": tier_names[tr], "links": int(sel.sum()), "mean_utilisation": float(carried[sel].sum() / cap[sel].sum()), "max_utilisation": float(util[sel].max()), "max_offered_over_capacity": float(ratio[sel].max())})
+    dead = int(npairs - (count[pair_rate > 0].sum() if count is not None else np.count_nonzero(pair_rate > 0)))
     bus = float(pair_rate[t.network].min() / 8) if pattern.kind == "ring-allreduce" and t.network.any() else None
-    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, prs.size, bus)
+    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, size, bus, count)
