@@ -13,6 +13,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from topogen import clos
 from topogen.spec import build_spec
@@ -178,3 +179,51 @@ def test_bitsets_of_a_three_tier_fabric():
         want = {int(net.leaf_of_switch[x]) for x in (nx.descendants(g, u) | {u}) & set(leaves.tolist())} if u in g else ({int(net.leaf_of_switch[u])} if net.leaf_of_switch[u] >= 0 else set())
         got = {x for x in range(len(leaves)) if net.has_leaf(net.below, np.array([u]), np.array([x]))[0]}
         assert got == want
+
+
+def _pair_vectors_factored(net, src, dst):
+    from topogen.traffic import spray
+
+    lv, dead = spray.levels(net, src, dst)
+    total = None
+    for x in lv:
+        m = sp.vstack([x.matrix, sp.csr_matrix((1, x.matrix.shape[1]))]).tocsr()
+        part = m[np.where(x.group < 0, x.matrix.shape[0], x.group)]
+        total = part if total is None else total + part
+    return (total if total is not None else sp.csr_matrix((len(src), net.links))).toarray(), dead
+
+
+@pytest.mark.parametrize(
+    "spec_kw,arch,failure",
+    [
+        ({"gpus": 256, "hb_domain": 8, "radix": 16}, "rail-optimized", None),
+        ({"gpus": 256, "hb_domain": 8, "radix": 16}, "rail-optimized", Failure((), 5.0)),
+        ({"gpus": 256, "hb_domain": 8, "radix": 16}, "rail-optimized", Failure(("core-00",))),
+        ({"gpus": 256, "hb_domain": 8, "radix": 16}, "rail-optimized", Failure(("spine-b1-3",))),
+        ({"gpus": 512, "hb_domain": 8, "radix": 16}, "rail-optimized", Failure((), 2.0)),
+        ({"gpus": 1024, "hb_domain": 8, "radix": 8}, "rail-optimized", Failure((), 1.0)),
+        ({"gpus": 1024, "hb_domain": 8, "radix": 8}, "rail-only", Failure((), 3.0)),
+        ({"gpus": 256, "hb_domain": 8, "radix": 16, "planes": 2}, "rail-optimized", Failure((), 3.0)),
+        ({"gpus": 256, "hb_domain": 8, "radix": 16, "homing": "dual", "nic_ports": 2}, "rail-optimized", Failure((), 3.0)),
+        ({"gpus": 512, "hb_domain": 8, "radix": 16, "oversubscription": "3:1"}, "rail-optimized", Failure((), 4.0)),
+    ],
+)
+def test_factored_spray_equals_pair_by_pair(spec_kw, arch, failure):
+    """:mod:`topogen.traffic.spray` (groups, merged) puts exactly what routing each leaf pair alone puts on every link."""
+    from topogen.traffic.failures import apply
+    from topogen.traffic.routing import route
+
+    f = clos.generate(build_spec({**spec_kw, "arch": arch}), arch)
+    if failure:
+        f = apply(f, failure, key=4)
+    net = network.build(f, 1.0)
+    leaves = np.flatnonzero(net.leaf_of_switch >= 0)
+    rng = np.random.default_rng(1)
+    src = rng.choice(leaves, 400)
+    dst = net.leaf_of_switch[rng.choice(leaves, 400)]
+    got, dead = _pair_vectors_factored(net, src, dst)
+    seg = route(net, src, dst, "spray")
+    want = sp.csr_matrix((seg.frac, (seg.row, seg.link)), shape=(len(src), net.links)).toarray()
+    assert np.array_equal(dead, seg.dead)
+    ok = ~dead
+    assert np.allclose(got[ok], want[ok], atol=1e-9)

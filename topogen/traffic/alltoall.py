@@ -26,7 +26,7 @@ from ..model import Fabric
 from .flows import Traffic
 from .network import Network
 from .patterns import Pairs
-from .routing import route
+from . import rates, spray
 
 EXACT_GPUS = 1024
 
@@ -113,9 +113,9 @@ def aggregate(net: Network) -> tuple[Traffic, np.ndarray, np.ndarray, list[str],
         nflow += len(ls)
     ls, ld = np.concatenate(src_leaf), np.concatenate(dst_leaf)
     leaf_sw = np.flatnonzero(net.leaf_of_switch >= 0)
-    seg = route(net, leaf_sw[ls], ld, "spray")
-    middle = sp.csr_matrix((seg.frac, (seg.row, seg.link)), shape=(nflow + groups, len(cap)))
-    cls = np.arange(nflow + groups)
+    levels, dead = spray.levels(net, leaf_sw[ls], ld)
+    none = np.full(groups, -1, np.int64)
+    factors = [rates.factor(np.concatenate([lv.group, none]), sp.csr_matrix((lv.matrix.data, lv.matrix.indices, lv.matrix.indptr), shape=(lv.matrix.shape[0], len(cap)))) for lv in levels]
     # HB-only pairs: K(K-1) per domain, a flow per group
     hi = nflow + np.arange(groups)
     rows_d += [hi, hi]
@@ -128,13 +128,13 @@ def aggregate(net: Network) -> tuple[Traffic, np.ndarray, np.ndarray, list[str],
     direct = sp.csr_matrix((np.concatenate(vals_d), (np.concatenate(rows_d), np.concatenate(cols_d))), shape=(total, len(cap)))
     weight = np.concatenate([np.concatenate(weights), intra])
     count = np.concatenate([np.concatenate(counts), intra])
-    alive = np.concatenate([~seg.dead, intra > 0])
+    alive = np.concatenate([~dead, intra > 0])
     network = np.concatenate([np.ones(nflow, bool), np.zeros(groups, bool)])
     line = float(np.median(np.where(gl >= 0, speed[np.maximum(gl, 0)], 0.0).sum(axis=1)))
     # offered: what each pair would get with only its sender's bundle to share
     nic_share = np.bincount(ls, weights=np.concatenate(counts), minlength=leaf_count)
     offered = np.concatenate([np.concatenate(counts) * cap[base + ls] / np.maximum(nic_share[ls], 1), cap[hb_out] * (intra > 0)])
-    t = Traffic(direct, cls, middle, weight, offered, np.arange(total), np.where(network, ports, 1), np.full(total, line), alive, network)
+    t = Traffic(direct, factors, weight, offered, np.arange(total), np.where(network, ports, 1), np.full(total, line), alive, network)
     names = [f"leaf bundle {i} NIC up" for i in range(leaf_count)] + [f"leaf bundle {i} NIC down" for i in range(leaf_count)] + [f"domain group {i} HB out" for i in range(groups)] + [f"domain group {i} HB in" for i in range(groups)]
     note = (
         f"all-to-all aggregated by leaf pair: {nflow:,} flows (a leaf pair per NIC port) stand for {int(count[:nflow].sum()):,} GPU pairs across the network"

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .network import Network
 from .patterns import Pairs
+from . import rates, spray
 from .routing import mix, route
 
 
@@ -29,8 +30,7 @@ class Traffic:
     """Flows of one pattern on one network, routed: the incidence and what each flow belongs to."""
 
     direct: sp.csr_matrix  # flows x links
-    cls: np.ndarray | None  # class (leaf pair) of each flow under spray
-    middle: sp.csr_matrix | None  # classes x links under spray
+    factors: list  # (group per flow, groups x links) pairs: the sprayed middle links (:mod:`.spray`)
     weight: np.ndarray  # max-min weight of each flow (its pair's relative size)
     offered: np.ndarray  # Gb/s each flow would send with only its own NIC (or HB) port to share
     pair: np.ndarray  # pair index of each flow
@@ -80,13 +80,16 @@ def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key
     rows += [rel, rel]
     cols += [net.hb_out(src[fp[rel]]), net.hb_in(relay[fp[rel]])]
     vals += [np.ones(len(rel)), np.ones(len(rel))]
-    cls = middle = None
-    if routing == "spray":
-        ckey = src_sw * max(len(net.leaf_of_switch), 1) + dst_leaf
-        uk, cls = np.unique(ckey, return_inverse=True)
-        seg = route(net, uk // max(len(net.leaf_of_switch), 1), uk % max(len(net.leaf_of_switch), 1), "spray")
-        middle = sp.csr_matrix((seg.frac, (seg.row, seg.link)), shape=(len(uk), net.links))
-        alive &= ~seg.dead[cls]
+    factors = []
+    h = int(same.sum())
+    if routing == "spray":  # routed once per leaf pair
+        nsw = max(len(net.leaf_of_switch), 1)
+        uk, cls = np.unique(src_sw * nsw + dst_leaf, return_inverse=True)
+        levels, dead = spray.levels(net, uk // nsw, uk % nsw)
+        cls_all = np.concatenate([cls, np.full(h, -1, np.int64)])
+        for lv in levels:
+            factors.append(rates.factor(np.where(cls_all >= 0, lv.group[np.maximum(cls_all, 0)], -1), lv.matrix))
+        alive &= ~dead[cls]
     else:
         fkey = mix(mix(sender[fp].astype(np.uint64) * np.uint64(n) + dst[fp].astype(np.uint64)) ^ (port * 1024 + qp).astype(np.uint64) ^ mix(np.full(nf, key, np.uint64)))
         host = net.host_index[dst[fp], port]
@@ -96,18 +99,12 @@ def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key
         vals.append(seg.frac)
         alive &= ~seg.dead
     # HB-only flows come after the network flows
-    h = len(hb_pairs)
     hrows = nf + np.arange(h)
     rows += [hrows, hrows]
     cols += [net.hb_out(src[hb_pairs]), net.hb_in(dst[hb_pairs])]
     vals += [np.ones(h), np.ones(h)]
     total = nf + h
     direct = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(total, net.links))
-    if cls is not None:
-        cls = np.concatenate([cls, np.zeros(h, np.int64)])
-        if h:  # HB-only flows belong to no leaf pair: give them an empty class
-            middle = sp.vstack([middle, sp.csr_matrix((1, net.links))]).tocsr()
-            cls[nf:] = middle.shape[0] - 1
     pair = np.concatenate([fp, hb_pairs])
     alive = np.concatenate([alive, np.ones(h, bool)])
     subflows = np.where(same, 1, sub)
@@ -119,4 +116,4 @@ def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key
     first = np.concatenate([2 * s_cab, net.hb_out(src[hb_pairs])])  # the port each flow leaves by (a relayed flow: the relay's NIC)
     share = np.bincount(first, weights=alive.astype(float), minlength=net.links)
     offered = np.where(alive, net.capacity[first] / np.maximum(share[first], 1), 0.0)
-    return Traffic(direct, cls, middle, weight, offered, pair, subflows, line[src], alive, ~same)
+    return Traffic(direct, factors, weight, offered, pair, subflows, line[src], alive, ~same)

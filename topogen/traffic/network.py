@@ -55,6 +55,9 @@ class Network:
     nic_link: np.ndarray
     host_index: np.ndarray
     hb_gbps: float
+    link_head: np.ndarray  # device each directed cable link ends at
+    switch_tier: np.ndarray  # tier of each switch
+    layered: bool  # every switch-to-switch cable joins adjacent tiers (what spray's factoring needs)
 
     @property
     def gpus(self) -> int:
@@ -76,9 +79,7 @@ class Network:
 
     def head(self, link: np.ndarray) -> np.ndarray:
         """Device a directed cable link ends at (the ``z`` end going up, the ``a`` end going down)."""
-        L = self.fabric.links
-        cable, down = np.divmod(np.asarray(link, np.int64), 2)
-        return np.where(down == 1, L.a_dev[cable], L.z_dev[cable])
+        return self.link_head[link]
 
     def has_leaf(self, bits: np.ndarray, switch: np.ndarray, leaf: np.ndarray) -> np.ndarray:
         """Whether leaf ``leaf[i]`` is set in row ``switch[i]`` of a bitset (vectorised)."""
@@ -160,7 +161,10 @@ def build(fabric: Fabric, hb_gbps: float) -> Network:
     order = np.lexsort((L.z_port[gl], L.z_dev[gl]))  # ftree numbers hosts leaf by leaf, port by port
     host_index = np.full((n, ports), -1, np.int64)
     host_index[L.a_dev[gl][order], L.a_port[gl][order]] = np.arange(len(gl))
-    return Network(fabric, capacity, tier, up_ptr, up_link, down_ptr, down_link, leaf_of_switch, below, reach, nic_link, host_index, float(hb_gbps))
+    link_head = np.empty(2 * C, np.int64)
+    link_head[0::2], link_head[1::2] = L.z_dev, L.a_dev
+    layered = bool(np.all(sw_tier[upper] == sw_tier[lower] + 1)) if len(inter) else True
+    return Network(fabric, capacity, tier, up_ptr, up_link, down_ptr, down_link, leaf_of_switch, below, reach, nic_link, host_index, float(hb_gbps), link_head, sw_tier, layered)
 
 
 def _csr(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

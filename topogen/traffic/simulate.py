@@ -103,7 +103,7 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         npairs = len(prs.src)
     if hb_gbps is None and t.direct[:, 2 * net.cables :].nnz:
         raise InputError([Problem("hb_bandwidth", f"{pattern.label} on {fabric.arch} crosses the HB domain, whose bandwidth is not known", "give --hb-bandwidth (Gb/s per GPU: 7200 for NVLink 4, 14400 for NVLink 5), or set hb_bandwidth_gbps in the spec")])
-    rate = rates.max_min(t.direct, cap, t.weight, t.cls, t.middle, t.alive)
+    rate = rates.max_min(t.direct, cap, t.weight, t.factors, t.alive)
     if count is not None:  # aggregated: a flow's rate over its weight is each of its GPU pairs' rate
         pair_rate = np.where(t.alive, rate / t.weight, 0.0)
         size = np.ones(len(pair_rate))
@@ -113,8 +113,8 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         pair_rate = np.where(np.isfinite(low), low * t.subflows, 0.0)
         size = prs.size
     frac = pair_rate / np.maximum(t.line_gbps, 1e-12)
-    carried = rates.link_load(t.direct, rate, len(cap), t.cls, t.middle)
-    offered = rates.link_load(t.direct, t.offered, len(cap), t.cls, t.middle)
+    carried = rates.link_load(t.direct, rate, len(cap), t.factors)
+    offered = rates.link_load(t.direct, t.offered, len(cap), t.factors)
     ratio = np.divide(offered, cap, out=np.zeros_like(offered), where=cap > 0)
     util = np.divide(carried, cap, out=np.zeros_like(carried), where=cap > 0)
     used = np.flatnonzero(offered > 0)
