@@ -26,45 +26,63 @@ EPS = 1e-9
 Factors = list[tuple[np.ndarray, sp.csr_matrix]]
 
 
-def _compact(direct: sp.csr_matrix, factors: Factors, capacity: np.ndarray) -> tuple[sp.csr_matrix, Factors, np.ndarray]:
-    """The same incidence over only the links some flow crosses (columns renumbered)."""
-    cols = np.unique(np.concatenate([direct.indices] + [m.indices for _, m in factors]))
-    remap = np.full(direct.shape[1], -1, np.int64)
-    remap[cols] = np.arange(len(cols))
-
-    def sub(m: sp.csr_matrix) -> sp.csr_matrix:
-        return sp.csr_matrix((m.data, remap[m.indices], m.indptr), shape=(m.shape[0], len(cols)))
-
-    return sub(direct), [(g, sub(m)) for g, m in factors], capacity[cols]
-
-
 def max_min(direct: sp.csr_matrix, capacity: np.ndarray, weight: np.ndarray, factors: Factors = (), alive: np.ndarray | None = None) -> np.ndarray:
-    """Rate of every flow (capacity units) under max-min fairness; 0 for flows not ``alive``."""
+    """Rate of every flow (capacity units) under max-min fairness; 0 for flows not ``alive``.
+
+    Works on the flows still growing and the links they cross: whenever half of
+    them have frozen, the incidence is cut down to the rest (what is left of each
+    link's capacity carried over), so a run with hundreds of rate levels (ecmp's
+    collisions) costs about two passes over the full incidence.
+    """
     flows = direct.shape[0]
     rate = np.zeros(flows)
-    active = np.ones(flows, bool) if alive is None else alive.copy()
-    direct, factors, capacity = _compact(direct.tocsr(), list(factors), capacity)
-    residual = capacity.astype(np.float64).copy()
-    directT = direct.T.tocsr()
-    factT = [(g, m.T.tocsr(), m.shape[0]) for g, m in factors]
-    while active.any():
-        w = np.where(active, weight, 0.0)
-        load = directT @ w
-        for g, mT, rows in factT:
-            load += mT @ np.bincount(g, weights=w, minlength=rows)
-        used = load > EPS
-        if not used.any():
-            break  # active flows that cross no link: nothing limits them (cannot happen with a NIC)
-        step = np.min(residual[used] / load[used])
-        rate += step * w
-        residual -= step * load
-        full = used & (residual <= EPS * np.maximum(capacity, 1.0))
-        residual[full] = 0.0
-        fl = full.astype(np.float64)
-        hit = direct @ fl
-        for g, m in factors:
-            hit += (m @ fl)[g]
-        active &= hit <= 0
+    live = np.flatnonzero(np.ones(flows, bool) if alive is None else alive)
+    direct = direct.tocsr()
+    factors = list(factors)
+    residual_all = capacity.astype(np.float64).copy()
+    cols = None
+    while len(live):
+        # cut the incidence down to the live flows and their links
+        d = direct[live]
+        fs = [(g[live], m) for g, m in factors]
+        used_groups = [np.unique(g) for g, _ in fs]
+        parts = [d.indices] + [m[u].indices for (g, m), u in zip(fs, used_groups)]
+        cols = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        remap = np.full(direct.shape[1], -1, np.int64)
+        remap[cols] = np.arange(len(cols))
+        d = sp.csr_matrix((d.data, remap[d.indices], d.indptr), shape=(len(live), len(cols)))
+        fsub = []
+        for (g, m), u in zip(fs, used_groups):
+            mu = m[u]
+            gi = np.searchsorted(u, g)
+            fsub.append((gi, sp.csr_matrix((mu.data, remap[mu.indices], mu.indptr), shape=(len(u), len(cols)))))
+        cap = capacity[cols]
+        residual = residual_all[cols]
+        dT = d.T.tocsr()
+        fT = [(g, m.T.tocsr(), m.shape[0]) for g, m in fsub]
+        w0 = weight[live]
+        active = np.ones(len(live), bool)
+        while active.sum() * 2 > len(live) or (active.any() and len(live) < 4096):
+            w = np.where(active, w0, 0.0)
+            load = dT @ w
+            for g, mT, rows in fT:
+                load += mT @ np.bincount(g, weights=w, minlength=rows)
+            used = load > EPS
+            if not used.any():
+                active[:] = False  # flows that cross no link: nothing limits them (cannot happen with a NIC)
+                break
+            step = np.min(residual[used] / load[used])
+            rate[live] += step * w
+            residual -= step * load
+            full = used & (residual <= EPS * np.maximum(cap, 1.0))
+            residual[full] = 0.0
+            fl = full.astype(np.float64)
+            hit = d @ fl
+            for g, m in fsub:
+                hit += (m @ fl)[g]
+            active &= hit <= 0
+        residual_all[cols] = residual
+        live = live[active]
     return rate
 
 

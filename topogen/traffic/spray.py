@@ -46,25 +46,37 @@ class Level:
     matrix: sp.csr_matrix
 
 
-def _or_and(bits: np.ndarray, seg_rows: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.bitwise_or.reduceat(bits[seg_rows], starts, axis=0), np.bitwise_and.reduceat(bits[seg_rows], starts, axis=0)
+def _row_hash(bits: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of every bitset row."""
+    w = mix(np.arange(1, bits.shape[1] + 1, dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        return mix((mix(bits ^ w[None, :])).sum(axis=1, dtype=np.uint64))
 
 
 def dirty_cone(net: Network) -> np.ndarray:
-    """Per switch, the leaves for which some switch on or above it has parents that disagree (bitset rows)."""
+    """Per switch, the leaves for which some switch on or above it has parents that disagree (bitset rows).
+
+    Parents agree when their ``below`` and ``reach`` rows are equal; rows are
+    compared by hash first, so an intact fabric costs one pass over the bitsets.
+    """
     S, W = net.below.shape
     cone = np.zeros((S, W), np.uint64)
     deg = np.diff(net.up_ptr)
     has = np.flatnonzero(deg > 0)
-    if len(has):
-        parents = net.link_head[net.up_link] - net.gpus
-        starts = net.up_ptr[has]
-        bo, ba = _or_and(net.below, parents, starts)
-        ro, ra = _or_and(net.reach, parents, starts)
-        cone[has] = (bo & ~ba) | (ro & ~ra)
+    if not len(has):
+        return cone
+    parents = net.link_head[net.up_link] - net.gpus
+    starts = net.up_ptr[has]
+    hb, hr = _row_hash(net.below)[parents], _row_hash(net.reach)[parents]
+    differ = (np.minimum.reduceat(hb, starts) != np.maximum.reduceat(hb, starts)) | (np.minimum.reduceat(hr, starts) != np.maximum.reduceat(hr, starts))
+    if not differ.any():
+        return cone
+    for u in has[differ].tolist():  # the few switches whose parents differ (failures)
+        ps = parents[net.up_ptr[u] : net.up_ptr[u + 1]]
+        b, r = net.below[ps], net.reach[ps]
+        cone[u] = (np.bitwise_or.reduce(b, axis=0) & ~np.bitwise_and.reduce(b, axis=0)) | (np.bitwise_or.reduce(r, axis=0) & ~np.bitwise_and.reduce(r, axis=0))
     tiers = net.switch_tier
     lower = np.repeat(np.arange(S), deg)
-    parents = net.link_head[net.up_link] - net.gpus
     for t in range(int(tiers.max(initial=0)) - 1, 0, -1):
         sel = tiers[lower] == t
         if sel.any():
