@@ -17,6 +17,7 @@ figures from different days compare.
     .venv/bin/python bench/bench.py --targets                # every case of the issue's targets: met / NOT met
     .venv/bin/python bench/bench.py --gpus 131072,2097152 --memory default   # without the program's memory policy
     .venv/bin/python bench/bench.py --search                 # topogen search: 10,752 designs screened; 200 builds of 131,072 GPUs, local and on Dask
+    .venv/bin/python bench/bench.py --gpus 16384,131072 --traffic ring-allreduce,permutation,bisection --routing ecmp,spray   # topogen simulate
 
 Each case runs as the ``topogen`` program does: with its memory policy
 (``topogen.util.memory``: large blocks from the heap during the build's phases, glibc's
@@ -47,6 +48,12 @@ Columns:
   ``resource`` without it). Peak RSS is the largest single process: a worker
   shares the parent's pages copy-on-write, so summing processes would
   double-count them.
+
+* with ``--traffic``: ``topogen simulate``'s work for one pattern and routing
+  on the generated wiring (one architecture): ``generate_s`` the wiring,
+  ``simulate_s`` the rest (flow network, pattern, routing, max-min rates,
+  busiest links and tiers); ``flows`` and ``min_rate_fraction`` say what was
+  computed.
 
 After the tables, one line per issue target whose case ran: the figure, the
 target, ``met`` or ``NOT met``. The export targets are judged on
@@ -123,6 +130,21 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
     row["exports"] = exports
     row["jobs"] = jobs
     return row
+
+
+def one_traffic(n: int, k: int, radix: int, arch: str, pattern: str, routing: str) -> dict:
+    """One ``topogen simulate`` run (generated wiring, one pattern and routing) in this process."""
+    from topogen import clos
+    from topogen.spec import build_spec
+    from topogen.traffic import patterns, simulate
+
+    spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
+    t0 = time.perf_counter()
+    fabric = clos.generate(spec, arch)
+    t1 = time.perf_counter()
+    res = simulate.run(fabric, patterns.parse(pattern), routing, 7200.0)
+    t2 = time.perf_counter()
+    return {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch, "tiers": fabric.tiers, "pattern": pattern, "routing": routing, "flows": res.flows, "min_rate_fraction": res.min_rate_fraction, "generate_s": t1 - t0, "simulate_s": t2 - t1}
 
 
 def shares(n: int, k: int, radix: int, arch: str, memory: str = "program") -> str:
@@ -284,7 +306,9 @@ def target_lines(rows: list[dict]) -> list[str]:
 
 
 def print_table(rows: list[dict], exports: bool) -> None:
-    if exports:
+    if rows and "simulate_s" in rows[0]:
+        cols = ["gpus", "arch", "tiers", "pattern", "routing", "flows", "min_rate_fraction", "generate_s", "simulate_s"]
+    elif exports:
         cols = ["gpus", "arch", "tiers", "switches", "links", "exports", "jobs", "build_and_export_s", "csv_dump_s", "x_csv", "output_mb"]
     else:
         cols = ["gpus", "arch", "tiers", "switches", "links", *PHASES, "build_s", "validate_cpu_us_per_cable", "validate_sys_us_per_cable"]
@@ -295,9 +319,11 @@ def print_table(rows: list[dict], exports: bool) -> None:
         print("| " + " | ".join(fmt(r.get(c), 1 if c.endswith("_mb") else 2) for c in cols) + " |")
 
 
-def case_command(n: int, arch: str, exports: str | None, jobs: int, args) -> list[str]:
+def case_command(n: int, arch: str, exports: str | None, jobs: int, args, traffic: tuple[str, str] | None = None) -> list[str]:
     """The command that runs one case once, in a fresh process."""
     cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(jobs), "--memory", args.memory]
+    if traffic:
+        cmd += ["--traffic", traffic[0], "--routing", traffic[1]]
     if exports:
         cmd += ["--exports", exports]
     return cmd
@@ -311,7 +337,7 @@ def cases(specs: list[tuple[int, str, str | None, int]], args, repeat: int) -> l
     run (a virtual machine's host load) falls on every case alike instead of
     on the cases that happened to run last.
     """
-    cmds = [case_command(*c, args) for c in specs]
+    cmds = [case_command(*c[:4], args, *c[4:]) for c in specs]
     runs: list[list[dict]] = [[] for _ in cmds]
     for r in range(repeat):
         order = range(len(cmds)) if r % 2 == 0 else reversed(range(len(cmds)))
@@ -366,6 +392,8 @@ def main() -> None:
     ap.add_argument("--search-builds", type=int, default=200, help="explicit builds per executor")
     ap.add_argument("--search-gpus", type=int, default=131072, help="GPUs of each explicit build")
     ap.add_argument("--search-executors", default="local-1,local-2,dask", help="comma-separated: local-N (N worker processes), dask (a scheduler and two workers on 127.0.0.1)")
+    ap.add_argument("--traffic", help="time topogen simulate instead: comma-separated patterns (ring-allreduce, permutation, bisection, shift:S, alltoall)")
+    ap.add_argument("--routing", default="ecmp,spray", help="with --traffic: comma-separated routings")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.search:
@@ -380,6 +408,10 @@ def main() -> None:
     if args.shares:
         print(shares(int(args.gpus.split(",")[0]), args.hb_domain, args.radix, args.arch.split(",")[0], args.memory))
         return
+    if args.one and args.traffic:
+        n, arch = args.one.split(":")
+        print(json.dumps(one_traffic(int(n), args.hb_domain, args.radix, arch, args.traffic, args.routing)))
+        return
     if args.one:
         n, arch = args.one.split(":")
         print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs), args.memory)))
@@ -387,7 +419,10 @@ def main() -> None:
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     speed0 = machine_speed()
     jobs = [int(x) for x in args.jobs.split(",")]
-    if args.targets:
+    if args.traffic:
+        gpus = [int(x) for x in args.gpus.split(",")]
+        rows = cases([(n, arch, None, 1, (p, r)) for n in gpus for arch in args.arch.split(",") for p in args.traffic.split(",") for r in args.routing.split(",")], args, args.repeat)
+    elif args.targets:
         tj = jobs[0] if "--jobs" in sys.argv else 2
         rows = cases([(n, arch, ex, tj if ex == "all" else 1) for n, arch, ex in TARGET_CASES], args, args.repeat)
     else:
