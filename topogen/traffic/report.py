@@ -3,7 +3,8 @@
 Row keys (``--json``): ``arch``, ``pattern``, ``routing``, ``failed`` ("none"
 for the intact fabric), ``pairs``, ``flows``, ``unroutable_pairs``,
 ``min_rate_fraction`` and ``mean_rate_fraction`` (of the sender's NIC line
-rate, over the pairs that cross the network), ``max_link_load`` (offered load
+rate, over the pairs that cross the network; for ``alltoall``, per GPU: a
+pair's rate times the N-K pairs each GPU sends across the network), ``max_link_load`` (offered load
 over capacity on the busiest link, every flow offering what its own NIC port
 would give it, before any sharing), ``completion_s`` (when ``--size`` is
 given: every pair moving that many bytes at its max-min rate),

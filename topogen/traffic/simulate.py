@@ -113,6 +113,8 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         pair_rate = np.where(np.isfinite(low), low * t.subflows, 0.0)
         size = prs.size
     frac = pair_rate / np.maximum(t.line_gbps, 1e-12)
+    if pattern.kind == "alltoall":  # per GPU: its N-K pairs across the network, each at this pair's rate
+        frac = frac * (fabric.gpus - fabric.hb_domain)
     carried = rates.link_load(t.direct, rate, len(cap), t.factors)
     offered = rates.link_load(t.direct, t.offered, len(cap), t.factors)
     ratio = np.divide(offered, cap, out=np.zeros_like(offered), where=cap > 0)
