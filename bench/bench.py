@@ -134,8 +134,8 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
 
 def one_traffic(n: int, k: int, radix: int, arch: str, pattern: str, routing: str) -> dict:
     """One ``topogen simulate`` run (generated wiring, one pattern and routing) in this process."""
-    from topogen import clos
-    from topogen.spec import build_spec
+    from topogen.fabric import clos
+    from topogen.spec.cluster import build_spec
     from topogen.traffic import patterns, simulate
 
     spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})

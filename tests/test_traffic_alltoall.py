@@ -7,10 +7,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from topogen import clos
+from topogen.fabric import clos
 from topogen.analysis.alltoall import alltoall
 from topogen.cli import main
-from topogen.spec import build_spec
+from topogen.spec.cluster import build_spec
 from topogen.traffic.patterns import parse
 from topogen.traffic.simulate import run
 

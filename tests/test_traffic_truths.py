@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from topogen import clos
-from topogen.spec import build_spec
+from topogen.fabric import clos
+from topogen.spec.cluster import build_spec
 from topogen.traffic import network
 from topogen.traffic.failures import Failure
 from topogen.traffic.patterns import Pairs, parse

@@ -475,10 +475,10 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     fractions of the sender's NIC line rate; a failure is reported as the
     change against the intact fabric.
     """
-    from . import traffic
-    from .analysis.workload import parse_number
-    from .traffic import failures, patterns, report, source
-    from .traffic.routing import ROUTINGS
+    from topogen import traffic
+    from topogen.spec.workload import parse_number
+    from topogen.traffic import failures, patterns, report, source
+    from topogen.traffic.routing import ROUTINGS
 
     try:
         pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
-from .failures import Failure, check
-from .patterns import Pattern, Pairs
-from .report import row
-from .simulate import run
+from topogen.util.errors import InputError
+from topogen.traffic.failures import Failure, check
+from topogen.traffic.patterns import Pattern, Pairs
+from topogen.traffic.report import row
+from topogen.traffic.simulate import run
 
 
 def hb_gbps_of(spec, override: float | None) -> float | None:
     """B_F: ``--hb-bandwidth``, else the spec's, else its workload GPU's; None when none says."""
-    from ..analysis.fabric import hb_bandwidth
+    from topogen.analysis.fabric import hb_bandwidth
 
     try:
         return float(hb_bandwidth(spec, override).value)

@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..model import Fabric
-from .flows import Traffic
-from .network import Network
-from .patterns import Pairs
-from . import rates, spray
+from topogen.fabric.model import Fabric
+from topogen.traffic.flows import Traffic
+from topogen.traffic.network import Network
+from topogen.traffic.patterns import Pairs
+from topogen.traffic import rates, spray
 
 EXACT_GPUS = 1024
 

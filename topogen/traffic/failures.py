@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError, Problem, show
-from ..model import Fabric
-from ..naming import GpuNames, parse_port
+from topogen.util.errors import InputError, Problem, show
+from topogen.fabric.model import Fabric
+from topogen.fabric.naming import GpuNames, parse_port
 
 PERCENT_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%?\s*", re.ASCII)
 MAX_NAMES = 100_000

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .network import Network
-from .patterns import Pairs
-from . import rates, spray
-from .routing import mix, route
+from topogen.traffic.network import Network
+from topogen.traffic.patterns import Pairs
+from topogen.traffic import rates, spray
+from topogen.traffic.routing import mix, route
 
 
 @dataclass

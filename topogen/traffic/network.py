@@ -1,6 +1,6 @@
 """The fabric as a flow network: directed links with capacities, and who is below whom.
 
-Every cable ``i`` of a :class:`~topogen.model.Fabric` is two directed links,
+Every cable ``i`` of a :class:`~topogen.fabric.model.Fabric` is two directed links,
 ``2i`` upward (``a`` end to ``z`` end) and ``2i + 1`` downward, each at the
 cable's speed (the slower end's, Gb/s; cables are full duplex). The HB domain
 adds two links per GPU after the cables: ``hb_out(g) = 2C + g`` (what GPU g
@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Fabric, link_tier_name
-from ..naming import GpuNames
+from topogen.fabric.model import Fabric
+from topogen.spec.counts import link_tier_name
+from topogen.fabric.naming import GpuNames
 
 
 @dataclass

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, Problem
+from topogen.util.errors import InputError, Problem
 
 PATTERNS = ("ring-allreduce", "permutation", "shift:S", "bisection", "alltoall", "matrix:FILE")
 
@@ -115,9 +115,9 @@ def read_matrix(path, spec) -> Pairs:
     import csv
     import io
 
-    from ..analysis.workload import parse_number
-    from ..inputs import open_input
-    from ..naming import GpuNames
+    from topogen.spec.workload import parse_number
+    from topogen.util.inputs import open_input
+    from topogen.fabric.naming import GpuNames
 
     label = repr(str(path))
     missing = Problem("pattern", f"matrix file {label} does not exist", "give --pattern matrix:PATH to a CSV of src,dst,bytes")

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..figures import count, pct
-from .simulate import Result
+from topogen.util.figures import count, pct
+from topogen.traffic.simulate import Result
 
 CHANGED = ("min_rate_fraction", "mean_rate_fraction", "max_link_load", "completion_s", "bus_bandwidth_GBps")
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .network import Network
+from topogen.traffic.network import Network
 
 ROUTINGS = ("spray", "ecmp", "dmodk")
 M64 = np.uint64(0xFFFFFFFFFFFFFFFF)

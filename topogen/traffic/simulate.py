@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, Problem
-from ..model import Fabric
-from . import alltoall as a2a
-from . import flows, network, patterns, rates
-from .failures import Failure, apply
+from topogen.util.errors import InputError, Problem
+from topogen.fabric.model import Fabric
+from topogen.traffic import alltoall as a2a
+from topogen.traffic import flows, network, patterns, rates
+from topogen.traffic.failures import Failure, apply
 
 TOP_LINKS = 5
 

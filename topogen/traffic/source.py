@@ -18,10 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import clos, wiring
-from ..errors import InputError, Problem
-from ..model import ARCHES, Fabric
-from ..spec import Spec, build_spec, load_spec
+from topogen.fabric import clos
+from topogen.asbuilt import wiring
+from topogen.util.errors import InputError, Problem
+from topogen.fabric.model import ARCHES, Fabric
+from topogen.spec.cluster import Spec, build_spec, load_spec
 
 
 @dataclass
@@ -70,7 +71,7 @@ def from_wiring(ref: str, arch: str | None, spec_ref: str | None) -> Source:
 
 def from_as_built(plan_ref: str, found_refs: list[str], fmt: str, arch: str | None, spec_ref: str | None) -> Source:
     """The cables found on the floor, read against the plan's spec and architecture."""
-    from ..asbuilt import sources
+    from topogen.asbuilt import sources
 
     found = sources.read_found(found_refs, fmt)
     plan = sources.load_plan(plan_ref, arch, spec_ref, found)

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .network import Network, _or_rows
-from .routing import mix, route
+from topogen.traffic.network import Network, _or_rows
+from topogen.traffic.routing import mix, route
 
 Q = np.float64(1 << 30)  # fractions are hashed at 2^-30 resolution
 
