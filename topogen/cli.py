@@ -475,10 +475,9 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     fractions of the sender's NIC line rate; a failure is reported as the
     change against the intact fabric.
     """
-    from topogen import traffic
-    from topogen.spec.workload import parse_number
-    from topogen.traffic import failures, patterns, report, source
-    from topogen.traffic.routing import ROUTINGS
+    from topogen import traffic  # keeps scipy out of start-up
+    from topogen.traffic import failures, patterns, report, source  # keeps scipy out of start-up
+    from topogen.traffic.routing import ROUTINGS  # keeps scipy out of start-up
 
     try:
         pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []
@@ -503,7 +502,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
         else:
             src = source.from_spec(resolve(spec if spec is not None else spec_opt, kwargs))
         matrices = {p.label: patterns.read_matrix(Path(p.arg), src.spec) for p in pats if p.kind == "matrix"}
-        rows = traffic.study(src.fabrics, pats, routes, traffic.hb_gbps_of(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices)
+        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices)
     except InputError as exc:
         fail_input(exc)
     notes = [f"fabric: {src.origin}"] + src.notes
@@ -513,6 +512,14 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
         click.echo(json.dumps({"rows": rows, "notes": notes}, indent=2))
     else:
         click.echo(report.render(rows, notes))
+
+
+def _hb_gbps(spec: Spec, override: float | None) -> float | None:
+    """B_F for simulate: --hb-bandwidth, else the spec's, else its workload GPU's; None when none says (needed only if traffic crosses the HB domain)."""
+    try:
+        return float(analysis.hb_bandwidth(spec, override).value)
+    except InputError:
+        return None
 
 
 def analysis_options(f):

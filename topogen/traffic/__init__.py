@@ -18,21 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from topogen.util.errors import InputError
 from topogen.traffic.failures import Failure, check
 from topogen.traffic.patterns import Pattern, Pairs
 from topogen.traffic.report import row
 from topogen.traffic.simulate import run
-
-
-def hb_gbps_of(spec, override: float | None) -> float | None:
-    """B_F: ``--hb-bandwidth``, else the spec's, else its workload GPU's; None when none says."""
-    from topogen.analysis.fabric import hb_bandwidth
-
-    try:
-        return float(hb_bandwidth(spec, override).value)
-    except InputError:
-        return None
 
 
 def study(fabrics: list, patterns: list[Pattern], routings: list[str], hb_gbps: float | None, failure: Failure | None = None, size_bytes: float | None = None, flows_per_pair: int = 1, key: int = 0, matrices: dict[str, Pairs] | None = None) -> list[dict[str, Any]]:

@@ -20,9 +20,15 @@ generator built on ``--seed``-style number ``key`` so a run is repeatable.
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
 
 import numpy as np
+
+from topogen.fabric.naming import GpuNames
+from topogen.spec.workload import parse_number
+from topogen.util.inputs import open_input
 
 from topogen.util.errors import InputError, Problem
 
@@ -112,13 +118,6 @@ def read_matrix(path, spec) -> Pairs:
     pair listed twice adds up. The file is at most 256 MiB and 4,000,000 rows,
     read in bounded memory; every bad row (up to 20) is named with its line.
     """
-    import csv
-    import io
-
-    from topogen.spec.workload import parse_number
-    from topogen.util.inputs import open_input
-    from topogen.fabric.naming import GpuNames
-
     label = repr(str(path))
     missing = Problem("pattern", f"matrix file {label} does not exist", "give --pattern matrix:PATH to a CSV of src,dst,bytes")
     names = GpuNames(spec.gpus, spec.hb_domain)

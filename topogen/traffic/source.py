@@ -20,6 +20,7 @@ from pathlib import Path
 
 from topogen.fabric import clos
 from topogen.asbuilt import wiring
+from topogen.asbuilt import sources
 from topogen.util.errors import InputError, Problem
 from topogen.fabric.model import ARCHES, Fabric
 from topogen.spec.cluster import Spec, build_spec, load_spec
@@ -71,8 +72,6 @@ def from_wiring(ref: str, arch: str | None, spec_ref: str | None) -> Source:
 
 def from_as_built(plan_ref: str, found_refs: list[str], fmt: str, arch: str | None, spec_ref: str | None) -> Source:
     """The cables found on the floor, read against the plan's spec and architecture."""
-    from topogen.asbuilt import sources
-
     found = sources.read_found(found_refs, fmt)
     plan = sources.load_plan(plan_ref, arch, spec_ref, found)
     if plan.spec is None or plan.arch is None:
