@@ -338,6 +338,26 @@ def test_analysis_batch_digits_bounded():
     assert res.exit_code == 2 and "Traceback" not in res.output
 
 
+@pytest.mark.parametrize("batch", ["1e300", "2e15", "999999999999999x999999999999999"])
+def test_analysis_batch_bounded(batch):
+    """A batch above 1e15 tokens is refused: the times it gives overflow (a plot's axis once raised on 1e300)."""
+    refused(cli("analyze", "iteration", "demo", "--batch", batch), "at most 1e15 tokens")
+
+
+@pytest.mark.parametrize("batch", ["1e300", "999999999999999x999999999999999"])
+def test_workload_batch_bounded_in_build(tmp_path, batch):
+    (tmp_path / "s.yaml").write_text(f"name: s\ngpus: 64\nhb_domain: 8\nradix: 16\nworkload: {{model: gpt-3-175b, gpu: h100, batch: {batch}}}\n")
+    refused(cli("build", "s.yaml", "--formats", "plots", "--out", "o", cwd=tmp_path), "workload.batch: batch must be tokens or SEQUENCESxLENGTH", "at most 1e15 tokens")
+    assert not (tmp_path / "o").exists()
+
+
+def test_workload_batch_at_the_bound_plots(tmp_path):
+    (tmp_path / "s.yaml").write_text("name: s\ngpus: 64\nhb_domain: 8\nradix: 16\nworkload: {model: gpt-3-175b, gpu: h100, batch: 1e15}\n")
+    res = cli("build", "s.yaml", "--formats", "plots", "--out", "o", cwd=tmp_path)
+    assert res.exit_code == 0, res.output
+    assert list((tmp_path / "o").rglob("*.svg")) or list((tmp_path / "o").rglob("*.png"))
+
+
 @pytest.mark.parametrize("value", ["1e999", "inf", "nan", "-1", "0", "9" * 5000])
 @pytest.mark.parametrize("args", [["alltoall", "demo", "--model", "deepseek-v3", "--hb-bandwidth"], ["checkpoint", "demo", "--write-GBps"], ["checkpoint", "demo", "--interval-h"]])
 def test_analysis_float_flags_finite(args, value):

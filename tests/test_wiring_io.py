@@ -163,6 +163,28 @@ def test_edited_json_edge(out, tmp_path):
     assert "hygiene.self-link: cable 71 (edges[70]) joins leaf-g0-r0 to itself (leaf-g0-r0:p15 to leaf-g0-r0:p1)" in res.output
 
 
+@pytest.mark.parametrize("field", ["speed", "key"])
+@pytest.mark.parametrize("value", [10**18, 10**19, 10**25, 10**30 - 1, -1])
+def test_json_speed_and_key_bounded_like_the_csv_reader(out, tmp_path, field, value):
+    """19 to 30 digits (or a negative id) are refused, exit 2, as cabling.csv refuses them; no OverflowError."""
+    doc = json.loads((out / "demo" / "rail-only" / "topology.json").read_text())
+    doc["edges"][0][field] = value
+    p = tmp_path / "topology.json"
+    p.write_text(json.dumps(doc))
+    res = CliRunner().invoke(main, ["validate", str(p)], catch_exceptions=False)
+    assert res.exit_code == 2, res.output
+    assert f"topology.json edges[0]: {field} {value} is not a" in res.stderr and "at most 18 digits" in res.stderr
+
+
+def test_json_speed_and_key_of_18_digits_are_read(out, tmp_path):
+    doc = json.loads((out / "demo" / "rail-only" / "topology.json").read_text())
+    doc["edges"][0]["key"] = 10**18 - 1
+    p = tmp_path / "topology.json"
+    p.write_text(json.dumps(doc))
+    res = CliRunner().invoke(main, ["validate", str(p)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+
+
 def test_spec_mismatch_is_a_warning(out):
     res = run(out / "demo" / "rail-only" / "cabling.csv", "--spec", "demo", "--name", "other")
     assert res.exit_code == 0

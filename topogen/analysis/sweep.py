@@ -58,5 +58,5 @@ def parse_batches(raw: str | None) -> list[float] | None:
         b = parse_batch(item)
         (bad.append(item) if b is None else out.append(b[0]))
     if bad:
-        raise InputError([Problem("batch", f"not a batch: {', '.join(map(repr, bad))}", "tokens (2M, 32e6) or SEQUENCESxLENGTH (2048x2048), comma-separated")])
+        raise InputError([Problem("batch", f"not a batch: {', '.join(map(repr, bad))}", "tokens (2M, 32e6) or SEQUENCESxLENGTH (2048x2048), above 0 and at most 1e15 tokens, comma-separated")])
     return list(dict.fromkeys(out))

@@ -44,6 +44,7 @@ ARCH_RE = re.compile(r";\s*arch\s+(?P<arch>[\w-]+)")
 MAX_PROBLEMS = 20
 MAX_WIRING_BYTES = 4 << 30  # a 1M-GPU rail-optimized cabling.csv is ~0.4 GB
 MAX_BESIDE_BYTES = 64 << 20  # summary.json / manifest.json of a build
+MAX_WHOLE_DIGITS = 18  # speeds and cable ids: whole numbers below 10^18 (numpy int64 columns)
 
 
 @dataclass
@@ -199,11 +200,11 @@ def _read_cabling(path: Path, fh) -> RawWiring:
     def whole(c: str, positive: bool) -> list[int]:
         values = text(c)
         for no, x in zip(lines_of, values):
-            if not (x.isascii() and x.isdecimal() and len(x) <= 18) or (positive and int(x) == 0):
+            if not (x.isascii() and x.isdecimal() and len(x) <= MAX_WHOLE_DIGITS) or (positive and int(x) == 0):
                 bad[0] += 1
                 if len(problems) <= MAX_PROBLEMS:
                     problems.append(Problem(f"{where} line {no}", f"{c} {show(x)} is not a positive whole number", "speeds in Gb/s (e.g. 400), cable ids 1, 2, 3..."))
-        return [int(x) if x.isascii() and x.isdecimal() and len(x) <= 18 else 0 for x in values]
+        return [int(x) if x.isascii() and x.isdecimal() and len(x) <= MAX_WHOLE_DIGITS else 0 for x in values]
 
     out = {
         "a_dev": text("a_device"),
@@ -220,6 +221,11 @@ def _read_cabling(path: Path, fh) -> RawWiring:
     if problems:
         _fail(problems[:MAX_PROBLEMS], bad[0])
     return RawWiring(path, "cabling", arch, sha, None, **out)
+
+
+def _whole(x: Any, positive: bool) -> bool:
+    """A JSON speed or cable id as cabling.csv bounds it: an int (no bool) of at most :data:`MAX_WHOLE_DIGITS` digits, not negative (above 0 if ``positive``)."""
+    return isinstance(x, int) and not isinstance(x, bool) and (1 if positive else 0) <= x < 10**MAX_WHOLE_DIGITS
 
 
 class _Semicolons(csv.excel):
@@ -273,12 +279,12 @@ def _read_topology(path: Path, text: str) -> RawWiring:
             problems.append(Problem(path_i, f"missing or non-string field(s): {', '.join(miss)}", "each edge has source, target (device names), a_port, z_port (nic0, p1...) and speed"))
             continue
         sp = e.get("speed")
-        if isinstance(sp, bool) or not isinstance(sp, int) or sp <= 0:
-            problems.append(Problem(path_i, f"speed {show(sp)} is not a positive whole number", "speed in Gb/s, e.g. 400"))
+        if not _whole(sp, positive=True):
+            problems.append(Problem(path_i, f"speed {show(sp)} is not a positive whole number of at most {MAX_WHOLE_DIGITS} digits", "speed in Gb/s, e.g. 400"))
             continue
         key = e.get("key", i + 1)
-        if isinstance(key, bool) or not isinstance(key, int):
-            problems.append(Problem(path_i, f"key {show(key)} is not a whole number", "the key is the cable id of cabling.csv"))
+        if not _whole(key, positive=False):
+            problems.append(Problem(path_i, f"key {show(key)} is not a whole number, 0 or above, of at most {MAX_WHOLE_DIGITS} digits", "the key is the cable id of cabling.csv: 1, 2, 3..."))
             continue
         out["a_dev"].append(e["source"].strip())
         out["a_port"].append(e["a_port"].strip())

@@ -718,6 +718,16 @@ def write_length_histogram(ws, bom) -> None:
 # ---------------------------------------------------------------------- Summary
 
 
+def _one_cell(value):
+    """A spec value as one cell: lists (per-tier radix, oversubscription, leaf first) joined,
+    a section (``layout:``) as its set keys, ``key value; ...``, in the spec's order."""
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {_one_cell(v)}" for k, v in value.items() if v is not None)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return value
+
+
 def write_summary(wb, ctx, lay: Layout) -> None:
     """Provenance, spec, totals per architecture with savings, cost by component and its chart, notes."""
     spec = ctx.spec
@@ -744,8 +754,7 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     spec_row = {}
     for key, value in spec.to_dict().items():
         value = spec.workload.describe() if key == "workload" else value  # the section in one line; the Analysis sheet has the rest
-        if isinstance(value, (list, tuple)):  # per-tier lists (radix, oversubscription), leaf first
-            value = ", ".join(map(str, value))
+        value = _one_cell(value)
         spec_row[key] = add(cell(ws, key), cell(ws, value, COUNT if type(value) is int else None))
     add()
 

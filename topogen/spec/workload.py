@@ -128,6 +128,8 @@ CHECKPOINT_KEYS = names(CHECKPOINT_FIELDS)
 SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12, "P": 1e15}
 NUMBER_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([kKMGBTP]?)\s*$", re.ASCII)
 BATCH_RE = re.compile(r"^\s*([0-9]{1,15})\s*[xX×]\s*([0-9]{1,15})\s*$", re.ASCII)  # bounded: no int() of 5,000 digits
+MAX_BATCH_TOKENS = 1e15  # a thousand times a year of today's largest runs; above it the figures overflow
+BATCH_HINT = "tokens (e.g. 32M, 2e6) or SEQUENCESxLENGTH (e.g. 2048x2048), above 0 and at most 1e15 tokens"
 
 UNITS = {
     "layers": "blocks", "d_model": "", "params": "parameters", "batch": "tokens", "m_cc": "collectives per block",
@@ -172,14 +174,18 @@ def parse_number(raw: Any) -> float | None:
 
 
 def parse_batch(raw: Any) -> tuple[float, int | None] | None:
-    """A batch as tokens (``32M``) or sequences × length (``2048x2048``) -> (tokens, sequences or None)."""
+    """A batch as tokens (``32M``) or sequences × length (``2048x2048``) -> (tokens, sequences or None).
+
+    None also for a batch of no tokens or more than :data:`MAX_BATCH_TOKENS` (``1e300``
+    would make every time infinite, and a plot's axis with it).
+    """
     if isinstance(raw, str):
         m = BATCH_RE.match(raw)
         if m:
             seqs, length = int(m.group(1)), int(m.group(2))
-            return (float(seqs * length), seqs) if seqs > 0 and length > 0 else None
+            return (float(seqs * length), seqs) if 0 < seqs * length <= MAX_BATCH_TOKENS else None
     v = parse_number(raw)
-    return (v, None) if v is not None and v > 0 else None
+    return (v, None) if v is not None and 0 < v <= MAX_BATCH_TOKENS else None
 
 
 class _Sourced:
@@ -419,11 +425,11 @@ def parse_model(raw: Any, path: str, problems: list[Problem]) -> Model | None:
     m_cc = _num(raw, "m_cc", path, problems, required=True, hint="MP collectives per block: 8 for GPT/OPT, 12 for PaLM")
     batch = None
     if raw.get("batch") is None:
-        problems.append(Problem(f"{path}.batch", "batch is required", "tokens (e.g. 32M) or SEQUENCESxLENGTH (e.g. 2048x2048)"))
+        problems.append(Problem(f"{path}.batch", "batch is required", BATCH_HINT))
     else:
         batch = parse_batch(raw["batch"])
         if batch is None:
-            problems.append(Problem(f"{path}.batch", f"batch must be tokens or SEQUENCESxLENGTH, got {raw['batch']!r}", "e.g. 32M, 2e6 or 2048x2048"))
+            problems.append(Problem(f"{path}.batch", f"batch must be tokens or SEQUENCESxLENGTH, got {raw['batch']!r}", BATCH_HINT))
     schedule: list[float] = []
     raw_schedule = raw.get("batch_schedule") or []
     if not isinstance(raw_schedule, list):
@@ -432,7 +438,7 @@ def parse_model(raw: Any, path: str, problems: list[Problem]) -> Model | None:
     for i, b in enumerate(raw_schedule):
         pb = parse_batch(b)
         if pb is None:
-            problems.append(Problem(f"{path}.batch_schedule[{i}]", f"not a batch: {b!r}", "tokens or SEQUENCESxLENGTH"))
+            problems.append(Problem(f"{path}.batch_schedule[{i}]", f"not a batch: {b!r}", BATCH_HINT))
         else:
             schedule.append(pb[0])
     moe = raw.get("moe") or {}
@@ -556,7 +562,7 @@ def parse_workload(raw: Any, gpus: int | None, hb_domain: int | None, problems: 
     if raw.get("batch") is not None:
         batch = parse_batch(raw["batch"])
         if batch is None:
-            problems.append(Problem(f"{path}.batch", f"batch must be tokens or SEQUENCESxLENGTH, got {raw['batch']!r}", "e.g. 32M, 2e6 or 2048x2048"))
+            problems.append(Problem(f"{path}.batch", f"batch must be tokens or SEQUENCESxLENGTH, got {raw['batch']!r}", BATCH_HINT))
     par = _parallelism(raw.get("parallelism"), f"{path}.parallelism", problems)
     ck = _checkpoint(raw.get("checkpoint"), f"{path}.checkpoint", problems)
     if len(problems) > n0 or model is None or par is None:
