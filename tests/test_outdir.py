@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -169,15 +170,48 @@ def test_symlinked_output_is_followed(built, tmp_path):
     assert res.exit_code == 2 and "is a symlink to" in res.stderr and not (tmp_path / "nowhere").exists()
 
 
-def test_stale_leftovers_removed_and_reported(built, tmp_path):
-    for name in (".o.tmp-abc123", ".o.old-x_9"):
-        (tmp_path / name / "rail-only").mkdir(parents=True)
-        (tmp_path / name / "rail-only" / "cabling.csv").write_text("half")
+def _killed_run(parent: Path, name: str, pid: int = 999_999_999) -> outdir.Run:
+    """What a run into ``parent/name`` killed outright leaves: its marker and a half-written temporary directory."""
+    run = outdir.Run(parent / name, "0123456789abcdef")
+    run.marker.write_text(outdir.Run.text(pid, run.token))
+    (run.tmp / "rail-only").mkdir(parents=True)
+    (run.tmp / "rail-only" / "cabling.csv").write_text("half")
+    return run
+
+
+def test_proven_leftovers_removed_and_reported(built, tmp_path):
+    run = _killed_run(tmp_path, "o")
     (tmp_path / ".other.tmp-abc").mkdir()  # another output's: left alone
     res = build("demo", "--formats", "cabling", "--out", str(built))
     assert res.exit_code == 0
-    assert "note: removed 2 leftover(s) of an interrupted run" in res.output and ".o.old-x_9, .o.tmp-abc123" in res.output
+    assert f"note: removed 1 leftover(s) of an interrupted run in {str(tmp_path)!r}: {run.tmp.name}" in res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.tmp-abc", "o"]
+
+
+@pytest.mark.parametrize("marker", ["none", "other-token", "edited", "symlink", "directory"])
+def test_user_directories_shaped_like_leftovers_survive(built, tmp_path, marker):
+    """``.o.old-2024/notes.txt`` is the user's: only a marker with topogen's pid and token proves otherwise."""
+    for name in (".o.old-2024", ".o.tmp-abc123", ".o.tmp-0123456789abcdef"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.txt").write_text("mine")
+    good = outdir.Run.text(4242, "0123456789abcdef")
+    m = tmp_path / ".o.run-0123456789abcdef"
+    if marker == "other-token":
+        m.write_text(outdir.Run.text(4242, "fedcba9876543210"))
+    elif marker == "edited":
+        m.write_text(good + "more\n")
+    elif marker == "symlink":
+        (tmp_path / "elsewhere").write_text(good)
+        m.symlink_to(tmp_path / "elsewhere")
+    elif marker == "directory":
+        m.mkdir()
+    before = tree(tmp_path)
+    res = build("demo", "--formats", "cabling", "--out", str(built))
+    assert res.exit_code == 0, res.output
+    assert "leftover(s)" not in res.output
+    assert f"note: left .o.old-2024, .o.tmp-0123456789abcdef, .o.tmp-abc123 in {str(tmp_path)!r} alone: nothing shows that topogen made them" in res.output
+    after = tree(tmp_path)
+    assert {k: v for k, v in after.items() if not k.startswith("o/") and k != "o"} == {k: v for k, v in before.items() if not k.startswith("o/") and k != "o"}
 
 
 def test_second_run_into_the_same_directory_is_refused(built, tmp_path):
@@ -291,3 +325,178 @@ def _alive_group(pgid: int) -> bool:
         return True
     except ProcessLookupError:
         return False
+
+
+def test_sigkill_takes_the_exporter_workers_along(tmp_path):
+    """A build killed outright leaves no orphaned workers behind, and none prints a BrokenPipeError traceback."""
+    p = subprocess.Popen([*TOPOGEN, "build", *BIG, "--jobs", "2", "--out", str(tmp_path / "big")], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
+    workers: list[int] = []
+
+    def two_workers() -> bool:
+        workers[:] = [int(x) for x in children.read_text().split()] if children.exists() else []
+        return len(workers) >= 2
+
+    assert _wait_for(two_workers, 120), "the workers never started"
+    time.sleep(0.5)  # they are busy with their first tasks
+    p.kill()
+    _, err = p.communicate(timeout=60)  # returns when every holder of the pipe (the workers too) has gone
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert _wait_for(lambda: not any(_running(w) for w in workers), 10), workers
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+# --- the two-rename fallback ---------------------------------------------------------------
+
+FALLBACK = """
+import os, signal, sys
+from topogen import outdir
+outdir._exchange = lambda a, b: False  # a filesystem without renameat2(RENAME_EXCHANGE)
+if {kill}:
+    rename = os.rename
+    def killed_between(src, dst):
+        rename(src, dst)
+        if ".old-" in os.fspath(dst):
+            os.kill(os.getpid(), signal.SIGKILL)  # power lost between the two renames
+    os.rename = killed_between
+sys.argv = ["topogen", *sys.argv[1:]]
+from topogen.__main__ import run
+run()
+"""
+
+
+def fallback_build(tmp_path: Path, *args: str, kill: bool) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", FALLBACK.format(kill=kill), "build", *args], cwd=tmp_path, capture_output=True, text=True)
+
+
+def test_fallback_swap_replaces_the_output(built, tmp_path):
+    res = fallback_build(tmp_path, "demo", "--formats", "topology", "--out", "o", kill=False)
+    assert res.returncode == 0, res.stderr
+    assert (built / "rail-only" / "topology.json").exists() and not (built / "rail-only" / "cabling.csv").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
+def test_fallback_swap_killed_between_the_renames_is_put_back(built, tmp_path):
+    """No RENAME_EXCHANGE, killed with no ``o`` in place: the old output waits in .o.old-*, the next run puts it back."""
+    before = _digest_tree(built)
+    res = fallback_build(tmp_path, "demo", "--formats", "topology", "--out", "o", kill=True)
+    assert res.returncode == -signal.SIGKILL
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert "o" not in left and [n[:7] for n in left] == [".o.lock", ".o.old-", ".o.run-", ".o.tmp-"], left
+    old = next(tmp_path.glob(".o.old-*"))
+    assert _digest_tree(old) == before  # nothing of the old output was lost
+    # a next run that fails late (exit 2 from an exporter) still puts the old output back
+    long_name = "n" * 60
+    res = build("demo", "--name", long_name, "--formats", "netbox", "--out", str(built))
+    assert res.exit_code == 2 and "NetBox allows 64" in res.stderr
+    assert _digest_tree(built) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
+def test_fallback_swap_killed_then_a_good_run_says_so(built, tmp_path):
+    assert fallback_build(tmp_path, "demo", "--formats", "topology", "--out", "o", kill=True).returncode == -signal.SIGKILL
+    res = build("demo", "--formats", "topology", "--out", str(built))
+    assert res.exit_code == 0, res.output
+    assert "note: put back the previous output" in res.output and "was killed while it swapped the output in" in res.output
+    assert (built / "rail-only" / "topology.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
+# --- every command that writes --------------------------------------------------------------
+
+# a small run of each command that writes a directory through --out
+WRITERS = {
+    "build": ["build", "demo", "--formats", "cabling"],
+    "validate": ["validate", "demo"],
+}
+
+
+def _commands(group, prefix=()):
+    import click
+
+    for name, cmd in group.commands.items():
+        if isinstance(cmd, click.Group):
+            yield from _commands(cmd, (*prefix, name))
+        else:
+            yield " ".join((*prefix, name)), cmd
+
+
+def test_every_command_with_out_is_held_to_the_contract():
+    """A new command that takes --out joins WRITERS, and so every test below."""
+    assert sorted(name for name, cmd in _commands(main) if any(p.name == "out" for p in cmd.params)) == sorted(WRITERS)
+
+
+def run_cli(args, cwd):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_empty_out_is_an_error(tmp_path, command):
+    res = run_cli([*WRITERS[command], "--out", ""], tmp_path)
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: out: --out is empty: it names no directory")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+@pytest.mark.parametrize("target", ["..", "/", ".", "etc-link", "mine", "mine-link"])
+def test_refused_out_for_every_writer(tmp_path, command, target):
+    """Never into ``..`` or ``/``, never through a link into a directory of someone else's files (/etc), never over a user's own file."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "etc").mkdir()  # a stand-in for /etc (an old topogen wrote validate --out into the real one)
+    (tmp_path / "etc" / "passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    (work / "etc-link").symlink_to(tmp_path / "etc")
+    (work / "mine" / "rail-only").mkdir(parents=True)
+    (work / "mine" / "rail-only" / "validation.json").write_text("my notes")
+    (work / "mine-link").symlink_to("mine")
+    before = tree(tmp_path)
+    res = run_cli([*WRITERS[command], "--out", target], work)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: out: ") and "Traceback" not in res.output
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_each_writer_replaces_only_its_own_output(tmp_path, command):
+    res = run_cli([*WRITERS[command], "--out", "a/b/o"], tmp_path)
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((tmp_path / "a/b/o/manifest.json").read_text())
+    assert manifest["generator"].startswith("topogen ") and all((tmp_path / "a/b/o" / f["path"]).is_file() for f in manifest["files"])
+    assert run_cli([*WRITERS[command], "--out", "a/b/o"], tmp_path).exit_code == 0  # its own output: replaced
+    (tmp_path / "a/b/o/rail-only/mine.txt").write_text("mine")
+    res = run_cli([*WRITERS[command], "--out", "a/b/o", "--force"], tmp_path)
+    assert res.exit_code == 2 and "holds files topogen did not write: rail-only/mine.txt" in res.stderr
+    assert sorted(p.name for p in (tmp_path / "a/b").iterdir()) == ["o"]
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_bad_input_creates_no_directory(tmp_path, command):
+    res = run_cli([*WRITERS[command], "--gpus", "12x", "--out", "new/o"], tmp_path)
+    assert res.exit_code == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_late_exit_2_leaves_no_empty_out(tmp_path):
+    """The NetBox name-length check runs in its exporter, after out/ was made: out/ goes too."""
+    res = run_cli(["build", "demo", "--name", "n" * 60, "--formats", "netbox"], tmp_path)
+    assert res.exit_code == 2 and "NetBox allows 64" in res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_validate_out_writes_what_it_says(tmp_path):
+    res = run_cli(["validate", "demo", "--out", "v"], tmp_path)
+    assert res.exit_code == 0
+    assert sorted(p.relative_to(tmp_path / "v").as_posix() for p in (tmp_path / "v").rglob("*") if p.is_file()) == ["manifest.json", "rail-only/validation.json", "rail-optimized/validation.json"]

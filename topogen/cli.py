@@ -21,7 +21,6 @@ from topogen.checks import validate as checks
 from topogen.checks.validate import summary_line
 from topogen.exports import EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
-from topogen.exports.validation import generate_json
 from topogen.exports.workers import default_jobs
 from topogen.search import executor as search_executor
 from topogen.search import report as search_report
@@ -35,11 +34,10 @@ from topogen.spec.schema import dumps as schema_dumps
 from topogen.spec.schema import spec_schema
 from topogen.spec.workload import parse_number
 from topogen.util import outdir
-from topogen.util.errors import InputError, Problem, show
+from topogen.util.errors import InputError, Problem
 from topogen.util.figures import count, kw, pct, plural, usd, usd_cents
 from topogen.util.inputs import human_bytes
 from topogen.util.memory import usual_allocation
-from topogen.util.outdir import write_text_atomic
 from topogen.util.progress import Progress
 from topogen.util.resources import list_templates
 
@@ -119,10 +117,19 @@ def main() -> None:
     """Port-level scale-out fabrics for GPU clusters: rail-only and rail-optimized Clos."""
 
 
+def out_options(what: str):
+    """``--out`` and ``--force``, the same for every command that writes a directory (topogen.outdir's contract)."""
+
+    def deco(f):
+        f = click.option("--force", is_flag=True, help="Also replace topogen outputs changed since they were written (files topogen did not write are never deleted).")(f)
+        return click.option("--out", "out", help=f"{what}; replaced only when empty or holding topogen's own earlier output.")(f)
+
+    return deco
+
+
 @main.command()
 @spec_options
-@click.option("--out", "out", help="Output directory (default out/<name>); replaced only when empty or holding topogen's own earlier output.")
-@click.option("--force", is_flag=True, help="Also replace topogen outputs changed since they were written (files topogen did not write are never deleted).")
+@out_options("Output directory (default out/<name>)")
 @click.option("--formats", help=f"Comma-separated exporters to run: {', '.join(EXPORTERS)} (default all; validation always runs).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors (no progress, summary or file list).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
@@ -136,8 +143,8 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
     try:
         s = resolve(spec, kwargs)
         fmts = pipeline.resolve_formats(formats)
-        out_dir = Path(out) if out else Path("out") / s.name
-        outdir.check(out_dir, force)  # before the build: a refusal costs nothing
+        outdir.check(Path("out") / s.name if out is None else out, force)  # before the build: a refusal costs nothing
+        out_dir = Path("out") / s.name if out is None else Path(out)
         warn_size(s, fmts)
         progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
         ctx = pipeline.build(s, progress)
@@ -356,8 +363,8 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
 @main.command("validate")
 @spec_options
 @click.option("--spec", "spec_opt", metavar="SPEC", help="The spec a cabling.csv / topology.json claims to implement (YAML path or preset name).")
-@click.option("--out", "out", type=click.Path(file_okay=False), help="Also write <out>/<arch>/validation.json.")
-def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwargs) -> None:
+@out_options("Also write <out>/<arch>/validation.json and <out>/manifest.json")
+def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force: bool, **kwargs) -> None:
     """Validate SPEC (build it, then check it), or a wiring file against --spec.
 
     \b
@@ -370,7 +377,10 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwar
     spec from that build's summary.json, the architecture from its directory).
     Exit status: 0 valid, 1 errors found, 2 bad input.
     """
+    notes: list[str] = []
     try:
+        if out is not None:
+            outdir.check(out, force)  # before any work, as build does
         if spec is not None and wiring.is_wiring_path(spec):
             arch_flag, kwargs["arch"] = kwargs["arch"], None  # picks the file's architecture; the spec stays as written
             raw = wiring.read(Path(spec))
@@ -380,20 +390,16 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, **kwar
         else:
             if spec is not None and spec_opt is not None:
                 raise InputError([Problem("spec", f"two specs given: {spec!r} and --spec {spec_opt!r}", "give the spec once, or a cabling.csv / topology.json with --spec")])
-            ctx = pipeline.build(resolve(spec if spec is not None else spec_opt, kwargs))
+            s = resolve(spec if spec is not None else spec_opt, kwargs)
+            ctx = pipeline.build(s)
             reports = list(ctx.reports.values())
-        if out:
-            for r in reports:
-                d = Path(out) / r.arch
-                d.mkdir(parents=True, exist_ok=True)
-                write_text_atomic(d / "validation.json", generate_json(r))
+        if out is not None:
+            pipeline.write_validation(reports, s, Path(out), force=force, notes=notes)
     except InputError as exc:
         fail_input(exc)
-    except OSError as exc:
-        if out is None or not str(exc.filename or "").startswith(str(out)):
-            raise  # not about --out: the program's last line of defence names the path
-        fail_input(InputError([Problem("out", f"cannot write to {show(out)}: {exc.strerror or exc}", "choose a writable --out directory")]))
     click.echo("\n\n".join(checks.render(r) for r in reports))
+    for message in notes:
+        click.echo(f"note: {message}")
     sys.exit(0 if all(r.valid for r in reports) else 1)
 
 

@@ -20,6 +20,7 @@ from topogen.checks import validate
 from topogen.exports import EXPORTERS, workers
 from topogen.exports.files import digest, write_output_text
 from topogen.exports.summary import make_summary
+from topogen.exports.validation import write_report
 from topogen.fabric import clos
 from topogen.fabric.model import Fabric
 from topogen.spec import counts
@@ -115,15 +116,31 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
         summary_path = tmp / "summary.json"
         write_output_text(summary_path, json.dumps(ctx.summary, indent=2, sort_keys=False) + "\n")
         written.append(summary_path)
-        manifest = _manifest(ctx, tmp, written)
-        write_output_text(tmp / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-        rel = [p.relative_to(tmp) for p in written]
-    return [Path(out_dir) / r for r in rel] + [Path(out_dir) / "manifest.json"]
+        rel = _seal(ctx.spec, tmp, written)
+    return [Path(out_dir) / r for r in rel]
 
 
-def _manifest(ctx: BuildContext, root: Path, files: list[Path]) -> dict[str, Any]:
+def write_validation(reports: list[validate.Report], spec: Spec, out_dir: Path, force: bool = False, notes: list[str] | None = None) -> list[Path]:
+    """``validate --out``: each report as ``<arch>/validation.json`` and a ``manifest.json``, atomically.
+
+    The same output-directory contract as :func:`write_outputs` (:mod:`topogen.outdir`).
+    """
+    with atomic_dir(out_dir, force=force, notes=notes) as tmp:
+        written = []
+        for r in reports:
+            (tmp / r.arch).mkdir()
+            write_report(r, tmp / r.arch / "validation.json")
+            written.append(tmp / r.arch / "validation.json")
+        rel = _seal(spec, tmp, written)
+    return [Path(out_dir) / r for r in rel]
+
+
+def _seal(spec: Spec, root: Path, files: list[Path]) -> list[Path]:
+    """Write ``manifest.json`` listing ``files`` (what makes ``root`` topogen's own); every path, relative."""
     entries = []
     for p in sorted(files, key=lambda q: q.relative_to(root).as_posix()):
         size, sha = digest(p)  # hashed while written; files written by other tools are read
         entries.append({"path": p.relative_to(root).as_posix(), "bytes": size, "sha256": sha})
-    return {"generator": f"topogen {__version__}", "spec_sha256": ctx.spec.digest(), "files": entries}
+    manifest = {"generator": f"topogen {__version__}", "spec_sha256": spec.digest(), "files": entries}
+    write_output_text(root / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    return [p.relative_to(root) for p in files] + [Path("manifest.json")]

@@ -19,11 +19,14 @@ the serial run would raise it.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 from topogen.exports import EXPORTERS, PARTS
@@ -32,6 +35,8 @@ from topogen.util.memory import release_free_memory
 from topogen.util.outdir import held_signals
 
 MAX_DEFAULT_JOBS = 8
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_POLL_S = 0.5  # where prctl is missing: how often a worker looks for its parent
 
 # CPU-seconds of each exporter (or exporter part) at 131,072 GPUs, both architectures
 # (bench/bench.py --shares; diagrams: the wall time its `dot` runs take); a task of one
@@ -99,7 +104,7 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1) -> list[Path]:
     try:
         heaviest_first = sorted(tasks, key=lambda t: -task_cost(ctx, t))
         with held_signals():  # a worker takes its own handlers (_quiet) before any signal reaches it
-            pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)), initializer=_quiet)
+            pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)), initializer=_quiet, initargs=(os.getpid(),))
         with pool:
             pending = {t: pool.apply_async(_export, (*t, str(dest))) for t in heaviest_first}
             results = [pending[t].get() for t in tasks]
@@ -113,16 +118,43 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1) -> list[Path]:
     return paths
 
 
-def _quiet() -> None:
+def _quiet(parent: int) -> None:
     """Workers leave Ctrl-C to the parent (which stops the pool) and die plainly when it does.
 
     Forked with SIGINT/SIGTERM held, so a signal sent before this ran waits
     for these handlers instead of running the parent's (an ``Interrupted``
-    traceback from a worker).
+    traceback from a worker). A parent killed outright (SIGKILL) takes its
+    workers with it (:func:`_die_with_parent`): an orphan would finish its
+    task and print a ``BrokenPipeError`` traceback handing back the result.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this worker, silently, as soon as ``parent`` is gone.
+
+    Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, then one look at the parent in
+    case it died before that call. Elsewhere a daemon thread polls ``getppid()``.
+    """
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        armed = prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (AttributeError, OSError):  # not Linux
+        armed = False
+    if os.getppid() != parent:
+        os._exit(1)
+    if armed:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="topogen-parent-watch", daemon=True).start()
 
 
 def _one_arch(ctx, arch: str):

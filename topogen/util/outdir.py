@@ -1,22 +1,34 @@
 """The output-directory contract: topogen replaces only what it wrote, atomically.
 
+Every command that writes a directory (``build --out``, ``validate --out``) goes
+through :func:`check` (before any work) and :func:`atomic_dir` (to write):
+
 * An output directory is replaced only when it is empty or holds topogen's own earlier
   output: a topogen ``manifest.json`` listing every file in it. Files changed since
   that build (a size differs from the manifest) are replaced only with ``force``.
   A file topogen did not write is never deleted, with or without ``force``: the run
   refuses (exit 2) before building anything.
-* ``.``, ``..``, ``/``, the current directory or one of its parents, an existing file,
-  FIFO, socket or device, and a path under a file are refused, with nothing created.
-* A symlinked ``out/<name>`` is followed: its target is replaced and the link kept.
-* Everything is written into a sibling ``.<name>.tmp-*`` directory, then swapped in
+* An empty ``--out``, ``.``, ``..``, ``/``, the current directory or one of its parents,
+  an existing file, FIFO, socket or device, and a path under a file are refused, with
+  nothing created.
+* A symlinked ``out/<name>`` is followed: its target is replaced (as above: only when it
+  is empty or topogen's own) and the link kept.
+* Everything is written into a sibling ``.<name>.tmp-<token>`` directory, then swapped in
   with ``renameat2(RENAME_EXCHANGE)``: ``out/<name>`` always exists, holding the old or
   the new output. Where the exchange is unavailable (not Linux, or a filesystem
-  without it) the fallback is two renames, with a moment without ``out/<name>``.
+  without it) the fallback is two renames (``out/<name>`` to ``.<name>.old-<token>``, the
+  new one in), with a moment without ``out/<name>``; a run killed in that moment is
+  undone by the next one, which puts the old output back.
+* Each run first writes a marker ``.<name>.run-<token>`` beside the output (its pid and
+  its random token) and removes it last. Leftovers of a run killed outright
+  (``.<name>.tmp-<token>``, ``.<name>.old-<token>``) are removed by the next run into the
+  same directory only when such a marker proves topogen made them; a directory of the
+  same shape without one (a user's ``.demo.old-2024``) is left alone.
 * One run at a time per output directory: a lock file ``.<name>.lock`` beside it
   (``flock``); a second run exits 2 naming the first one's pid. The lock file is
   removed at the end.
-* Leftovers of runs killed outright (``.<name>.tmp-*``, ``.<name>.old-*``) are removed
-  by the next run into the same directory, which says so.
+* A run that fails or is interrupted removes its temporary directory and marker, and
+  the parent directories it created (``out/`` of ``out/<name>``): nothing is left.
 * SIGINT/SIGTERM during the swap are held until it is complete; an interrupted run
   removes its temporary directory (see :class:`~topogen.util.errors.Interrupted`).
 """
@@ -29,9 +41,9 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -41,6 +53,8 @@ from topogen.util.errors import InputError, Problem
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 << 20
 SHOWN = 3  # foreign files named in a refusal
+TOKEN_HEX = 16  # hex digits of a run's random token (in its marker and directory names)
+MAX_MARKER_BYTES = 256
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
@@ -48,11 +62,13 @@ def _refuse(out_dir: Path, message: str, hint: str = "choose another --out direc
     return InputError([Problem("out", message, hint)])
 
 
-def check(out_dir: Path, force: bool = False) -> Path:
+def check(out_dir: str | Path, force: bool = False) -> Path:
     """Check ``out_dir`` against the contract without touching anything; the directory to replace.
 
     Returns the real directory (a symlink followed). Raises :class:`InputError`.
     """
+    if str(out_dir) == "":  # Path("") is "." : refused below, but the user typed nothing
+        raise _refuse(Path("."), "--out is empty: it names no directory", "give a directory of its own, e.g. --out out/<name>")
     out_dir = Path(out_dir)
     shown = str(out_dir)
     if out_dir.name in ("", ".", "..") or str(out_dir) in ("", ".", ".."):
@@ -177,18 +193,105 @@ def _lock(real: Path, shown: str) -> Iterator[None]:
             os.close(fd)
 
 
-def _clean_stale(real: Path, notes: list[str] | None) -> None:
-    """Remove ``.<name>.tmp-*`` / ``.<name>.old-*`` left by killed runs (called under the lock)."""
-    pattern = re.compile(rf"\.{re.escape(real.name)}\.(tmp|old)-[A-Za-z0-9_]+")
-    stale = []
+class Run:
+    """One run's names beside the output: its marker, temporary and (fallback swap) old directory.
+
+    The marker ``.<name>.run-<token>`` holds ``topogen run``, the pid and the token; it is
+    written before the temporary directory exists and removed after every other name,
+    so whatever a killed run left is named by a marker a later run can check.
+    """
+
+    def __init__(self, real: Path, token: str):
+        self.real, self.token = real, token
+        base = real.parent / f".{real.name}"
+        self.marker = Path(f"{base}.run-{token}")
+        self.tmp = Path(f"{base}.tmp-{token}")
+        self.old = Path(f"{base}.old-{token}")
+
+    @staticmethod
+    def text(pid: int, token: str) -> str:
+        return f"topogen run\npid {pid}\ntoken {token}\n"
+
+    @classmethod
+    def start(cls, real: Path) -> "Run":
+        """Write the marker, then create the temporary directory."""
+        run = cls(real, secrets.token_hex(TOKEN_HEX // 2))
+        fd = os.open(run.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, cls.text(os.getpid(), run.token).encode("ascii"))
+        finally:
+            os.close(fd)
+        try:
+            os.mkdir(run.tmp, 0o700)
+        except BaseException:
+            run.marker.unlink(missing_ok=True)
+            raise
+        return run
+
+    def finish(self) -> None:
+        """Remove the temporary and old directories (if any), then the marker.
+
+        While the output itself is missing, the old directory is the previous output
+        (a swap that could not be completed nor undone): it is kept, with its marker,
+        for the next run to put back.
+        """
+        if not os.path.lexists(self.real) and os.path.isdir(self.old):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return
+        for d in (self.tmp, self.old):
+            if os.path.isdir(d) and not os.path.islink(d):
+                shutil.rmtree(d, ignore_errors=True)
+        self.marker.unlink(missing_ok=True)
+
+
+def _proven_runs(real: Path) -> list[tuple[Run, int]]:
+    """Markers of earlier runs into ``real`` that topogen wrote: (run, its pid), oldest token order.
+
+    A marker counts only as a regular file whose whole content is what
+    :meth:`Run.text` writes, with the token of its own name.
+    """
+    pattern = re.compile(rf"\.{re.escape(real.name)}\.run-([0-9a-f]{{{TOKEN_HEX}}})")
+    found = []
     with os.scandir(real.parent) as it:
         for e in it:
-            if pattern.fullmatch(e.name) and e.is_dir(follow_symlinks=False):
-                stale.append(e.name)
-    for name in sorted(stale):
-        shutil.rmtree(real.parent / name, ignore_errors=True)
-    if stale and notes is not None:
-        notes.append(f"removed {len(stale)} leftover(s) of an interrupted run in {str(real.parent)!r}: {', '.join(sorted(stale))}")
+            m = pattern.fullmatch(e.name)
+            if not m or not e.is_file(follow_symlinks=False):
+                continue
+            try:
+                if e.stat(follow_symlinks=False).st_size > MAX_MARKER_BYTES:
+                    continue
+                with open(e.path, "rb") as fh:
+                    text = fh.read(MAX_MARKER_BYTES).decode("ascii")
+            except (OSError, UnicodeDecodeError):
+                continue
+            got = re.fullmatch(r"topogen run\npid ([0-9]{1,10})\ntoken ([0-9a-f]+)\n", text)
+            if got and got.group(2) == m.group(1):
+                found.append((Run(real, m.group(1)), int(got.group(1))))
+    return sorted(found, key=lambda x: x[0].token)
+
+
+def _recover(real: Path, notes: list[str] | None) -> None:
+    """Under the lock: undo or remove what killed runs into ``real`` left, as their markers prove.
+
+    A run killed between the two renames of the fallback swap left no ``real`` and its
+    old output in ``.<name>.old-<token>``: that is put back first. Same-shaped
+    directories without a marker are named in a note and left alone.
+    """
+    removed: list[str] = []
+    for run, pid in _proven_runs(real):
+        if not os.path.lexists(real) and os.path.isdir(run.old) and not os.path.islink(run.old):
+            os.rename(run.old, real)
+            if notes is not None:
+                notes.append(f"put back the previous output {str(real)!r} from {run.old.name}: a run (pid {pid}) was killed while it swapped the output in")
+        removed += [d.name for d in (run.tmp, run.old) if os.path.lexists(d)]
+        run.finish()
+    if removed and notes is not None:
+        notes.append(f"removed {len(removed)} leftover(s) of an interrupted run in {str(real.parent)!r}: {', '.join(sorted(removed))}")
+    pattern = re.compile(rf"\.{re.escape(real.name)}\.(tmp|old)-.+")
+    with os.scandir(real.parent) as it:
+        unproven = sorted(e.name for e in it if pattern.fullmatch(e.name))
+    if unproven and notes is not None:
+        notes.append(f"left {', '.join(unproven[:SHOWN])}{', ...' if len(unproven) > SHOWN else ''} in {str(real.parent)!r} alone: nothing shows that topogen made {'it' if len(unproven) == 1 else 'them'}")
 
 
 # --- the swap -----------------------------------------------------------------------
@@ -232,61 +335,85 @@ def held_signals() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _commit(tmp: Path, real: Path, shown: str, force: bool) -> None:
-    """Put ``tmp`` in place of ``real`` (replacing it only as :func:`check` allows)."""
-    os.chmod(tmp, 0o755)
+def _commit(run: Run, real: Path, shown: str, force: bool) -> None:
+    """Put ``run.tmp`` in place of ``real`` (replacing it only as :func:`check` allows)."""
+    os.chmod(run.tmp, 0o755)
     if not os.path.lexists(real):
-        os.rename(tmp, real)
+        os.rename(run.tmp, real)
         return
     if not real.is_dir() or real.is_symlink():
         raise _refuse(Path(shown), f"{shown!r} was replaced by something that is not a directory during the run")
     _check_owned(real, shown, force)  # again: files may have appeared during the build
-    if exchange(tmp, real):
-        shutil.rmtree(tmp)  # now the old output
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{real.name}.old-", dir=real.parent))
-    os.rmdir(old)
-    os.rename(real, old)  # fallback: the moment without out/<name> is here
-    os.rename(tmp, real)
-    shutil.rmtree(old)
+    if _exchange(run.tmp, real):
+        return  # run.tmp holds the old output now: Run.finish removes it
+    os.rename(real, run.old)  # fallback: the moment without out/<name> is here (the marker names run.old)
+    try:
+        os.rename(run.tmp, real)
+    except BaseException:
+        os.rename(run.old, real)
+        raise
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """:func:`exchange`, looked up when called (a test forces the two-rename fallback)."""
+    return exchange(a, b)
+
+
+def _make_parents(d: Path) -> list[Path]:
+    """Create ``d`` and its missing parents; the ones created, deepest first."""
+    missing = []
+    p = d
+    while not os.path.lexists(p):
+        missing.append(p)
+        p = p.parent
+    made = []
+    for q in reversed(missing):
+        try:
+            os.mkdir(q)
+        except FileExistsError:
+            continue
+        made.append(q)
+    return made[::-1]
+
+
+def _remove_empty(dirs: list[Path]) -> None:
+    """Remove the directories a failed run created (deepest first), as long as they are empty."""
+    for d in dirs:
+        try:
+            os.rmdir(d)
+        except OSError:
+            return
 
 
 @contextmanager
-def atomic_dir(out_dir: Path, force: bool = False, notes: list[str] | None = None) -> Iterator[Path]:
+def atomic_dir(out_dir: str | Path, force: bool = False, notes: list[str] | None = None) -> Iterator[Path]:
     """Yield a temporary directory; on success it replaces ``out_dir`` as the contract says.
 
-    ``notes`` receives messages for the user (leftovers of killed runs removed).
+    ``notes`` receives messages for the user (leftovers of killed runs removed or put back).
+    On any failure (an exception, Ctrl-C) nothing is left: not the temporary
+    directory, not its marker, not the parents of ``out_dir`` this run created.
     """
-    out_dir = Path(out_dir)
     real = check(out_dir, force)
+    shown = str(out_dir)
     try:
-        real.parent.mkdir(parents=True, exist_ok=True)
+        made = _make_parents(real.parent)
     except OSError as exc:
-        raise _refuse(out_dir, f"cannot write to {str(out_dir)!r}: {exc.strerror or exc}", "choose a writable --out directory") from None
-    with _lock(real, str(out_dir)):
-        _clean_stale(real, notes)
-        try:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.tmp-", dir=real.parent))
-        except OSError as exc:
-            raise _refuse(out_dir, f"cannot write to {str(out_dir)!r}: {exc.strerror or exc}", "choose a writable --out directory") from None
-        try:
-            yield tmp
-            with held_signals():
-                _commit(tmp, real, str(out_dir), force)
-        except BaseException:
-            with held_signals():
-                shutil.rmtree(tmp, ignore_errors=True)
-            raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write one file through a temporary sibling and a rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        raise _refuse(Path(shown), f"cannot write to {shown!r}: {exc.strerror or exc}", "choose a writable --out directory") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        with _lock(real, shown):
+            _recover(real, notes)
+            try:
+                run = Run.start(real)
+            except OSError as exc:
+                raise _refuse(Path(shown), f"cannot write to {shown!r}: {exc.strerror or exc}", "choose a writable --out directory") from None
+            try:
+                yield run.tmp
+                with held_signals():
+                    _commit(run, real, shown, force)
+            finally:
+                with held_signals():
+                    run.finish()
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with held_signals():
+            _remove_empty(made)
         raise
