@@ -1,8 +1,9 @@
 """The shared named view (topogen.fabric.view) and the CSV text built from it.
 
 The exporters gather names and CSV fields from tables formatted once; the
-bytes must be those ``csv.writer`` writes from the Python values, also for
-names that need quoting (a fabric whose names come from elsewhere), and the
+bytes must be those the CSV rule (topogen.util.text) writes row by row from
+the Python values, also for names that need quoting (a fabric whose names come
+from elsewhere): ``csv.writer``'s bytes wherever the rule changes nothing. The
 pull sheets' numeric label order must be the text order of the labels.
 """
 
@@ -23,8 +24,11 @@ from topogen.fabric.view import csv_lines, int_texts, number_texts, view, writer
 from topogen.layout.labels import COLUMNS as FLOOR_COLUMNS
 from topogen.layout.labels import FloorView
 from topogen.spec.cluster import build_spec, load_spec
+from topogen.util.text import csv_line
 
-ODD = ["", "a", 'say "hi"', "a,b", "x;y", "tab\there", "cr\rlf\n", " lead", "é", "=1+2", 0, -7, 2.5, 1e20, float("nan")]
+PLAIN = ["", "a", 'say "hi"', "a,b", "cr\rlf\n", " lead", "é", "-", 0, -7, "-7", 2.5, 1e20, float("nan")]  # the rule writes these as csv.writer does
+RULED = {"x;y": '"x;y"', "tab\there": '"tab\there"', "=1+2": "'=1+2", "a;=1": "\"a;'=1\"", "@x": "'@x"}  # quoted for ';' and tab, formulas neutralised
+ODD = [*PLAIN, *RULED]
 
 
 def writer_text(rows) -> str:
@@ -33,11 +37,18 @@ def writer_text(rows) -> str:
     return buf.getvalue()
 
 
-def test_csv_fields_and_lines_are_csv_writer_bytes():
-    for v in ODD:
+def rule_text(rows) -> str:
+    """The CSV rule, row by row (the slow, obvious way)."""
+    return "".join(csv_line(r) for r in rows)
+
+
+def test_csv_fields_and_lines_are_the_rule_and_csv_writer_bytes():
+    for v in PLAIN:
         assert writer_field(v) + "," + writer_field(v) + "\n" == writer_text([[v, v]]), repr(v)
+    for v, field in RULED.items():
+        assert writer_field(v) == field
     cols = [[writer_field(v) for v in ODD], [writer_field(v) for v in reversed(ODD)], writer_field("k")]
-    assert csv_lines(cols, len(ODD)) == writer_text([[a, b, "k"] for a, b in zip(ODD, reversed(ODD))])
+    assert csv_lines(cols, len(ODD)) == rule_text([[a, b, "k"] for a, b in zip(ODD, reversed(ODD))])
     ints = np.array([0, 5, 4095, 4096, -3, 10**12])
     assert int_texts(ints).tolist() == [str(x) for x in ints.tolist()]
     assert int_texts(np.array([1, 2], np.int8)).tolist() == ["1", "2"]

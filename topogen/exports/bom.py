@@ -29,7 +29,6 @@ from typing import Iterator
 
 from topogen.bom.bill import Bom
 from topogen.exports.files import arch_dir, write_csv, write_output_text
-from topogen.util.text import cell_safe
 
 COLUMNS = (
     "category",
@@ -53,18 +52,18 @@ def generate_rows(bom: Bom) -> Iterator[tuple]:
     for x in bom.sku_lines():
         length = lengths.get(x.sku, "") if x.category == "cable" else ""
         row = (x.category, x.sku, x.description, x.used_in, x.quantity, length, x.unit_price, x.extended_price, x.unit_power_w, x.total_power_w, x.price_source, x.power_source)
-        yield tuple(cell_safe(v) for v in row)
+        yield row  # written by the CSV rule (topogen.util.text.csv_field)
 
 
 def write_bom_csv(bom: Bom, path: Path, provenance: str) -> None:
-    write_csv(path, COLUMNS, generate_rows(bom), careful=True)  # catalog text
+    write_csv(path, COLUMNS, generate_rows(bom))
 
 
 LENGTH_COLUMNS = ("tier", "link", "length_m", "media", "cable_sku", "cables")
 
 
 def write_lengths_csv(bom: Bom, path: Path, provenance: str) -> None:
-    write_csv(path, LENGTH_COLUMNS, (tuple(cell_safe(v) for v in r) for r in bom.length_rows()))
+    write_csv(path, LENGTH_COLUMNS, bom.length_rows())
 
 
 def write_bom_json(bom: Bom, path: Path, provenance: str) -> None:

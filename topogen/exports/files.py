@@ -8,7 +8,6 @@ as Graphviz, or by an exporter that uses plain ``open``).
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import os
@@ -17,7 +16,7 @@ from typing import IO, Any, Callable, Iterable, Mapping, TypeVar
 
 import numpy as np
 
-from topogen.util.text import CarefulCsvWriter
+from topogen.util.text import CsvWriter
 
 T = TypeVar("T")
 
@@ -130,23 +129,18 @@ def per_arch(items: Mapping[str, T], dest: Path, filename: str, write: Callable[
     return paths
 
 
-def _csv_writer(fh, careful: bool):
-    return CarefulCsvWriter(fh) if careful else csv.writer(fh, lineterminator="\n")
-
-
-def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable], careful: bool = False) -> None:
-    """A plain CSV: the header on line 1, ``\\n`` line ends.
+def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable]) -> None:
+    """A plain CSV: the header on line 1, ``\\n`` line ends, every field by the CSV rule.
 
     No comment line: provenance belongs in ``manifest.json`` (a leading ``#``
     line makes ``pandas.read_csv`` and ``csv.DictReader`` read garbage).
-    ``csv.writer.writerows`` consumes ``rows`` in C, so a generator that yields
-    whole chunks (``yield from zip(...)``) costs no Python step per row here;
-    the file's 1 MiB buffer batches the writes. ``careful``: rows with catalog
-    text, written by :class:`~topogen.util.text.CarefulCsvWriter` (also quotes
-    ``;``, tab and CR), one Python step per row.
+    Fields go through :func:`topogen.util.text.csv_field` (formula starts
+    neutralised, ``;`` and tab quoted too), one Python step per row: for the
+    small files (BOMs, NetBox prerequisites); the big ones are built column by
+    column (:func:`topogen.fabric.view.csv_lines`).
     """
     with open_output(path, newline="") as fh:
-        w = _csv_writer(fh, careful)
+        w = CsvWriter(fh)
         w.writerow(columns)
         w.writerows(rows)
 

@@ -42,8 +42,8 @@ per uplink at the uplink speed: :meth:`~topogen.fabric.model.Fabric.switch_ports
 device types are the catalog SKU the BOM chose, made by the catalog's
 ``manufacturer`` (``generic`` when it names none); GPU nodes get a generic
 type named by NIC ports and speed (``gpu-node-8x400g``). Every status is
-``planned``. Text cells from user input pass through
-:func:`topogen.util.text.cell_safe`.
+``planned``. Every field is written by the CSV rule
+(:func:`topogen.util.text.csv_field`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from topogen.fabric.naming import NodeNames
 from topogen.fabric.view import column_rows, csv_header, csv_records, text_table, view
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.util.errors import InputError, Problem
-from topogen.util.text import cell_safe, csv_line
+from topogen.util.text import csv_line
 
 SITE_COLUMNS = ("name", "slug", "status", "description")
 MANUFACTURER_COLUMNS = ("name", "slug")
@@ -109,8 +109,11 @@ def site_name(spec, arch: str) -> str:
 
 
 def slug(name: str) -> str:
-    """A NetBox slug (letters, digits, ``-``, ``_``): other characters become ``-``, lower-case."""
-    return re.sub(r"[^a-z0-9_-]", "-", name.lower())
+    """A NetBox slug (letters, digits, ``-``, ``_``): other characters become ``-``, lower-case.
+
+    No ``-`` at either end: a slug never starts like a spreadsheet formula (``-2-3``).
+    """
+    return re.sub(r"[^a-z0-9_-]", "-", name.lower()).strip("-") or "unnamed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,10 +234,10 @@ def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
     """One row per compute node (node order), then one per switch (device id order)."""
     spec = fabric.spec
     nn = node_names(fabric)
-    site = cell_safe(site_name(spec, fabric.arch))
+    site = site_name(spec, fabric.arch)
     pre = site + "."
-    node_maker, node_type = cell_safe(types.node_manufacturer), cell_safe(types.node)
-    by_tier = {t: tuple(cell_safe(x) for x in types.switch_at(t)[:2]) for t in range(1, fabric.tiers + 1)}
+    node_maker, node_type = types.node_manufacturer, types.node
+    by_tier = {t: tuple(types.switch_at(t)[:2]) for t in range(1, fabric.tiers + 1)}
     g, per = nn.per_node, nn.per_domain
     nics = "one NIC port each" if spec.nic_ports == 1 else f"{spec.nic_ports} NIC ports each" + (" (dual-homed pairs)" if spec.homes > 1 else "")
     for i, name in enumerate(nn.names()):
@@ -314,7 +317,7 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
     leaf_port = np.zeros(n * planes, np.int32)
     leaf[nic_idx], leaf_port[nic_idx] = L.z_dev[gl], L.z_port[gl]
     speed_kbps = spec.link_speed * 1_000_000
-    nic_type = cell_safe(types.nic_type)
+    nic_type = types.nic_type
     rail_plane = text_table(f"rail {r} plane {p // spec.homes} " for r in range(k) for p in range(planes))  # by GPU rank * NIC ports + port
     for sl in v.chunks(n * planes):
         idx = np.arange(sl.start, sl.stop)
@@ -326,7 +329,7 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         descs = [f"{rp}to {pn} {pp}" if c else f"{rp}unused" for rp, pn, pp, c in zip(rail_plane[(gpu % k) * planes + plane].tolist(), peer_names, peer_ports, cabled.tolist())]
         yield [ends.netbox[gpu], v.interfaces(gpu, plane), nic_type, _ENABLED[cabled.view(np.int8)], speed_kbps, descs]
     offsets, peer_dev, peer_port, is_up = _port_peers(fabric)
-    ptype = cell_safe(port_type(spec.link_speed, types.switch_port_type))
+    ptype = port_type(spec.link_speed, types.switch_port_type)
     switch_of = np.repeat(np.arange(len(fabric.switches)), np.diff(offsets))
     heads = text_table(["downlink to ", "uplink to "])
     kept = np.zeros(int(offsets[-1]), bool)  # ports kept free for management / UFM (reserved_leaf_ports)
@@ -338,7 +341,7 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         tiers = np.fromiter((s.tier for s in fabric.switches), np.int64, len(fabric.switches))
         down = np.fromiter((s.down_ports for s in fabric.switches), np.int64, len(fabric.switches))
         gbps = np.asarray([spec.speed_at(t) for t in range(int(tiers.max(initial=0)) + 2)], np.int64)
-        kinds = {g: cell_safe(port_type(g, types.switch_port_type)) for g in gbps.tolist()}
+        kinds = {g: port_type(g, types.switch_port_type) for g in gbps.tolist()}
     for sl in v.chunks(int(offsets[-1])):
         sw = switch_of[sl]
         pd, pp = peer_dev[sl], peer_port[sl]
@@ -368,7 +371,7 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
 def cable_columns(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None, breakouts=None) -> Iterator[list]:
     """The rows of :func:`cable_rows`, a chunk at a time, column by column (see :func:`interface_columns`)."""
     media = media or {}
-    site = cell_safe(site_name(fabric.spec, fabric.arch))
+    site = site_name(fabric.spec, fabric.arch)
     ends = _Ends(fabric)
     v = ends.view
     L = fabric.links
@@ -442,18 +445,18 @@ def prerequisite_rows(ctx) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
     for arch, sec in ctx.summary["architectures"].items():
         types = arch_types(ctx, spec, sec.get("switch_sku"), sec.get("switch_skus"))
         name = site_name(spec, arch)
-        sites.append((cell_safe(name), slug(name), SITE_STATUS, f"{spec.gpus:,} GPUs, {arch}; generated by {spec.provenance()}"))
+        sites.append((name, slug(name), SITE_STATUS, f"{spec.gpus:,} GPUs, {arch}; generated by {spec.provenance()}"))
         switch_types = [types.switch_at(t) for t in range(1, sec["tiers"] + 1)]
         for maker in (types.node_manufacturer, *(m for _, m, _ in switch_types)):
-            makers.setdefault(maker, (cell_safe(maker), slug(maker)))
+            makers.setdefault(maker, (maker, slug(maker)))
         roles.setdefault(NODE_ROLE, (NODE_ROLE, NODE_ROLE, ROLE_COLORS[0], "compute node (GPU host)"))
         for tier in range(1, sec["tiers"] + 1):
             role = tier_role(tier)
             roles.setdefault(role, (role, slug(role), ROLE_COLORS[min(tier, len(ROLE_COLORS) - 1)], f"tier-{tier} switch"))
         node_desc = f"compute node with {spec.gpus_per_node * spec.nic_ports} NIC ports at {spec.link_speed}G"
-        for maker, model, desc in ((types.node_manufacturer, types.node, node_desc), *((m, model, cell_safe(d)) for model, m, d in switch_types)):
+        for maker, model, desc in ((types.node_manufacturer, types.node, node_desc), *((m, model, d) for model, m, d in switch_types)):
             part = model if maker != GENERIC else ""
-            dtypes.setdefault((maker, model), (cell_safe(maker), cell_safe(model), slug(model), cell_safe(part), desc))
+            dtypes.setdefault((maker, model), (maker, model, slug(model), part, desc))
     return {
         "sites.csv": (SITE_COLUMNS, sites),
         "manufacturers.csv": (MANUFACTURER_COLUMNS, list(makers.values())),
@@ -479,10 +482,10 @@ PARTS = ("devices", "interfaces", "cables")  # the files of one architecture; a 
 
 def part_records(ctx, fabric: Fabric, part: str) -> tuple[str, Iterator[list[str]]]:
     """The header and the record chunks of one architecture's ``<part>.csv``."""
-    if part == "devices":  # catalog text: quoted as CarefulCsvWriter quotes (also ``;``, tab, CR)
+    if part == "devices":
         rows = device_rows(fabric, device_types(ctx, fabric))
         chunks = (list(zip(*itertools.islice(rows, CHUNK))) for _ in itertools.count())
-        return csv_line(DEVICE_COLUMNS), (csv_records(cols, careful=True) for cols in itertools.takewhile(bool, chunks))
+        return csv_line(DEVICE_COLUMNS), (csv_records(cols) for cols in itertools.takewhile(bool, chunks))
     if part == "interfaces":
         return csv_header(INTERFACE_COLUMNS), map(csv_records, interface_columns(fabric, device_types(ctx, fabric)))
     breakouts = getattr(getattr(ctx, "boms", {}).get(fabric.arch), "breakouts", None)
@@ -497,7 +500,7 @@ def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
         pre = arch_dir(dest, "netbox")
         for fname, (cols, rows) in prerequisite_rows(ctx).items():
             p = pre / fname
-            write_csv(p, cols, rows, careful=True)  # catalog text (manufacturers, models)
+            write_csv(p, cols, rows)
             paths.append(p)
     for arch, fabric in ctx.fabrics.items():
         d = arch_dir(dest, arch, "netbox")

@@ -11,15 +11,14 @@ those tables with numpy fancy indexing: no Python formatting per cable for
 anything but what is unique to a cable (its id, its label).
 
 CSV text is built the same way (:func:`csv_lines`): every distinct value is
-formatted and quoted once, exactly as ``csv.writer`` (QUOTE_MINIMAL, ``\\n``
-line ends) would write it (:func:`writer_field`), and a chunk's lines are one
-``join`` over the columns. The bytes equal ``csv.writer``'s for any text.
+formatted once by topogen's one CSV rule (:func:`writer_field`, which is
+:func:`topogen.util.text.csv_field`: formula starts neutralised, quoted when
+it holds ``" , ; tab CR LF``), and a chunk's lines are one ``join`` over the
+columns. For generated names the bytes equal ``csv.writer``'s.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
@@ -31,16 +30,11 @@ from topogen.util.text import csv_field
 
 KEEP = 4  # views kept per process (both architectures of a build, and the next build's)
 _CACHE: dict[int, tuple[Fabric, "FabricView"]] = {}
-_FIELD_BUF = io.StringIO()
-_FIELD_WRITER = csv.writer(_FIELD_BUF, lineterminator="\n")
 
 
 def writer_field(value) -> str:
-    """``value`` as ``csv.writer`` (QUOTE_MINIMAL) writes it in a row of several fields."""
-    _FIELD_BUF.seek(0)
-    _FIELD_BUF.truncate()
-    _FIELD_WRITER.writerow((value, ""))
-    return _FIELD_BUF.getvalue()[:-2]
+    """``value`` as one CSV field: :func:`topogen.util.text.csv_field`, the one CSV rule."""
+    return csv_field(value)
 
 
 def csv_table(values: Iterable) -> np.ndarray:
@@ -109,45 +103,31 @@ def column_rows(columns: Sequence) -> Iterator[tuple]:
     return zip(*[(c.tolist() if isinstance(c, np.ndarray) else c) if _is_column(c) else [c] * rows for c in columns])
 
 
-_CANDIDATES = ',"\n\r;\t \\'
+_AT_START = ("=", "+", "-", "@", "\t", "\r", " ", '"')  # a field starting so may need the rule's first step
+_SPECIAL = ',"\n\r;\t'  # a field holding one of these is quoted (or may need the first step)
 
 
-def quoted_chars(field) -> str:
-    """The characters that make ``field`` (a CSV field formatter) quote a field (``csv.writer``'s differ between Python versions)."""
-    return "".join(c for c in _CANDIDATES if field(c) != c)
+def _plain(text: str) -> bool:
+    """Fields joined by NUL (``text``) that the CSV rule leaves as they are: no quoting, no formula start."""
+    return not any(c in text for c in _SPECIAL) and not text.startswith(_AT_START) and not any("\0" + c in text for c in _AT_START)
 
 
-_SPECIAL = quoted_chars(writer_field)
-_CAREFUL: str | None = None
-
-
-def csv_column(column, rows: int, careful: bool = False) -> list[str]:
-    """A column (see :func:`column_rows`) as CSV fields: unchanged when none needs quoting.
-
-    ``careful``: quoted as :func:`topogen.util.text.csv_field` quotes (also
-    ``;``, tab and CR; for catalog text) instead of as ``csv.writer`` does.
-    """
-    global _CAREFUL
-    if careful:
-        if _CAREFUL is None:
-            _CAREFUL = quoted_chars(csv_field)
-        field, special = csv_field, _CAREFUL
-    else:
-        field, special = writer_field, _SPECIAL
+def csv_column(column, rows: int) -> list[str]:
+    """A column (see :func:`column_rows`) as CSV fields (:func:`writer_field`): unchanged when the rule leaves every value so."""
     if not _is_column(column):
-        return [field(column)] * rows
+        return [writer_field(column)] * rows
     column = column.tolist() if isinstance(column, np.ndarray) else list(column)
     try:
-        text = "".join(column)
+        text = "\0".join(column)
     except TypeError:  # not all text
-        return [field(x) for x in column]
-    return [field(x) for x in column] if any(c in text for c in special) else column
+        return [writer_field(x) for x in column]
+    return column if _plain(text) else [writer_field(x) for x in column]
 
 
-def csv_records(columns: Sequence, careful: bool = False) -> list[str]:
+def csv_records(columns: Sequence) -> list[str]:
     """The CSV records (lines without their end) of columns (see :func:`column_rows` and :func:`csv_column`)."""
     rows = next(len(c) for c in columns if _is_column(c) and not isinstance(c, map))
-    return list(map(",".join, zip(*[csv_column(c, rows, careful) for c in columns])))
+    return list(map(",".join, zip(*[csv_column(c, rows) for c in columns])))
 
 
 class FabricView:
