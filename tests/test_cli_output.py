@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 
+import pytest
 from click.testing import CliRunner
 
 from topogen import cli
@@ -110,3 +112,74 @@ def test_help_texts():
     for cmd in ("validate", "compare"):
         text = run(cmd, "--help").output
         assert "output goes to" not in text  # --name is not an output directory there
+
+
+# --- small things a first user reads ---------------------------------------------------------
+
+
+def test_depth_warning_for_a_radix_far_too_small():
+    """--radix 16 at 131,072 GPUs: 6 tiers, 90,112 switches, 11 switches on a path; said before anything is built."""
+    from topogen.counts import depth_warnings
+
+    lines = depth_warnings(build_spec({"gpus": 131072, "hb_domain": 8, "radix": 16}))
+    assert lines == [
+        "rail-optimized: radix 16 gives 6 switch tiers, 90,112 switches and up to 11 switches on a GPU-to-GPU path for 131,072 GPUs, far from a sensible design (more than 4 tiers); radix 32 would need 4 tiers and 28,672 switches",
+        "rail-only: radix 16 gives 5 switch tiers, 73,728 switches and up to 9 switches on a GPU-to-GPU path for 131,072 GPUs, far from a sensible design (more than 4 tiers); radix 32 would need 4 tiers and 28,672 switches",
+    ]
+
+
+def test_depth_warning_on_stderr_of_build(tmp_path):
+    res = CliRunner().invoke(main, ["build", "--gpus", "2048", "--hb-domain", "8", "--radix", "8", "--arch", "rail-optimized", "--formats", "cabling", "--out", str(tmp_path / "o"), "-q"])
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith("warning: rail-optimized: radix 8 gives 5 switch tiers, 2,304 switches and up to 9 switches")
+    assert res.stdout == ""
+
+
+@pytest.mark.parametrize(("spec", "why"), [({"gpus": 2097152, "hb_domain": 8, "radix": 64}, "4 tiers: the largest everyday input"), ({"gpus": 65536, "hb_domain": 256, "radix": 64}, "gh200-64k")])
+def test_no_depth_warning_for_sensible_designs(spec, why):
+    from topogen.counts import depth_warnings
+
+    assert depth_warnings(build_spec(spec)) == [], why
+
+
+def test_tier4_switches_pluralised(tmp_path):
+    res = run("build", "--gpus", "131072", "--hb-domain", "8", "--radix", "32", "--arch", "rail-only", "--formats", "cabling", "--out", str(tmp_path / "o"))
+    assert res.exit_code == 0, res.output
+    assert "4,096 tier4 switches)" in res.stdout and "switchs" not in res.output
+
+
+@pytest.mark.parametrize("written", ["0x1F", "0o17", "007", "1e3", "true", "2024"])
+def test_yaml_name_kept_as_written(tmp_path, written):
+    (tmp_path / "s.yaml").write_text(f"name: {written}\ngpus: 64\nhb_domain: 8\nradix: 16\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        res = run("build", "s.yaml", "--formats", "cabling")
+    finally:
+        os.chdir(old)
+    assert res.exit_code == 0, res.output
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [written]
+    assert json.loads((tmp_path / "out" / written / "summary.json").read_text())["spec"]["name"] == written
+
+
+def test_validate_and_diff_headers_have_thousands_separators(tmp_path):
+    out = tmp_path / "o"
+    assert run("build", "--gpus", "16384", "--hb-domain", "8", "--radix", "64", "--arch", "rail-only", "--formats", "cabling", "--out", str(out)).exit_code == 0
+    head = run("validate", str(out / "rail-only" / "cabling.csv")).stdout.splitlines()[0]
+    assert "VALID (0 error(s), 0 warning(s)); 16,384 GPUs, 768 switches, 32,768 cables" in head
+    lines = (out / "rail-only" / "cabling.csv").read_text().splitlines(keepends=True)
+    (tmp_path / "floor.csv").write_text("".join(lines[:4] + lines[5:]))
+    res = run("diff", str(out / "rail-only"), str(tmp_path / "floor.csv"))
+    head = res.stdout.splitlines()[:2]
+    assert "(32,768 cables) vs as-built" in head[0] and "(cabling, 32,767 cables)" in head[0]
+    assert head[1].startswith("32,767 identical; 1 deviation(s)")
+
+
+def test_catalog_and_preset_descriptions_end_at_a_phrase():
+    """`topogen catalogs` / `presets`: never cut inside `code`, (parentheses) or "quotes", never mid-word."""
+    for cmd in ("catalogs", "presets"):
+        for line in run(cmd).stdout.splitlines():
+            desc = line.split(None, 1)[1]
+            assert desc.count("`") % 2 == 0 and desc.count("(") == desc.count(")") and desc.count('"') % 2 == 0, line
+            assert not desc.endswith(("…", " or", " and", " such as", " for", " with")), line
+    assert "chassis-400g  A 400 Gb/s Ethernet catalog with fixed leaves and modular chassis spines\n" in run("catalogs").stdout

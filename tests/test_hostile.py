@@ -363,3 +363,11 @@ def test_workload_batch_at_the_bound_plots(tmp_path):
 def test_analysis_float_flags_finite(args, value):
     res = cli("analyze", *args, value)
     assert res.exit_code == 2 and "must be a finite number above 0" in res.output or "is not a number" in res.output, res.output
+
+
+def test_catalog_key_typo_says_what_it_meant(tmp_path):
+    data = yaml.safe_load((ROOT / "templates" / "catalogs" / "paper.yaml").read_text())
+    data["switches"][0]["price-per-port-usd"] = data["switches"][0].pop("price_per_port_usd")
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    res = cli("build", "demo", "--catalog", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"))
+    refused(res, "switches[0].price-per-port-usd: unknown key 'price-per-port-usd'; did you mean price_per_port_usd?")

@@ -146,6 +146,7 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
         outdir.check(Path("out") / s.name if out is None else out, force)  # before the build: a refusal costs nothing
         out_dir = Path("out") / s.name if out is None else Path(out)
         warn_size(s, fmts)
+        warn_depth(s)
         progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
         ctx = pipeline.build(s, progress)
         usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
@@ -172,6 +173,14 @@ def warn_size(spec: Spec, formats: list[str]) -> None:
     size = estimate_bytes(links, formats)
     if size > WARN_BYTES:
         click.echo(f"warning: this build will write about {human_bytes(size)} ({count(links)} links, formats {', '.join(formats)}); pick fewer with --formats", err=True)
+
+
+def warn_depth(spec: Spec) -> None:
+    """Warn on stderr, before anything is built, when a design has more switch tiers than any sensible one."""
+    from .counts import depth_warnings
+
+    for line in depth_warnings(spec):
+        click.echo(f"warning: {line}", err=True)
 
 
 def render_files(out_dir: Path, paths: list[Path]) -> str:

@@ -29,10 +29,10 @@ def render(cmp: Comparison, locate: Locate = None) -> str:
     """The comparison as text: a headline, each deviation with planned/found ends and its fix, the design check."""
     n = cmp.counts()
     errors = sum(d.severity == "error" for d in cmp.deviations)
-    kinds = ", ".join(f"{v} {k}" for k, v in n.items() if v)
+    kinds = ", ".join(f"{v:,} {k}" for k, v in n.items() if v)
     lines = [
-        f"plan {_names(cmp.plan.sources)} ({len(cmp.plan.cables)} cables) vs as-built {_names(cmp.found.sources)} ({cmp.found.kind}, {len(cmp.found.cables)} cables)",
-        f"{cmp.identical} identical; " + (f"{len(cmp.deviations)} deviation(s): {kinds}; {errors} break the design (error), {len(cmp.deviations) - errors} keep it valid (warning)" if cmp.deviations else "no deviations: the floor matches the plan"),
+        f"plan {_names(cmp.plan.sources)} ({len(cmp.plan.cables):,} cables) vs as-built {_names(cmp.found.sources)} ({cmp.found.kind}, {len(cmp.found.cables):,} cables)",
+        f"{cmp.identical:,} identical; " + (f"{len(cmp.deviations):,} deviation(s): {kinds}; {errors:,} break the design (error), {len(cmp.deviations) - errors:,} keep it valid (warning)" if cmp.deviations else "no deviations: the floor matches the plan"),
     ]
     for d in cmp.deviations:
         lines.append(f"  {d.severity:7s} {d.kind}")

@@ -60,7 +60,7 @@ from topogen.spec.fields import Field, names
 from topogen.spec.schema import schema_for
 from topogen.spec.yamlfile import read_yaml
 from topogen.util import resources
-from topogen.util.errors import InputError, Problem, show
+from topogen.util.errors import InputError, Problem, show, unknown_key
 from topogen.util.inputs import CONTROL_RE
 
 # length class -> longest cable it stands for (m): typical reaches of DAC/AEC copper and of multimode and single-mode optics
@@ -472,13 +472,16 @@ class _Reader:
         self.label = label
         self.problems: list[Problem] = []
 
+    def _where(self, path: str) -> str:
+        return f"catalog {self.label}" + (f": {path}" if path else "")
+
     def add(self, path: str, message: str, hint: str = "") -> None:
-        where = f"catalog {self.label}" + (f": {path}" if path else "")
-        self.problems.append(Problem(where, message, hint))
+        self.problems.append(Problem(self._where(path), message, hint))
 
     def unknown(self, d: dict, allowed: tuple[str, ...], path: str) -> None:
         for key in sorted(str(k) for k in d if k not in allowed):
-            self.add(_join(path, key), f"unknown key {show(key)}", f"allowed keys: {', '.join(allowed)}")
+            p = unknown_key(key, allowed, "")
+            self.problems.append(Problem(self._where(_join(path, key)), p.message, p.hint, suggests=self._where(_join(path, p.suggests)) if p.suggests else ""))
 
     def items(self, d: dict, key: str, required: bool = False) -> list[dict]:
         raw = d.get(key)

@@ -23,7 +23,7 @@ from topogen.spec.units import parse_units
 from topogen.spec.workload import parse_number, parse_workload
 from topogen.spec.yamlfile import read_yaml
 from topogen.util import inputs, resources
-from topogen.util.errors import InputError, Problem, show
+from topogen.util.errors import InputError, Problem, show, unknown_key
 from topogen.util.inputs import CONTROL_RE
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullmatch: no trailing newline
@@ -265,7 +265,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     merged: dict[str, Any] = dict(DEFAULTS)
     unknown = sorted(str(k) for k in data if k not in DEFAULTS)
     for key in unknown:
-        problems.append(Problem(key, f"unknown spec key {show(key)}", f"allowed keys: {', '.join(ALLOWED_KEYS)}"))
+        problems.append(unknown_key(key, ALLOWED_KEYS, "", "spec key"))
     merged.update({k: v for k, v in data.items() if k in DEFAULTS})
     merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
     if merged["name"] is None:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil
 
+from topogen.util.figures import plural_noun
+
 TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
 
 
@@ -288,7 +290,7 @@ class TierExtra:
             if not self.top and self.switches > self.by_ports:
                 why.append(f"every block keeps all {self.up} positions of each stripe (one link from each member to each), so a partly filled block reaches every stripe above")
             if not why:
-                why.append(f"the {role}s split into stripes and blocks that cannot share switches")
+                why.append(f"the {_plural(role)} split into stripes and blocks that cannot share switches")
             out.append(f"{role}: {self.switches} switches where ports alone need {minimum} ({self.needed} uplinks, {self.down} down ports each): " + "; ".join(why))
         for (u, nd, b, st), cnt in sorted(self.rounded.items()):
             out.append(
@@ -299,7 +301,8 @@ class TierExtra:
 
 
 def _plural(role: str) -> str:
-    return "leaves" if role == "leaf" else f"{role}s"
+    """``leaves``, ``spines``, ``tier4 switches``."""
+    return plural_noun(f"{role} switch" if role.startswith("tier") else role)
 
 
 # --- leaf layouts ----------------------------------------------------------------
@@ -660,3 +663,50 @@ def arch_counts(spec, arch: str) -> Counts:
     if arch == "rail-only":
         return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units)
     raise ValueError(f"unknown architecture {arch!r}")
+
+
+MAX_SENSIBLE_TIERS = 4  # deployed GPU fabrics stop at 3 tiers; 4 serve 2,097,152 GPUs on 64-port switches
+
+
+def depth_warnings(spec) -> list[str]:
+    """One line per architecture deeper than :data:`MAX_SENSIBLE_TIERS` switch tiers (closed form, nothing built).
+
+    Such a design is far from sensible: every extra tier adds two switches to the
+    worst path (``2t - 1`` switches in all) and a layer of switches and optics, and
+    comes from a radix too small for the GPU count (``--radix 16`` at 131,072
+    GPUs: 6 tiers, 90,112 switches, 11 switches on the worst path). The line names
+    the smallest larger radix (doubling, up to 512) that stays within the limit.
+    """
+    out = []
+    for arch in spec.arches:
+        c = arch_counts(spec, arch)
+        if c.tiers <= MAX_SENSIBLE_TIERS:
+            continue
+        line = (
+            f"{arch}: radix {spec.radix_text()} gives {c.tiers} switch tiers, {c.switches:,} switches and up to {2 * c.tiers - 1} switches on a GPU-to-GPU path "
+            f"for {spec.gpus:,} GPUs, far from a sensible design (more than {MAX_SENSIBLE_TIERS} tiers)"
+        )
+        better = _shallower_radix(spec, arch)
+        if better is not None:
+            r, cb = better
+            line += f"; radix {r} would need {cb.tiers} tiers and {cb.switches:,} switches"
+        out.append(line)
+    return out
+
+
+def _shallower_radix(spec, arch: str) -> tuple[int, Counts] | None:
+    """The smallest doubling of a uniform radix (up to 512) giving at most :data:`MAX_SENSIBLE_TIERS` tiers, with its counts."""
+    from dataclasses import replace
+
+    if spec.tier_radix or spec.tier_speed:
+        return None  # per-tier radix or speeds: no single number to suggest
+    r = spec.radix * 2
+    while r <= 512:
+        try:
+            c = arch_counts(replace(spec, radix=r), arch)
+        except (ValueError, ArithmeticError):
+            return None
+        if c.tiers <= MAX_SENSIBLE_TIERS:
+            return r, c
+        r *= 2
+    return None

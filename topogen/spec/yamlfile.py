@@ -6,7 +6,9 @@ The loader is PyYAML's safe loader with YAML 1.2 core-schema scalars instead of 
   (no dates), ``yes``/``no``/``on``/``off`` stay strings (only ``true``/``false`` are
   booleans), ``010`` is ten (octal is ``0o10``);
 * an integer longer than :data:`MAX_INT_DIGITS` digits is refused at its line;
-* a key given twice in one mapping is an error naming both lines.
+* a key given twice in one mapping is an error naming both lines;
+* the value of a ``name:`` key is text as written (``name: 0x1F`` is ``0x1F``, not 31;
+  ``name: 1e3`` is ``1e3``).
 
 And it is bounded: the file must be a regular file of at most :data:`MAX_YAML_BYTES`,
 the document at most :data:`MAX_VALUES` values once aliases are expanded (a
@@ -32,6 +34,8 @@ MAX_VALUES = 100_000  # scalars, lists and mappings, aliases expanded
 MAX_INT_DIGITS = 30
 
 INT_TAG = "tag:yaml.org,2002:int"
+STR_TAG = "tag:yaml.org,2002:str"
+AS_WRITTEN = (INT_TAG, "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")  # under a ``name:`` key these stay text
 INT_RE = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
 
 
@@ -41,7 +45,9 @@ class Loader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         if isinstance(node, MappingNode):
             seen: dict[Any, Any] = {}
-            for key_node, _ in node.value:
+            for key_node, value_node in node.value:
+                if isinstance(key_node, ScalarNode) and key_node.value == "name" and isinstance(value_node, ScalarNode) and value_node.tag in AS_WRITTEN:
+                    value_node.tag = STR_TAG  # a name is text as written: name: 0x1F is "0x1F", not 31
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
                 key = self.construct_object(key_node, deep=True)

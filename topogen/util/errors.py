@@ -6,6 +6,7 @@ the CLI renders them. Nothing here prints or exits.
 
 from __future__ import annotations
 
+import difflib
 import reprlib
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,7 @@ class Problem:
     path: str
     message: str
     hint: str = ""
+    suggests: str = ""  # an unknown key's: the path of the key it probably meant (that key is then not also "required")
 
     def __post_init__(self) -> None:
         """Every field is cut to a readable length, whatever value a message quoted in full."""
@@ -64,10 +66,36 @@ class Problem:
         return f"{text}; {self.hint}" if self.hint else text
 
 
+def _folded(key: str) -> str:
+    return key.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def did_you_mean(key: Any, allowed: tuple[str, ...]) -> str | None:
+    """The allowed key a mistyped ``key`` most likely meant, or None.
+
+    The same key but for case, ``-`` or blanks (``hb-domain``: ``hb_domain``), else
+    the closest by :func:`difflib.get_close_matches` (``radixx``: ``radix``).
+    """
+    k = _folded(str(key))[:100]
+    for a in allowed:
+        if _folded(a) == k:
+            return a
+    close = difflib.get_close_matches(k, allowed, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def unknown_key(key: Any, allowed: tuple[str, ...], path: str, what: str = "key") -> Problem:
+    """The problem of an unknown key ``<path>.<key>``: what it probably meant, then every allowed key."""
+    guess = did_you_mean(key, allowed)
+    hint = (f"did you mean {guess}? " if guess else "") + f"allowed keys: {', '.join(allowed)}"
+    where = f"{path}." if path else ""
+    return Problem(f"{where}{key}", f"unknown {what} {show(key)}", hint, suggests=f"{where}{guess}" if guess else "")
+
+
 def unknown_keys(data, allowed: tuple[str, ...], path: str, problems: list[Problem]) -> None:
     """Report every key of the mapping ``data`` not in ``allowed``, as ``<path>.<key>``, sorted."""
     for key in sorted(str(k) for k in data if k not in allowed):
-        problems.append(Problem(f"{path}.{key}", f"unknown key {show(key)}", f"allowed keys: {', '.join(allowed)}"))
+        problems.append(unknown_key(key, allowed, path))
 
 
 def check_section(raw, allowed: tuple[str, ...], path: str, problems: list[Problem]) -> bool:
@@ -87,7 +115,8 @@ class InputError(Exception):
     """Bad user input (spec, catalog, cabling file, output location); exit code 2."""
 
     def __init__(self, problems: list[Problem]):
-        self.problems = list(problems)
+        meant = {p.suggests for p in problems if p.suggests}  # "hb-domain: did you mean hb_domain?" says it: no "hb_domain is required" too
+        self.problems = [p for p in problems if not (p.path in meant and p.message.endswith(" is required"))]
         super().__init__("\n".join(p.render() for p in self.problems))
 
     def __reduce__(self):

@@ -18,10 +18,18 @@ def count(n: float) -> str:
 
 
 def plural(n: float, noun: str, many: str | None = None) -> str:
-    """``1 GPU``, ``8 GPUs``, ``1 leaf``, ``32 leaves``, ``1,024 cables``."""
+    """``1 GPU``, ``8 GPUs``, ``1 leaf``, ``32 leaves``, ``1,024 cables``, ``2 tier4 switches``."""
     if int(n) == 1:
         return f"1 {noun}"
-    return f"{count(n)} {many or IRREGULAR.get(noun) or noun + 's'}"
+    return f"{count(n)} {many or plural_noun(noun)}"
+
+
+def plural_noun(noun: str) -> str:
+    """The plural of ``noun``; of its last word when it has several (``tier4 switch``: ``tier4 switches``)."""
+    head, _, last = noun.rpartition(" ")
+    if noun in IRREGULAR or last in IRREGULAR:
+        return IRREGULAR.get(noun) or f"{head} {IRREGULAR[last]}".lstrip()
+    return noun + ("es" if last.endswith(("ch", "sh", "s", "x", "z")) else "s")
 
 
 def usd(x: float) -> str:

@@ -75,8 +75,10 @@ def list_templates(kind: str) -> list[Template]:
 def describe(text: str, width: int = 120) -> str:
     """A one-line description from a YAML file's leading ``#`` comment (empty when it has none).
 
-    The first sentence of the first comment paragraph; when longer than ``width``,
-    the part before its first colon (the comments open with "A <what>: <details>").
+    The first sentence of the first comment paragraph. When longer than ``width``
+    it is cut at a phrase boundary, never inside a `code span`, parentheses or
+    quotes: before its first colon (the comments open with "A <what>: <details>"),
+    else at its last comma or semicolon that fits, else at a word, marked ``…``.
     """
     para: list[str] = []
     for line in text.splitlines():
@@ -91,12 +93,37 @@ def describe(text: str, width: int = 120) -> str:
                 break
             continue
         para.append(s)
-    desc = re.split(r"(?<=\.)\s", " ".join(para), maxsplit=1)[0].rstrip(":,; ")
-    if len(desc) > width and ": " in desc:
-        desc = desc.split(": ", 1)[0]
-    if len(desc) > width:
-        desc = desc[: width - 1].rsplit(" ", 1)[0] + "…"
-    return desc
+    text = " ".join(para)
+    ends = [i for i in _top_level(text, ". ")]
+    desc = (text[: ends[0] + 1] if ends else text).rstrip(":,; ")
+    if len(desc) <= width:
+        return desc
+    colon = [i for i in _top_level(desc, ": ") if i <= width]
+    if colon:
+        return desc[: colon[0]]
+    clause = [i for i in (*_top_level(desc, ", "), *_top_level(desc, "; ")) if i <= width]
+    if clause:
+        return desc[: max(clause)]
+    return desc[: width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _top_level(text: str, sep: str) -> list[int]:
+    """Positions of ``sep`` in ``text`` outside `code`, (parentheses), [brackets] and "quotes"."""
+    out, depth, code, quote = [], 0, False, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch == '"':
+            quote = not quote
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif not depth and not quote and text.startswith(sep, i):
+            out.append(i)
+    return out
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:
