@@ -119,7 +119,7 @@ def test_help_texts():
 
 def test_depth_warning_for_a_radix_far_too_small():
     """--radix 16 at 131,072 GPUs: 6 tiers, 90,112 switches, 11 switches on a path; said before anything is built."""
-    from topogen.counts import depth_warnings
+    from topogen.spec.counts import depth_warnings
 
     lines = depth_warnings(build_spec({"gpus": 131072, "hb_domain": 8, "radix": 16}))
     assert lines == [
@@ -137,7 +137,7 @@ def test_depth_warning_on_stderr_of_build(tmp_path):
 
 @pytest.mark.parametrize(("spec", "why"), [({"gpus": 2097152, "hb_domain": 8, "radix": 64}, "4 tiers: the largest everyday input"), ({"gpus": 65536, "hb_domain": 256, "radix": 64}, "gh200-64k")])
 def test_no_depth_warning_for_sensible_designs(spec, why):
-    from topogen.counts import depth_warnings
+    from topogen.spec.counts import depth_warnings
 
     assert depth_warnings(build_spec(spec)) == [], why
 

@@ -21,7 +21,7 @@ import yaml
 from click.testing import CliRunner
 
 from topogen.cli import main
-from topogen.exports.text import csv_field
+from topogen.util.text import csv_field
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")

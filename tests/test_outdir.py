@@ -357,7 +357,7 @@ def _running(pid: int) -> bool:
 
 FALLBACK = """
 import os, signal, sys
-from topogen import outdir
+from topogen.util import outdir
 outdir._exchange = lambda a, b: False  # a filesystem without renameat2(RENAME_EXCHANGE)
 if {kill}:
     rename = os.rename

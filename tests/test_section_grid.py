@@ -15,7 +15,7 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
-from topogen import resources
+from topogen.util import resources
 from topogen.cli import main
 
 BASE = "name: grid\nhb_domain: 8\n"

@@ -177,9 +177,7 @@ def warn_size(spec: Spec, formats: list[str]) -> None:
 
 def warn_depth(spec: Spec) -> None:
     """Warn on stderr, before anything is built, when a design has more switch tiers than any sensible one."""
-    from .counts import depth_warnings
-
-    for line in depth_warnings(spec):
+    for line in counts.depth_warnings(spec):
         click.echo(f"warning: {line}", err=True)
 
 

@@ -22,7 +22,7 @@ Fully populated, that gives ``(2t-1)·P/k`` switches and ``t·P`` links.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from math import ceil
 
@@ -696,8 +696,6 @@ def depth_warnings(spec) -> list[str]:
 
 def _shallower_radix(spec, arch: str) -> tuple[int, Counts] | None:
     """The smallest doubling of a uniform radix (up to 512) giving at most :data:`MAX_SENSIBLE_TIERS` tiers, with its counts."""
-    from dataclasses import replace
-
     if spec.tier_radix or spec.tier_speed:
         return None  # per-tier radix or speeds: no single number to suggest
     r = spec.radix * 2
