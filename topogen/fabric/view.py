@@ -19,6 +19,7 @@ columns. For generated names the bytes equal ``csv.writer``'s.
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
@@ -103,13 +104,13 @@ def column_rows(columns: Sequence) -> Iterator[tuple]:
     return zip(*[(c.tolist() if isinstance(c, np.ndarray) else c) if _is_column(c) else [c] * rows for c in columns])
 
 
-_AT_START = ("=", "+", "-", "@", "\t", "\r", " ", '"')  # a field starting so may need the rule's first step
-_SPECIAL = ',"\n\r;\t'  # a field holding one of these is quoted (or may need the first step)
+_QUOTED = ',"\n\r;\t'  # a field holding one of these is quoted (and a cell may start inside it)
+_STARTS = re.compile('\0[-=+@ ]')  # a field (after the NUL of the join below) starting as a formula or a blank
 
 
 def _plain(text: str) -> bool:
     """Fields joined by NUL (``text``) that the CSV rule leaves as they are: no quoting, no formula start."""
-    return not any(c in text for c in _SPECIAL) and not text.startswith(_AT_START) and not any("\0" + c in text for c in _AT_START)
+    return not any(c in text for c in _QUOTED) and text[:1] not in ("-", "=", "+", "@", " ") and _STARTS.search(text) is None
 
 
 def csv_column(column, rows: int) -> list[str]:

@@ -34,6 +34,8 @@ CSV_QUOTED = '",;\t\r\n'
 LINE_BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 # where a cell may start (the field's start, or after a separator or line break), its blanks and quotes, then a formula character and the rest of that cell
+_RISKY_FIRST = frozenset('=+-@ "\t\r')  # a field starting with one of these may need step 1
+_SEPARATOR = re.compile(r"[,;\t\r\n]")  # ... as may one where a cell could start inside it
 _CELL_START = re.compile(r'(^|[,;\t\r\n])([ "]*)([=+\-@][^,;\t\r\n]*)')
 
 
@@ -56,10 +58,16 @@ def _neutral(m: re.Match) -> str:
 
 
 def csv_text(text: str) -> str:
-    """Step 1 of the CSV rule (module docstring): a ``'`` before every formula a spreadsheet could see in ``text``."""
-    if text[:1] in ("\t", "\r"):
+    """Step 1 of the CSV rule (module docstring): a ``'`` before every formula a spreadsheet could see in ``text``.
+
+    A name like ``hb0000-gpu0`` (no separator inside, a safe first character) is
+    returned as it is without running the pattern: most fields are such names.
+    """
+    if not text or (text[0] not in _RISKY_FIRST and not _SEPARATOR.search(text)):
+        return text
+    if text[0] in ("\t", "\r"):
         text = "'" + text
-    return _CELL_START.sub(_neutral, text) if any(c in text for c in "=+-@") else text
+    return _CELL_START.sub(_neutral, text)
 
 
 def csv_field(value) -> str:
