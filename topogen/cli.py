@@ -316,8 +316,7 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Local worker processes for the explicit builds (default: the CPUs, at most 8).")
 @click.option("--scheduler", help="Send the explicit builds to a Dask cluster: tcp://HOST:PORT of its scheduler (needs topogen-railfabric[dask]).")
 @click.option("--results", type=click.Path(dir_okay=False), help="Results file: each explicit build is appended as it finishes; a rerun with the same file resumes.")
-@click.option("--out", "out", help="Output directory (default out/<name>); replaced only when empty or holding topogen's own earlier output.")
-@click.option("--force", is_flag=True, help="Also replace topogen outputs changed since they were written.")
+@out_options("Output directory (default out/<name>)")
 @click.option("--json", "as_json", is_flag=True, help='Print {"rows": [...], "front": [...], "chosen": {...}} instead of the table.')
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors.")
 def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str | None, out: str | None, force: bool, as_json: bool, quiet: bool, **flags) -> None:
@@ -340,8 +339,8 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
         if flags.get("gpus") is not None and str(flags["gpus"]).strip().endswith("+"):
             flags["gpus"] = {"at_least": str(flags["gpus"]).strip()[:-1]}
         s = search_space.load(spec, flags)
-        out_dir = Path(out) if out else Path("out") / s.name
-        outdir.check(out_dir, force)
+        outdir.check(Path("out") / s.name if out is None else out, force)  # before any build, as build does
+        out_dir = Path("out") / s.name if out is None else Path(out)
         journal = Journal(Path(results)) if results else None
         progress = (lambda m: click.echo(f"{m}...", err=True)) if not quiet and not as_json else None
         res = search_run.search(s, search_executor.make(jobs, scheduler), journal, progress)

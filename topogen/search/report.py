@@ -22,7 +22,7 @@ import yaml
 from topogen import __version__
 from topogen.exports.files import digest, open_output, write_output_text
 from topogen.exports.plots import FORMATS, METADATA, STYLE
-from topogen.util.text import CarefulCsvWriter
+from topogen.util.text import CsvWriter
 from topogen.util.figures import count, kw, plural, usd, usd_cents
 from topogen.util.outdir import atomic_dir
 from topogen.search.run import Result, label
@@ -79,7 +79,7 @@ def render_table(res: Result) -> str:
 
 def _csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     with open_output(path, newline="") as fh:
-        w = CarefulCsvWriter(fh)
+        w = CsvWriter(fh)
         w.writerow(COLUMNS)
         for r in rows:
             w.writerow(["" if r.get(c) is None else r.get(c) for c in COLUMNS])

@@ -111,7 +111,7 @@ HOMING_CHOICES = ("planes", "dual")  # several NIC ports: each its own plane, or
 RESERVED_PER_CHOICES = ("design", "su")
 
 SPEC_FIELDS: tuple[Field, ...] = (
-    Field("name", "name", "Name of the cluster: the output directory (out/<name>) and every file's provenance.", default_doc="the spec file's name (or 'cluster')", example="dgx-h100-su"),
+    Field("name", "name", "Name of the cluster, kept as written (name: 0x1F is out/0x1F): the output directory (out/<name>) and every file's provenance.", default_doc="the spec file's name (or 'cluster')", example="dgx-h100-su"),
     Field("gpus", "int", "GPUs N in the cluster, a whole number of HB domains (backup_nodes' GPUs included).", example=1024, minimum=1, required=True),
     Field("hb_domain", "int", "GPUs K per high-bandwidth (NVLink) domain: 8 for DGX H100, 72 for GB200 NVL72, 256 for GH200 NVL256.", example=8, minimum=1, required=True),
     Field("radix", "radix", "Switch ports at link speed, an even number; one per tier leaf first as '32/288' (or a list) for per-tier switches.", example=64, required=True),
