@@ -126,8 +126,10 @@ def test_reads_real_ibnetdiscover_shapes(tmp_path):
         'caguid=0x100004\nCa\t1 "H-0000000000100004"\t\t# "hb00-gpu0 mlx5_0"\n'
         '[1](100005) \t"S-0000000000200001"[1]\t\t# lid 4 lmc 0 "leaf-g0-r0" lid 2 4xNDR\n'
     )
-    found = reader.read([f])
-    assert sorted(str(c.a) + "-" + str(c.z) for c in found.cables) == ["leaf-g0-r0:p1-hb00-gpu0:nic0", "leaf-g0-r0:p33-spine-0:p1"]
+    found = reader.read([f])  # the node description as read; topogen diff matches its first word to the plan's GPU
+    assert sorted(str(c.a) + "-" + str(c.z) for c in found.cables) == ["leaf-g0-r0:p1-hb00-gpu0 mlx5_0:nic0", "leaf-g0-r0:p33-spine-0:p1"]
+    assert found.ids["hb00-gpu0 mlx5_0"] == "guid 0x0000000000100004" and found.ids["leaf-g0-r0"] == "guid 0x0000000000200001"
+    assert {c.speeds for c in found.cables} == {(400, 400)}
 
 
 # --- the real tools ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from topogen.analysis import render as analysis_render
 from topogen.analysis import sweep
 from topogen.analysis.render import build_lines
 from topogen.asbuilt import render as asbuilt_render
-from topogen.asbuilt import sources, wiring
+from topogen.asbuilt import identity, sources, wiring
 from topogen.bom import compare as comparison
 from topogen.bom.catalog import catalog_schema
 from topogen.checks import validate as checks
@@ -414,9 +414,10 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
 @click.argument("as_built", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["auto", "ibnetdiscover", "lldp", "cabling"]), default="auto", show_default=True, help="Format of AS_BUILT (default: detected).")
 @click.option("--arch", help="Architecture of the plan, when PLAN is a build of both (default: the one the floor matches best).")
-@click.option("--spec", "spec_opt", metavar="SPEC", help="The plan's spec, for the design checks (default: the one its build names).")
+@click.option("--spec", "spec_opt", metavar="SPEC", help="The plan's spec, for the design checks: a spec, or the build's summary.json or manifest.json (default: the one its build names).")
+@click.option("--names", "names_file", metavar="FILE", help="CSV of as-built name (or chassis ID / GUID), plan name: devices whose names differ from the plan's.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, spec_opt: str | None, as_json: bool) -> None:
+def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, spec_opt: str | None, names_file: str | None, as_json: bool) -> None:
     """Compare what the fabric reports (AS_BUILT) with the PLAN, cable by cable.
 
     \b
@@ -424,17 +425,22 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
     topogen diff out/demo/rail-only lldp/                 # lldpctl -f json, one file per device
     topogen diff out/demo/rail-only/cabling.csv floor.csv # a cabling CSV from the floor
 
-    PLAN is a build directory, an architecture directory or a cabling.csv.
-    Every missing, unexpected, swapped, wrong-port and wrong-device cable is
-    listed with both ends as planned and as found and the move that fixes it;
-    the design checks then run on the as-built wiring (a deviation that breaks
-    the design is an error, one that keeps it valid a warning).
+    PLAN is a build directory, an architecture directory or a cabling CSV.
+    Devices are matched by name, node/port GUID (the plan's ibnetdiscover
+    export), LLDP chassis ID, --names, and as a last resort by their wiring
+    (a switch found where a planned one should be: one "rename").
+    Every missing, unexpected, swapped, wrong-port, wrong-device, wrong-speed
+    and duplicated cable is listed with both ends as planned and as found and
+    the move that fixes it; only the part of the plan that AS_BUILT covers is
+    compared. The design checks then run on the as-built wiring (a deviation
+    that breaks the design is an error, one that keeps it valid a warning).
     Exit status: 0 identical, 1 deviations, 2 bad input.
     """
     try:
+        names = identity.read_names(names_file) if names_file is not None else None
         found = sources.read_found(list(as_built), fmt)
         p = sources.load_plan(plan, arch, spec_opt, found)
-        cmp = sources.diff(p, found)
+        cmp = sources.diff(p, found, names)
     except InputError as exc:
         fail_input(exc)
     if as_json:

@@ -13,6 +13,17 @@ joined by planned or found cables), each group one :class:`Deviation`:
 * ``miswired``: anything longer (a chain of moves): every cable involved, as
   planned and as found, and the cables to pull and to install.
 
+Cables found where planned are checked further:
+
+* ``wrong-speed``: a port runs at another speed than planned (a cabling CSV's
+  speed columns, ibnetdiscover's link rate);
+* ``duplicate``: one cable recorded twice in one file.
+
+Devices matched by their wiring alone (:mod:`.identity`) are one ``rename``
+each. Only the part of the plan the as-built reading covers is compared (a
+rail pair's own subnet, the devices whose LLDP files were given); the rest is
+named in a note, not listed as missing.
+
 The validator's design checks then run on the as-built wiring: a deviation
 whose ports, cables or devices an error names breaks the design (severity
 ``error``); one that keeps it valid is a plan deviation (``warning``).
@@ -25,7 +36,8 @@ from typing import Any, Callable
 
 from topogen.asbuilt import Cable, End, Found
 
-KINDS = ("missing", "unexpected", "wrong-port", "wrong-device", "swapped", "miswired")
+KINDS = ("rename", "missing", "unexpected", "wrong-port", "wrong-device", "swapped", "miswired", "wrong-speed", "duplicate")
+MAX_BECAUSE = 5  # validator errors kept per deviation
 
 
 @dataclass(frozen=True)
@@ -63,13 +75,20 @@ class Comparison:
     deviations: list[Deviation]
     report: Any = None  # topogen.checks.validate.Report of the as-built wiring, when the spec is known
     notes: list[str] = field(default_factory=list)
+    renames: list = field(default_factory=list)  # identity.Rename: devices matched by their wiring
+    partial: bool = False  # the as-built reading covers only part of the plan
+    compared: int = 0  # planned cables in the part compared
 
     @property
     def clean(self) -> bool:
-        return not self.deviations
+        return not self.deviations and not self.renames
 
     def counts(self) -> dict[str, int]:
-        return {k: sum(d.kind == k for d in self.deviations) for k in KINDS}
+        n = {k: 0 for k in KINDS}
+        for d in self.deviations:
+            n[d.kind] += 1
+        n["rename"] = len(self.renames)
+        return n
 
 
 def _cable_dict(c: Cable, locate) -> dict[str, Any]:
@@ -83,8 +102,9 @@ def _cable_dict(c: Cable, locate) -> dict[str, Any]:
 class _Sets:
     """Union-find over ends."""
 
-    def __init__(self) -> None:
-        self.up: dict[End, End] = {}
+    def __init__(self, key: Callable = None) -> None:
+        self.up: dict = {}
+        self.key = key or _end_key
 
     def find(self, x: End) -> End:
         up = self.up
@@ -99,20 +119,31 @@ class _Sets:
     def join(self, a: End, b: End) -> None:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
-            self.up[max(ra, rb, key=_end_key)] = min(ra, rb, key=_end_key)
+            self.up[max(ra, rb, key=self.key)] = min(ra, rb, key=self.key)
 
 
 def _end_key(e: End) -> tuple:
     return (e.device, len(e.port), e.port)
 
 
-def compare(plan: Found, found: Found) -> Comparison:
-    """Every cable of ``found`` that differs from ``plan``, grouped and classified (severity ``warning``)."""
+def compare(plan: Found, found: Found, covered: set[str] | None = None) -> Comparison:
+    """Every cable of ``found`` that differs from ``plan``, grouped and classified (severity ``warning``).
+
+    ``covered``: the plan devices whose every cable ``found`` lists (LLDP files),
+    else None: the parts of the plan (separate fabrics: a rail pair's subnet)
+    that ``found`` touches are compared.
+    """
     planned = {c.key(): c for c in plan.cables}
     seen = {c.key(): c for c in found.cables}
     same = planned.keys() & seen.keys()
     up = [c for k, c in planned.items() if k not in same]
     uf = [c for k, c in seen.items() if k not in same]
+    notes: list[str] = []
+    partial = False
+    compared = len(planned)
+    if up:
+        up, notes, skipped = _scope(plan, found, up, covered)
+        partial, compared = skipped > 0, len(planned) - skipped
     sets = _Sets()
     for c in (*up, *uf):
         sets.join(c.a, c.z)
@@ -122,8 +153,79 @@ def compare(plan: Found, found: Found) -> Comparison:
     for c in uf:
         groups.setdefault(sets.find(c.a), ([], []))[1].append(c)
     deviations = [_classify(p, f) for p, f in groups.values()]
-    deviations.sort(key=lambda d: _end_key(min(d.ends(), key=_end_key)))
-    return Comparison(plan, found, len(same), deviations)
+    speed = [d for d in (_speed(planned[k], seen[k], found.kind) for k in same) if d is not None]
+    if found.kind == "ibnetdiscover":  # link rates: a note, not deviations
+        if speed:
+            notes.append(f"{len(speed):,} link(s) report another rate than planned ({speed[0].fix}); link rates are not compared: a simulator (ibsim) brings every link up at 4xSDR, and a real link's rate is for iblinkinfo to confirm")
+        speed = []
+    deviations.extend(speed)
+    deviations.extend(
+        Deviation("duplicate", "warning", (), (first, again), f"delete the repeated record ({again.where}): the cable from {first.a} to {first.z} is recorded twice")
+        for first, again in found.duplicates
+    )
+    if found.duplicate_count > len(found.duplicates):
+        notes.append(f"{found.duplicate_count:,} repeated record(s) in all; the first {len(found.duplicates)} are listed")
+    deviations.sort(key=lambda d: (_end_key(min(d.ends(), key=_end_key)), KINDS.index(d.kind)))
+    return Comparison(plan, found, len(same) - len(speed), deviations, notes=notes, partial=partial, compared=compared)
+
+
+def _speed(pc: Cable, fc: Cable, kind: str) -> Deviation | None:
+    """A ``wrong-speed`` deviation when a port of the found cable runs at another speed than planned."""
+    if not any(fc.speeds):
+        return None
+    want = dict(zip((pc.a, pc.z), pc.speeds))
+    if kind == "ibnetdiscover":  # one link rate for both ends: the slower port's
+        planned = [x for x in pc.speeds if x]
+        got, rate = fc.speeds[0], min(planned) if planned else 0
+        if got and rate and got != rate:
+            return Deviation("wrong-speed", "warning", (pc,), (fc,), f"the link between {pc.a} and {pc.z} runs at {got:,} Gb/s, planned {rate:,} Gb/s: check the cable, its transceivers and the port speeds")
+        return None
+    bad = [(e, s, want.get(e, 0)) for e, s in zip((fc.a, fc.z), fc.speeds) if s and want.get(e, 0) and s != want.get(e)]
+    if not bad:
+        return None
+    what = "; ".join(f"{e} at {s:,} Gb/s, planned {w:,}" for e, s, w in bad)
+    return Deviation("wrong-speed", "warning", (pc,), (fc,), f"set the port speed ({what}), or use the planned cable and transceivers")
+
+
+def _scope(plan: Found, found: Found, up: list[Cable], covered: set[str] | None) -> tuple[list[Cable], list[str], int]:
+    """The planned-but-not-found cables of the part of the plan ``found`` covers, a note on the rest, and how many cables the rest holds."""
+    if covered is not None:
+        keep = [c for c in up if c.a.device in covered or c.z.device in covered]
+        skipped = len(up) - len(keep)
+        if not skipped:
+            return up, [], 0
+        devices = {e.device for c in plan.cables for e in (c.a, c.z)}
+        left = sorted(devices - covered, key=lambda x: (len(x), x))
+        shown = ", ".join(left[:6]) + (f" and {len(left) - 6:,} more" if len(left) > 6 else "")
+        return keep, [f"not covered by the as-built input: {len(left):,} of the plan's {len(devices):,} devices gave no LLDP file ({shown}); their {skipped:,} planned cable(s) to devices also without a file were not compared"], skipped
+    sets = _Sets(key=lambda x: x)
+    node = _node
+    for c in plan.cables:
+        sets.join(node(c.a), node(c.z))
+    touched = {sets.find(node(e)) for c in found.cables for e in (c.a, c.z) if node(e) in sets.up}
+    if not touched:
+        return up, [], 0  # nothing of the plan was found: every planned cable is missing
+    parts: dict = {}
+    for c in plan.cables:
+        root = sets.find(node(c.a))
+        if root not in touched:
+            part = parts.setdefault(root, [0, set()])
+            part[0] += 1
+            part[1].update(e.device for e in (c.a, c.z) if not e.port.startswith("nic"))
+    if not parts:
+        return up, [], 0
+    keep = [c for c in up if sets.find(node(c.a)) in touched]
+    skipped = sum(p[0] for p in parts.values())
+    names = sorted((min(p[1], key=lambda x: (len(x), x)) if p[1] else "GPUs only", len(p[1]), p[0]) for p in parts.values())
+    shown = "; ".join(f"{first}" + (f" and {k - 1} more switch(es)" if k > 1 else "") + f" ({n:,} cables)" for first, k, n in names[:6])
+    more = f"; and {len(names) - 6:,} more" if len(names) > 6 else ""
+    total = len(touched) + len(parts)
+    return keep, [f"not covered by the as-built input: {len(parts):,} of the plan's {total:,} separate fabrics (subnets), {skipped:,} of {len(plan.cables):,} planned cables, were not compared: {shown}{more}; give their discovery output to compare them"], skipped
+
+
+def _node(e: End) -> tuple[str, ...]:
+    """A vertex of the plan's graph of separate fabrics: a switch, or one GPU port (each NIC is its own subnet's)."""
+    return (e.device, e.port) if e.port.startswith("nic") else (e.device,)
 
 
 def _classify(p: list[Cable], f: list[Cable]) -> Deviation:
@@ -182,14 +284,25 @@ def attribute(cmp: Comparison, report, cable_ids: dict[tuple[End, End], int]) ->
     its devices; otherwise it keeps the design valid and stays a ``warning``.
     """
     cmp.report = report
+    by_cable: dict[int, list[int]] = {}
+    by_port: dict[str, list[int]] = {}
+    by_device: dict[str, list[int]] = {}
     errors = [x for x in report.findings if x.severity == "error"]
+    for j, x in enumerate(errors):
+        for cid in x.cables:
+            by_cable.setdefault(cid, []).append(j)
+        for port in x.ports:
+            by_port.setdefault(port, []).append(j)
+        if not x.cables and not x.ports:
+            for dev in x.devices:
+                by_device.setdefault(dev, []).append(j)
     for i, d in enumerate(cmp.deviations):
-        ids = {cable_ids[c.key()] for c in d.found if c.key() in cable_ids}
-        ports = {str(e) for e in d.ends()}
-        devices = {e.device for e in d.ends()}
-        because = []
-        for x in errors:
-            if ids & set(x.cables) or ports & set(x.ports) or (not x.cables and not x.ports and devices & set(x.devices)):
-                because.append(f"{x.check}: {x.message}")
-        if because:
-            cmp.deviations[i] = Deviation(d.kind, "error", d.planned, d.found, d.fix, tuple(because))
+        hits: set[int] = set()
+        for c in d.found:
+            hits.update(by_cable.get(cable_ids.get(c.key(), -1), ()))
+        for e in d.ends():
+            hits.update(by_port.get(str(e), ()))
+            hits.update(by_device.get(e.device, ()))
+        if hits:
+            because = tuple(f"{errors[j].check}: {errors[j].message}" for j in sorted(hits)[:MAX_BECAUSE])
+            cmp.deviations[i] = Deviation(d.kind, "error", d.planned, d.found, d.fix, because)

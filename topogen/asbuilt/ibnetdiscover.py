@@ -6,11 +6,18 @@ description>" ...``; then one line per connected port, ``[<port>](<port
 guid>)? "<peer id>"[<peer port>](<peer port guid>)? # ...``. Every cable is
 listed from both ends when both nodes were discovered; it is kept once.
 
-Device names are node descriptions (the first word when the description
-holds several, as in ``hb03-gpu5 mlx5_5``); ports become topogen's port
-names: switch port ``[n]`` is ``p<n>``, channel-adapter port ``[n]`` is
-``nic<n-1>`` (one port per plane). A line that fits none of these shapes is
-an input error naming the file and line.
+Device names are node descriptions as read (``hb03-gpu5``, ``hb00 mlx5_7``,
+a vendor's default); a description that several nodes of one file share
+gives way to the node id (``S-<guid>``, ``H-<guid>``), so two unnamed
+switches stay two devices. Ports become topogen's port names: switch port ``[n]`` is
+``p<n>``, channel-adapter port ``[n]`` is ``nic<n-1>`` (one port per plane).
+Each device keeps its node GUID and each adapter port its port GUID
+(:attr:`Found.ids`, :attr:`Found.port_ids`), and each cable the link rate of
+its comment (``4xNDR``: 400 Gb/s), for :mod:`.identity` and :mod:`.diff`.
+
+A line that fits none of these shapes is an input error naming the file and
+line; a file with no node line at all is not ibnetdiscover output and is
+refused without quoting it.
 
 A director (a switch of more than 254 ports) shows as its ASICs, described
 ``<chassis>/L<nn>/U1`` and ``<chassis>/S<nn>/U1`` (:mod:`topogen.fabric.director`):
@@ -21,18 +28,22 @@ chassis' own ASICs are dropped (they are no cables).
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 from topogen.asbuilt import Cable, End, Found
 from topogen.fabric import director
 from topogen.util.errors import InputError, Problem
-from topogen.util.inputs import MAX_ASBUILT_BYTES, read_text
+from topogen.util.inputs import MAX_ASBUILT_BYTES, open_input
 
 NODE_RE = re.compile(r'^(?P<type>Switch|Ca|Rt)\s+(?P<ports>[0-9]{1,9})\s+"(?P<id>[^"]+)"\s*(?:#\s*"(?P<desc>[^"]*)".*)?$', re.ASCII)
-PORT_RE = re.compile(r'^\[(?P<port>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*"(?P<peer>[^"]+)"\[(?P<pport>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*(?:#(?P<comment>.*))?$', re.ASCII)
+PORT_RE = re.compile(r'^\[(?P<port>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\((?P<pguid>[0-9a-fA-F]{1,16})\))?\s*"(?P<peer>[^"]+)"\[(?P<pport>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*(?:#(?P<comment>.*))?$', re.ASCII)
 DESC_RE = re.compile(r'"([^"]*)"')
 KEYVAL_RE = re.compile(r"^[A-Za-z]+=\S*")
+GUID_RE = re.compile(r"^[SHR]-(?P<guid>[0-9a-fA-F]{1,16})$", re.ASCII)
+RATE_RE = re.compile(r"\b(?P<width>1|2|4|8|12)x(?P<lane>SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b|\b(?P<gbps>[0-9]{1,5})G\b", re.ASCII)
+LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
 MAX_PROBLEMS = 20
 
 
@@ -41,18 +52,34 @@ def looks_like(text: str) -> bool:
     return any(NODE_RE.match(line.strip()) for line in text.splitlines()[:200])
 
 
+def guid_key(node_id: str) -> str | None:
+    """``guid 0x0002c90000000400`` for node id ``S-0002c90000000400`` (None when the id holds no GUID)."""
+    m = GUID_RE.match(node_id)
+    return f"guid 0x{int(m.group('guid'), 16):016x}" if m else None
+
+
+def rate(comment: str | None) -> int:
+    """Link rate in Gb/s of a port line's comment (``4xNDR``: 400; ``200G``: 200), 0 when it names none."""
+    m = RATE_RE.search(comment or "")
+    if not m:
+        return 0
+    if m.group("gbps"):
+        return int(m.group("gbps"))
+    return int(int(m.group("width")) * LANE_GBPS[m.group("lane")])
+
+
 def _port_name(kind: str, port: int) -> str:
     return f"nic{port - 1}" if kind == "Ca" else f"p{port}"
 
 
 def _name(desc: str, node_id: str) -> str:
-    desc = desc.strip()
-    return desc.split()[0] if desc else node_id
+    desc = " ".join(desc.split())
+    return desc or node_id
 
 
 def _node(kind: str, name: str) -> tuple[str, str, tuple[str, str, int] | None]:
     """(kind, name, director ASIC) of a node: the ASIC's (chassis, L/S, number) when its description names one."""
-    return kind, name, director.parse(name) if kind == "Switch" else None
+    return kind, name, director.parse(name.split()[0]) if kind == "Switch" and name else None
 
 
 def _end(node: tuple[str, str, tuple[str, str, int] | None], port: int) -> tuple[End, bool]:
@@ -71,19 +98,32 @@ def read(paths: list[Path]) -> Found:
     seen: set[tuple[End, End]] = set()
     for path in paths:
         records = _parse(Path(path), problems)
-        nodes = {nid: _node(kind, name) for nid, (kind, name, _ports) in records.items()}
+        shared: dict[str, int] = {}
+        for kind, name, _ports in records.values():
+            shared[name] = shared.get(name, 0) + 1
+        nodes = {nid: _node(kind, nid if shared[name] > 1 and director.parse(name.split()[0]) is None else name) for nid, (kind, name, _ports) in records.items()}
+        for nid, node in nodes.items():
+            key = guid_key(nid)
+            if key is not None and node[2] is None:
+                found.ids.setdefault(node[1], key)
         for nid, (*_, ports) in records.items():
             node = nodes[nid]
-            for port, peer, pport, comment, where in ports:
+            for port, pguid, peer, pport, comment, where in ports:
                 if peer in nodes:
                     pnode = nodes[peer]
                 else:  # the peer's own record is missing (a partial discovery): trust the comment
                     m = DESC_RE.search(comment or "")
                     pnode = _node("Ca" if peer.startswith("H-") else "Switch", _name(m.group(1) if m else "", peer))
+                    key = guid_key(peer)
+                    if key is not None and pnode[2] is None:
+                        found.ids.setdefault(pnode[1], key)
                 (a, a_in), (z, z_in) = _end(node, port), _end(pnode, pport)
                 if a_in and z_in and a.device == z.device:
                     continue  # a director's own link between its ASICs: inside the chassis, not a cable
-                cable = Cable(a, z, where)
+                if pguid and node[0] == "Ca":
+                    found.port_ids.setdefault(a, f"guid 0x{int(pguid, 16):016x}")
+                gbps = rate(comment)
+                cable = Cable(a, z, where, (gbps, gbps))
                 k = cable.key()
                 if k not in seen:
                     seen.add(k)
@@ -95,30 +135,50 @@ def read(paths: list[Path]) -> Found:
     return found
 
 
-def _parse(path: Path, problems: list[Problem]) -> dict[str, tuple[str, str, list]]:
+def _lines(path: Path):
+    """The file's lines as text, streamed (a bad byte is an InputError naming the line)."""
     missing = Problem("as-built", f"file {str(path)!r} does not exist", "give ibnetdiscover output (ibnetdiscover > fabric.topo)")
-    text = read_text(path, "as-built", repr(str(path)), MAX_ASBUILT_BYTES, missing, what="ibnetdiscover file")
+    with open_input(path, "as-built", repr(str(path)), MAX_ASBUILT_BYTES, missing, what="ibnetdiscover file") as fh:
+        no = 0
+        try:
+            for no, line in enumerate(io.TextIOWrapper(fh, encoding="utf-8-sig", errors="strict", newline=None), 1):
+                yield no, line
+        except UnicodeDecodeError:
+            raise InputError([Problem("as-built", f"{str(path)!r} is not UTF-8 text (a bad byte after line {no:,}): not ibnetdiscover output", "give the output of ibnetdiscover")]) from None
+
+
+def _parse(path: Path, problems: list[Problem]) -> dict[str, tuple[str, str, list]]:
+    """Node id -> (kind, name, port lines) of one file; bad lines go to ``problems``.
+
+    A file without a single node line is refused as a whole, its content not
+    quoted: it is no ibnetdiscover output (a wrong file, ``/proc/self/environ``).
+    """
     records: dict[str, tuple[str, str, list]] = {}
     current: list | None = None
-    kind = ""
-    for no, raw in enumerate(text.splitlines(), 1):
+    mine: list[Problem] = []
+    for no, raw in _lines(path):
         line = raw.strip()
         if not line or line.startswith("#") or KEYVAL_RE.match(line):
             continue
-        where = f"{path.name} line {no}"
         m = NODE_RE.match(line)
         if m:
-            kind = m.group("type")
             name = _name(m.group("desc") or "", m.group("id"))
             current = []
-            records[m.group("id")] = (kind, name, current)
+            records[m.group("id")] = (m.group("type"), name, current)
             continue
+        where = f"{path.name} line {no}"
         m = PORT_RE.match(line)
         if m:
             if current is None:
-                problems.append(Problem(where, "a port line before any Switch/Ca node line", 'each node starts with: Switch <ports> "S-<guid>" # "<name>"'))
+                mine.append(Problem(where, "a port line before any Switch/Ca node line", 'each node starts with: Switch <ports> "S-<guid>" # "<name>"'))
                 continue
-            current.append((int(m.group("port")), m.group("peer"), int(m.group("pport")), m.group("comment"), where))
+            current.append((int(m.group("port")), m.group("pguid"), m.group("peer"), int(m.group("pport")), m.group("comment"), where))
             continue
-        problems.append(Problem(where, f"not an ibnetdiscover line: {line[:80]!r}", 'expected a node line (Switch <ports> "S-<guid>" # "<name>") or a port line ([<port>] "<peer id>"[<peer port>])'))
+        if not records and len(mine) >= MAX_PROBLEMS:
+            break  # nothing of ibnetdiscover so far: no need to read on
+        mine.append(Problem(where, f"not an ibnetdiscover line: {line[:80]!r}", 'expected a node line (Switch <ports> "S-<guid>" # "<name>") or a port line ([<port>] "<peer id>"[<peer port>])'))
+    if not records:
+        problems.append(Problem("as-built", f"{str(path)!r} is not ibnetdiscover output: it holds no node line (Switch|Ca <ports> \"<id>\")", "give the output of ibnetdiscover, or pass --format for lldpctl JSON or a cabling CSV"))
+        return records
+    problems.extend(mine)
     return records

@@ -7,21 +7,27 @@ from typing import Any, Callable
 from topogen.asbuilt import Cable
 from topogen.asbuilt.diff import Comparison
 from topogen.checks.render import summary_line
+from topogen.util.inputs import CONTROL_RE
 
 Locate = Callable[[str], str] | None
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character (CR, NUL, ESC, line separators...) written as its escape (``\\r``, ``\\x00``)."""
+    return CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def _end(e, locate: Locate) -> str:
     where = locate(e.device) if locate else ""
-    return f"{e} ({where})" if where else str(e)
+    return printable(f"{e} ({where})" if where else str(e))
 
 
 def _cable(c: Cable, locate: Locate) -> str:
-    return f"{_end(c.a, locate)} -- {_end(c.z, locate)}   [{c.where}]"
+    return f"{_end(c.a, locate)} -- {_end(c.z, locate)}   [{printable(c.where)}]"
 
 
 def _names(paths: list[str]) -> str:
-    shown = ", ".join(paths[:3])
+    shown = ", ".join(printable(p) for p in paths[:3])
     return shown + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
@@ -30,26 +36,33 @@ def render(cmp: Comparison, locate: Locate = None) -> str:
     n = cmp.counts()
     errors = sum(d.severity == "error" for d in cmp.deviations)
     kinds = ", ".join(f"{v:,} {k}" for k, v in n.items() if v)
+    total = len(cmp.deviations) + len(cmp.renames)
+    part = f", {cmp.compared:,} of them compared" if cmp.partial else ""
     lines = [
-        f"plan {_names(cmp.plan.sources)} ({len(cmp.plan.cables):,} cables) vs as-built {_names(cmp.found.sources)} ({cmp.found.kind}, {len(cmp.found.cables):,} cables)",
-        f"{cmp.identical:,} identical; " + (f"{len(cmp.deviations):,} deviation(s): {kinds}; {errors:,} break the design (error), {len(cmp.deviations) - errors:,} keep it valid (warning)" if cmp.deviations else "no deviations: the floor matches the plan"),
+        f"plan {_names(cmp.plan.sources)} ({len(cmp.plan.cables):,} cables{part}) vs as-built {_names(cmp.found.sources)} ({cmp.found.kind}, {len(cmp.found.cables):,} cables)",
+        f"{cmp.identical:,} identical; " + (f"{total:,} deviation(s): {kinds}; {errors:,} break the design (error), {total - errors:,} keep it valid (warning)" if total else "no deviations: the floor matches the plan"),
     ]
+    for r in cmp.renames:
+        ident = f" ({printable(r.identity)})" if r.identity else ""
+        lines.append("  warning rename")
+        lines.append(f"          found:   {printable(repr(r.found))}{ident}: {r.agree:,} of its {r.cables:,} cables lead where {r.plan}'s are planned to")
+        lines.append(f"          fix:     name it {r.plan}")
     for d in cmp.deviations:
         lines.append(f"  {d.severity:7s} {d.kind}")
         for c in d.planned:
             lines.append(f"          planned: {_cable(c, locate)}")
         for c in d.found:
             lines.append(f"          found:   {_cable(c, locate)}")
-        lines.append(f"          fix:     {d.fix}")
+        lines.append(f"          fix:     {printable(d.fix)}")
         for b in d.because[:3]:
-            lines.append(f"          breaks:  {b}")
+            lines.append(f"          breaks:  {printable(b)}")
     if cmp.report is not None:
         lines.append("design checks on the as-built wiring: " + summary_line(cmp.report.key_figures()))
         blamed = {b for d in cmp.deviations for b in d.because}
         rest = [x for x in cmp.report.findings if x.severity == "error" and f"{x.check}: {x.message}" not in blamed]
         for x in rest[:10]:
-            lines.append(f"  error   {x.check}: {x.message}")
-    lines.extend(f"note: {t}" for t in cmp.notes)
+            lines.append(f"  error   {x.check}: {printable(x.message)}")
+    lines.extend(f"note: {printable(t)}" for t in cmp.notes)
     return "\n".join(lines)
 
 
@@ -62,6 +75,9 @@ def to_dict(cmp: Comparison, locate: Locate = None) -> dict[str, Any]:
         "found_cables": len(cmp.found.cables),
         "identical": cmp.identical,
         "counts": cmp.counts(),
+        "compared_cables": cmp.compared,
+        "partial": cmp.partial,
+        "renames": [r.to_dict() for r in cmp.renames],
         "deviations": [d.to_dict(locate) for d in cmp.deviations],
         "notes": cmp.notes,
     }

@@ -2,12 +2,17 @@
 
 PLAN is a build directory (``out/<name>``: the architecture from ``--arch``,
 the only one built, or the one that matches the floor best), an architecture
-directory (``out/<name>/rail-only``) or a ``cabling.csv``. Its spec (for the
-design checks) comes from ``--spec`` or from the build the file belongs to.
+directory (``out/<name>/rail-only``) or a cabling CSV of a build (under any
+name: a copy is known by its content, through the build's ``manifest.json``).
+Its spec (for the design checks) comes from ``--spec`` (a spec, or the build's
+``summary.json`` or ``manifest.json``) or from the build the file belongs to.
+The plan's ibnetdiscover export, when the build wrote one, gives the node and
+port GUIDs that :mod:`.identity` matches an ibnetdiscover reading by.
 
 AS_BUILT is one or more files or directories of one format, told by
 ``--format`` or detected: ``.csv`` a cabling CSV, ``.json`` lldpctl output,
-anything else ibnetdiscover output (checked by its content).
+anything else ibnetdiscover output (checked by its content). A file that is
+none of these is refused without quoting it.
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from topogen.asbuilt import Found, cabling, ibnetdiscover, lldp, wiring
+from topogen.asbuilt import Cable, End, Found, cabling, ibnetdiscover, identity, lldp, wiring
 from topogen.asbuilt.diff import Comparison, attribute, compare
 from topogen.checks import validate as checks
 from topogen.fabric.model import ARCHES
-from topogen.spec.cluster import Spec, build_spec, load_spec
-from topogen.util.errors import InputError, Problem
+from topogen.spec.cluster import Spec, build_spec
+from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import MAX_ASBUILT_BYTES, open_input
 
 FORMATS = ("ibnetdiscover", "lldp", "cabling")
@@ -36,35 +41,21 @@ class Plan:
     arch: str | None
     spec: Spec | None
     places: dict[str, str] | None = None  # device -> "rack A01 U12", from cabling.csv's floor columns
+    ids: dict[str, str] | None = None  # node GUID -> plan device, from the build's ibnetdiscover export
+    port_ids: dict[str, End] | None = None  # port GUID -> plan GPU port
 
     def locate(self, device: str) -> str:
         return (self.places or {}).get(device, "")
 
 
-def places(path: Path) -> dict[str, str] | None:
-    """Device -> ``rack <rack> U<u>`` from a cabling.csv with the floor columns (None without them)."""
-    import csv
-
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = csv.reader(line for line in fh if not line.startswith("#"))
-        header = next(rows, [])
-        need = ("a_device", "a_rack", "a_u", "z_device", "z_rack", "z_u")
-        if not all(c in header for c in need):
-            return None
-        ix = [header.index(c) for c in need]
-        out: dict[str, str] = {}
-        for r in rows:
-            if len(r) == len(header):
-                out[r[ix[0]]] = f"rack {r[ix[1]]} U{r[ix[2]]}"
-                out[r[ix[3]]] = f"rack {r[ix[4]]} U{r[ix[5]]}"
-        return out
-
-
 def _csvs(paths: list[Path]) -> Found:
+    """Cabling CSVs as one reading; a cable in two files is kept once (records repeated within a file are duplicates)."""
     parts = [cabling.read(p) for p in paths]
     out = Found("cabling", [s for p in parts for s in p.sources])
     seen = set()
     for p in parts:
+        out.duplicates.extend(p.duplicates[: cabling.MAX_DUPLICATES - len(out.duplicates)])
+        out.duplicate_count += p.duplicate_count
         for c in p.cables:
             if c.key() not in seen:
                 seen.add(c.key())
@@ -103,7 +94,7 @@ def detect(path: Path) -> str:
         head = fh.read(65536).decode("utf-8", errors="replace")
     if ibnetdiscover.looks_like(head):
         return "ibnetdiscover"
-    raise InputError([Problem("as-built", f"cannot tell the format of {str(path)!r}: no ibnetdiscover node line, and not .csv or .json", f"pass --format ({', '.join(FORMATS)})")])
+    raise InputError([Problem("as-built", f"{str(path)!r} is not discovery output: no ibnetdiscover node line, and not .csv or .json", f"give ibnetdiscover output, lldpctl -f json files or a cabling CSV (--format {', '.join(FORMATS)})")])
 
 
 def read_found(refs: list[str], fmt: str | None = None) -> Found:
@@ -120,7 +111,7 @@ def read_found(refs: list[str], fmt: str | None = None) -> Found:
 
 
 def load_plan(ref: str, arch: str | None, spec_ref: str | None, found: Found | None = None) -> Plan:
-    """The plan's cables (a build dir, an arch dir or a cabling.csv), its architecture and spec."""
+    """The plan's cables (a build dir, an arch dir or a cabling CSV), its architecture and spec."""
     p = Path(ref)
     if arch is not None and arch not in ARCHES:
         raise InputError([Problem("arch", f"unknown architecture {arch!r}", f"use {' or '.join(ARCHES)}")])
@@ -139,15 +130,36 @@ def load_plan(ref: str, arch: str | None, spec_ref: str | None, found: Found | N
         path = p
     else:
         raise InputError([Problem("plan", f"{ref!r} does not exist", "give a build directory (out/<name>), an architecture directory or a cabling.csv")])
-    raw = wiring.read(path)
-    plan_found = cabling.read(path)
+    if path.suffix.lower() == ".json":  # a topology.json
+        raw = wiring.read(path)
+        plan_found = Found("plan", [str(path)], [Cable(End(a, ap), End(z, zp), f"{path.name} edges[{i}]", (sa, sz)) for a, ap, z, zp, i, sa, sz in zip(raw.a_dev, raw.a_port, raw.z_dev, raw.z_port, raw.loc, raw.a_speed, raw.z_speed)])
+        sheet = cabling.Sheet(raw.arch, raw.spec_sha)
+    else:
+        sheet = cabling.Sheet()
+        plan_found = cabling.read(path, sheet, "plan")
+        raw = wiring.RawWiring(path, "cabling", sheet.arch, sheet.spec_sha, None, [], [], [], [], [], [], [], [])
     plan_found.kind = "plan"
     spec = _spec(raw, spec_ref)
     file_arch = raw.arch or (path.parent.name if path.parent.name in ARCHES else None)
     if arch and file_arch and arch != file_arch:
         raise InputError([Problem("arch", f"{path} is the {file_arch} plan, but --arch says {arch}", "drop --arch or give the other plan")])
     chosen = arch or file_arch or (spec.arch if spec is not None and spec.arch in ARCHES else None)
-    return Plan(plan_found, path, chosen, spec, places(path))
+    plan = Plan(plan_found, path, chosen, spec, sheet.places)
+    if found is not None and found.kind == "ibnetdiscover":
+        plan.ids, plan.port_ids = _guids(path.parent / "ibnetdiscover")
+    return plan
+
+
+def _guids(folder: Path) -> tuple[dict[str, str], dict[str, End]]:
+    """Node GUID -> device and port GUID -> GPU port of the plan's ibnetdiscover export (empty without one)."""
+    topo = sorted(folder.glob("*.topo")) if folder.is_dir() else []
+    if not topo:
+        return {}, {}
+    try:
+        exported = ibnetdiscover.read(topo)
+    except InputError:
+        return {}, {}  # an export that does not read is no evidence
+    return {v: k for k, v in exported.ids.items()}, {v: k for k, v in exported.port_ids.items()}
 
 
 def _best(build: Path, arches: list[str], found: Found | None) -> str:
@@ -160,8 +172,11 @@ def _best(build: Path, arches: list[str], found: Found | None) -> str:
 
 
 def _spec(raw: wiring.RawWiring, spec_ref: str | None) -> Spec | None:
+    from topogen.spec.cluster import load_spec
+
     if spec_ref is not None:
-        return load_spec(spec_ref)
+        built = _build_spec(Path(spec_ref)) if spec_ref.lower().endswith(".json") else None
+        return built if built is not None else load_spec(spec_ref)
     claimed = wiring.claimed_spec(raw)
     if claimed is None:
         return None
@@ -169,9 +184,32 @@ def _spec(raw: wiring.RawWiring, spec_ref: str | None) -> Spec | None:
     return build_spec(data, default_name=str(data.get("name") or "cluster"))
 
 
+def _build_spec(path: Path) -> Spec | None:
+    """The spec of a build's ``summary.json``, or of the ``manifest.json`` beside its summary (None for any other JSON)."""
+    data = wiring.beside(path)
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("spec"), dict) and "spec_sha256" in data:
+        spec = data["spec"]
+    elif isinstance(data.get("files"), list) and isinstance(data.get("spec_sha256"), str):
+        summary = wiring.beside(path.parent / "summary.json")
+        if not (isinstance(summary, dict) and summary.get("spec_sha256") == data["spec_sha256"] and isinstance(summary.get("spec"), dict)):
+            raise InputError([Problem("--spec", f"{show(str(path))} is a build's manifest, but no summary.json of the same spec is beside it", "give the build's summary.json, or its spec (YAML or preset)")])
+        spec = summary["spec"]
+    else:
+        return None
+    return build_spec(dict(spec), default_name=str(spec.get("name") or "cluster"))
+
+
 def found_wiring(found: Found, arch: str, ids: dict | None = None) -> wiring.RawWiring:
-    """The cables found, as a wiring to read against a spec (cable ids: 1, 2... in reading order)."""
+    """The cables found, as a wiring to read against a spec (cable ids: 1, 2... in reading order).
+
+    Port speeds are read from a cabling CSV; an ibnetdiscover file gives a link rate, not
+    port speeds (and ibsim brings every link up at 4xSDR), so its cables take their link
+    tier's speed in the spec (0: not read).
+    """
     ids = ids if ids is not None else {c.key(): i for i, c in enumerate(found.cables, 1)}
+    rates = found.kind == "ibnetdiscover"
     return wiring.RawWiring(
         Path(found.sources[0]) if found.sources else Path("as-built"),
         "as-built",
@@ -182,23 +220,29 @@ def found_wiring(found: Found, arch: str, ids: dict | None = None) -> wiring.Raw
         [c.a.port for c in found.cables],
         [c.z.device for c in found.cables],
         [c.z.port for c in found.cables],
-        [0] * len(found.cables),  # no speed read: each cable at its link tier's speed in the spec
-        [0] * len(found.cables),
+        [0 if rates else c.speeds[0] for c in found.cables],
+        [0 if rates else c.speeds[1] for c in found.cables],
         list(ids.values()),
         list(ids.values()),
         loc_fmt="found #{}",
     )
 
 
-def diff(plan: Plan, found: Found) -> Comparison:
-    """Compare, then run the design checks on the as-built wiring when the spec is known."""
-    cmp = compare(plan.found, found)
+def diff(plan: Plan, found: Found, names: identity.Names | None = None) -> Comparison:
+    """Match devices, compare, then run the design checks on the as-built wiring when the spec is known and all of it was read."""
+    matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids)
+    found = matched.found
+    cmp = compare(plan.found, found, matched.covered)
+    cmp.renames = matched.renames
+    cmp.notes = matched.notes + cmp.notes
     if plan.spec is None or plan.arch is None:
         cmp.notes.append("design checks skipped: the plan's spec is unknown (give --spec, or the plan's build directory)")
         return cmp
+    if cmp.partial:
+        cmp.notes.append("design checks skipped: the as-built input covers only part of the plan")
+        return cmp
     ids = {c.key(): i for i, c in enumerate(found.cables, 1)}
-    raw = found_wiring(found, plan.arch, ids)
-    w = wiring.to_fabric(raw, plan.spec, plan.arch)
+    w = wiring.to_fabric(found_wiring(found, plan.arch, ids), plan.spec, plan.arch)
     report = checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=" + ".join(found.sources))
     attribute(cmp, report, ids)
     return cmp

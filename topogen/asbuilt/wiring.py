@@ -151,9 +151,9 @@ def _read_cabling(path: Path, fh) -> RawWiring:
             break
     header_at = pos[0]
     if sha is None:  # a plain CSV (header on line 1): the build it belongs to names spec and arch
-        sha = build_spec_sha(path)
-        if sha is not None and arch is None:
-            arch = dir_arch(path)
+        build = build_of(path)
+        if build is not None:
+            sha, arch = build[0], arch or build[1]
     body = itertools.chain(pending, (x for x in lines if x.strip() and not x.lstrip().startswith("#")))
     reader = csv.reader(body, _dialect(pending[0] if pending else ""), strict=True)
     try:
@@ -166,6 +166,8 @@ def _read_cabling(path: Path, fh) -> RawWiring:
         raise InputError([Problem(f"{where}", "no header row (the file is empty or holds only comments)", f"the first row names the columns: {', '.join(CABLING_REQUIRED)} (and optionally {', '.join(CABLING_OPTIONAL)})")])
     dups = sorted({c for c in header if header.count(c) > 1})
     missing = [c for c in CABLING_REQUIRED if c not in header]
+    if len(missing) == len(CABLING_REQUIRED):  # no cabling CSV at all: its first line is not quoted (it may be anything)
+        raise InputError([Problem(f"{where}", f"not a cabling CSV: line {header_line} names none of the columns {', '.join(CABLING_REQUIRED)}", "give the cabling.csv of a build (or a topology.json)")])
     if missing or dups:
         msg = []
         if missing:
@@ -331,13 +333,13 @@ def claimed_spec(raw: RawWiring) -> tuple[dict[str, Any], str] | None:
         return dict(raw.spec_data), f"{raw.path.name} (graph.spec)"
     if raw.spec_sha:
         for cand in (raw.path.parent.parent / "summary.json", raw.path.parent / "summary.json"):
-            data = _beside(cand)
+            data = beside(cand)
             if isinstance(data, dict) and str(data.get("spec_sha256", "")).startswith(raw.spec_sha) and isinstance(data.get("spec"), dict):
                 return dict(data["spec"]), str(cand)
     return None
 
 
-def _beside(path: Path) -> Any:
+def beside(path: Path) -> Any:
     """A build's summary.json or manifest.json next to a wiring file, or None (missing, special, too large, bad)."""
     try:
         missing = Problem("wiring", "")
@@ -347,18 +349,59 @@ def _beside(path: Path) -> Any:
 
 
 def build_spec_sha(path: Path) -> str | None:
-    """The spec hash of the build a file belongs to: the ``manifest.json`` (up to two levels up) that lists it."""
+    """The spec hash of the build a file belongs to (see :func:`build_of`)."""
+    build = build_of(path)
+    return build[0] if build is not None else None
+
+
+def build_of(path: Path) -> tuple[str, str | None] | None:
+    """(spec hash, architecture) of the build a file belongs to, through the ``manifest.json`` up to two levels up.
+
+    The manifest lists the file by its path (``rail-only/cabling.csv``), or, for
+    a copy under another name or in another directory of the build, by its
+    content: the size and sha256 of one of the files it lists. The architecture
+    is that of the directory the manifest lists the file in.
+    """
+    size = None
+    digest = None
     for root in (path.parent.parent, path.parent):
-        manifest = _beside(root / "manifest.json")
+        manifest = beside(root / "manifest.json")
+        files = manifest.get("files") if isinstance(manifest, dict) else None
+        sha = manifest.get("spec_sha256") if isinstance(manifest, dict) else None
+        if not (isinstance(sha, str) and isinstance(files, list)):
+            continue
+        listed = [f for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)]
         try:
             rel = path.resolve().relative_to(root.resolve()).as_posix()
         except (OSError, ValueError):
-            continue
-        files = manifest.get("files") if isinstance(manifest, dict) else None
-        sha = manifest.get("spec_sha256") if isinstance(manifest, dict) else None
-        if isinstance(sha, str) and isinstance(files, list) and any(isinstance(f, dict) and f.get("path") == rel for f in files):
-            return sha[:16]
+            rel = None
+        hit = next((f for f in listed if f["path"] == rel), None)
+        if hit is None:
+            try:
+                size = path.stat().st_size if size is None else size
+            except OSError:
+                return None
+            same_size = [f for f in listed if f.get("bytes") == size and isinstance(f.get("sha256"), str)]
+            if same_size and digest is None:
+                digest = _sha256(path)
+            hit = next((f for f in same_size if f["sha256"] == digest), None)
+        if hit is not None:
+            parent = Path(hit["path"]).parent.name
+            return sha[:16], parent if parent in ARCHES else dir_arch(path)
     return None
+
+
+def _sha256(path: Path) -> str | None:
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
 
 
 def dir_arch(path: Path) -> str | None:
