@@ -24,7 +24,7 @@ from topogen.asbuilt import Cable, End, Found, cabling, ibnetdiscover, identity,
 from topogen.asbuilt.diff import Comparison, attribute, compare
 from topogen.checks import validate as checks
 from topogen.fabric.model import ARCHES
-from topogen.spec.cluster import Spec, build_spec
+from topogen.spec.cluster import Spec, build_spec, load_spec
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import MAX_ASBUILT_BYTES, open_input
 
@@ -172,8 +172,6 @@ def _best(build: Path, arches: list[str], found: Found | None) -> str:
 
 
 def _spec(raw: wiring.RawWiring, spec_ref: str | None) -> Spec | None:
-    from topogen.spec.cluster import load_spec
-
     if spec_ref is not None:
         built = _build_spec(Path(spec_ref)) if spec_ref.lower().endswith(".json") else None
         return built if built is not None else load_spec(spec_ref)
