@@ -431,13 +431,14 @@ def test_repeated_rows_stream_in_bounded_memory(built, tmp_path):
         fh.write(lines[0])
         for _ in range((60 << 20) // len(b"".join(lines[1:])) + 1):
             fh.write(b"".join(lines[1:]))
-    code = (
-        "import resource, sys\n"
+    code = (  # VmHWM: this process's own peak (ru_maxrss would count the pytest process it was spawned from)
+        "import re, sys\n"
         "from topogen.cli import main\n"
         "try:\n"
         f"    main(['diff', {str(built['ro3'])!r}, {str(big)!r}, '--json'])\n"
         "except SystemExit as e:\n"
-        "    print('EXIT', e.code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "    hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+        "    print('EXIT', e.code, hwm, file=sys.stderr)\n"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     exit_code, rss_kb = map(int, res.stderr.split("EXIT")[-1].split())
