@@ -17,7 +17,8 @@ from topogen.analysis import fabric as analysis
 from topogen.bom import bill as bom
 from topogen.bom import catalog
 from topogen.checks import validate
-from topogen.exports import EXPORTERS, workers
+from topogen.config import addressing
+from topogen.exports import ADDRESSED, CONFIG_FORMATS, EXPORTERS, workers
 from topogen.exports.files import digest, write_output_text
 from topogen.exports.summary import make_summary
 from topogen.exports.validation import write_report
@@ -78,13 +79,20 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildCon
 
 
 def resolve_formats(formats: str | None) -> list[str]:
-    """Exporter names from a comma-separated ``--formats`` value (default: all)."""
-    if formats is None or formats.strip() in ("", "all"):
+    """Exporter names from a comma-separated ``--formats`` value.
+
+    Unset: every exporter but the day-0 configuration formats (:data:`CONFIG_FORMATS`);
+    ``all``: every exporter; ``config`` stands for the configuration formats.
+    """
+    if formats is None or formats.strip() == "":
+        return [f for f in EXPORTERS if f not in CONFIG_FORMATS]
+    if formats.strip() == "all":
         return list(EXPORTERS)
     names = [f.strip() for f in formats.split(",") if f.strip()]
+    names = [g for f in names for g in (CONFIG_FORMATS if f == "config" else (f,))]
     bad = [f for f in names if f not in EXPORTERS]
     if bad:
-        raise InputError([Problem("formats", f"unknown format(s) {', '.join(map(repr, bad))}", f"valid formats: {', '.join(EXPORTERS)}, or 'all'")])
+        raise InputError([Problem("formats", f"unknown format(s) {', '.join(map(repr, bad))}", f"valid formats: {', '.join(EXPORTERS)}, 'config' ({', '.join(CONFIG_FORMATS)}), or 'all'")])
     return [f for f in EXPORTERS if f in names]
 
 
@@ -109,6 +117,8 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
     the build (:mod:`topogen.exports.workers`); the files are byte-identical.
     """
     step = progress or (lambda _phase: None)
+    if any(f in ADDRESSED for f in formats):
+        addressing.check(ctx.fabrics)  # a pool too small: exit 2 before the output directory is touched
     with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:
         step(f"writing {', '.join(formats)}" + (f" ({jobs} workers)" if jobs > 1 and len(formats) > 1 else ""))
         written = workers.run(ctx, tmp, formats, jobs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from topogen.exports import bom, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, pullsheets, slurm, topology, validation, workbook
+from topogen.exports import addressing, bom, frr, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, pullsheets, slurm, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
@@ -27,8 +27,17 @@ EXPORTERS: dict[str, Exporter] = {
     "graphml": graphml.export,
     "slurm": slurm.export,
     "ibnetdiscover": ibnetdiscover.export,
+    "addressing": addressing.export,
+    "frr": frr.export,
     "validation": validation.export,
 }
+
+# exporters that render the IP/ASN plan (topogen.config.addressing): its pools are checked before anything is written
+ADDRESSED: tuple[str, ...] = ("addressing", "frr")
+
+# the day-0 configuration formats: written when named (or with --formats config / all), not by default,
+# since a design iteration rarely needs a file per switch (14,336 of them at 131,072 GPUs)
+CONFIG_FORMATS: tuple[str, ...] = ("addressing", "frr")
 
 # exporters whose files split into parts that worker processes write side by side:
 # name -> part names, in the order the serial run writes them (``export(ctx, dest, part=...)``)

@@ -18,6 +18,8 @@ BYTES_PER_LINK = {
     "graphml": 279,
     "ibnetdiscover": 160,
     "slurm": 2,
+    "addressing": 202,  # a row per cable end and per switch loopback
+    "frr": 310,  # an interface stanza per switch port, a neighbour per switch-to-switch end
 }
 OTHER = 1
 WARN_BYTES = 1_000_000_000  # warn before writing more than about 1 GB

@@ -19,6 +19,7 @@ from topogen.spec import fields as f
 from topogen.spec.cluster import NAME_RE, RATIO_RE
 from topogen.spec.counts import MAX_TIERS, link_tier_name
 from topogen.spec.fields import Field
+from topogen.spec.addressing import ADDRESSING_FIELDS
 from topogen.spec.layout import LAYOUT_FIELDS
 from topogen.spec.workload import BATCH_RE, CHECKPOINT_FIELDS, GPU_FIELDS, MODEL_FIELDS, MOE_FIELDS, NUMBER_RE, PARALLEL_FIELDS, SCALE_UP_FIELDS, WORKLOAD_FIELDS
 
@@ -132,12 +133,13 @@ SPEC_DEFS: dict[str, tuple[Field, ...]] = {
     "parallelism": PARALLEL_FIELDS,
     "checkpoint": CHECKPOINT_FIELDS,
     "layout": LAYOUT_FIELDS,
+    "addressing": ADDRESSING_FIELDS,
 }
 
 
 def spec_schema() -> dict[str, Any]:
     """The cluster spec's schema."""
-    return schema_for("topogen cluster spec", f.SPEC_FIELDS, SPEC_DEFS, "A GPU cluster for topogen build: N GPUs in HB domains of K, switch radix, link speed, architectures, and optional workload and layout sections.")
+    return schema_for("topogen cluster spec", f.SPEC_FIELDS, SPEC_DEFS, "A GPU cluster for topogen build: N GPUs in HB domains of K, switch radix, link speed, architectures, and optional workload, layout and addressing sections.")
 
 
 def dumps(schema: dict[str, Any]) -> str:
