@@ -182,7 +182,8 @@ def test_ctrl_c_removes_every_namespace_and_daemon(builds):
             proc.kill()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert leftovers(proc.pid) == ([], [])
+    ns, procs = leftovers(proc.pid)
+    assert (ns, [Path(f"/proc/{p}/cmdline").read_bytes() for p in procs]) == ([], [])
     assert not Path(f"/run/topogen-emulate/{proc.pid}.json").exists()
 
 
@@ -200,3 +201,21 @@ def test_needs_the_configuration_files(builds, tmp_path):
     assert res.returncode == 2 and "build with --formats cabling,addressing,frr" in res.stderr
     res = topogen("emulate", str(builds["demo"]))
     assert res.returncode == 2 and "pick one with --arch" in res.stderr
+
+
+def test_a_run_killed_outright_is_cleaned_by_the_next(builds):
+    proc = subprocess.Popen([sys.executable, "-m", "topogen", "emulate", str(builds["demo"]), "--arch", "rail-only"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    end = time.monotonic() + 120
+    ns, procs = [], []
+    while time.monotonic() < end:
+        ns, procs = leftovers(proc.pid)
+        if ns and len(procs) >= 12:
+            break
+        time.sleep(0.2)
+    proc.kill()  # SIGKILL: no clean-up of its own
+    proc.wait()
+    assert ns and procs and Path(f"/run/topogen-emulate/{proc.pid}.json").exists()
+    res, r = emulate(builds["demo"], "rail-only")
+    assert res.returncode == 0 and r["ok"], res.stdout + res.stderr
+    assert f"note: removed the leftovers of an interrupted emulation (pid {proc.pid})" in res.stderr
+    assert leftovers(proc.pid) == ([], []) and not Path(f"/run/topogen-emulate/{proc.pid}.json").exists()

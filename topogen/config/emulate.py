@@ -357,17 +357,29 @@ class Resources:
         self._save()
         _ip([], "".join(f"netns add {n}\n" for n in names))
 
-    def start(self, cmd: list[str], log: Path) -> subprocess.Popen:
-        with open(log, "ab") as fh:
-            p = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        self.procs.append(p)
-        self._save()
+    def start(self, cmd: list[str], log: Path | None = None) -> subprocess.Popen:
+        """Start ``cmd`` (output to ``log``, else a pipe) and record it before a signal can interrupt (SIGINT/SIGTERM held meanwhile)."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+        def unblock() -> None:  # in the child: a daemon must not inherit the held signals (it would ignore SIGTERM)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+        try:
+            if log is None:
+                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True, preexec_fn=unblock)
+            else:
+                with open(log, "ab") as fh:
+                    p = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=unblock)
+            self.procs.append(p)
+            self._save()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return p
 
     def cleanup(self) -> list[str]:
         """Stop every daemon (SIGTERM, then SIGKILL after 5 s), delete every namespace and the temporary files."""
         errors = []
-        stop_pids([p.pid for p in self.procs], str(self.tmp), errors)
+        stop_pids(sorted({p.pid for p in self.procs} | set(pids_naming(str(self.tmp)))), str(self.tmp), errors)
         for p in self.procs:
             try:
                 p.wait(timeout=0)
@@ -395,10 +407,25 @@ def stop_pids(pids: Iterable[int], marker: str, errors: list[str]) -> None:
     for p in mine:
         if _alive(p, marker):
             _kill(p, signal.SIGKILL)
-    time.sleep(0.05)
+    end = time.monotonic() + 2
+    while time.monotonic() < end and any(_alive(p, marker) for p in mine):
+        time.sleep(0.05)
     stuck = [p for p in mine if _alive(p, marker)]
     if stuck:
         errors.append(f"daemons still running: {stuck[:5]}")
+
+
+def pids_naming(marker: str) -> list[int]:
+    """Processes whose command line names ``marker`` (a run's own temporary directory, unique to it).
+
+    Catches a daemon a signal kept from being recorded (started between the fork and the
+    bookkeeping); nothing else names that directory.
+    """
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit() and marker in _cmdline(int(p.name)):
+            out.append(int(p.name))
+    return out
 
 
 def _cmdline(pid: int) -> str:
@@ -440,12 +467,14 @@ def remove_leftovers() -> list[str]:
         if data.get("pid") == os.getpid() or Path(f"/proc/{data.get('pid')}").exists():
             continue  # a run still going
         errors: list[str] = []
-        stop_pids(data.get("daemons", []), data.get("tmp", "//"), errors)
-        names = [n for n in data.get("namespaces", []) if Path(f"/run/netns/{n}").exists()]
+        marker = str(data.get("tmp", ""))
+        if not marker.startswith(tempfile.gettempdir() + "/topogen-emulate-"):
+            continue  # not a state file of ours: touch nothing it names
+        stop_pids(sorted(set(data.get("daemons", [])) | set(pids_naming(marker))), marker, errors)
+        names = [n for n in data.get("namespaces", []) if str(n).startswith(f"tg{data.get('pid')}") and Path(f"/run/netns/{n}").exists()]
         if names:
             _ip([], "".join(f"netns del {n}\n" for n in names), check=False)
-        if data.get("tmp", "").startswith(tempfile.gettempdir() + "/topogen-emulate-"):
-            shutil.rmtree(data["tmp"], ignore_errors=True)
+        shutil.rmtree(marker, ignore_errors=True)
         f.unlink(missing_ok=True)
         notes.append(f"removed the leftovers of an interrupted emulation (pid {data.get('pid')}): {len(names)} namespaces")
     return notes
@@ -687,7 +716,7 @@ class Emulation:
         loads = []
         for r in self.lab.routers:  # every router's file at once: no router waits for the one before
             d = self.res.tmp / r.ns
-            loads.append((r, subprocess.Popen(["vtysh", "--vty_socket", str(d), "-f", str(d / "frr.conf")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+            loads.append((r, self.res.start(["vtysh", "--vty_socket", str(d), "-f", str(d / "frr.conf")])))
         for r, proc in loads:
             out, _ = proc.communicate()
             errs = [ln for ln in out.splitlines() if "Unknown command" in ln or ln.startswith("% ") or "line " in ln and "%" in ln]
