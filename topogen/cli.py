@@ -602,7 +602,9 @@ def _analyze(kwargs: dict, run) -> None:
         batches = sweep.parse_batches(kwargs.pop("batch"))
         if spec_ref is None and overrides.get("name") is None:
             overrides["name"] = "cluster"
-        report = run(sweep.analysis_specs(spec_ref, overrides, flags), batches, kwargs)
+        specs, skipped = sweep.analysis_specs(spec_ref, overrides, flags)
+        report = run(specs, batches, kwargs)
+        report.skipped = [x.render() for x in skipped]
     except InputError as exc:
         fail_input(exc)
     click.echo(json.dumps(report.as_json(), indent=2) if as_json else analysis_render.render(report))
@@ -622,7 +624,7 @@ def analyze() -> None:
 
 @analyze.command("iteration", short_help="Iteration time (Eq. 1 of the rail-only paper), the ideal (Eq. 3) and each term.")
 @analysis_options
-@click.option("--nm-rule", "nm_rule", type=click.Choice(["derived", "derived-pow2", "printed", "tp"]), default="derived", show_default=True, help="N_M: the optimum of Eq. 1 (capped at K), it rounded to a power of two dividing K, the paper's printed Eq. 2, or the workload's TP.")
+@click.option("--nm-rule", "nm_rule", type=click.Choice(["workload", "derived", "derived-pow2", "printed", "tp"]), default="workload", show_default=True, help="N_M: workload = the workload's tp when it sets one, else derived (what topogen build uses); derived = the optimum of Eq. 1 (capped at K); derived-pow2 = it rounded to a power of two dividing K; printed = the paper's Eq. 2; tp = the workload's TP.")
 def analyze_iteration(nm_rule: str, **kwargs) -> None:
     """Iteration time (Eq. 1), the ideal any-to-any (Eq. 3) and each term, per GPUs x K x batch."""
     _analyze(kwargs, lambda specs, batches, kw: analysis.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"]))
@@ -631,7 +633,7 @@ def analyze_iteration(nm_rule: str, **kwargs) -> None:
 @analyze.command("alltoall")
 @analysis_options
 @click.option("--bytes-per-pair", "bytes_per_pair", help="s, bytes per ordered GPU pair (default: from the model's MoE settings).")
-@click.option("--group-gpus", "group_gpus", type=int, help="GPUs in one all-to-all (default: the workload's expert_parallel, else the model's, else N).")
+@click.option("--group-gpus", "group_gpus", type=click.IntRange(min=1), help="GPUs in one all-to-all (default: the workload's expert_parallel, else the model's, else N).")
 def analyze_alltoall(bytes_per_pair: str | None, group_gpus: int | None, **kwargs) -> None:
     """One uniform all-to-all on rail-optimized Clos and rail-only (relay pipelined and store-and-forward)."""
     s = None

@@ -22,12 +22,19 @@ DDP         2(M−1)/M · Ψ·b_g/K
 ZeRO-1/2    (M−1)/M · Ψ·(b_g + b_w)/K
 FSDP        (M−1)/M · Ψ·(2·b_w + b_g)/K
 HSDP        (s−1)/s · Ψ(2b_w + b_g)/K + 2(R−1)/R · Ψ·b_g/(s·K)  (s domains per shard group, R = M/s)
-Megatron    2(D−1)/D · Ψ·b_g/(TP·PP)  (TP inside the domain, DP over the rails)
+Megatron    2(D_x−1)/D_x · Ψ·b_g/(K·PP)   (TP < K; TP ≥ K: 2(D−1)/D · Ψ·b_g/(TP·PP))
 ==========  ===================================
+
+Megatron puts TP innermost, then DP (Megatron-LM's rank order tp-dp-pp): a
+domain of K GPUs holds g = min(K/TP, D) DP peers of each TP rank. Their
+gradients are reduce-scattered inside the domain over NVLink first, so a NIC
+carries 1/g of its shard across the rails, in a ring over D_x = D/g domains.
+With TP = 1 that is DDP's hierarchical figure; with TP = K it is the flat ring.
 
 NVLink bytes per GPU are the intra-domain step: ``(K−1)/K`` of the scheme's
 per-GPU volume (twice for DDP's reduce-scatter + all-gather); for Megatron the
-DP ring runs on the rails and the TP traffic is Eq. 1's MP term (not counted here).
+DP step among the g in-domain peers, 2(g−1)/g · Ψ·b_g/(TP·PP); its TP traffic
+is Eq. 1's MP term (not counted here).
 
 Every cross-domain byte of these schemes travels between GPUs of the same rank:
 it stays on one rail, so rail-only carries it exactly as rail-optimized does.
@@ -105,8 +112,11 @@ def dp_traffic(
     elif scheme == "megatron":
         mp = tp * pp
         d = w // mp
-        flat = nic = 2 * (d - 1) / d * psi * bg / mp
-        nv = 0.0
+        g = max(min(k // tp, d), 1)  # DP peers of one TP rank inside one domain
+        dx = d / g  # the cross-domain DP ring, one per rail
+        flat = 2 * (d - 1) / d * psi * bg / mp
+        nic = 2 * (dx - 1) / dx * psi * bg / (mp * g)
+        nv = 2 * (g - 1) / g * psi * bg / mp
     else:
         raise ValueError(f"unknown scheme {scheme!r}")
     mem = memory_bytes_per_gpu(scheme, psi, w, weight_bytes=bw, grad_bytes=bg, optimizer_bytes=optimizer_bytes, shard_gpus=shard_gpus or k, tp=tp, pp=pp, sharded_optimizer=sharded_optimizer)

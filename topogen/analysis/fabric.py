@@ -50,6 +50,7 @@ class Report:
     params: list[Param] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # findings printed under the table
+    skipped: list[str] = field(default_factory=list)  # sweep combinations that could not be resolved, and why
 
     def add_params(self, params: Iterable[Param]) -> None:
         for p in params:
@@ -61,7 +62,8 @@ class Report:
             self.caveats.append(text)
 
     def as_json(self) -> dict[str, Any]:
-        return {"analysis": self.analysis, "rows": self.rows, "parameters": as_dicts(self.params), "notes": self.notes, "caveats": self.caveats}
+        doc = {"analysis": self.analysis, "rows": self.rows, "parameters": as_dicts(self.params), "notes": self.notes, "caveats": self.caveats}
+        return {**doc, "skipped": self.skipped} if self.skipped else doc
 
 
 def _workload(spec, what: str) -> Workload:
@@ -120,17 +122,26 @@ def flops_param(wl: Workload) -> Param:
     return wl.gpu.param("flops", "C, dense BF16 FLOP/s per GPU", wl.gpu.flops)
 
 
-def iteration_report(specs: Sequence, rule: str = "derived", batches: Sequence[float] | None = None, hb_gbps: float | None = None, batches_from: Param | None = None) -> Report:
+def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence[float] | None = None, hb_gbps: float | None = None, batches_from: Param | None = None) -> Report:
     """Eq. 1 / Eq. 3 for every spec and batch: the rows of ``topogen analyze iteration``.
 
     ``batches_from`` names where a list of ``batches`` came from (default: the --batch flag).
+    ``rule`` None (or ``workload``) takes N_M = the workload's tp when it sets one, else
+    the derived optimum (:func:`iteration.resolve_rule`): build and analyze agree.
     """
     rep = Report("iteration")
     last: dict[tuple, dict[str, Any]] = {}  # (N, batch, model) -> its previous row: change_vs_smaller_k
+    used: list[str] = []
+    asked = rule
     for spec in specs:
         wl = _workload(spec, "iteration")
-        if rule == "tp" and wl is not None and spec.workload.parallelism.tp is None:
-            raise InputError([Problem("nm_rule", "rule tp needs the workload's parallelism.tp", "set workload.parallelism.tp")])
+        rule = it.resolve_rule(asked, wl.parallelism.tp_given)
+        if rule == "tp" and not wl.parallelism.tp_given:
+            raise InputError([Problem("nm_rule", "rule tp needs the workload's parallelism.tp", "set workload.parallelism.tp, or give --tp")])
+        if rule not in used:
+            used.append(rule)
+        if wl.parallelism.pp > 1:
+            rep.add_caveat(f"Eq. 1 has no pipeline parallelism: the workload's pp {wl.parallelism.pp} is not in the iteration time (its TP is N_M).")
         bf, bs, c = hb_bandwidth(spec, hb_gbps), scale_out(spec), flops_param(wl)
         m = wl.model
         rep.add_params(_cluster_params(spec) if len(specs) == 1 else [])
@@ -169,7 +180,7 @@ def iteration_report(specs: Sequence, rule: str = "derived", batches: Sequence[f
         if m.training_flop is None and m.training_tokens:
             rep.add_params([Param(f"training FLOP ({m.name})", "6 x P x training tokens", "", "derived", "the model gives no training_flop")])
     rep.add_params([EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, EQ1_ACTIVATION_BYTES])
-    rep.caveats.insert(0, CAVEAT_EQ2.format(rule=rule))
+    rep.caveats.insert(0, CAVEAT_EQ2.format(rule=", ".join(used)))
     rep.caveats.insert(1, CAVEAT_EQ1)
     return rep
 
@@ -278,7 +289,7 @@ def dp_report(specs: Sequence, schemes: Sequence[str] = dpt.SCHEMES) -> Report:
                         Param("optimizer bytes per parameter", par.optimizer_bytes, "bytes", "user" if par.optimizer_bytes != 12 else "paper", "fp32 master + Adam moments (ZeRO SC'20)")])
         if wl.gpu is not None and wl.gpu.memory_gb is not None:
             rep.add_params([wl.gpu.param("memory_gb", "GPU memory", wl.gpu.memory_gb)])
-        tp_m = par.tp if par.dp == "megatron" or par.tp > 1 else min(spec.hb_domain, 8)  # the Megatron row: the workload's TP, else 8 (or K)
+        tp_m = par.tp if par.dp == "megatron" or par.tp_given else min(spec.hb_domain, 8)  # the Megatron row: the workload's TP, else 8 (or K)
         shard = par.hsdp_shard_gpus or spec.hb_domain
         for scheme in schemes:
             tp, pp = (tp_m, par.pp) if scheme == "megatron" else (1, 1)
@@ -334,9 +345,10 @@ def build_section(spec) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     wl = spec.workload
+    tp = wl.parallelism.tp if wl.parallelism.tp_given else 1  # the K sweep keeps whole TP groups in a domain
     runs = {
         "iteration": lambda: iteration_report([spec]),
-        "iteration_vs_k": lambda: iteration_report([replace(spec, gpus=n, hb_domain=k) for n in n_sweep(spec) for k in k_sweep(n, spec.hb_domain)]),
+        "iteration_vs_k": lambda: iteration_report([replace(spec, gpus=n, hb_domain=k) for n in n_sweep(spec) for k in k_sweep(n, spec.hb_domain) if k % tp == 0]),
         "iteration_vs_batch": lambda: iteration_report([replace(spec, hb_domain=k) for k in (spec.hb_domain, 2 * spec.hb_domain, 4 * spec.hb_domain) if k <= spec.gpus and spec.gpus % k == 0], batches=batch_sweep(wl)[0], batches_from=batch_sweep(wl)[1]),
         "alltoall": lambda: alltoall_report([spec]) if wl.model.is_moe else _no_alltoall(wl),
         "checkpoint": lambda: checkpoint_report([spec]),

@@ -32,6 +32,18 @@ from dataclasses import asdict, dataclass
 from topogen.spec.params import EQ1_ACTIVATION_BYTES, EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES
 
 NM_RULES = ("derived", "derived-pow2", "printed", "tp")
+WORKLOAD_RULE = "workload"  # tp when the workload sets tp, else derived: what build and analyze use by default
+
+
+def resolve_rule(rule: str | None, tp_given: bool) -> str:
+    """The N_M rule one job runs under: ``workload`` (or None) is ``tp`` when the workload sets tp, else ``derived``.
+
+    One rule for ``topogen build`` and ``topogen analyze iteration``, so a job
+    with its own TP gets one iteration figure everywhere.
+    """
+    if rule in (None, WORKLOAD_RULE):
+        return "tp" if tp_given else "derived"
+    return rule
 
 
 def step_flop(params: float, batch_tokens: float) -> float:

@@ -88,6 +88,7 @@ def render(report: Report) -> str:
     """The table, the parameters (value, unit, [status], source) and the caveats."""
     lines = [TITLES[report.analysis], *table(COLUMNS[report.analysis], report.rows)]
     lines += [f"note: {n}" for n in report.notes]
+    lines += [f"skipped {x}" for x in report.skipped]
     lines += ["", "parameters:"]
     lines += [f"  {p.render()}" for p in report.params]
     lines += ["caveats:"] + [f"  - {c}" for c in report.caveats]

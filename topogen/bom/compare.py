@@ -7,10 +7,10 @@ counting both fabrics is fast (the rail-only paper's eight configurations, up
 to 65,536 GPUs and 262,144 links each, take well under a second in all).
 
 A sweep is the cartesian product of comma-separated values of ``gpus``,
-``hb_domain``, ``radix`` and ``link_speed`` (in that nesting order, values in
-the order given). A per-tier value is written with ``/`` (``--link-speed 200/400,400``:
+``hb_domain``, ``radix``, ``link_speed`` and ``oversubscription`` (in that nesting order, values in
+the order given; ``--gpus 1,024`` is refused, not read as 1 and 24). A per-tier value is written with ``/`` (``--link-speed 200/400,400``:
 two values, the first per tier). Rows are plain dicts (the JSON shape of ``topogen compare
---json``): ``gpus``, ``hb_domain``, ``radix``, ``link_speed`` (the leaf's), ``radix_per_tier``, ``link_speed_per_tier`` (text: ``64``, ``32/288``), ``planes``,
+--json``): ``gpus``, ``hb_domain``, ``radix``, ``link_speed`` (the leaf's), ``radix_per_tier``, ``link_speed_per_tier`` (text: ``64``, ``32/288``), ``oversubscription`` (``1:1``, ``3:1/1:1`` per tier), ``planes``,
 ``catalog``, one section per architecture (``tiers``, ``switches``,
 ``switches_per_tier``, ``links``, ``transceivers``, ``cables``, ``cost``,
 ``power_w``, ``cost_per_gpu``, ``closed_form_agrees``), and ``cost_reduction``
@@ -34,7 +34,8 @@ from topogen.spec.cluster import Spec, load_spec, plain_number
 from topogen.util.errors import InputError, Problem
 from topogen.util.figures import count, pct
 
-SWEEP_KEYS = ("gpus", "hb_domain", "radix", "link_speed")
+SWEEP_KEYS = ("gpus", "hb_domain", "radix", "link_speed", "oversubscription")
+WHOLE_KEYS = ("gpus", "hb_domain", "radix", "link_speed")  # a part written with a leading 0 is a thousands separator gone wrong
 MAX_SWEEP = 1000  # combinations compared in one run (each is a closed form and a BOM)
 
 
@@ -45,8 +46,28 @@ def _split(key: str, raw: Any) -> list[Any]:
     return [raw]
 
 
+def _check_separators(overrides: Mapping[str, Any]) -> None:
+    """``--gpus 1,024`` is 1,024 GPUs to its writer but two values, 1 and 024, to a sweep: refuse it.
+
+    A swept whole number never starts with 0, so a part such as ``024`` can only
+    be the tail of a thousands separator.
+    """
+    problems = []
+    for key in WHOLE_KEYS:
+        raw = overrides.get(key)
+        if not isinstance(raw, str) or "," not in raw:
+            continue
+        parts = [p.strip() for p in raw.split(",")]
+        if any(len(p) > 1 and p[0] == "0" and p.replace("/", "").isdigit() for p in parts):
+            flag = "--" + key.replace("_", "-")
+            problems.append(Problem(key, f"{key} {raw!r} has a value starting with 0: ',' separates the values to sweep, so it reads as {' and '.join(parts)}", f"write numbers without thousands separators, e.g. {flag} {''.join(parts)}"))
+    if problems:
+        raise InputError(problems)
+
+
 def _combinations(overrides: Mapping[str, Any]) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
     """The values of each sweep key and every combination of them, at most :data:`MAX_SWEEP`."""
+    _check_separators(overrides)
     values = {k: list(dict.fromkeys(_split(k, overrides.get(k)))) for k in SWEEP_KEYS}
     total = math.prod(max(1, len(v)) for v in values.values())
     if total > MAX_SWEEP:
@@ -96,6 +117,28 @@ class Skipped:
         return f"{self.combo}: " + "; ".join(f"{p.path}: {p.message}" + (f" ({p.hint})" if p.hint else "") for p in self.problems)
 
 
+def buildable_specs(spec_ref: str | None, overrides: Mapping[str, Any]) -> tuple[list[tuple[str, Spec]], list[Skipped]]:
+    """Every combination of a sweep that resolves into a spec (with its label), and those skipped.
+
+    A single combination is not a sweep: its problems raise at once. InputError
+    also when no combination resolves, with every problem of every combination.
+    """
+    values, combos = _combinations(overrides)
+    if len(combos) == 1:
+        return [("", s) for s in sweep_specs(spec_ref, overrides)], []
+    specs: list[tuple[str, Spec]] = []
+    skipped: list[Skipped] = []
+    for combo, label in zip(combos, _labels(overrides)):
+        try:
+            (spec,) = sweep_specs(spec_ref, {**overrides, **combo})
+            specs.append((label, spec))
+        except InputError as exc:
+            skipped.append(Skipped(label, tuple(exc.problems)))
+    if not specs:
+        sweep_specs(spec_ref, overrides)  # every problem of every combination, at once
+    return specs, skipped
+
+
 def sweep(spec_ref: str | None, overrides: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[Skipped]]:
     """Rows for every buildable combination of a sweep, and the combinations skipped.
 
@@ -103,25 +146,28 @@ def sweep(spec_ref: str | None, overrides: Mapping[str, Any]) -> tuple[list[dict
     instead of failing the whole sweep; InputError only when none can be built
     (or the sweep is a single spec), with every problem as :func:`sweep_specs` gives it.
     """
-    values, combos = _combinations(overrides)
-    if len(combos) == 1:
-        return compare(sweep_specs(spec_ref, overrides)), []
+    specs, skipped = buildable_specs(spec_ref, overrides)
+    if not skipped and len(specs) == 1 and not specs[0][0]:
+        return compare([specs[0][1]]), []
     rows: list[dict[str, Any]] = []
-    skipped: list[Skipped] = []
     loaded: dict[str, catalog.Catalog] = {}
-    for combo in combos:
-        label = ", ".join(f"{k}={v}" for k, v in combo.items() if len(values[k]) > 1)
+    for label, spec in specs:
         try:
-            (spec,) = sweep_specs(spec_ref, {**overrides, **combo})
             if spec.catalog not in loaded:
                 loaded[spec.catalog] = catalog.load_catalog(spec.catalog_ref)
             rows.append(compare_spec(spec, loaded[spec.catalog]))
         except InputError as exc:
             skipped.append(Skipped(label, tuple(exc.problems)))
+    order = {label: i for i, label in enumerate(_labels(overrides))}
+    skipped.sort(key=lambda x: order[x.combo])  # in sweep order, whichever check skipped it
     if not rows:
-        sweep_specs(spec_ref, overrides)  # every problem of every combination, at once
         raise InputError([p for x in skipped for p in x.problems])
     return rows, skipped
+
+
+def _labels(overrides: Mapping[str, Any]) -> list[str]:
+    values, combos = _combinations(overrides)
+    return [", ".join(f"{k}={v}" for k, v in combo.items() if len(values[k]) > 1) for combo in combos]
 
 
 def compare_spec(spec: Spec, hw: catalog.Catalog) -> dict[str, Any]:
@@ -135,6 +181,7 @@ def compare_spec(spec: Spec, hw: catalog.Catalog) -> dict[str, Any]:
         "link_speed": spec.link_speed,  # the GPU-leaf tier's
         "radix_per_tier": spec.radix_text(),  # "64", or "32/288" leaf first: rows of one sweep may differ only there
         "link_speed_per_tier": spec.speeds_text(),
+        "oversubscription": "/".join(spec.tier_oversubscription or (spec.oversubscription,)),  # leaf first, per tier below the top
         "planes": spec.planes,
         "catalog": hw.name,
     }
@@ -176,9 +223,9 @@ def compare(specs: list[Spec]) -> list[dict[str, Any]]:
 def render_table(rows: list[dict[str, Any]]) -> str:
     """A fixed-width text table of the rows (the CLI prints it)."""
     cats = ", ".join(dict.fromkeys(r["catalog"] for r in rows))
-    head = ("gpus", "K", "radix", "Gb/s")
+    head = ("gpus", "K", "radix", "Gb/s", "d:u")
     per = ("tiers", "switches", "transceivers", "cost USD", "power kW")
-    widths_head = (8, 5, 6, 5)
+    widths_head = (8, 5, 6, 5, max([3] + [len(r["oversubscription"]) for r in rows]))
     widths_per = (5, 9, 12, 15, 9)
     sep = " | "
     arch_w = sum(widths_per) + len(widths_per) - 1
@@ -189,7 +236,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     ]
     lines.append("-" * len(lines[-1]))
     for r in rows:
-        cells = [" ".join(f"{v:>{w}}" for v, w in zip((count(r["gpus"]), r["hb_domain"], r["radix_per_tier"], r["link_speed_per_tier"]), widths_head))]
+        cells = [" ".join(f"{v:>{w}}" for v, w in zip((count(r["gpus"]), r["hb_domain"], r["radix_per_tier"], r["link_speed_per_tier"], r["oversubscription"]), widths_head))]
         for a in ARCHES:
             s = r[a]
             vals = (s["tiers"], count(s["switches"]), count(s["transceivers"]), count(s["cost"]), f"{s['power_w'] / 1000:,.1f}")

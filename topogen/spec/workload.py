@@ -127,9 +127,10 @@ CHECKPOINT_KEYS = names(CHECKPOINT_FIELDS)
 
 SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12, "P": 1e15}
 NUMBER_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([kKMGBTP]?)\s*$", re.ASCII)
+INTEGER_RE = re.compile(r"^\s*\+?\d+\s*[kKM]?\s*$", re.ASCII)  # a whole count: 8, 64, 4k
 BATCH_RE = re.compile(r"^\s*([0-9]{1,15})\s*[xX×]\s*([0-9]{1,15})\s*$", re.ASCII)  # bounded: no int() of 5,000 digits
 MAX_BATCH_TOKENS = 1e15  # a thousand times a year of today's largest runs; above it the figures overflow
-BATCH_HINT = "tokens (e.g. 32M, 2e6) or SEQUENCESxLENGTH (e.g. 2048x2048), above 0 and at most 1e15 tokens"
+BATCH_HINT = "a whole number of tokens (e.g. 32M, 2e6) or SEQUENCESxLENGTH (e.g. 2048x2048), above 0 and at most 1e15 tokens"
 
 UNITS = {
     "layers": "blocks", "d_model": "", "params": "parameters", "batch": "tokens", "m_cc": "collectives per block",
@@ -185,7 +186,7 @@ def parse_batch(raw: Any) -> tuple[float, int | None] | None:
             seqs, length = int(m.group(1)), int(m.group(2))
             return (float(seqs * length), seqs) if 0 < seqs * length <= MAX_BATCH_TOKENS else None
     v = parse_number(raw)
-    return (v, None) if v is not None and 0 < v <= MAX_BATCH_TOKENS else None
+    return (v, None) if v is not None and 0 < v <= MAX_BATCH_TOKENS and v.is_integer() else None  # a whole number of tokens
 
 
 class _Sourced:
@@ -292,6 +293,7 @@ class Parallelism:
     optimizer_bytes: float = 12.0
     expert_parallel: int | None = None
     micro_batch_tokens: float | None = None
+    tp_given: bool = field(default=False, compare=False)  # the workload set tp: the iteration estimate takes N_M = tp
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +327,7 @@ class Workload:
             d["gpu"] = self.gpu.to_dict()
         if self.batch_given:
             d["batch"] = self.batch_tokens
-        d["parallelism"] = {k: v for k, v in asdict(self.parallelism).items() if v is not None}
+        d["parallelism"] = {k: v for k, v in asdict(self.parallelism).items() if v is not None and k != "tp_given"}
         if self.checkpoint is not None:
             d["checkpoint"] = {k: v for k, v in asdict(self.checkpoint).items() if v is not None}
         return d
@@ -375,6 +377,8 @@ def _num(data: Mapping[str, Any], key: str, path: str, problems: list[Problem], 
             problems.append(Problem(f"{path}.{key}", f"{key} is required", hint))
         return default
     v = parse_number(raw)
+    if integer and not (isinstance(raw, int) or (isinstance(raw, str) and INTEGER_RE.match(raw))):
+        v = None  # tp: 8.0 or '8.0' is not written as a whole number: keep specs exact, as the cluster keys do
     if v is None or v <= 0 or (integer and not float(v).is_integer()):
         kind = "a positive whole number" if integer else "a positive number (e.g. 175e9 or 32M)"
         problems.append(Problem(f"{path}.{key}", f"{key} must be {kind}, got {raw!r}", hint))
@@ -517,7 +521,7 @@ def _parallelism(raw: Any, path: str, problems: list[Problem]) -> Parallelism | 
     )
     if len(problems) > n0:
         return None
-    return Parallelism(dp=dp, optimizer=opt, **vals)
+    return Parallelism(dp=dp, optimizer=opt, tp_given=raw.get("tp") is not None, **vals)
 
 
 def _checkpoint(raw: Any, path: str, problems: list[Problem]) -> CheckpointPlan | None:
