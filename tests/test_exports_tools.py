@@ -66,6 +66,16 @@ def built(request, tmp_path_factory):
     return ctx, out
 
 
+def _read_parts(d: Path, stem: str) -> tuple[list[str], list[dict]]:
+    """``<stem>.csv`` or its parts ``<stem>-001.csv``... read as one file."""
+    paths = [d / f"{stem}.csv"] if (d / f"{stem}.csv").exists() else sorted(d.glob(f"{stem}-[0-9][0-9][0-9].csv"))
+    cols, rows = [], []
+    for p in paths:
+        cols, more = _read_csv(p)
+        rows += more
+    return cols, rows
+
+
 def _read_csv(path: Path) -> tuple[list[str], list[dict]]:
     with open(path, encoding="utf-8", newline="") as fh:
         rows = list(csv.reader(fh))
@@ -165,7 +175,7 @@ def test_gpus_per_node_flag(tmp_path):
 # --- NetBox -----------------------------------------------------------------------------
 
 # NetBox bulk-import field names (dcim DeviceImportForm, InterfaceImportForm, CableImportForm)
-NETBOX_DEVICE_FIELDS = {"name", "role", "device_type", "manufacturer", "site", "status", "rack", "comments", "platform", "serial", "asset_tag", "tenant", "description"}
+NETBOX_DEVICE_FIELDS = {"name", "role", "device_type", "manufacturer", "site", "status", "rack", "position", "face", "comments", "platform", "serial", "asset_tag", "tenant", "description"}
 NETBOX_INTERFACE_FIELDS = {"device", "name", "label", "type", "enabled", "speed", "mtu", "mgmt_only", "description", "mark_connected"}
 NETBOX_CABLE_FIELDS = {
     "side_a_site", "side_b_site", "side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
@@ -177,9 +187,9 @@ def test_netbox_column_sets(built):
     ctx, out = built
     for arch in ctx.fabrics:
         d = out / arch / "netbox"
-        assert _read_csv(d / "devices.csv")[0] == ["name", "role", "device_type", "manufacturer", "site", "status", "comments"]
-        assert _read_csv(d / "interfaces.csv")[0] == ["device", "name", "type", "enabled", "speed", "description"]
-        assert _read_csv(d / "cables.csv")[0] == [
+        assert _read_csv(d / "devices.csv")[0] == ["name", "role", "device_type", "manufacturer", "site", "rack", "position", "face", "status", "comments"]
+        assert _read_parts(d, "interfaces")[0] == ["device", "name", "type", "enabled", "speed", "description"]
+        assert _read_parts(d, "cables")[0] == [
             "side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site", "side_b_device", "side_b_type", "side_b_name",
             "type", "status", "length", "length_unit", "label", "comments",
         ]  # fmt: skip
@@ -196,16 +206,16 @@ def test_netbox_row_counts_equal_fabric_counts(built):
     spec = ctx.spec
     for arch, fabric in ctx.fabrics.items():
         d = out / arch / "netbox"
-        devices = _read_csv(d / "devices.csv")[1]
-        interfaces = _read_csv(d / "interfaces.csv")[1]
-        cables = _read_csv(d / "cables.csv")[1]
+        devices = _read_parts(d, "devices")[1]
+        interfaces = _read_parts(d, "interfaces")[1]
+        cables = _read_parts(d, "cables")[1]
         assert len(devices) == spec.gpus // spec.gpus_per_node + len(fabric.switches)
         assert len(interfaces) == spec.gpus * spec.planes + sum(s.radix for s in fabric.switches)
         assert len(cables) == len(fabric.links)
         nodes = [r for r in devices if r["role"] == "gpu-node"]
         pre = f"{spec.name}-{arch}."
         assert [r["name"] for r in nodes] == [pre + x for x in _nodes(spec).names()]
-        assert {r["device_type"] for r in nodes} == {f"gpu-node-{spec.gpus_per_node * spec.planes}x{spec.link_speed}g"}
+        assert {r["device_type"].rsplit("-", 1)[0] for r in nodes} == {f"gpu-node-{spec.gpus_per_node * spec.planes}x{spec.link_speed}g"}
         nics: dict[str, int] = {}
         for r in interfaces:
             if r["name"].startswith("gpu"):
@@ -218,11 +228,11 @@ def test_netbox_cables_end_on_declared_interfaces(built):
     ctx, out = built
     for arch in ctx.fabrics:
         d = out / arch / "netbox"
-        device_names = {r["name"] for r in _read_csv(d / "devices.csv")[1]}
-        interfaces = {(r["device"], r["name"]): r for r in _read_csv(d / "interfaces.csv")[1]}
+        device_names = {r["name"] for r in _read_parts(d, "devices")[1]}
+        interfaces = {(r["device"], r["name"]): r for r in _read_parts(d, "interfaces")[1]}
         assert {dev for dev, _ in interfaces} == device_names
         used = []
-        for r in _read_csv(d / "cables.csv")[1]:
+        for r in _read_parts(d, "cables")[1]:
             assert r["side_a_type"] == r["side_b_type"] == "dcim.interface"
             assert r["status"] == "planned"
             used += [(r["side_a_device"], r["side_a_name"]), (r["side_b_device"], r["side_b_name"])]
@@ -244,7 +254,7 @@ def test_netbox_cables_match_cabling_csv(built):
     for arch in ctx.fabrics:
         site = f"{spec.name}-{arch}"
         cabling = _read_cabling(out / arch / "cabling.csv")
-        cables = _read_csv(out / arch / "netbox" / "cables.csv")[1]
+        cables = _read_parts(out / arch / "netbox", "cables")[1]
         assert [r["label"] for r in cables] == [f"{site}/{r['cable']}" for r in cabling]
         assert {r["side_a_site"] for r in cables} == {r["side_b_site"] for r in cables} == {site}
         for nb in cables:
@@ -300,7 +310,7 @@ def test_netbox_without_bom_uses_generic_types_and_empty_media():
     ctx = pipeline.build(load_spec("demo"))
     fabric = ctx.fabrics["rail-only"]
     bare = type("Ctx", (), {})()
-    assert netbox.device_types(bare, fabric) == netbox.DeviceTypes("generic", "gpu-node-8x400g", "switch-16p-400g")
+    assert netbox.device_types(bare, fabric) == netbox.DeviceTypes("generic", "gpu-node-8x400g-8u", "switch-16p-400g")
     assert {(r[8], r[10], r[11]) for r in netbox.cable_rows(fabric, netbox.cable_media(bare, fabric))} == {("", "", "")}
 
 
@@ -577,7 +587,13 @@ GOLDEN_FILES = [
     f"{arch}/{f}"
     for arch in ("rail-optimized", "rail-only")
     for f in ("netbox/devices.csv", "netbox/interfaces.csv", "netbox/cables.csv", "topology.graphml", "slurm/tree/topology.conf", "slurm/block/topology.conf")
-] + [f"netbox/{f}" for f in ("sites.csv", "manufacturers.csv", "device-roles.csv", "device-types.csv")]
+] + [f"{arch}/netbox/racks.csv" for arch in ("rail-optimized", "rail-only")] + ["netbox/sites.csv"] + [
+    f"netbox/shared/{f}.csv"
+    for f in (
+        "1-manufacturer-generic", "2-device-role-gpu-node", "2-device-role-leaf", "2-device-role-spine", "2-rack-role-compute-rack",
+        "2-rack-role-leaf-rack", "2-rack-role-spine-rack", "3-device-type-generic-gpu-node-8x400g-8u", "3-device-type-generic-paper-switch-400g",
+    )
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -181,18 +181,22 @@ class Bom:
         }
 
     def length_rows(self) -> list[tuple[int, str, float, str, str, int]]:
-        """The length histogram: ``(tier, link, length_m, media, cable SKU, cables)`` per sold length and media."""
+        """The length histogram: ``(tier, link, length_m, media, cable SKU, cables)`` per sold length and media.
+
+        Cables, not links: a breakout harness is one cable (its legs share its length, media and SKU).
+        """
         lm = self.link_media
         if lm is None:
             return []
         tiers = np.asarray([m.tier for m in lm.media], dtype=np.int64)[lm.index]
+        one = self.breakouts.cables_mask() if self.breakouts is not None else slice(None)  # a harness counts once, as in bom.csv
         # one integer key per (tier, length, media, cable SKU), ordered as those tuples (np.unique over
         # rows of a float matrix sorts structured rows: 1.5 s at 131,072 GPUs)
         lengths, lcode = np.unique(lm.length_m.astype(np.float64), return_inverse=True)
         cable = lm.cable.astype(np.int64) + 1  # -1 (no SKU) first
         dims = (len(lengths), len(lm.media), len(lm.cables) + 1)
         key = ((tiers * dims[0] + lcode.reshape(-1)) * dims[1] + lm.index.astype(np.int64)) * dims[2] + cable
-        keys, counts = np.unique(key, return_counts=True)
+        keys, counts = np.unique(key[one], return_counts=True)
         rest, ci = np.divmod(keys, dims[2])
         rest, mi = np.divmod(rest, dims[1])
         ti, li = np.divmod(rest, dims[0])
@@ -270,8 +274,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
     lay = lay if lay is not None else layout.plan(fabric)
     lm = link_media_mod.assign(fabric, catalog, lay.length_m)
     bo = breakout.of(fabric, lm)
-    legs = bo.group >= 0
-    lm.cable[legs] = bo.cable[bo.group[legs]]  # the legs of one breakout cable are one SKU (its longest leg's) in every file
+    bo.unify(lm)  # a harness is one SKU of one length and one media: its longest leg's, in every file
     leaf_sw = catalog.switch_at(spec, 1, fabric.tiers)[0]  # type: ignore[index]
     L = fabric.links
     n = fabric.gpus

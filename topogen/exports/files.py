@@ -145,8 +145,9 @@ def write_csv(path: Path, columns: Iterable[str], rows: Iterable[Iterable]) -> N
         w.writerows(rows)
 
 
-def write_csv_parts(directory: Path, stem: str, header: str, records: Iterable[list[str]], max_bytes: int) -> list[Path]:
-    """``<stem>.csv``, or ``<stem>-001.csv``, ``<stem>-002.csv``... each at most ``max_bytes`` with the header.
+def write_csv_parts(directory: Path, stem: str, header: str, records: Iterable[list[str]], max_bytes: int, max_rows: int | None = None) -> list[Path]:
+    """``<stem>.csv``, or ``<stem>-001.csv``, ``<stem>-002.csv``... each at most ``max_bytes`` with the header
+    and at most ``max_rows`` records (an importer's time limit).
 
     For importers that refuse large files (NetBox refuses pasted text over
     2.5 MiB). ``header`` is the header line (with its end); ``records``
@@ -160,15 +161,16 @@ def write_csv_parts(directory: Path, stem: str, header: str, records: Iterable[l
     paths: list[Path] = []
     part: list[str] = []  # texts of the part being filled, each ending with \n
     size = 0
+    rows = 0  # records in the part being filled
 
     def flush(name: str) -> None:
-        nonlocal part, size
+        nonlocal part, size, rows
         path = Path(directory) / name
         with open_output(path, "wb") as fh:
             fh.write(head)
             fh.write("".join(part).encode("utf-8"))
         paths.append(path)
-        part, size = [], 0
+        part, size, rows = [], 0, 0
 
     for recs in records:
         if not recs:
@@ -182,11 +184,14 @@ def write_csv_parts(directory: Path, stem: str, header: str, records: Iterable[l
         i, done = 0, 0
         while i < len(recs):
             j = int(np.searchsorted(ends, done + room - size, side="right"))  # records i..j-1 fit
+            if max_rows is not None:
+                j = min(j, i + max_rows - rows)
             if j == i and size == 0:
                 j = i + 1  # a record longer than the limit: alone in its part
             if j > i:
                 part.append(text if (i, j) == (0, len(recs)) else "\n".join(recs[i:j]) + "\n")
                 size += int(ends[j - 1]) - done
+                rows += j - i
                 done, i = int(ends[j - 1]), j
             if i < len(recs):
                 flush(f"{stem}-{len(paths) + 1:03d}.csv")

@@ -13,14 +13,19 @@ Several clusters and both architectures live side by side in one NetBox:
 Files (import in this order; Import under each object list, or the REST API):
 
 ``netbox/`` (once per build): ``sites.csv`` (``name, slug, status,
-description``; the description carries the provenance, once),
-``manufacturers.csv`` (``name, slug``), ``device-roles.csv`` (``name, slug,
-color, description``), ``device-types.csv`` (``manufacturer, model, slug,
-part_number, description``; **no interface templates**: interfaces.csv
-creates every port, and templates would make them twice).
+description``; the description carries the provenance, once), and
+``shared/<n>-<kind>-<slug>.csv``, one object per file (:func:`shared_rows`):
+manufacturers (``name, slug``), device roles and rack roles (``name, slug,
+color, description``), device types (``manufacturer, model, slug,
+part_number, u_height, description``; **no interface templates**:
+interfaces.csv creates every port, and templates would make them twice).
+A second cluster's shared file that NetBox refuses as existing is skipped.
+
+``<arch>/netbox/racks.csv`` (``site, name, role, status, width, u_height,
+description``): the layout's racks.
 
 ``<arch>/netbox/``: ``devices.csv`` (``name, role, device_type,
-manufacturer, site, status, comments``), ``interfaces.csv`` (``device, name,
+manufacturer, site, rack, position, face, status, comments``), ``interfaces.csv`` (``device, name,
 type, enabled, speed, description``: ``speed`` in kb/s, ``type`` from the
 catalog's ``interface_type`` of the switch, also at the NIC end of a
 GPU–leaf link, else from the NIC's, else by speed (``400gbase-x-osfp``),
@@ -30,7 +35,8 @@ side_b_device, side_b_type, side_b_name, type, status, length, length_unit,
 label, comments``; ``a`` = lower end as in cabling.csv; ``type`` and
 ``length`` from the BOM's media, empty where the catalog does not say).
 A file that would exceed :data:`MAX_PART_BYTES` (NetBox refuses pasted text
-over 2.5 MiB, ``DATA_UPLOAD_MAX_MEMORY_SIZE``) is split into
+over 2.5 MiB, ``DATA_UPLOAD_MAX_MEMORY_SIZE``) or :data:`MAX_PART_ROWS` (NetBox
+imports ~19 rows/s and stops a job after 300 s) is split into
 ``interfaces-001.csv``, ``interfaces-002.csv``... each with the header.
 
 Modelling rule (shared with the Slurm files through
@@ -41,7 +47,7 @@ with all its ports ``p1 .. p<radix>`` (with faster uplinks its down ports, then 
 per uplink at the uplink speed: :meth:`~topogen.fabric.model.Fabric.switch_ports`), ports without a cable disabled. Switch
 device types are the catalog SKU the BOM chose, made by the catalog's
 ``manufacturer`` (``generic`` when it names none); GPU nodes get a generic
-type named by NIC ports and speed (``gpu-node-8x400g``). Every status is
+type named by NIC ports, speed and height (``gpu-node-8x400g-8u``). Every status is
 ``planned``. Every field is written by the CSV rule
 (:func:`topogen.util.text.csv_field`).
 """
@@ -67,8 +73,10 @@ from topogen.util.text import csv_line
 SITE_COLUMNS = ("name", "slug", "status", "description")
 MANUFACTURER_COLUMNS = ("name", "slug")
 ROLE_COLUMNS = ("name", "slug", "color", "description")
-DEVICE_TYPE_COLUMNS = ("manufacturer", "model", "slug", "part_number", "description")
-DEVICE_COLUMNS = ("name", "role", "device_type", "manufacturer", "site", "status", "comments")
+RACK_ROLE_COLUMNS = ("name", "slug", "color", "description")
+DEVICE_TYPE_COLUMNS = ("manufacturer", "model", "slug", "part_number", "u_height", "description")
+RACK_COLUMNS = ("site", "name", "role", "status", "width", "u_height", "description")
+DEVICE_COLUMNS = ("name", "role", "device_type", "manufacturer", "site", "rack", "position", "face", "status", "comments")
 INTERFACE_COLUMNS = ("device", "name", "type", "enabled", "speed", "description")
 CABLE_COLUMNS = (
     "side_a_site",
@@ -94,6 +102,11 @@ GENERIC = "generic"
 TERMINATION = "dcim.interface"
 MAX_NAME = 64  # NetBox device names hold at most 64 characters
 MAX_PART_BYTES = 2_500_000  # below NetBox's 2.5 MiB (2,621,440 B) limit on pasted import text
+MAX_PART_ROWS = 4_000  # ~210 s at the ~19 rows/s NetBox 4.6 imports: inside its default 300 s job timeout (RQ_DEFAULT_TIMEOUT)
+RACK_STATUS = "planned"
+RACK_WIDTH = 19  # inches
+FACE = "front"
+RACK_ROLE_COLORS = {"compute": "4caf50", "leaf": "2196f3"}  # upper tiers: the device role's colour
 # NetBox interface type slugs for switch ports, by link speed in Gb/s
 PORT_TYPES = {100: "100gbase-x-qsfp28", 200: "200gbase-x-qsfp56", 400: "400gbase-x-osfp", 800: "800gbase-x-osfp"}
 NIC_TYPE = "other"
@@ -165,7 +178,7 @@ def arch_types(ctx, spec, switch_sku: str | None, switch_skus: list[str] | None 
         tiers.append((model, (x.manufacturer if x is not None else "") or GENERIC, x.description if x is not None and x.description else f"switch ({model})"))
     return DeviceTypes(
         manufacturer=(sku.manufacturer if sku is not None else "") or GENERIC,
-        node=f"gpu-node-{spec.gpus_per_node * spec.nic_ports}x{spec.link_speed}g",
+        node=node_model(spec, _heights(spec)[0]),
         switch=switch_sku if switch_sku is not None else f"switch-{spec.radix}p-{spec.link_speed}g",
         switch_port_type=switch_type or (nic.interface_type if nic is not None else ""),
         nic_type=nic_type,
@@ -230,10 +243,48 @@ def _gpu_span(nn: NodeNames, node: int) -> tuple[str, str]:
     return f"{domain}-gpu{lo:0{nn.rw}d}", f"{domain}-gpu{lo + nn.per_node - 1:0{nn.rw}d}"
 
 
-def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
-    """One row per compute node (node order), then one per switch (device id order)."""
+def node_height_u(lay, gpus_per_node: int) -> int:
+    """U of one compute node in a layout (``lay`` resolved): whole trays; 0 when nodes share a tray.
+
+    NetBox gives one rack position to one device: nodes smaller than a tray
+    (several per tray) are 0 U devices in their rack, without a position.
+    """
+    tray = lay.gpus_per_tray
+    return gpus_per_node // tray * lay.tray_u if gpus_per_node % tray == 0 else 0
+
+
+def _positions(fabric: Fabric, layout) -> tuple[list[str], list[str]]:
+    """Rack name and NetBox position of every device of :func:`device_rows` (nodes, then switches); "" where none."""
+    nn = node_names(fabric)
+    p = layout.placement
+    names = layout.racks.name
+    first = np.arange(nn.nodes) * nn.per_node
+    last = first + nn.per_node - 1
+    hu = node_height_u(layout.spec, nn.per_node)
+    contiguous = (p.u[last].astype(np.int64) + layout.spec.tray_u - p.u[first] == hu) & (p.rack[first] == p.rack[last])
+    node_pos = np.where(contiguous & (hu > 0), p.u[first], 0)
+    sw = np.arange(fabric.gpus, fabric.gpus + len(fabric.switches))
+    racks = [names[i] for i in np.concatenate([p.rack[first], p.rack[sw]]).tolist()]
+    pos = [str(u) if u else "" for u in np.concatenate([node_pos, p.u[sw]]).tolist()]
+    return racks, pos
+
+
+def device_rows(fabric: Fabric, types: DeviceTypes, layout=None) -> Iterator[tuple]:
+    """One row per compute node (node order), then one per switch (device id order).
+
+    With a ``layout`` (:class:`topogen.layout.Layout`) each device names its rack,
+    its lowest U (``position``) and face ``front``; a node without a position
+    (nodes sharing a tray, or split around the HB switch trays) keeps its rack only.
+    """
     spec = fabric.spec
     nn = node_names(fabric)
+    racks, pos = _positions(fabric, layout) if layout is not None else (None, None)
+
+    def where(i: int) -> tuple[str, str, str]:
+        if racks is None:
+            return "", "", ""
+        return racks[i], pos[i], FACE if pos[i] else ""
+
     site = site_name(spec, fabric.arch)
     pre = site + "."
     node_maker, node_type = types.node_manufacturer, types.node
@@ -248,14 +299,15 @@ def device_rows(fabric: Fabric, types: DeviceTypes) -> Iterator[tuple]:
         else:
             gpus = f"GPU {first}" if g == 1 else f"{g} GPUs {first}..{last}"
             note = f"host {name}: HB domain {d} node {j} (of {per}), {gpus}, {nics}"
-        yield (pre + name, NODE_ROLE, node_type, node_maker, site, STATUS, note)
+        yield (pre + name, NODE_ROLE, node_type, node_maker, site, *where(i), STATUS, note)
     su = bool(spec.scalable_unit)
-    for s in fabric.switches:
+    nodes = nn.nodes
+    for j, s in enumerate(fabric.switches):
         note = f"switch {s.name}: tier {s.tier} {s.role}, plane {s.plane}, {_rails_text(s.rails)}"
         if su and s.tier == 1:
             note += f", scalable unit {s.block}"
         model, maker = by_tier[s.tier]
-        yield (pre + s.name, s.role, model, maker, site, STATUS, note)
+        yield (pre + s.name, s.role, model, maker, site, *where(nodes + j), STATUS, note)
 
 
 class _Ends:
@@ -433,36 +485,84 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
 # --- prerequisites, once per build ------------------------------------------------------
 
 
+def _heights(spec) -> tuple[int, int]:
+    """U of a compute node and of a switch in the spec's layout (the same for both architectures)."""
+    from ..layout import resolve
+
+    lay = resolve(getattr(spec, "layout", None), spec.hb_domain, spec.gpus_per_node)
+    return node_height_u(lay, spec.gpus_per_node), lay.switch_u
+
+
+def node_model(spec, height_u: int) -> str:
+    """The generic device type of a compute node: ports, speed and height (``gpu-node-8x400g-8u``).
+
+    The height is in the name so that one name is one definition in every cluster
+    (NetBox keeps the first device type of a name: see :func:`shared_rows`).
+    """
+    return f"gpu-node-{spec.gpus_per_node * spec.nic_ports}x{spec.link_speed}g-{height_u}u"
+
+
 def prerequisite_rows(ctx) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
-    """``{file name: (columns, rows)}`` of the objects the device files refer to, for every architecture.
+    """``{file name under netbox/: (columns, rows)}``: this cluster's ``sites.csv`` and :func:`shared_rows`.
 
     Read from the spec, the catalog and ``summary.json``'s sections (tiers,
     switch SKU), which hold every architecture even where an exporter worker
     sees only one fabric.
     """
     spec = ctx.spec
-    sites, makers, roles, dtypes = [], {}, {}, {}
-    for arch, sec in ctx.summary["architectures"].items():
-        types = arch_types(ctx, spec, sec.get("switch_sku"), sec.get("switch_skus"))
+    sites = []
+    for arch in ctx.summary["architectures"]:
         name = site_name(spec, arch)
         sites.append((name, slug(name), SITE_STATUS, f"{spec.gpus:,} GPUs, {arch}; generated by {spec.provenance()}"))
+    return {"sites.csv": (SITE_COLUMNS, sites), **shared_rows(ctx)}
+
+
+SHARED_KINDS = (("manufacturer", MANUFACTURER_COLUMNS), ("device-role", ROLE_COLUMNS), ("rack-role", RACK_ROLE_COLUMNS), ("device-type", DEVICE_TYPE_COLUMNS))
+
+
+def shared_rows(ctx) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
+    """Objects several clusters share (manufacturers, device and rack roles, device types): one file each.
+
+    ``shared/<n>-<kind>-<slug>.csv``, numbered in import order (a device type
+    names its manufacturer). NetBox refuses a whole file when one row's name
+    exists, so each object is a file of its own, and the same object is written
+    byte for byte the same by every build: importing a second cluster, a file
+    NetBox refuses as existing is skipped, with nothing to edit.
+    """
+    spec = ctx.spec
+    node_u, switch_u = _heights(spec)
+    makers, roles, rack_roles, dtypes = {}, {}, {}, {}
+    for sec in ctx.summary["architectures"].values():
+        types = arch_types(ctx, spec, sec.get("switch_sku"), sec.get("switch_skus"))
         switch_types = [types.switch_at(t) for t in range(1, sec["tiers"] + 1)]
         for maker in (types.node_manufacturer, *(m for _, m, _ in switch_types)):
             makers.setdefault(maker, (maker, slug(maker)))
         roles.setdefault(NODE_ROLE, (NODE_ROLE, NODE_ROLE, ROLE_COLORS[0], "compute node (GPU host)"))
+        rack_roles.setdefault("compute", ("compute-rack", "compute-rack", RACK_ROLE_COLORS["compute"], "compute racks (GPU nodes)"))
         for tier in range(1, sec["tiers"] + 1):
             role = tier_role(tier)
-            roles.setdefault(role, (role, slug(role), ROLE_COLORS[min(tier, len(ROLE_COLORS) - 1)], f"tier-{tier} switch"))
+            color = ROLE_COLORS[min(tier, len(ROLE_COLORS) - 1)]
+            roles.setdefault(role, (role, slug(role), color, f"tier-{tier} switch"))
+            rack_roles.setdefault(role, (f"{role}-rack", slug(f"{role}-rack"), RACK_ROLE_COLORS.get(role, color), f"network racks of tier-{tier} ({role}) switches"))
         node_desc = f"compute node with {spec.gpus_per_node * spec.nic_ports} NIC ports at {spec.link_speed}G"
-        for maker, model, desc in ((types.node_manufacturer, types.node, node_desc), *((m, model, d) for model, m, d in switch_types)):
+        for maker, model, desc, u in ((types.node_manufacturer, node_model(spec, node_u), node_desc, node_u), *((m, model, d, switch_u) for model, m, d in switch_types)):
             part = model if maker != GENERIC else ""
-            dtypes.setdefault((maker, model), (maker, model, slug(model), part, desc))
-    return {
-        "sites.csv": (SITE_COLUMNS, sites),
-        "manufacturers.csv": (MANUFACTURER_COLUMNS, list(makers.values())),
-        "device-roles.csv": (ROLE_COLUMNS, list(roles.values())),
-        "device-types.csv": (DEVICE_TYPE_COLUMNS, list(dtypes.values())),
-    }
+            dtypes.setdefault((maker, model), (maker, model, slug(model), part, u, desc))
+    out: dict[str, tuple[tuple[str, ...], list[tuple]]] = {}
+    for n, ((kind, cols), objects) in enumerate(zip(SHARED_KINDS, (makers, roles, rack_roles, dtypes))):
+        order = (1, 2, 2, 3)[n]  # manufacturers, then roles of both kinds, then device types (they name a manufacturer)
+        for key, row in objects.items():
+            tag = slug(f"{key[0]}-{key[1]}") if isinstance(key, tuple) else slug(row[1])
+            out[f"shared/{order}-{kind}-{tag}.csv"] = (cols, [row])
+    return out
+
+
+def rack_rows(fabric: Fabric, layout) -> list[tuple]:
+    """One row per rack of the layout (``A01``...), in the layout's order, at this architecture's site."""
+    site = site_name(fabric.spec, fabric.arch)
+    r = layout.racks
+    u = layout.spec.rack_u
+    return [(site, name, f"{kind}-rack", RACK_STATUS, RACK_WIDTH, u, f"{kind} rack, row {row + 1}, position {col + 1}") for name, kind, row, col in zip(r.name, r.kind, r.row.tolist(), r.col.tolist())]
 
 
 def check_names(ctx) -> None:
@@ -482,8 +582,8 @@ PARTS = ("devices", "interfaces", "cables")  # the files of one architecture; a 
 
 def part_records(ctx, fabric: Fabric, part: str) -> tuple[str, Iterator[list[str]]]:
     """The header and the record chunks of one architecture's ``<part>.csv``."""
-    if part == "devices":
-        rows = device_rows(fabric, device_types(ctx, fabric))
+    if part == "devices":  # catalog text: quoted as CarefulCsvWriter quotes (also ``;``, tab, CR)
+        rows = device_rows(fabric, device_types(ctx, fabric), (getattr(ctx, "layouts", None) or {}).get(fabric.arch))
         chunks = (list(zip(*itertools.islice(rows, CHUNK))) for _ in itertools.count())
         return csv_line(DEVICE_COLUMNS), (csv_records(cols) for cols in itertools.takewhile(bool, chunks))
     if part == "interfaces":
@@ -498,13 +598,19 @@ def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
     paths = []
     if part in (None, PARTS[0]) and ctx.spec.arches[0] in ctx.fabrics:  # once per build, also when a worker exports one architecture
         pre = arch_dir(dest, "netbox")
+        arch_dir(pre, "shared")
         for fname, (cols, rows) in prerequisite_rows(ctx).items():
             p = pre / fname
             write_csv(p, cols, rows)
             paths.append(p)
     for arch, fabric in ctx.fabrics.items():
         d = arch_dir(dest, arch, "netbox")
+        lay = (getattr(ctx, "layouts", None) or {}).get(arch)
+        if lay is not None and part in (None, PARTS[0]):
+            p = d / "racks.csv"
+            write_csv(p, RACK_COLUMNS, rack_rows(fabric, lay))
+            paths.append(p)
         for stem in PARTS if part is None else (part,):
             header, records = part_records(ctx, fabric, stem)
-            paths.extend(write_csv_parts(d, stem, header, records, MAX_PART_BYTES))
+            paths.extend(write_csv_parts(d, stem, header, records, MAX_PART_BYTES, MAX_PART_ROWS))
     return paths

@@ -38,6 +38,27 @@ class Breakouts:
     def __len__(self) -> int:
         return len(self.switch)
 
+    def unify(self, link_media) -> None:
+        """Give every leg its harness's SKU, length and media: those of its longest leg (``first_link``).
+
+        A harness is bought as one SKU of one length, cut to the farthest NIC, so
+        its legs must not be priced, routed or listed at two lengths. Changes
+        ``link_media`` in place, and with it the layout's lengths (the same array).
+        """
+        legs = np.flatnonzero(self.group >= 0)
+        if not len(legs):
+            return
+        rep = self.first_link[self.group[legs]]
+        link_media.cable[legs] = self.cable[self.group[legs]]
+        link_media.length_m[legs] = link_media.length_m[rep]
+        link_media.index[legs] = link_media.index[rep]
+
+    def cables_mask(self) -> np.ndarray:
+        """True for one link per cable: every link that is no leg, and one leg of each harness."""
+        mask = self.group < 0  # a new array
+        mask[self.first_link] = True
+        return mask
+
     def names(self, fabric, groups: np.ndarray) -> list[str]:
         """``<switch>:p<first>-p<last>`` of each breakout cable in ``groups`` (the cage ports its legs use)."""
         n = fabric.gpus
