@@ -340,7 +340,7 @@ def test_workbook_cabling_names_each_legs_breakout_cable(tmp_path):
             assert r[-1] is None
     assert len(legs) == 128 and all(len(x) == 2 and {y[head.index("Z-Node Name")] for y in x} == {k.split(":")[0]} for k, x in legs.items())
     plain = openpyxl.load_workbook(write(make_ctx(spec(gpus=256, hb_domain=8, radix=[64, 32], link_speed=400, catalog="chassis-400g", arch="rail-optimized")), tmp_path, "p.xlsx"))
-    assert next(plain["Cabling rail-optimized"].iter_rows(values_only=True))[-1] == "Length class"
+    assert next(plain["Cabling rail-optimized"].iter_rows(values_only=True))[-1] == "Label"
 
 
 def test_breakout_cable_must_fit_the_cage(tmp_path):

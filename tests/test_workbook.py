@@ -8,6 +8,7 @@ byte-identical output, and the streamed rows against openpyxl's own writer.
 
 from __future__ import annotations
 
+import csv
 import re
 import shutil
 import zipfile
@@ -15,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import openpyxl
+from openpyxl.utils import get_column_letter
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -24,6 +26,7 @@ from topogen.cli import main
 from topogen.exports import workbook as wbx
 from topogen.exports import workbook_stream
 from topogen.exports.cabling import generate_rows
+from topogen.layout.labels import FloorView
 from topogen.spec.cluster import build_spec, load_spec
 from topogen.util.resources import template_path
 
@@ -247,15 +250,60 @@ def test_cabling_rows_match_the_wiring(demo, arch):
     fabric = ctx.fabrics[arch]
     ws = wb[f"Cabling {arch}"]
     rows = list(ws.iter_rows(values_only=True))
-    assert rows[0] == wbx.CABLING_COLUMNS
+    assert rows[0] == wbx.CABLING_COLUMNS + wbx.FLOOR_COLUMNS
     assert rows[0][:6] == ("A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port")
     media = ctx.boms[arch].media
+    lay = ctx.layouts[arch]
+    p, racks = lay.placement, lay.racks.name
+    labels = FloorView(fabric, lay).labels(slice(0, len(fabric.links)))
+    L = fabric.links
     want = [
-        (an, "HCA" if ar == "gpu" else "SW", ap, zn, "SW", zp, cable, tier, link, plane, sp, media[tier].name, media[tier].length_class)
+        (an, "HCA" if ar == "gpu" else "SW", ap, zn, "SW", zp, cable, tier, link, plane, sp, wbx.short_media(media[tier].name), media[tier].length_class,
+         int(lay.length_m[cable - 1]), racks[p.rack[L.a_dev[cable - 1]]], int(p.u[L.a_dev[cable - 1]]), racks[p.rack[L.z_dev[cable - 1]]], int(p.u[L.z_dev[cable - 1]]), labels[cable - 1])
         for cable, tier, link, plane, an, ar, ap, sp, zn, _zr, zp, _zs in generate_rows(fabric)
     ]
     assert rows[1:] == want
-    assert ws.auto_filter.ref == f"A1:M{len(fabric.links) + 1}"
+    assert ws.auto_filter.ref == f"A1:S{len(fabric.links) + 1}"
+
+
+def test_cabling_sheet_agrees_with_cabling_csv(tmp_path):
+    """Rack, U, length and label of every cable in the printed sheet are cabling.csv's (an installer's two copies agree)."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "nic200-leaf400", "--gpus", "256", "--out", str(out), "--formats", "xlsx,cabling"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    wb = openpyxl.load_workbook(out / "nic200-leaf400.xlsx", read_only=True)
+    rows = list(wb["Cabling rail-optimized"].iter_rows(values_only=True))
+    head = rows[0]
+    with open(out / "rail-optimized" / "cabling.csv", newline="") as fh:
+        csv_rows = list(csv.DictReader(fh))
+    assert len(rows) - 1 == len(csv_rows)
+    col = {h: i for i, h in enumerate(head)}
+    for r, c in zip(rows[1:], csv_rows):
+        assert (r[col["A-Rack"]], str(r[col["A-U"]]), r[col["Z-Rack"]], str(r[col["Z-U"]]), f"{r[col['Length (m)']]:g}", r[col["Label"]]) == (c["a_rack"], c["a_u"], c["z_rack"], c["z_u"], c["length_m"], c["label"])
+        assert c["media"].startswith(r[col["Media"]]) and ":" not in r[col["Media"]]  # the catalog's short name
+    wb.close()
+
+
+def test_print_setup_keeps_every_sheet_legible(tmp_path):
+    """Ports sheets of 64-port switches go a few pages across (switch names repeated), not one page at ~2 pt;
+    media, worst-case path and findings wrap in their columns."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "--gpus", "512", "--hb-domain", "8", "--radix", "64", "--catalog", "ndr-400g", "--name", "r64", "--out", str(out), "--formats", "xlsx"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    wb = openpyxl.load_workbook(out / "r64.xlsx")
+    for title in ("Ports rail-optimized", "Ports rail-only"):
+        ws = wb[title]
+        width = sum(ws.column_dimensions[get_column_letter(i)].width for i in range(1, ws.max_column + 1))
+        pages = ws.page_setup.fitToWidth
+        assert 2 <= pages <= 6 and width / pages <= wbx.PAGE_WIDTH, (title, width, pages)
+        assert ws.print_title_cols == "$A:$A"
+    ws = wb["Cabling rail-optimized"]
+    media = ws.cell(2, wbx.CABLING_COLUMNS.index("Media") + 1)
+    assert media.alignment.wrap_text and len(media.value) <= ws.column_dimensions["L"].width
+    summary = wb["Summary"]
+    path = next(r[1] for r in summary.iter_rows() if r[0].value == "Worst-case path")
+    assert path.alignment.wrap_text
+    assert all(c.anchor._from.col == 0 for c in summary._charts)  # below the table, inside the printed columns
 
 
 def test_long_cabling_is_split_and_the_summary_says_so(tmp_path):
@@ -267,8 +315,8 @@ def test_long_cabling_is_split_and_the_summary_says_so(tmp_path):
     got = []
     for s in names:
         rows = list(wb[s].iter_rows(values_only=True))
-        assert rows[0] == wbx.CABLING_COLUMNS and len(rows) <= 50
-        assert wb[s].auto_filter.ref == f"A1:M{len(rows)}"
+        assert rows[0] == wbx.CABLING_COLUMNS + wbx.FLOOR_COLUMNS and len(rows) <= 50
+        assert wb[s].auto_filter.ref == f"A1:S{len(rows)}"
         got += [r[6] for r in rows[1:]]
     assert got == list(range(1, n + 1))
     notes = [r[0] for r in wb["Summary"].iter_rows(values_only=True) if r[0] and "split over 3 sheets" in str(r[0])]
@@ -579,10 +627,15 @@ def test_cli_writes_the_workbook(tmp_path):
 
 
 def test_every_sheet_prints_landscape_one_page_wide_with_wrapped_headers(demo):
+    """Every sheet one page wide, except Ports sheets: as many pages across as PAGE_WIDTH characters a page need."""
     _ctx, wb = demo
     for ws in wb.worksheets:
         assert ws.page_setup.orientation == "landscape", ws.title
-        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 0, ws.title
+        pages = 1
+        if ws.title.startswith("Ports"):
+            width = sum(ws.column_dimensions[get_column_letter(i)].width for i in range(1, ws.max_column + 1))
+            pages = -(-int(width) // wbx.PAGE_WIDTH)
+        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == pages and ws.page_setup.fitToHeight == 0, ws.title
         if ws.title not in ("Summary", "Analysis"):
             assert ws.print_title_rows == "$1:$1", ws.title  # the header on every printed page
             assert all(c.alignment.wrap_text for c in ws[1] if c.value), ws.title

@@ -96,10 +96,13 @@ KILOWATTS = "#,##0.0"
 PERCENT = "0.0%"
 
 CABLING_COLUMNS = ("A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port", "Cable", "Tier", "Link", "Plane", "Speed (Gb/s)", "Media", "Length class")
-CABLING_WIDTHS = (18, 8, 8, 18, 8, 8, 10, 6, 12, 7, 13, 40, 13)
+CABLING_WIDTHS = (18, 8, 8, 18, 8, 8, 10, 6, 12, 7, 13, 28, 13)
+FLOOR_COLUMNS = ("Length (m)", "A-Rack", "A-U", "Z-Rack", "Z-U", "Label")  # with a layout: where each end is, how long, what to print on it
+FLOOR_WIDTHS = (11, 8, 6, 8, 6, 36)
 NODE_TYPE = {True: "HCA", False: "SW"}  # A-Type / Z-Type of a GPU NIC end, a switch end
 PORTS_FIXED = ("Switch", "Role", "Tier", "Plane", "Rails", "Ports used")
 PORTS_WIDTHS = (20, 7, 6, 7, 9, 11)
+PORT_WIDTH = 16  # a port cell: "hb003-gpu7 nic0", "spine-p0-3 p12"
 BOM_COLUMNS = ("SKU", "Description", "Category", "Used in", "Quantity", "Unit price", "Extended price", "Unit power (W)", "Total power (kW)", "Price source", "Power source")
 BOM_WIDTHS = (26, 50, 12, 34, 12, 14, 17, 15, 16, 50, 40)
 COMPONENTS = (("switch", "Switches"), ("transceiver", "Transceivers"), ("cable", "Cables"), ("nic", "NICs"))
@@ -156,6 +159,13 @@ def safe_row(ws, values: Sequence[Any]) -> list:
     return [cell(ws, v) if isinstance(v, str) and (v.startswith("=") or is_risky(v)) else v for v in values]
 
 
+def wrapped(ws, value: Any) -> Any:
+    """A text cell that wraps in its column (on screen and on paper) instead of running into the next one."""
+    c = cell(ws, value)
+    c.alignment = _WRAP
+    return c
+
+
 def header_row(ws, names: Sequence[str]) -> list:
     """Bold, shaded, wrapped header cells (a long header wraps instead of being cut off)."""
     out = [cell(ws, n, font=_BOLD, fill=_HEAD_FILL) for n in names]
@@ -164,14 +174,24 @@ def header_row(ws, names: Sequence[str]) -> list:
     return out
 
 
-def print_setup(ws, title_rows: str | None = "1:1") -> None:
-    """Landscape, one page wide (as many tall as the rows need), the header row repeated on every page."""
+PAGE_WIDTH = 220  # column-width units (characters) a landscape A4/Letter page holds at about 60 % scale (7 pt): still legible
+
+
+def print_setup(ws, title_rows: str | None = "1:1", width: float | None = None, title_cols: str | None = None) -> None:
+    """Landscape, as many pages wide as ``width`` (the sheet's columns, in characters) needs at a legible scale
+    (one page when not given), as many tall as the rows need; the header row (and ``title_cols``) repeated on every page.
+
+    A 64-port Ports sheet fitted to one page would print at about 2 pt; at
+    :data:`PAGE_WIDTH` characters a page it takes a few pages across, each with the switch names.
+    """
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToWidth = 1 if width is None else max(1, -(-int(width) // PAGE_WIDTH))
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
     if title_rows:
         ws.print_title_rows = title_rows
+    if title_cols:
+        ws.print_title_cols = title_cols
 
 
 def estimate_lines(ctx) -> tuple[int, int]:
@@ -183,6 +203,14 @@ def estimate_lines(ctx) -> tuple[int, int]:
 def set_widths(ws, widths: Sequence[float]) -> None:
     for i, w in enumerate(widths, 1):
         ws.column_dimensions[get_column_letter(i)].width = w
+
+
+def style_id(ws, alignment: Alignment, quote: bool = False) -> int:
+    """Style index of a cell with ``alignment`` (and the quote prefix of risky text), for streamed rows."""
+    c = WriteOnlyCell(ws, value="x")
+    c.alignment = alignment
+    c.quotePrefix = quote
+    return c.style_id
 
 
 def quote_style_id(ws) -> int:
@@ -370,12 +398,46 @@ def sku_lines(ctx, arch: str) -> list:
 # ---------------------------------------------------------------------- cabling
 
 
+def short_media(name: str) -> str:
+    """A media name as a printed cell holds it: the catalog's short name before ``:`` (``DR4 single-mode``).
+
+    The full description is on the BOM sheet and in cabling.csv.
+    """
+    head = name.split(":", 1)[0].strip()
+    return head or name
+
+
 def media_columns(ctx, arch: str) -> dict[int, tuple[str, str]]:
-    """``{tier: (media name, length class)}`` from the architecture's BOM (empty without one)."""
+    """``{tier: (short media name, length class)}`` from the architecture's BOM (empty without one)."""
     b = _bom(ctx, arch)
     if b is None:
         return {}
-    return {int(t): (m.name, m.length_class) for t, m in b.media.items()}
+    return {int(t): (short_media(m.name), m.length_class) for t, m in b.media.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """The floor columns of one fabric's cabling sheets: each end's rack and U, the sold length, the label."""
+
+    lay: Any  # topogen.layout.Layout
+    view: Any  # topogen.layout.labels.FloorView
+
+    @property
+    def whole_lengths(self) -> bool:
+        """Lengths written as numbers (all whole metres, as sold by default), else as text (``2.5``)."""
+        return bool(np.all(np.mod(self.lay.length_m, 1) == 0))
+
+    def lengths(self, sl: slice) -> list:
+        x = self.lay.length_m[sl]
+        return x.astype(np.int64).tolist() if self.whole_lengths else [f"{v:g}" for v in x.tolist()]
+
+    def values(self, sl: slice) -> Iterator[tuple]:
+        """``(length, a rack, a U, z rack, z U, label)`` of each cable of ``sl`` (openpyxl's path)."""
+        p, names = self.lay.placement, self.lay.racks.name
+        links = self.view.fabric.links
+        a, z = links.a_dev[sl], links.z_dev[sl]
+        ra, rz = [names[i] for i in p.rack[a].tolist()], [names[i] for i in p.rack[z].tolist()]
+        return zip(self.lengths(sl), ra, p.u[a].tolist(), rz, p.u[z].tolist(), self.view.labels(sl))
 
 
 def cabling_kinds(tier: int, media: tuple[str, str]) -> list:
@@ -415,10 +477,11 @@ def _by(table: tuple[np.ndarray, np.ndarray | int], tier: np.ndarray, kind: str 
     return Col(idx[tier], kind, style if np.ndim(style) == 0 else style[tier])
 
 
-def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, tuple[str, str]], legs: tuple[np.ndarray, np.ndarray] | None = None) -> Iterator[bytes]:
+def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, tuple[str, str]], legs: tuple[np.ndarray, np.ndarray] | None = None, floor: Floor | None = None, wrap: int = 0) -> Iterator[bytes]:
     """The ``<row>`` XML of one cabling sheet (cables ``part.start .. part.stop``), a chunk of rows at a time.
 
     ``legs``: each cable's breakout cable and that cable's shared-string index (the Breakout cable column).
+    ``floor``: the floor columns; ``wrap``: the style of the media cells (wrapped, never running into the next column).
     """
     L = fabric.links
     tiers = range(1, max(fabric.tiers, int(L.tier.max(initial=1))) + 1)
@@ -426,7 +489,12 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
     z_type = text_by_tier(fs, {t: NODE_TYPE[False] for t in tiers})
     link = text_by_tier(fs, {t: link_tier_name(t) for t in tiers})
     medium = text_by_tier(fs, {t: media.get(t, ("", ""))[0] for t in tiers})
+    if wrap:
+        medium = (medium[0], np.where(np.asarray(medium[1]) == fs.quote, wrap[1], wrap[0]) if np.ndim(medium[1]) else wrap[0])
     length = text_by_tier(fs, {t: media.get(t, ("", ""))[1] for t in tiers})
+    if floor is not None:
+        p = floor.lay.placement
+        rack_of = fs.sst.add_all(floor.lay.racks.name)[p.rack]  # each device's rack, as a shared string
     for lo in range(part.start, part.stop, STREAM_ROWS):
         hi = min(lo + STREAM_ROWS, part.stop)
         sl = slice(lo, hi)
@@ -443,19 +511,36 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
             Col(np.arange(lo + 1, hi + 1)), Col(tier), _by(link, tier), Col(L.plane[sl]), Col(L.a_speed[sl]),
             _by(medium, tier), _by(length, tier),
         ]
+        if floor is not None:
+            lens = floor.lay.length_m[sl]
+            cols += [
+                Col(lens.astype(np.int64)) if floor.whole_lengths else Col(fs.sst.add_all(f"{v:g}" for v in lens.tolist()), "s"),
+                Col(rack_of[a], "s"), Col(p.u[a].astype(np.int64)), Col(rack_of[z], "s"), Col(p.u[z].astype(np.int64)),
+                Col(fs.sst.add_all(floor.view.labels(sl)), "s"),
+            ]
         if legs is not None:
             g = legs[0][sl]
             cols.append(Col(np.where(g >= 0, legs[1][np.maximum(g, 0)], MISSING), "s"))
         yield rows_xml(lo - part.start + 2, hi - lo, cols, fs.sst)
 
 
-def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fs: FabricStrings | None, breakouts=None) -> None:
+def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[str, str]], fs: FabricStrings | None, breakouts=None, lay=None) -> None:
     """The cabling sheets of one fabric: streamed with ``fs`` (the fabric's shared strings), else through openpyxl.
 
-    A fabric with breakout cables (``breakouts``) gets a last column naming each leg's cable, as cabling.csv.
+    With a layout (``lay``) the floor columns follow (:data:`FLOOR_COLUMNS`: length, each end's
+    rack and U, the label), so the printed sheet is what an installer pulls from. A fabric
+    with breakout cables (``breakouts``) gets a last column naming each leg's cable, as cabling.csv.
+    Media cells wrap: a long media name stays in its column on screen and on paper.
     """
+    from ..layout.labels import FloorView
+
     bo = breakouts if breakouts is not None and len(breakouts) else None
-    columns, widths = (CABLING_COLUMNS, CABLING_WIDTHS) if bo is None else (CABLING_COLUMNS + ("Breakout cable",), CABLING_WIDTHS + (22,))
+    floor = Floor(lay, FloorView(fabric, lay)) if lay is not None else None
+    columns, widths = CABLING_COLUMNS, CABLING_WIDTHS
+    if floor is not None:
+        columns, widths = columns + FLOOR_COLUMNS, widths + FLOOR_WIDTHS
+    if bo is not None:
+        columns, widths = columns + ("Breakout cable",), widths + (22,)
     sheets = []
     for p in parts:
         ws = _new_sheet(wb, p.title, fs is not None)
@@ -465,19 +550,29 @@ def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[
         ws.append(header_row(ws, columns))
         sheets.append(ws)
     names = bo.names(fabric, np.arange(len(bo))) if bo is not None else []
+    media_col = CABLING_COLUMNS.index("Media")
     if fs is not None:
         legs = (bo.group, fs.sst.add_all(names)) if bo is not None else None
+        wrap = (style_id(sheets[0], _WRAP) if sheets else 0, style_id(sheets[0], _WRAP, quote=True) if sheets else 0)
         for ws, p in zip(sheets, parts):
-            stream_into(ws, partial(cabling_xml, fabric, p, fs, media, legs), p.stop - p.start + 1, len(columns))
+            stream_into(ws, partial(cabling_xml, fabric, p, fs, media, legs, floor, wrap), p.stop - p.start + 1, len(columns))
         return
-    kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) + ["s"] * (bo is not None) for t in range(1, fabric.tiers + 1)}
+    kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) + ["s"] * (6 if floor is not None else 0) + ["s"] * (bo is not None) for t in range(1, fabric.tiers + 1)}
     rows = cabling_rows(fabric)
+    extra = floor.values(slice(0, len(fabric.links))) if floor is not None else None
     for ws, p in zip(sheets, parts):
         for i in range(p.start, p.stop):
             tier, values = next(rows)
+            if extra is not None:
+                values = (*values, *next(extra))
             if bo is not None:
                 values = (*values, names[bo.group[i]] if bo.group[i] >= 0 else None)
-            ws.append(safe_row(ws, fill(kinds[tier], values)))
+            row = safe_row(ws, fill(kinds[tier], values))
+            if row[media_col] is not None:
+                if not hasattr(row[media_col], "alignment"):
+                    row[media_col] = cell(ws, row[media_col])
+                row[media_col].alignment = _WRAP
+            ws.append(row)
 
 
 def stream_into(ws: StreamedSheet, rows, last_row: int, last_col: int) -> None:
@@ -624,7 +719,9 @@ def write_port_map(wb, fabric: Fabric, parts: list[Part], fs: FabricStrings | No
     for p in parts:
         ws = _new_sheet(wb, p.title, fs is not None)
         ws.freeze_panes = "B2"
-        set_widths(ws, PORTS_WIDTHS + (20,) * radix)
+        widths = PORTS_WIDTHS + (PORT_WIDTH,) * radix
+        print_setup(ws, width=sum(widths), title_cols="A:A")  # pages across, each starting with the switch name
+        set_widths(ws, widths)
         ws.auto_filter.ref = f"A1:{letters[-1]}{p.stop - p.start + 1}"
         ws.append(header_row(ws, list(PORTS_FIXED) + [f"p{i}" for i in range(1, radix + 1)]))
         sheets.append(ws)
@@ -792,7 +889,11 @@ def write_summary(wb, ctx, lay: Layout) -> None:
         add(cell(ws, "Valid"), *[cell(ws, "yes" if reports[a].valid else "NO") if a in reports else None for a in arches])
         add(cell(ws, "Validation errors / warnings"), *[cell(ws, f"{reports[a].errors} / {reports[a].warnings}") if a in reports else None for a in arches])
         hops = {a: (reports[a].figures.get("worst_case_hops") or {}) if a in reports else {} for a in arches}
-        add(cell(ws, "Worst-case path"), *[cell(ws, hops[a].get("path", "")) if hops[a] else None for a in arches])
+        paths = [cell(ws, hops[a].get("path", "")) if hops[a] else None for a in arches]
+        for c in paths:
+            if c is not None:
+                c.alignment = _WRAP  # a long path wraps in its column instead of being cut off by the next
+        add(cell(ws, "Worst-case path"), *paths)
     add()
 
     add(*header_row(ws, ["Cost by component (USD)", *arches]))
@@ -832,7 +933,7 @@ def write_summary(wb, ctx, lay: Layout) -> None:
         chart.add_data(Reference(ws, min_col=2, max_col=1 + len(arches), min_row=first - 1, max_row=last), titles_from_data=True)
         chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
         chart.width, chart.height = 18, 9
-        ws.add_chart(chart, "G2")
+        ws.add_chart(chart, f"A{len(rows) + 2}")  # below the notes, inside the printed columns (to the right it fell off the page)
 
 
 # ------------------------------------------------------------------- Validation
@@ -870,7 +971,7 @@ def write_validation(wb, ctx) -> None:
     for arch in ctx.fabrics:
         rep = reports.get(arch)
         for f in getattr(rep, "findings", ()):
-            ws.append([cell(ws, arch), cell(ws, f.check), cell(ws, f.severity), cell(ws, _text(f.devices)), cell(ws, _text(f.ports)), cell(ws, _text(f.cables)), cell(ws, f.message), cell(ws, f.hint)])
+            ws.append([cell(ws, arch), cell(ws, f.check), cell(ws, f.severity), wrapped(ws, _text(f.devices)), wrapped(ws, _text(f.ports)), wrapped(ws, _text(f.cables)), wrapped(ws, f.message), wrapped(ws, f.hint)])
             rows += 1
         for check, (sev, n) in sorted(getattr(rep, "suppressed", {}).items()):
             ws.append([cell(ws, arch), cell(ws, check), cell(ws, sev), None, None, None, cell(ws, f"{n:,} more {check} findings, not listed")])
@@ -889,7 +990,7 @@ def write_validation(wb, ctx) -> None:
         if rep is None:
             continue
         for g, (num, title) in GROUPS.items():
-            ws.append([cell(ws, arch), cell(ws, f"{num}. {title}"), cell(ws, rep.group_status(g)), cell(ws, rep.checks.get(g, ""))])
+            ws.append([cell(ws, arch), wrapped(ws, f"{num}. {title}"), cell(ws, rep.group_status(g)), wrapped(ws, rep.checks.get(g, ""))])
     ws.append([])
     ws.append(header_row(ws, ("Architecture", "Key figure", "Value")))
     for arch in ctx.fabrics:
@@ -925,16 +1026,38 @@ def write_analysis(wb, ctx) -> None:
         cols = [(h or "chosen", k) for h, k, _fmt in COLUMNS[kind]]
         ws.append(header_row(ws, [h for h, _k in cols]))
         for r in sec["rows"]:
-            ws.append([cell(ws, v) if isinstance(v, str) else v for v in (r.get(k) for _h, k in cols)])
+            ws.append([cell(ws, v) if isinstance(v, str) else (cell(ws, v, analysis_format(k, v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in ((k, r.get(k)) for _h, k in cols)])
         for n in sec.get("notes", ()):
             ws.append([cell(ws, f"note: {n}")])
         ws.append(header_row(ws, ("Parameter", "Value", "Unit", "Status", "Source")))
         for p in sec["parameters"]:
             v = p["value"]
-            ws.append([cell(ws, p["name"]), cell(ws, v) if isinstance(v, str) else v, cell(ws, p["unit"]), cell(ws, p["status"]), cell(ws, p["source"])])
+            value = cell(ws, v) if isinstance(v, str) else (cell(ws, v, "0.###E+0" if abs(v) >= 1e9 else "#,##0.###") if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+            ws.append([cell(ws, p["name"]), value, cell(ws, p["unit"]), cell(ws, p["status"]), cell(ws, p["source"])])
         for c in sec["caveats"]:
             ws.append([cell(ws, "caveat"), cell(ws, c)])
         ws.append([])
+
+
+PERCENT_KEYS = ("relative", "overhead", "overhead_pipelined", "overhead_serial", "nic_share", "change_vs_smaller_k")
+
+
+def analysis_format(key: str, value: float) -> str:
+    """The number format of an analysis cell, as ``topogen analyze`` prints it (bytes in GB: ``,,,`` divides by 10^9).
+
+    Raw full-precision floats in a 16-character column run into the next cell on paper.
+    """
+    if key in PERCENT_KEYS:
+        return "0.00%"
+    if key == "bytes_per_pair":
+        return '#,##0.000,,'  # MB
+    if "bytes" in key:
+        return "#,##0.00,,,"  # GB
+    if key.endswith("_s"):
+        return "0.0000"
+    if isinstance(value, int) or float(value).is_integer():
+        return COUNT
+    return "#,##0.0##"
 
 
 def _text(v: Any) -> str:
@@ -985,7 +1108,7 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
         common_strings(ctx, sst)
     strings = {arch: FabricStrings(fabric, sst, quote) if fast else None for arch, fabric in ctx.fabrics.items()}
     for arch, fabric in ctx.fabrics.items():
-        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), strings[arch], getattr(_bom(ctx, arch), "breakouts", None))
+        write_cabling(wb, fabric, lay.cabling[arch], media_columns(ctx, arch), strings[arch], getattr(_bom(ctx, arch), "breakouts", None), (getattr(ctx, "layouts", None) or {}).get(arch))
     for arch, fabric in ctx.fabrics.items():
         write_port_map(wb, fabric, lay.ports[arch], strings[arch], arch)
     write_validation(wb, ctx)
