@@ -9,6 +9,7 @@ new columns.
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 import subprocess
 
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.cli import main
-from topogen.spec.cluster import build_spec
+from topogen.spec.cluster import build_spec, load_spec
 
 SPECS = [
     {"gpus": 64, "hb_domain": 8, "radix": 16},
@@ -133,3 +134,20 @@ def test_diff_names_rack_and_u(built, tmp_path):
     assert res.exit_code == 1
     first = _rows(out / arch / "cabling.csv")[0]
     assert f"(rack {first['a_rack']} U{first['a_u']})" in res.output and "missing" in res.output
+
+
+@pytest.mark.parametrize("preset,args", [("gb200-nvl72", ("--gpus", "144")), ("demo", ()), ("gh200-32k", ("--gpus", "512"))])
+def test_rack_elevation_trays_are_labelled_by_node(tmp_path, preset, args):
+    """An NVL72 compute tray is host hb00-n03 (the NetBox device and Slurm node), not a range of GPU names."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", preset, *args, "--out", str(out), "--formats", "diagrams,netbox"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    spec = load_spec(preset, {"gpus": args[1]} if args else None)
+    for arch in spec.arches:
+        text = (out / arch / "racks" / "compute.dot").read_text()
+        trays = re.findall(r"tray: ([^<(]+) \((\d+) GPUs\)", text)
+        assert trays and not any("gpu" in t for t, _n in trays), trays[:3]
+        hosts = {r.split(",")[0].split(".", 1)[1] for r in (out / arch / "netbox" / "devices.csv").read_text().splitlines()[1:] if ",gpu-node," in r}
+        for t, n in trays:
+            first = t.split(" .. ")[0].strip()
+            assert first in hosts and int(n) > 0, (first, sorted(hosts)[:3])

@@ -1,7 +1,8 @@
 """Rack elevation diagrams: one per rack type (compute, leaf, spine, core...), as Graphviz DOT.
 
 Each diagram draws the fullest rack of its kind, top U first: every device
-(tray or switch) as a cell as tall as its U span, empty units blank, and a
+(tray or switch) as a cell as tall as its U span, a tray named by its compute node(s)
+(``hb00-n03``: the host names of NetBox and Slurm), empty units blank, and a
 rack-scale domain's NVLink switch trays as one block. The diagrams exporter
 draws them (with its title and provenance), writes and renders them (``<arch>/racks/<kind>.dot``, ``.svg``, ``.png``).
 """
@@ -13,7 +14,7 @@ from html import escape
 import numpy as np
 
 from topogen.fabric.model import Fabric
-from topogen.fabric.naming import GpuNames
+from topogen.fabric.naming import NodeNames
 from topogen.layout import Layout
 
 FILL = {"compute": "#dbe8f6", "leaf": "#fde2c8", "spine": "#dff0d8", "core": "#eadcf2"}
@@ -33,13 +34,14 @@ def rack_cells(fabric: Fabric, lay: Layout, rack: int) -> list[tuple[int, int, s
     cells: dict[tuple[int, int], list[int]] = {}
     for d in devs.tolist():
         cells.setdefault((int(p.u[d]), int(p.height_u[d])), []).append(d)
-    gn = GpuNames(n, fabric.hb_domain)
+    nn = NodeNames(n, fabric.hb_domain, fabric.spec.gpus_per_node)
     out = []
     for (u, h), ds in sorted(cells.items()):
         if ds[0] < n:
-            first, last = gn.name(ds[0]), gn.name(ds[-1])
-            text = f"{first} .. {last.split('-')[-1]}" if len(ds) > 1 else first
-            out.append((u, h, f"tray: {text}", "compute"))
+            nodes = sorted({d // nn.per_node for d in ds})  # a tray is labelled by its hosts, as NetBox and Slurm name them
+            first, last = nn.name(nodes[0]), nn.name(nodes[-1])
+            text = first if len(nodes) == 1 else f"{first} .. {last.rsplit('-', 1)[-1] if '-' in last else last}"
+            out.append((u, h, f"tray: {text} ({len(ds)} GPUs)", "compute"))
         else:
             sw = fabric.switches[ds[0] - n]
             out.append((u, h, f"{sw.name} ({sw.radix} ports)", sw.role))
