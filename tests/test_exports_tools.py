@@ -163,8 +163,8 @@ def test_gpus_per_node_flag(tmp_path):
     assert res.exit_code == 0, res.output
     assert json.loads((out / "summary.json").read_text())["spec"]["gpus_per_node"] == 4
     assert (out / "rail-only" / "slurm" / "block" / "topology.conf").read_text().splitlines()[-3:] == [
-        "BlockName=hb00-block Nodes=hb00-n[00-17]",
-        "BlockName=hb01-block Nodes=hb01-n[00-17]",
+        "BlockName=block-hb00 Nodes=hb00-n[00-17]",
+        "BlockName=block-hb01 Nodes=hb01-n[00-17]",
         "BlockSizes=18,36",
     ]
     bad = CliRunner().invoke(main, ["build", "--gpus", "144", "--hb-domain", "72", "--radix", "16", "--gpus-per-node", "0", "--out", str(tmp_path / "b")])
@@ -549,7 +549,8 @@ def test_slurm_block_structure(built):
         comments, entries = _conf(out.joinpath(arch, *BLOCK))
         assert spec.provenance() in comments[0]
         blocks, sizes = entries[:-1], entries[-1]
-        assert [b["BlockName"] for b in blocks] == [gn.name(d * spec.hb_domain).replace(f"-gpu{0:0{gn.rw}d}", "-block") for d in range(spec.domains)]
+        assert [b["BlockName"] for b in blocks] == ["block-" + gn.name(d * spec.hb_domain).replace(f"-gpu{0:0{gn.rw}d}", "") for d in range(spec.domains)]
+        assert all(b["BlockName"][-1].isdigit() for b in blocks)  # Slurm compresses names ending in digits: block-hb[00-63]
         assert [_expand(b["Nodes"]) for b in blocks] == [nn.names()[d * per : (d + 1) * per] for d in range(spec.domains)]
         values = [int(x) for x in sizes["BlockSizes"].split(",")]
         assert values[0] == per and values[-1] <= spec.domains * per < 2 * values[-1]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import getpass
+import os
 import re
 import shutil
 import socket
@@ -28,8 +29,10 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from topogen import pipeline
+from topogen.cli import main
 from topogen.exports import EXPORTERS
 from topogen.exports.slurm import hostlist
 from topogen.spec.cluster import build_spec, load_spec
@@ -199,3 +202,21 @@ def test_131072_gpu_tree_loads_in_seconds(munge, tmp_path, record_property, caps
     record_property("slurmctld_load_s", round(ready_s, 2))
     with capsys.disabled():
         print(f"\nslurmctld {subprocess.run([SLURMCTLD, '-V'], capture_output=True, text=True).stdout.strip()}: 131,072-GPU tree ({switches} Slurm switches, {len(nodes):,} nodes) ready in {ready_s:.1f} s")
+
+
+@pytest.mark.skipif(shutil.which("scontrol") is None, reason="scontrol not installed (apt-get install slurm-client)")
+@pytest.mark.parametrize("preset,args", [("demo", ()), ("gb200-nvl72", ("--gpus", "576")), ("gh200-32k", ())])
+def test_block_names_compress_in_slurm(tmp_path, preset, args):
+    """Slurm's own hostlist compresses the block names (they end in digits): one range, not a list of 128 names.
+
+    ``show topology`` of 65,536 blocks shrank to about half with names like these.
+    """
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", preset, *args, "--out", str(out), "--formats", "slurm"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nSlurmctldHost=localhost\nNodeName=localhost CPUs=1\nPartitionName=p Nodes=ALL\n")
+    for arch_dir in sorted(p for p in out.iterdir() if (p / "slurm" / "block" / "topology.conf").exists()):
+        names = [ln.split()[0].split("=", 1)[1] for ln in (arch_dir / "slurm" / "block" / "topology.conf").read_text().splitlines() if ln.startswith("BlockName=")]
+        got = subprocess.run(["scontrol", "show", "hostlist", ",".join(names)], env={**os.environ, "SLURM_CONF": str(conf)}, capture_output=True, text=True, check=True).stdout.strip()
+        assert "," not in got and "[" in got and got.startswith("block-hb"), got

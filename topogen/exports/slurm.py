@@ -40,8 +40,9 @@ Checked with slurmctld 22.05 (``tests/test_slurm_ctld.py``): no topology
 warning, a node under exactly one leaf.
 
 Block (``topology/block``, Slurm 23.11+): one block per HB domain,
-``BlockName=<domain>-block Nodes=<its nodes>`` (``hb03-block Nodes=hb03``;
-``hb003-block Nodes=hb003-n[00-17]`` for an NVL72 rack of 18 trays), in domain
+``BlockName=block-<domain> Nodes=<its nodes>`` (``block-hb03 Nodes=hb03``;
+``block-hb003 Nodes=hb003-n[00-17]`` for an NVL72 rack of 18 trays; the name ends
+in the domain's digits, so Slurm compresses a list of blocks to ``block-hb[000-127]``), in domain
 order, and ``BlockSizes=`` the base block size (nodes per domain) and its
 power-of-two multiples up to the number of domains, **at most 16 values**
 (Slurm refuses more: ``fatal: Invalid BlockSizes value``), so with 2^16 or
@@ -314,11 +315,11 @@ def block_lines(fabric: Fabric) -> Iterator[str]:
         yield "# A node is a whole HB domain: where a domain spans several hosts (e.g. the compute trays of"
         yield "# an NVL72 rack), put those hosts in its block and scale BlockSizes by hosts per domain."
         for name in nn.names():
-            yield f"BlockName={name}-block Nodes={name}"
+            yield f"BlockName=block-{name} Nodes={name}"
     else:
         yield f"# A block is the {nn.per_domain} nodes of one HB domain; BlockSizes count nodes."
         for d in range(nn.domains):
-            yield f"BlockName=hb{d:0{nn.dw}d}-block Nodes={domain_hostlist(nn, [d])}"
+            yield f"BlockName=block-hb{d:0{nn.dw}d} Nodes={domain_hostlist(nn, [d])}"
     yield "BlockSizes=" + ",".join(map(str, sizes))
 
 
