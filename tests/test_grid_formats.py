@@ -22,7 +22,7 @@ import yaml
 from click.testing import CliRunner
 
 from topogen.cli import main
-from topogen.spec import available_presets
+from topogen.spec.cluster import available_presets
 
 # a small size for each preset (its own is up to 65,536 GPUs); () keeps the preset's own
 PRESET_ARGS = {

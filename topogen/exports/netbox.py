@@ -487,7 +487,7 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
 
 def _heights(spec) -> tuple[int, int]:
     """U of a compute node and of a switch in the spec's layout (the same for both architectures)."""
-    from ..layout import resolve
+    from topogen.layout import resolve
 
     lay = resolve(getattr(spec, "layout", None), spec.hb_domain, spec.gpus_per_node)
     return node_height_u(lay, spec.gpus_per_node), lay.switch_u

@@ -532,7 +532,7 @@ def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[
     with breakout cables (``breakouts``) gets a last column naming each leg's cable, as cabling.csv.
     Media cells wrap: a long media name stays in its column on screen and on paper.
     """
-    from ..layout.labels import FloorView
+    from topogen.layout.labels import FloorView
 
     bo = breakouts if breakouts is not None and len(breakouts) else None
     floor = Floor(lay, FloorView(fabric, lay)) if lay is not None else None
