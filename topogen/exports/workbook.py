@@ -80,6 +80,7 @@ from topogen.exports.workbook_stream import (
 )
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import GpuNames, device_names
+from topogen.layout.labels import FloorView
 from topogen.spec.counts import link_tier_name
 from topogen.util.text import FORMULA_START
 
@@ -532,8 +533,6 @@ def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[
     with breakout cables (``breakouts``) gets a last column naming each leg's cable, as cabling.csv.
     Media cells wrap: a long media name stays in its column on screen and on paper.
     """
-    from topogen.layout.labels import FloorView
-
     bo = breakouts if breakouts is not None and len(breakouts) else None
     floor = Floor(lay, FloorView(fabric, lay)) if lay is not None else None
     columns, widths = CABLING_COLUMNS, CABLING_WIDTHS
