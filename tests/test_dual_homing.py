@@ -370,7 +370,7 @@ def test_netbox_two_interfaces_per_gpu_nic_each_cabled_to_its_leaf(tmp_path):
     cables = list(csv.DictReader((d / "cables.csv").open()))
     assert len(cables) == len(ctx.fabrics["rail-optimized"].links)
     devices = list(csv.DictReader((d / "devices.csv").open()))
-    assert {r["device_type"] for r in devices if r["role"] == "compute-node" or "hb" in r["name"]} >= {"gpu-node-16x400g"}
+    assert {r["device_type"] for r in devices if r["role"] == "compute-node" or "hb" in r["name"]} >= {"gpu-node-16x400g-8u"}  # ports, speed and height (8 U trays)
 
 
 @pytest.mark.parametrize("arch", ARCHES)
