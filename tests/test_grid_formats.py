@@ -130,10 +130,9 @@ def test_preset_with_every_format(tmp_path, preset):
 
 # the workbook cannot yet write a spec's layout: section (issue 24, "crashes and data loss", fixed on another branch):
 # not strict, so the case reports XPASS once that fix is merged, and this mark goes
-KNOWN = {"layout": pytest.mark.xfail(raises=ValueError, reason="workbook: Cannot convert the layout section to Excel (issue 24)", strict=False)}
 
 
-@pytest.mark.parametrize("section", [pytest.param(s, marks=KNOWN[s]) if s in KNOWN else s for s in sorted(SECTIONS)])
+@pytest.mark.parametrize("section", sorted(SECTIONS))
 def test_optional_section_with_every_format(tmp_path, section):
     spec = {"name": f"grid-{section}", **BASE, **SECTIONS[section]}
     path = tmp_path / "spec.yaml"
