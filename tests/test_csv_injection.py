@@ -75,8 +75,10 @@ def test_hostile_text_reaches_every_csv(csvs):
     def evil(t: str) -> bool:
         return any(marker in t for marker in ("HYPERLINK", "cmd|", "SUM(A1)", "=1+1", "=2+2", "=3+3", "=4+4", "-2+3"))
 
-    for name in ("cabling.csv", "pull-sheets.csv", "bom.csv", "cable-lengths.csv", "netbox/device-types.csv", "netbox/manufacturers.csv"):
+    for name in ("cabling.csv", "pull-sheets.csv", "bom.csv", "cable-lengths.csv"):
         assert any(rel.endswith(name) and evil(t) for rel, t in text.items()), name
+    for kind in ("-device-type-", "-manufacturer-"):  # netbox/shared/<n>-<kind>-<slug>.csv, one file per object
+        assert any("netbox/shared/" in rel and kind in rel and evil(t) for rel, t in text.items()), kind
     assert any("/pull-sheets/" in rel and evil(t) for rel, t in text.items())
 
 
