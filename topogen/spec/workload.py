@@ -327,7 +327,9 @@ class Workload:
             d["gpu"] = self.gpu.to_dict()
         if self.batch_given:
             d["batch"] = self.batch_tokens
-        d["parallelism"] = {k: v for k, v in asdict(self.parallelism).items() if v is not None and k != "tp_given"}
+        par = self.parallelism
+        # tp only when the workload set it: written back, a default tp 1 would read as the job's own TP (N_M = 1)
+        d["parallelism"] = {k: v for k, v in asdict(par).items() if v is not None and k != "tp_given" and (k != "tp" or par.tp_given)}
         if self.checkpoint is not None:
             d["checkpoint"] = {k: v for k, v in asdict(self.checkpoint).items() if v is not None}
         return d
