@@ -248,9 +248,10 @@ def test_addressing_csv_read_back(tmp_path, mode):
 
 def test_default_formats_leave_the_configurations_out():
     from topogen import pipeline
+    from topogen.exports import CONFIG_FORMATS, EXPORTERS
 
     assert "addressing" not in pipeline.resolve_formats(None) and "frr" not in pipeline.resolve_formats(None)
-    assert pipeline.resolve_formats("config") == ["addressing", "frr"]
+    assert pipeline.resolve_formats("config") == [f for f in EXPORTERS if f in CONFIG_FORMATS]  # addressing, frr, sonic, nvue, netplan, air, ipam, opensm
     assert {"addressing", "frr"} <= set(pipeline.resolve_formats("all"))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from topogen.exports import addressing, bom, frr, cabling, diagrams, graphml, ibnetdiscover, netbox, plots, pullsheets, slurm, topology, validation, workbook
+from topogen.exports import addressing, air, bom, cabling, diagrams, frr, graphml, ibnetdiscover, ipam, netbox, netplan, nvue, opensm, plots, pullsheets, slurm, sonic, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
@@ -27,17 +27,23 @@ EXPORTERS: dict[str, Exporter] = {
     "graphml": graphml.export,
     "slurm": slurm.export,
     "ibnetdiscover": ibnetdiscover.export,
+    "opensm": opensm.export,
     "addressing": addressing.export,
     "frr": frr.export,
+    "sonic": sonic.export,
+    "nvue": nvue.export,
+    "netplan": netplan.export,
+    "air": air.export,
+    "ipam": ipam.export,
     "validation": validation.export,
 }
 
 # exporters that render the IP/ASN plan (topogen.config.addressing): its pools are checked before anything is written
-ADDRESSED: tuple[str, ...] = ("addressing", "frr")
+ADDRESSED: tuple[str, ...] = ("addressing", "frr", "sonic", "nvue", "netplan", "air", "ipam")
 
 # the day-0 configuration formats: written when named (or with --formats config / all), not by default,
 # since a design iteration rarely needs a file per switch (14,336 of them at 131,072 GPUs)
-CONFIG_FORMATS: tuple[str, ...] = ("addressing", "frr")
+CONFIG_FORMATS: tuple[str, ...] = ("addressing", "frr", "sonic", "nvue", "netplan", "air", "ipam", "opensm")
 
 # exporters whose files split into parts that worker processes write side by side:
 # name -> part names, in the order the serial run writes them (``export(ctx, dest, part=...)``)

@@ -67,6 +67,25 @@ def write_output_text(path: Path, text: str, newline: str | None = None) -> None
         fh.write(text)
 
 
+def write_file_text(path: str | Path, text: str) -> None:
+    """A small whole file (UTF-8, text as given), hashed and registered as :func:`open_output` does, with one ``write``.
+
+    For exporters writing thousands of small files (a configuration per
+    switch or node): no 1 MiB buffer and text layer per file.
+    """
+    data = text.encode("utf-8")
+    key = os.path.abspath(path)
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        mtime = os.fstat(fd).st_mtime_ns
+    finally:
+        os.close(fd)
+    _WRITTEN[key] = (len(data), hashlib.sha256(data).hexdigest(), mtime)
+
+
 def take_written() -> dict[str, tuple[int, str, int]]:
     """The registrations of this process, cleared (a worker process hands them to the parent)."""
     out = dict(_WRITTEN)

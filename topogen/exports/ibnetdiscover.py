@@ -14,7 +14,12 @@ port>] # "<peer name>" lid <lid> 4xNDR``). Node descriptions are topogen's
 device names; switch port ``p<n>`` is port ``[n]``, GPU NIC port
 ``nic<plane>`` is port ``[plane + 1]`` of the GPU's channel adapter. GUIDs
 are derived from device ids (``GUID_BASE + (device id << 4)``; a CA's port
-GUID adds the port number), so the same spec gives the same file.
+GUID adds the port number), so the same spec gives the same file. As the real
+tool does, a ``switchguid=<node guid>(<port 0 guid>)`` or ``caguid=<node
+guid>`` line precedes each record: ``ibsim`` takes the node's GUIDs from it
+(without it, ibsim numbers nodes itself), so files keyed by these GUIDs
+(OpenSM's partitions and ftree root/CN lists, :mod:`topogen.config.opensm`)
+apply to the simulated fabric as they would to the real one.
 
 InfiniBand port numbers are 8 bits (1..254), so a switch of more ports
 (``Fabric.switch_ports()`` above 254: a 288- or 576-port modular chassis) is
@@ -343,12 +348,12 @@ def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK, radix: np.ndar
         xs = dev[at]
         heads = np.empty(len(at), dtype=object)
         sw = np.flatnonzero(xs >= n)
-        heads[sw] = [f'Switch\t{x} {i}\t\t# "{nm}" enhanced port 0 lid {li} lmc 0' for x, i, nm, li in zip(radix[xs[sw] - n].tolist(), id_of[xs[sw]].tolist(), names[xs[sw]].tolist(), lid[xs[sw]].tolist())]
+        heads[sw] = [f'switchguid=0x{g:x}({g:x})\nSwitch\t{x} {i}\t\t# "{nm}" enhanced port 0 lid {li} lmc 0' for g, x, i, nm, li in zip(guids[xs[sw]].tolist(), radix[xs[sw] - n].tolist(), id_of[xs[sw]].tolist(), names[xs[sw]].tolist(), lid[xs[sw]].tolist())]
         if dirs is not None:  # every ASIC of a chassis has the chassis' system image GUID, as ibnetdiscover prints it
             chip = np.flatnonzero(xs >= n + len(fabric.switches))
             heads[chip] = [f"sysimgguid=0x{g:016x}\n{h}" for g, h in zip(dirs.image_guids(xs[chip]).tolist(), heads[chip].tolist())]
         ca = np.flatnonzero(xs < n)
-        heads[ca] = [f'Ca\t{ca_ports} {i}\t\t# "{nm}"' for i, nm in zip(id_of[xs[ca]].tolist(), names[xs[ca]].tolist())]
+        heads[ca] = [f'caguid=0x{g:x}\nCa\t{ca_ports} {i}\t\t# "{nm}"' for g, i, nm in zip(guids[xs[ca]].tolist(), id_of[xs[ca]].tolist(), names[xs[ca]].tolist())]
         out[at - lo] = [("\n" if i else "") + h + "\n" + line for i, h, line in zip(at.tolist(), heads.tolist(), out[at - lo].tolist())]
         yield "\n".join(out.tolist()) + "\n"
 

@@ -1,0 +1,178 @@
+"""Host side per compute node: netplan with per-NIC source routing, and the NCCL variables that keep each GPU on its rail NIC.
+
+A node is ``gpus_per_node`` consecutive GPUs (:class:`topogen.naming.NodeNames`,
+the NetBox device); its NIC ports are ``gpu<rank>-nic<q>`` (NetBox's interface
+names, the Linux interface names here; at most 15 characters, as Linux
+allows), each on the link the plan addresses (:mod:`topogen.config.addressing`).
+
+**netplan** (``<node>.yaml``, ``network: version 2``): every NIC port gets its
+address, MTU 9000 and the standard multi-NIC RoCE setup: its own routing
+table ``TABLE_BASE + i`` (``i`` the port's index in the node) with the
+on-link subnet and the route to the GPU pool (rail-only: its rail's block)
+through its leaf, and a policy rule ``from <its address>`` into that table,
+so replies and RDMA-CM traffic leave by the NIC that owns the address. The
+main table holds only the on-link subnets: no default route through a rail.
+
+**NCCL** (``<node>.nccl.sh``, sourced by each rank's launcher): the HCA of
+each NIC port is ``mlx5_<i>`` (PCI order, port ``i`` of the node), the GID
+index 3 (RoCE v2, IPv4), ``NCCL_CROSS_NIC=0`` (a ring stays on one rail),
+and, from the rank's local index (``LOCAL_RANK``, ``SLURM_LOCALID`` or
+``OMPI_COMM_WORLD_LOCAL_RANK``), ``NCCL_IB_HCA==<its NIC(s)>`` (exact
+names): GPU ``r`` uses only the NIC of rail ``r``. ``NCCL_SOCKET_IFNAME``
+(bootstrap TCP) names the node's management interface, not a rail NIC
+(``MGMT_IF``, change to the site's).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import yaml
+
+from topogen.fabric.naming import NodeNames
+from topogen.fabric.view import view
+from topogen.config.addressing import ip_text, plan
+from topogen.config.scalars import int_text, yaml_strings
+
+TABLE_BASE = 101
+MTU = 9000
+GID_INDEX = 3
+MGMT_IF = "eth0"
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def nodes(fabric) -> NodeNames:
+    s = fabric.spec
+    return NodeNames(s.gpus, s.hb_domain, getattr(s, "gpus_per_node", None))
+
+
+def node_links(fabric) -> tuple[np.ndarray, np.ndarray]:
+    """GPU link rows in node order (GPU, then NIC port), and the start of each node's rows (``len`` nodes + 1)."""
+    L = fabric.links
+    g = np.flatnonzero(L.a_dev < fabric.gpus)
+    g = g[np.lexsort((L.a_port[g], L.a_dev[g]))]
+    nn = nodes(fabric)
+    node = L.a_dev[g] // nn.per_node
+    return g, np.searchsorted(node, np.arange(nn.nodes + 1), side="left")
+
+
+def generate(fabric) -> Iterator[tuple[str, dict, str]]:
+    """Yield ``(node name, netplan document, nccl.sh text)`` for every node, in node order."""
+    ad = plan(fabric)
+    L = fabric.links
+    v = view(fabric)
+    nn = nodes(fabric)
+    rows, starts = node_links(fabric)
+    ifname = v.interfaces(L.a_dev[rows], L.a_port[rows])
+    mine = ip_text(ad.a_addr[rows])
+    gw = ip_text(ad.z_addr[rows])
+    plen = ad.prefix_len[rows].astype(np.int64)
+    net = ip_text(ad.a_addr[rows] & (np.uint32(0xFFFFFFFF) << (32 - plen).astype(np.uint32)).astype(np.uint32))
+    route = ip_text(ad.gpu_route[rows])
+    rlen = ad.gpu_route_len[rows].astype(np.int64)
+    rank = (L.a_dev[rows] % fabric.hb_domain).astype(np.int64)
+    per_node = nn.per_node
+    for i in range(nn.nodes):
+        lo, hi = int(starts[i]), int(starts[i + 1])
+        eth = {}
+        hcas: dict[int, list[str]] = {}
+        for j, r in enumerate(range(lo, hi)):
+            t = TABLE_BASE + j
+            eth[str(ifname[r])] = {
+                "addresses": [f"{mine[r]}/{plen[r]}"],
+                "mtu": MTU,
+                "routes": [
+                    {"to": f"{net[r]}/{plen[r]}", "scope": "link", "table": t},
+                    {"to": f"{route[r]}/{rlen[r]}", "via": str(gw[r]), "table": t},
+                ],
+                "routing-policy": [{"from": f"{mine[r]}/32", "table": t, "priority": 1000 + j}],
+            }
+            local = int(L.a_dev[rows[r]] % per_node)
+            hcas.setdefault(local, []).append(f"mlx5_{j}")
+        doc = {"network": {"version": 2, "renderer": "networkd", "ethernets": eth}}
+        name = nn.name(i)
+        cases = "".join(f"    {k}) export NCCL_IB_HCA=={','.join(h)} ;;  # rail {int(rank[lo]) + k}\n" for k, h in sorted(hcas.items()))
+        sh = (
+            f"# NCCL variables for {name} ({fabric.arch}), written by topogen: source from each rank's launcher\n"
+            f"export NCCL_IB_GID_INDEX={GID_INDEX}\nexport NCCL_CROSS_NIC=0\nexport NCCL_SOCKET_IFNAME={MGMT_IF}\n"
+            f"export NCCL_IB_HCA=={','.join(h for k in sorted(hcas) for h in hcas[k])}  # every rail NIC; narrowed per rank below\n"
+            'case "${LOCAL_RANK:-${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-}}}" in\n'
+            f"{cases}esac\n"
+        )
+        yield name, doc, sh
+
+
+def netplan_text(name: str, doc: dict) -> str:
+    """``yaml.dump`` of one node's netplan document: the definition :func:`generate_texts` must equal."""
+    return f"# netplan of {name}, written by topogen\n" + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+
+
+def reference_texts(fabric) -> Iterator[tuple[str, str, str]]:
+    """:func:`generate_texts` through ``yaml.dump`` of :func:`generate`'s documents (slow; for tests)."""
+    for name, doc, sh in generate(fabric):
+        yield name, netplan_text(name, doc), sh
+
+
+def generate_texts(fabric) -> Iterator[tuple[str, str, str]]:
+    """Yield ``(node name, netplan text, nccl.sh text)`` for every node, in node order, written from columns.
+
+    Each NIC port's netplan stanza is one format template filled for every
+    port at once; a node's file joins its ports. The NCCL file depends only
+    on the node's first rail and its ports' local GPUs, so each distinct one
+    is written once.
+    """
+    ad = plan(fabric)
+    L = fabric.links
+    v = view(fabric)
+    nn = nodes(fabric)
+    rows, starts = node_links(fabric)
+    m = len(rows)
+    node_of = np.repeat(np.arange(nn.nodes), np.diff(starts))
+    j = np.arange(m) - starts[node_of] if m else np.zeros(0, np.int64)  # the port's index in its node
+    plen = ad.prefix_len[rows].astype(np.int64)
+    plen_t = np.array([str(i) for i in range(33)], dtype=object)
+    mine = ip_text(ad.a_addr[rows])
+    net = ip_text(ad.a_addr[rows] & (np.uint32(0xFFFFFFFF) << (32 - plen).astype(np.uint32)).astype(np.uint32))
+    cols = [
+        yaml_strings(v.interfaces(L.a_dev[rows], L.a_port[rows])),
+        yaml_strings(mine + "/" + plen_t[plen]) if m else mine,
+        yaml_strings(net + "/" + plen_t[plen]) if m else net,
+        int_text(TABLE_BASE + j),
+        yaml_strings(ip_text(ad.gpu_route[rows]) + "/" + plen_t[ad.gpu_route_len[rows].astype(np.int64)]) if m else net,
+        yaml_strings(ip_text(ad.z_addr[rows])),
+        yaml_strings(mine + "/32") if m else mine,
+        int_text(1000 + j),
+    ]
+    template = (
+        "    {0}:\n      addresses:\n      - {1}\n      mtu: " + str(MTU) + "\n      routes:\n      - to: {2}\n        scope: link\n        table: {3}\n"
+        "      - to: {4}\n        via: {5}\n        table: {3}\n      routing-policy:\n      - from: {6}\n        table: {3}\n        priority: {7}\n"
+    )
+    stanza = list(map(template.format, *(c.tolist() for c in cols)))
+    local = (L.a_dev[rows] % nn.per_node).tolist()
+    rank = (L.a_dev[rows] % fabric.hb_domain).tolist()
+    bodies: dict[tuple, str] = {}
+    for i in range(nn.nodes):
+        lo, hi = int(starts[i]), int(starts[i + 1])
+        name = nn.name(i)
+        ports = "".join(stanza[lo:hi])
+        text = f"# netplan of {name}, written by topogen\nnetwork:\n  version: 2\n  renderer: networkd\n" + (f"  ethernets:\n{ports}" if ports else "  ethernets: {}\n")
+        key = (rank[lo] if hi > lo else 0, tuple(local[lo:hi]))
+        body = bodies.get(key)
+        if body is None:
+            body = bodies[key] = _nccl_body(key[0], key[1])
+        yield name, text, f"# NCCL variables for {name} ({fabric.arch}), written by topogen: source from each rank's launcher\n" + body
+
+
+def _nccl_body(rank0: int, local: tuple[int, ...]) -> str:
+    """The NCCL variables of a node whose NIC port ``j`` serves local GPU ``local[j]``, its first GPU on rail ``rank0``."""
+    hcas: dict[int, list[str]] = {}
+    for j, g in enumerate(local):
+        hcas.setdefault(g, []).append(f"mlx5_{j}")
+    cases = "".join(f"    {k}) export NCCL_IB_HCA=={','.join(h)} ;;  # rail {rank0 + k}\n" for k, h in sorted(hcas.items()))
+    return (
+        f"export NCCL_IB_GID_INDEX={GID_INDEX}\nexport NCCL_CROSS_NIC=0\nexport NCCL_SOCKET_IFNAME={MGMT_IF}\n"
+        f"export NCCL_IB_HCA=={','.join(h for k in sorted(hcas) for h in hcas[k])}  # every rail NIC; narrowed per rank below\n"
+        'case "${LOCAL_RANK:-${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-}}}" in\n'
+        f"{cases}esac\n"
+    )

@@ -1,0 +1,74 @@
+"""A switch's cabled ports as network operating systems name them: speed, breakout cage and leg.
+
+Shared by the SONiC and Cumulus NVUE renderers. A port ``p<n>`` of topogen is
+one link; when the BOM groups links into breakout cables
+(:mod:`topogen.breakout`: a 400G cage fanned out to 2 x 200G NICs), ports
+``c·k+1 .. c·k+k`` are the legs of cage ``c``. Names:
+
+* SONiC: cage ``c`` (from 0) starts at ``Ethernet<8c>`` (8 lanes a cage,
+  OSFP/QSFP-DD); leg ``j`` of a cage split ``k`` ways is ``Ethernet<8c +
+  j·8/k>`` with ``8/k`` lanes, the cage's ``BREAKOUT_CFG`` mode
+  ``<k>x<speed>G``. Without breakout every port is its own cage.
+* Cumulus: ``swp<c+1>``, a leg ``swp<c+1>s<j>``, the cage's
+  ``link.breakout`` ``<k>x``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+LANES = 8  # electrical lanes of a cage (OSFP / QSFP-DD)
+
+
+@dataclass(frozen=True, slots=True)
+class PortNames:
+    """Per switch-side end of :class:`~topogen.config.addressing.Ends`: cage, leg, legs per cage, speed (Gb/s)."""
+
+    cage: np.ndarray
+    leg: np.ndarray
+    legs: np.ndarray
+    speed: np.ndarray
+
+    def _first_lane(self, rows) -> np.ndarray:
+        return LANES * self.cage[rows] + self.leg[rows] * (LANES // self.legs[rows])
+
+    def sonic(self, rows) -> np.ndarray:
+        """``Ethernet<first lane>`` of each end (object array)."""
+        return "Ethernet" + self._first_lane(rows).astype(str).astype(object)
+
+    def sonic_lanes(self, rows) -> np.ndarray:
+        """The comma-separated lanes of each end (object array), from a table of the distinct (first lane, lanes) pairs."""
+        key = self._first_lane(rows) * (LANES + 1) + LANES // self.legs[rows]
+        if not len(key):
+            return np.empty(0, dtype=object)
+        uniq, inv = np.unique(key, return_inverse=True)
+        text = np.array([",".join(str(x) for x in range(f, f + m)) for f, m in zip((uniq // (LANES + 1)).tolist(), (uniq % (LANES + 1)).tolist())], dtype=object)
+        return text[inv.reshape(-1)]
+
+    def cumulus(self, rows) -> np.ndarray:
+        """``swp<cage + 1>``, or ``swp<cage + 1>s<leg>`` for a breakout leg (object array)."""
+        base = "swp" + (self.cage[rows] + 1).astype(str).astype(object)
+        split = self.legs[rows] > 1
+        if not split.any():
+            return base
+        return np.where(split, base + "s" + self.leg[rows].astype(str).astype(object), base)
+
+
+def port_names(ctx, fabric, ad) -> PortNames:
+    """Cage, leg and speed of every switch-side end of the plan ``ad`` (breakouts from the build's BOM)."""
+    e = ad.ends
+    L = fabric.links
+    legs = np.ones(len(e.switch), np.int64)
+    bom = getattr(ctx, "boms", {}).get(fabric.arch) if ctx is not None else None
+    br = getattr(bom, "breakouts", None)
+    if br is not None and len(br):
+        g = br.group[e.link]
+        at = (g >= 0) & ~e.up  # a breakout cable leaves the upper switch's cage: its down ends
+        legs[at] = br.legs[g[at]]
+    port0 = e.port.astype(np.int64) - 1
+    cage = port0 // legs
+    leg = port0 % legs
+    speed = np.where(e.up, L.a_speed[e.link], L.z_speed[e.link]).astype(np.int64)
+    return PortNames(cage, leg, legs, speed)

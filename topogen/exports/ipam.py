@@ -1,0 +1,35 @@
+"""NetBox IPAM import files of the addressing plan (:mod:`topogen.config.ipam`).
+
+``netbox/ipam/rirs.csv`` and ``asns.csv`` once per build (every ASN of
+every architecture once: NetBox holds an ASN once), then
+``<arch>/netbox/ipam/``: vrfs, virtual interfaces, prefixes, IP addresses.
+Import after the DCIM files of the ``netbox`` format, in the order of
+:data:`topogen.config.ipam.FILES`. A file over NetBox's 2.5 MiB limit on
+pasted text is split into parts (``ip-addresses-001.csv``...), as the DCIM
+files are (:func:`topogen.exports.files.write_csv_parts`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topogen.config import ipam
+from topogen.fabric.view import csv_header, csv_records
+from topogen.exports.files import arch_dir, write_csv, write_csv_parts
+from topogen.exports.netbox import MAX_PART_BYTES
+
+
+def export(ctx, dest: Path) -> list[Path]:
+    paths = []
+    if ctx.fabrics:
+        d = arch_dir(dest, "netbox", "ipam")
+        rows = ipam.build_rows(ctx.fabrics)
+        for name, columns in ipam.BUILD_FILES.items():
+            write_csv(d / name, columns, rows[name])
+            paths.append(d / name)
+    for arch, fabric in ctx.fabrics.items():
+        d = arch_dir(dest, arch, "netbox", "ipam")
+        runs = ipam.columns(fabric)
+        for name, columns in ipam.ARCH_FILES.items():
+            paths.extend(write_csv_parts(d, name.removesuffix(".csv"), csv_header(columns), map(csv_records, runs[name]), MAX_PART_BYTES))
+    return paths

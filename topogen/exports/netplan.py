@@ -1,0 +1,31 @@
+"""``<arch>/netplan/<nodes>/<node>.yaml`` and ``<node>.nccl.sh``: each compute node's NICs and NCCL variables (:mod:`topogen.config.hosts`).
+
+Folders of ``PER_FOLDER`` nodes (``n00000-00511``), so no folder holds every node.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topogen.config import hosts
+from topogen.exports.files import arch_dir, write_file_text
+
+PER_FOLDER = 512
+
+
+def export(ctx, dest: Path) -> list[Path]:
+    paths: list[Path] = []
+    for arch, fabric in ctx.fabrics.items():
+        root = arch_dir(dest, arch, "netplan")
+        total = hosts.nodes(fabric).nodes
+        w = max(5, len(str(total - 1)))
+        d = root
+        for i, (name, text, sh) in enumerate(hosts.generate_texts(fabric)):
+            lo = i - i % PER_FOLDER
+            if i == lo:
+                d = root / f"n{lo:0{w}d}-{min(lo + PER_FOLDER, total) - 1:0{w}d}"
+                d.mkdir(parents=True, exist_ok=True)
+            for path, body in ((d / f"{name}.yaml", text), (d / f"{name}.nccl.sh", sh)):
+                write_file_text(path, body)
+                paths.append(path)
+    return paths

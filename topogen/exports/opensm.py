@@ -1,0 +1,33 @@
+"""``<arch>/opensm/<subnet>/``: OpenSM's partitions, ftree root and compute-node files per InfiniBand subnet.
+
+One folder per file of the ibnetdiscover export (same subnet names), holding
+``opensm.conf``, ``partitions.conf``, ``root_guids.conf`` and ``cn_guids.conf``
+(a one-switch subnet: no root or CN file). What each holds:
+:mod:`topogen.config.opensm`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topogen.config import opensm
+from topogen.exports import ibnetdiscover
+from topogen.exports.files import arch_dir, open_output
+
+
+def export(ctx, dest: Path) -> list[Path]:
+    paths: list[Path] = []
+    for arch, fabric in ctx.fabrics.items():
+        for sub in ibnetdiscover.subnets(fabric):
+            d = arch_dir(dest, arch, "opensm", sub.name)
+            sg = opensm.subnet_guids(fabric, sub)
+            parts = {"opensm.conf": [opensm.conf_text(fabric, sg)], "partitions.conf": opensm.partitions_text(fabric, sg)}
+            if sg.fat_tree:
+                parts["root_guids.conf"] = [opensm.root_text(fabric, sg)]
+                parts["cn_guids.conf"] = opensm.cn_text(fabric, sg)
+            for name, pieces in parts.items():
+                with open_output(d / name, newline="\n") as fh:
+                    for text in pieces:
+                        fh.write(text)
+                paths.append(d / name)
+    return paths
