@@ -24,12 +24,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from ibsim_fabric import MISSING, SKIP_REASON, WHERE, discover, simulated
+
 from topogen import pipeline
-from topogen.config import opensm as osm
 from topogen.exports import ibnetdiscover as ib
 from topogen.exports import opensm as exporter
+from topogen.exports import opensm_files as osm
 from topogen.spec.cluster import build_spec
 
 GRID = [

@@ -25,12 +25,12 @@ from typing import Iterator
 import numpy as np
 import yaml
 
-from topogen.fabric.view import view
 from topogen.config.addressing import Addressing, ip_text, plan
 from topogen.config.batches import Batch, batches
 from topogen.config.frr import BFD_MS, BFD_MULT, _max_paths
 from topogen.config.ports import port_names
 from topogen.config.scalars import int_text, yaml_scalar, yaml_strings
+from topogen.fabric.view import view
 
 MTU = 9216
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -49,11 +49,12 @@ def generate(ctx, fabric) -> Iterator[tuple[int, list]]:
     lo = ip_text(ad.loopback)
     rail_mode = ad.spec.gpu_subnet == "rail"
     bfd = {"enable": "on", "detect-multiplier": BFD_MULT, "min-rx-interval": BFD_MS, "min-tx-interval": BFD_MS}
+    widths = _max_paths(fabric, ad).tolist()
     for s, sw in enumerate(fabric.switches):
         sl = e.of(s)
         rows = np.arange(sl.start, sl.stop)
         names = pn.cumulus(rows)
-        paths = _max_paths(ad, sl)
+        paths = widths[s]
         intf: dict = {"lo": {"type": "loopback", "ip": {"address": {f"{lo[s]}/32": {}}}}}
         vrfs: dict = {}
         vlans: dict = {}

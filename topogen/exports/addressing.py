@@ -20,10 +20,10 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.config.addressing import Addressing, cidr_text, ip_text, plan
+from topogen.config.addressing import Addressing, cidr_text, plan
+from topogen.exports.files import open_output, per_arch
 from topogen.fabric.model import Fabric
 from topogen.fabric.view import csv_header, csv_lines, int_texts, text_table, view
-from topogen.exports.files import open_output, per_arch
 
 COLUMNS = ("device", "role", "interface", "vrf", "vlan", "address", "asn", "peer_device", "peer_interface", "peer_address", "peer_asn", "cable", "route")
 

@@ -18,7 +18,7 @@ GUID adds the port number), so the same spec gives the same file. As the real
 tool does, a ``switchguid=<node guid>(<port 0 guid>)`` or ``caguid=<node
 guid>`` line precedes each record: ``ibsim`` takes the node's GUIDs from it
 (without it, ibsim numbers nodes itself), so files keyed by these GUIDs
-(OpenSM's partitions and ftree root/CN lists, :mod:`topogen.config.opensm`)
+(OpenSM's partitions and ftree root/CN lists, :mod:`topogen.exports.opensm_files`)
 apply to the simulated fabric as they would to the real one.
 
 InfiniBand port numbers are 8 bits (1..254), so a switch of more ports

@@ -3,15 +3,15 @@
 One folder per file of the ibnetdiscover export (same subnet names), holding
 ``opensm.conf``, ``partitions.conf``, ``root_guids.conf`` and ``cn_guids.conf``
 (a one-switch subnet: no root or CN file). What each holds:
-:mod:`topogen.config.opensm`.
+:mod:`topogen.exports.opensm_files`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from topogen.config import opensm
 from topogen.exports import ibnetdiscover
+from topogen.exports import opensm_files as opensm
 from topogen.exports.files import arch_dir, open_output
 
 

@@ -42,12 +42,12 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.exports.netbox import node_names, site_name
-from topogen.util.text import cell_safe
-from topogen.fabric.model import CHUNK
-from topogen.fabric.view import column_rows, view
 from topogen.config.addressing import ip_text, plan
 from topogen.config.scalars import int_text
+from topogen.exports.netbox import node_names, site_name
+from topogen.fabric.model import CHUNK
+from topogen.fabric.view import column_rows, view
+from topogen.util.text import cell_safe
 
 STATUS = "reserved"
 PRIVATE_ASNS = ((64512, 65534), (4200000000, 4294967294))

@@ -39,8 +39,8 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.fabric import director
 from topogen.exports import ibnetdiscover as ib
+from topogen.fabric import director
 from topogen.fabric.model import Fabric
 
 PKEY_BASE = 0x1000  # rail r's P_Key: PKEY_BASE + r (15 bits; the full-member bit 0x8000 is OpenSM's to set)
