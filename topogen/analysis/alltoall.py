@@ -2,7 +2,7 @@
 
 An all-to-all among ``K·M`` GPUs (M HB domains of K), ``s`` bytes per ordered
 pair, per-GPU egress bandwidths B_S (scale-out NIC) and B_F (HB domain), in
-bytes/s (shared/analysis.md §2):
+bytes/s (our algebra on the rail-only paper's all-to-all, arXiv 2307.12169):
 
 - NIC bytes per GPU are ``K·(M−1)·s`` on both architectures;
 - NVLink bytes per GPU are ``(K−1)·s`` on the Clos and ``(K−1)·M·s`` on

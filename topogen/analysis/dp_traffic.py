@@ -1,8 +1,7 @@
 """Data-parallel traffic per GPU, per NIC (rail) and per NVLink: DDP, ZeRO, FSDP, HSDP, Megatron.
 
 Ψ parameters, b_w bytes per gathered weight, b_g bytes per reduced gradient,
-W = K·M GPUs with one NIC each [derived; ZeRO SC'20 §7, FSDP VLDB'23 §3.2]
-(shared/analysis.md §4).
+W = K·M GPUs with one NIC each [derived; ZeRO SC'20 §7, FSDP VLDB'23 §3.2].
 
 Flat ring collectives, bytes per GPU per step:
 

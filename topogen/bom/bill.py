@@ -1,6 +1,6 @@
 """Bill of materials of one fabric, counted from its explicit wiring.
 
-Counting conventions (domain.md section 5):
+Counting conventions (those of published cost models, such as the rail-only paper's, arXiv 2307.12169):
 
 * every switch of the fabric is one box of the catalog's switch for the spec's
   link speed and radix (the first that fits, in catalog order);

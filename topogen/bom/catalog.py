@@ -175,7 +175,7 @@ MAX_NUMBER = 10**12  # prices (USD), power (W), lengths (m)
 def length_class(tier: int, domains: int) -> str:
     """Length class of the links of one link tier: the layout rule every phase shares.
 
-    The rule (domain.md section 5, typical reaches of published cost models):
+    The rule (typical reaches, as published cost models use them):
 
     * gpu-leaf: ``in-row`` (<= 15 m). Rail-aligned leaves serve one rank of many
       HB domains, so they sit in network racks in the row of those domains
