@@ -203,6 +203,12 @@ def test_needs_the_configuration_files(builds, tmp_path):
     assert res.returncode == 2 and "pick one with --arch" in res.stderr
 
 
+def test_a_missing_build_directory_is_named(tmp_path):
+    res = topogen("emulate", str(tmp_path / "nope"))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert f"build_dir: {tmp_path / 'nope'} is not a directory" in res.stderr
+
+
 def test_a_run_killed_outright_is_cleaned_by_the_next(builds):
     proc = subprocess.Popen([sys.executable, "-m", "topogen", "emulate", str(builds["demo"]), "--arch", "rail-only"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     end = time.monotonic() + 120

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import csv
 import ctypes
-import errno
 import ipaddress
 import json
 import os
@@ -140,6 +139,8 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def _arch_dir(build: Path, arch: str | None) -> tuple[str, Path]:
+    if not build.is_dir():
+        raise InputError([Problem("build_dir", f"{build} is not a directory", "give a build directory written by topogen build --formats cabling,addressing,frr (e.g. out/demo)")])
     have = [a for a in ("rail-optimized", "rail-only") if (build / a / "addressing.csv").is_file()]
     if arch is not None:
         if arch not in have:
