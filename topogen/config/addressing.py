@@ -68,12 +68,11 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
-from topogen.util.errors import InputError, Problem
 from topogen.spec.addressing import DEFAULT, POOLS, AddressingSpec
+from topogen.util.errors import InputError, Problem
 
 KEEP = 4
 _CACHE: dict[int, tuple[object, "Addressing"]] = {}

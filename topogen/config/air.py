@@ -27,25 +27,28 @@ SWITCH_OS = "cumulus-vx-5.9.1"
 SERVER_OS = "generic/ubuntu2204"
 
 
-def topology(ctx, fabric) -> dict:
-    """The Air topology of one fabric, as a dict."""
+def _interface_names(ctx, fabric) -> tuple[np.ndarray, np.ndarray]:
+    """The interface at each end of every link (object arrays): switch ports as Cumulus names them, node NICs ``eth<n>``."""
     ad = plan(fabric)
     e = ad.ends
     L = fabric.links
-    n = fabric.gpus
-    pn = port_names(ctx, fabric, ad)
-    names = pn.cumulus(np.arange(len(e.switch)))
-    # the switch-side name of each link end: (link, up?) -> name
+    names = np.asarray(port_names(ctx, fabric, ad).cumulus(np.arange(len(e.switch))), dtype=object)
     z_name = np.empty(len(L), dtype=object)
     a_name = np.empty(len(L), dtype=object)
-    down = ~e.up
-    z_name[e.link[down]] = np.asarray(names, dtype=object)[down]
-    a_name[e.link[e.up]] = np.asarray(names, dtype=object)[e.up]
-    nn = nodes(fabric)
+    z_name[e.link[~e.up]] = names[~e.up]
+    a_name[e.link[e.up]] = names[e.up]
     rows, starts = node_links(fabric)
-    node_of = np.repeat(np.arange(nn.nodes), np.diff(starts))
-    eth = np.arange(len(rows)) - starts[node_of] + 1
-    a_name[rows] = [f"eth{int(x)}" for x in eth.tolist()]
+    node_of = np.repeat(np.arange(nodes(fabric).nodes), np.diff(starts))
+    a_name[rows] = "eth" + int_text(np.arange(len(rows)) - starts[node_of] + 1)
+    return a_name, z_name
+
+
+def topology(ctx, fabric) -> dict:
+    """The Air topology of one fabric, as a dict."""
+    L = fabric.links
+    n = fabric.gpus
+    a_name, z_name = _interface_names(ctx, fabric)
+    nn = nodes(fabric)
     node_names = [nn.name(i) for i in range(nn.nodes)]
     sw = fabric.switches
     a_dev = L.a_dev.tolist()
@@ -69,20 +72,10 @@ def reference_text(ctx, fabric) -> str:
 
 def _link_ends(ctx, fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """JSON-escaped (node, interface) of both ends of every link, in :func:`topology`'s link order."""
-    ad = plan(fabric)
-    e = ad.ends
     L = fabric.links
     n = fabric.gpus
-    pn = port_names(ctx, fabric, ad)
-    names = pn.cumulus(np.arange(len(e.switch)))
-    z_name = np.empty(len(L), dtype=object)
-    a_name = np.empty(len(L), dtype=object)
-    z_name[e.link[~e.up]] = names[~e.up]
-    a_name[e.link[e.up]] = names[e.up]
+    a_name, z_name = _interface_names(ctx, fabric)
     nn = nodes(fabric)
-    rows, starts = node_links(fabric)
-    node_of = np.repeat(np.arange(nn.nodes), np.diff(starts))
-    a_name[rows] = "eth" + int_text(np.arange(len(rows)) - starts[node_of] + 1)
     sw_names = json_inner([s.name for s in fabric.switches])
     node_names = json_inner([nn.name(i) for i in range(nn.nodes)])
     order = np.r_[np.flatnonzero(L.a_dev >= n), np.flatnonzero(L.a_dev < n)]

@@ -12,9 +12,9 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.fabric.model import CHUNK
 from topogen.config.addressing import Ends
 from topogen.config.ports import PortNames
+from topogen.fabric.model import CHUNK
 
 ROWS = CHUNK  # switch-side ends per batch (about)
 

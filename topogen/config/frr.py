@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from topogen.fabric.view import view
 from topogen.config.addressing import Addressing, cidr_text, ip_text, plan
-from topogen.config.paths import switch_dirs
+from topogen.fabric.view import view
 
 BFD_MS = 300
 BFD_MULT = 3

@@ -30,10 +30,10 @@ from typing import Iterator
 import numpy as np
 import yaml
 
-from topogen.fabric.naming import NodeNames
-from topogen.fabric.view import view
 from topogen.config.addressing import ip_text, plan
 from topogen.config.scalars import int_text, yaml_strings
+from topogen.fabric.naming import NodeNames
+from topogen.fabric.view import view
 
 TABLE_BASE = 101
 MTU = 9000

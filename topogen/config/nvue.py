@@ -28,7 +28,7 @@ import yaml
 from topogen.config.addressing import Addressing, ip_text, plan
 from topogen.config.batches import Batch, batches
 from topogen.config.frr import BFD_MS, BFD_MULT, _max_paths
-from topogen.config.ports import port_names
+from topogen.config.ports import end_texts, port_names
 from topogen.config.scalars import int_text, yaml_scalar, yaml_strings
 from topogen.fabric.view import view
 
@@ -38,16 +38,7 @@ _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 def generate(ctx, fabric) -> Iterator[tuple[int, list]]:
     """Yield ``(switch index, startup.yaml document)`` for every switch, in switch order."""
-    ad = plan(fabric)
-    e = ad.ends
-    n = fabric.gpus
-    v = view(fabric)
-    pn = port_names(ctx, fabric, ad)
-    addr = ip_text(e.addr)
-    peer_addr = ip_text(e.peer_addr)
-    peer_desc = v.device[e.peer] + ":" + v.ports(e.peer, e.peer_port)
-    lo = ip_text(ad.loopback)
-    rail_mode = ad.spec.gpu_subnet == "rail"
+    ad, e, n, pn, addr, peer_addr, peer_desc, lo, rail_mode = end_texts(ctx, fabric)
     bfd = {"enable": "on", "detect-multiplier": BFD_MULT, "min-rx-interval": BFD_MS, "min-tx-interval": BFD_MS}
     widths = _max_paths(fabric, ad).tolist()
     for s, sw in enumerate(fabric.switches):

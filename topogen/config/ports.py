@@ -16,8 +16,12 @@ one link; when the BOM groups links into breakout cables
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
+
+from topogen.config.addressing import Addressing, ip_text, plan
+from topogen.fabric.view import view
 
 LANES = 8  # electrical lanes of a cage (OSFP / QSFP-DD)
 
@@ -72,3 +76,25 @@ def port_names(ctx, fabric, ad) -> PortNames:
     leg = port0 % legs
     speed = np.where(e.up, L.a_speed[e.link], L.z_speed[e.link]).astype(np.int64)
     return PortNames(cage, leg, legs, speed)
+
+
+class EndTexts(NamedTuple):
+    """What a per-switch reference rendering (SONiC, NVUE) reads of every switch port end, formatted once."""
+
+    ad: Addressing
+    e: Any  # ad.ends
+    n: int  # GPUs: peers below are GPU NICs
+    pn: PortNames
+    addr: np.ndarray  # the end's address text
+    peer_addr: np.ndarray
+    peer_desc: np.ndarray  # "<peer device>:<peer port>"
+    lo: np.ndarray  # loopback text per switch
+    rail_mode: bool  # gpu_subnet rail: GPU ports sit in a VLAN per rail
+
+
+def end_texts(ctx, fabric) -> EndTexts:
+    """The addressing plan's switch ends with their texts, for the reference renderings of :mod:`.sonic` and :mod:`.nvue`."""
+    ad = plan(fabric)
+    e = ad.ends
+    v = view(fabric)
+    return EndTexts(ad, e, fabric.gpus, port_names(ctx, fabric, ad), ip_text(e.addr), ip_text(e.peer_addr), v.device[e.peer] + ":" + v.ports(e.peer, e.peer_port), ip_text(ad.loopback), ad.spec.gpu_subnet == "rail")

@@ -31,12 +31,12 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.fabric.view import view
 from topogen.config.addressing import Addressing, ip_text, plan
 from topogen.config.batches import Batch, batches
 from topogen.config.frr import HOLD_S, KEEPALIVE_S
-from topogen.config.ports import port_names
+from topogen.config.ports import end_texts, port_names
 from topogen.config.scalars import int_text, json_inner
+from topogen.fabric.view import view
 
 MTU = "9100"
 
@@ -47,16 +47,7 @@ def vrf(rail: int) -> str:
 
 def generate(ctx, fabric) -> Iterator[tuple[int, dict]]:
     """Yield ``(switch index, config_db dict)`` for every switch, in switch order."""
-    ad = plan(fabric)
-    e = ad.ends
-    n = fabric.gpus
-    v = view(fabric)
-    pn = port_names(ctx, fabric, ad)
-    addr = ip_text(e.addr)
-    peer_addr = ip_text(e.peer_addr)
-    peer_desc = v.device[e.peer] + ":" + v.ports(e.peer, e.peer_port)
-    lo = ip_text(ad.loopback)
-    rail_mode = ad.spec.gpu_subnet == "rail"
+    ad, e, n, pn, addr, peer_addr, peer_desc, lo, rail_mode = end_texts(ctx, fabric)
     for s, sw in enumerate(fabric.switches):
         sl = e.of(s)
         rows = np.arange(sl.start, sl.stop)

@@ -283,24 +283,24 @@ def _gpus(raw: Any, problems: list[Problem]) -> tuple[int, int | None, bool]:
     return (n, n, True)
 
 
-def _positive(v: Any) -> float | None:
+def _float(v: Any) -> float | None:
+    """A number from YAML or a flag (text of 40 characters or more reads as infinite); None when it is none."""
     if isinstance(v, bool):
         return None
     try:
-        x = float(v) if not isinstance(v, str) or len(v) < 40 else math.inf
+        return float(v) if not isinstance(v, str) or len(v) < 40 else math.inf
     except (TypeError, ValueError):
         return None
-    return x if math.isfinite(x) and x > 0 else None
+
+
+def _positive(v: Any) -> float | None:
+    x = _float(v)
+    return x if x is not None and math.isfinite(x) and x > 0 else None
 
 
 def _fraction(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    try:
-        x = float(v) if not isinstance(v, str) or len(v) < 40 else math.inf
-    except (TypeError, ValueError):
-        return None
-    return x if 0 <= x <= 1 else None
+    x = _float(v)
+    return x if x is not None and 0 <= x <= 1 else None
 
 
 def _scale_up(workload: Any, base_dir: str, problems: list[Problem]) -> dict[int, int]:

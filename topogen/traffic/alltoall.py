@@ -54,7 +54,6 @@ def aggregate(net: Network) -> tuple[Traffic, np.ndarray, np.ndarray, list[str],
     rail_only = f.arch == "rail-only"
     gl = net.nic_link
     ports = gl.shape[1]
-    nsw = len(f.switches)
     speed = net.capacity[0 : 2 * net.cables : 2]
     base = net.links
     leaf_count = int(net.leaf_of_switch.max()) + 1 if len(net.leaf_of_switch) else 0

@@ -49,7 +49,6 @@ def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key
     f = net.fabric
     n, k = f.gpus, f.hb_domain
     src, dst = pairs.src, pairs.dst
-    npairs = len(src)
     same = src // k == dst // k
     relay = np.where((f.arch == "rail-only") & ~same & (src % k != dst % k), (src // k) * k + dst % k, -1)
     sender = np.where(relay >= 0, relay, src)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 
 import difflib
-import re
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
