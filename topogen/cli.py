@@ -37,7 +37,7 @@ from topogen.spec.schema import spec_schema
 from topogen.spec.workload import parse_number
 from topogen.util import outdir
 from topogen.util.errors import InputError, Problem
-from topogen.util.figures import count, kw, pct, plural, usd, usd_cents
+from topogen.util.figures import count, kw, pct, plural, plural_noun, usd, usd_cents
 from topogen.util.inputs import human_bytes
 from topogen.util.memory import usual_allocation
 from topogen.util.progress import Progress
@@ -59,6 +59,7 @@ def spec_options(f):
         click.option("--rail-packing", "rail_packing", help="Rail-only: shared (default, small rails share a switch) or dedicated."),
         click.option("--leaf-packing", "leaf_packing", help="Rail-optimized: aligned (default, one leaf per rail per group) or shared (small groups pack rails on a leaf)."),
         click.option("--provision", help="full (default) or minimal uplinks on partly filled switches."),
+        click.option("--striping", help="Top tier: balanced (default: equal parallel links to each upper switch) or minimal (the fewest upper switches the ports need, parallel links uneven by at most one)."),
         click.option("--catalog", help="Hardware catalog name or path (default paper)."),
         click.option("--planes", help="Fabric planes (independent copies); NIC ports per GPU with --homing planes (default 1)."),
         click.option("--nic-ports", "nic_ports", help="NIC ports per GPU, each at --link-speed (default: planes x 2 when --homing dual, else planes)."),
@@ -76,7 +77,7 @@ def spec_options(f):
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "backup_nodes")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "striping", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "backup_nodes")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
@@ -209,6 +210,8 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
             )
         for note in sec["notes"]:
             lines.append(f"  {'':15s} note: {note}")
+        if "striping" in sec:
+            lines.append(f"  {'':15s} {striping_line(sec['striping'], sec['tiers'])}")
         if "validation" in sec:
             lines.append(f"  {'':15s} {summary_line(sec['validation'])}")
         if "cost" in sec:
@@ -228,6 +231,19 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         lines += [f"  {line}" for line in build_lines(ctx.analysis)]
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
+
+
+def striping_line(st: dict, tiers: int) -> str:
+    """The build's ``striping: minimal`` line: switches against balanced striping, and the boxes' price and power saved."""
+    nouns = [f"{role} switch" if role.startswith("tier") else role for role in _roles(tiers)]
+    fewer = ", ".join(f"{count(n)} fewer {noun if n == 1 else plural_noun(noun)}" for n, noun in zip(st["switches_saved_per_tier"], nouns) if n)
+    text = f"striping: minimal: {plural(st['switches'], 'switch')} where balanced striping needs {count(st['balanced_switches'])}"
+    if not st["switches_saved"]:
+        return text + " (no saving at this size)"
+    text += f" ({fewer})"
+    if "switch_cost_saved" in st:
+        text += f", saving {usd(st['switch_cost_saved'])} of switches" + (f" and {kw(st['switch_power_saved_w'])}" if st["switch_power_saved_w"] else "")
+    return text
 
 
 def _roles(t: int) -> list[str]:
