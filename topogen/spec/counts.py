@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from math import ceil
 
+import numpy as np
+
 from topogen.util.figures import plural_noun
 
 TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
@@ -337,20 +339,50 @@ def spread(ups: tuple[int, ...] | list[int], s: int) -> list[tuple[int, int, int
     return out
 
 
-def pair_shares(ups: tuple[int, ...] | list[int], s: int) -> list[float]:
-    """Each lower switch's worst pair as a share of an even split: ``floor(u/s) / (u/s)`` (1 when ``s`` divides ``u``)."""
-    return [1.0 if u % s == 0 else (u // s) * s / u for u in ups]
+def pair_shares(ups: tuple[int, ...] | list[int], s: int) -> tuple[float, float, int]:
+    """Shares of line rate between the lower switches of one group when traffic is sprayed per link: (worst, sum, pairs).
+
+    Source ``l`` sends ``x[l,q] / u[l]`` of its traffic through upper switch ``q``;
+    destination ``m`` takes ``x[m,q] / u[m]`` of its capacity from ``q``. A flow
+    from ``l`` to ``m`` at full rate fits only if the first is at most the second
+    for every ``q``, so the pair reaches ``min_q (x[m,q]/u[m]) / (x[l,q]/u[l])`` of
+    line rate: ``floor(u/s) / ceil(u/s)`` for the worst pair of equal switches (3
+    of 4 links: 75%), 1 when ``s`` divides the uplinks. Returns the worst share
+    over ordered pairs of distinct lower switches, the sum of the shares and the
+    number of such pairs (the mean is sum / pairs). Lower switches with the same
+    links are counted once with their multiplicity.
+    """
+    kinds: dict[tuple[int, int, int], int] = {}
+    for (_b, r, off), u in zip(spread(ups, s), ups):
+        key = (u, r, off if r else 0)
+        kinds[key] = kinds.get(key, 0) + 1
+    keys = sorted(kinds)
+    mult = np.asarray([kinds[k] for k in keys], np.float64)
+    u, r, off = (np.asarray(col, np.int64) for col in zip(*keys))
+    x = u[:, None] // s + (((np.arange(s)[None, :] - off[:, None]) % s) < r[:, None])  # links of each kind to each upper switch
+    a = x / u[:, None]
+    worst, total = 1.0, 0.0
+    for lo in range(0, len(keys), 64):  # (chunk x kinds x s) at a time: bounded memory for wide groups
+        share = (a[None, :, :] / a[lo : lo + 64, None, :]).min(axis=2)  # [source kind, destination kind]
+        w = mult[lo : lo + 64, None] * mult[None, :]
+        w[np.arange(share.shape[0]), lo + np.arange(share.shape[0])] -= mult[lo : lo + 64]  # a switch is not its own pair
+        if (w > 0).any():
+            worst = min(worst, float(share[w > 0].min()))
+        total += float((w * share).sum())
+    n = int(mult.sum())
+    return worst, total, n * (n - 1)
 
 
 @dataclass(frozen=True, slots=True)
 class Spread:
     """How a ``striping: minimal`` top tier spreads the uplinks below it (one plane; one rail in rail-only).
 
-    ``links`` is the (fewest, most) parallel links of a lower-upper pair; a lower
-    switch's *share* is its worst pair's links over an even split (``floor(u/s) / (u/s)``):
-    traffic spread evenly over the upper switches of a group reaches that share of line
-    rate toward that switch. ``worst_share`` is the lowest over the lower switches,
-    ``mean_share`` their mean.
+    ``links`` is the (fewest, most) parallel links of a lower-upper pair. The
+    shares are what traffic sprayed per link from one lower switch to another of
+    its group reaches of line rate (:func:`pair_shares`): ``worst_share`` over all
+    such pairs, ``mean_share`` their mean. Balanced striping has 1 for both; the
+    cut capacity (max-flow bisection) is the same either way, since every link is
+    still there: the cost is in how evenly traffic can use it.
     """
 
     tier: int
@@ -383,17 +415,18 @@ class Spread:
         pairs = f"{a} to {b} parallel links per {lower}-{role} pair (uneven by design, by at most one)" if a != b else f"{a} parallel link(s) per {lower}-{role} pair"
         return (
             f"striping: minimal: {self.switches} {plural_role(role)} in {self.groups} group(s) ({joined}), the fewest the ports need; "
-            f"each {lower} spreads its uplinks over every {role} of its group, {pairs}; its worst pair has {self.worst_share:.1%} of an even split "
-            f"(mean over {plural_role(lower)} {self.mean_share:.1%}), so traffic spread evenly over a group reaches {self.worst_share:.1%} of line rate toward the worst-served {lower}"
+            f"each {lower} spreads its uplinks over every {role} of its group, {pairs}; traffic sprayed per link from one {lower} to another of its group "
+            f"reaches at worst {self.worst_share:.1%} of line rate (mean over {lower} pairs {self.mean_share:.1%}; 100% with balanced striping)"
         )
 
 
 def spread_of(tier: int, groups: tuple[TopGroup, ...], ups: list[tuple[int, ...]]) -> Spread:
     """The :class:`Spread` of a minimal top tier from its groups and each group's lower-switch uplinks."""
-    shares = [x for g, u in zip(groups, ups) for x in pair_shares(u, g.s)]
+    shares = [pair_shares(u, g.s) for g, u in zip(groups, ups)]
+    pairs = sum(x[2] for x in shares)
     lo = min(x // g.s for g, u in zip(groups, ups) for x in u)
     hi = max(-(-x // g.s) for g, u in zip(groups, ups) for x in u)
-    return Spread(tier, sum(g.s for g in groups), len(groups), tuple(sorted({g.count for g in groups})), (lo, hi), min(shares), sum(shares) / len(shares))
+    return Spread(tier, sum(g.s for g in groups), len(groups), tuple(sorted({g.count for g in groups})), (lo, hi), min(x[0] for x in shares), sum(x[1] for x in shares) / pairs if pairs else 1.0)
 
 
 class TierExtra:
