@@ -416,7 +416,8 @@ class Spread:
         return (
             f"striping: minimal: {self.switches} {plural_role(role)} in {self.groups} group(s) ({joined}), the fewest the ports need; "
             f"each {lower} spreads its uplinks over every {role} of its group, {pairs}; traffic sprayed per link from one {lower} to another of its group "
-            f"reaches at worst {self.worst_share:.1%} of line rate (mean over {lower} pairs {self.mean_share:.1%}; 100% with balanced striping)"
+            f"reaches at worst {self.worst_share:.1%} of line rate (mean over {lower} pairs {self.mean_share:.1%}; 100% with balanced striping); "
+            "single-path routing (D-mod-K, ECMP hashing) can lose more: topogen simulate measures it"
         )
 
 
