@@ -141,6 +141,11 @@ def check_minimal(f: Fabric, spec) -> None:
         group_uppers.setdefault(root(("hi", z)), set()).add(z)
     for a, zs in uppers_of.items():
         assert zs == group_uppers[root(("lo", a))]
+    # the top switches of a group take their links as evenly: counts at most one apart
+    took = np.bincount(hi[top_pairs], weights=c[top_pairs], minlength=S)
+    for ups_of_group in group_uppers.values():
+        got = took[sorted(ups_of_group)]
+        assert got.max() - got.min() <= 1
     # against balanced striping: the same tiers below the top, never more switches on top, never fewer than the links need
     bal = counts.arch_counts(replace(spec, striping="balanced"), f.arch)
     assert bal.tiers == closed.tiers
@@ -259,6 +264,16 @@ def test_pair_shares_by_hand():
     worst, total, pairs = counts.pair_shares((4, 4, 4), 3)
     assert worst == pytest.approx(0.5) and pairs == 6 and total == pytest.approx(6 * 0.5)
     assert counts.pair_shares((6, 6), 3) == (1.0, 2.0, 2)
+
+
+@pytest.mark.parametrize("ups,s", [((4, 4, 4), 3), ((32,) * 18, 9), ((5, 7, 3, 9, 9, 2), 2), ((11,) * 7, 5)])
+def test_spread_matrix_is_spread(ups, s):
+    """The vectorised matrix the generator cables is the rule of :func:`counts.spread`; totals per upper switch at most one apart."""
+    m = counts.spread_matrix(ups, s)
+    for row, u, (b, r, off) in zip(m, ups, counts.spread(ups, s)):
+        assert row.sum() == u and set(row.tolist()) <= {b, b + 1}
+        assert sorted(((q - off) % s for q in range(s) if row[q] == b + 1)) == list(range(r))
+    assert m.sum(axis=0).max() - m.sum(axis=0).min() <= 1
 
 
 # --- validation ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Ids: ``capacity.oversubscription`` (downlink against uplink capacity per
 switch), ``capacity.striping`` (same number of parallel links to each upper
-switch), ``capacity.provisioning`` (``provision: full`` builds every uplink
+switch; with ``striping: minimal`` at most one apart), ``capacity.provisioning`` (``provision: full`` builds every uplink
 port below the top tier), ``capacity.bisection`` (networkx max-flow across a
 cut, small clusters).
 """

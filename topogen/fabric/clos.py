@@ -151,17 +151,17 @@ def _emit_spread(members: list[int], ups: tuple[int, ...], s: int, first: int, h
     each upper takes the members in order on its down ports ``1 ..``. Returns each
     upper switch's cabled down ports.
     """
-    base = np.zeros(s, np.int64)  # next free down port (minus one) of each upper switch
-    for mem, u, (b, r, off) in zip(members, ups, counts.spread(ups, s)):
-        per = np.full(s, b, np.int64)
-        per[(off + np.arange(r)) % s] += 1
-        z_loc = np.repeat(np.arange(s), per)
-        a_port = h + 1 + np.arange(u)
-        start = np.cumsum(per) - per  # first link of each upper within this member's run
-        z_port = 1 + base[z_loc] + (np.arange(u) - start[z_loc])
-        links.add(np.full(u, mem), a_port, first + z_loc, z_port, tier)
-        base += per
-    return base.tolist()
+    per = counts.spread_matrix(ups, s)  # links of each member to each upper switch
+    runs = per.ravel()
+    total = int(runs.sum())
+    before = np.cumsum(per, axis=0) - per  # links the upper switch took from earlier members
+    within = np.arange(total) - np.repeat(np.cumsum(runs) - runs, runs)  # index of a link within its (member, upper) run
+    u = np.asarray(ups, np.int64)
+    a = np.repeat(np.asarray(members, np.int64), u)
+    a_port = h + 1 + np.arange(total) - np.repeat(np.cumsum(u) - u, u)
+    z = first + np.repeat(np.tile(np.arange(s), len(members)), runs)
+    links.add(a, a_port, z, 1 + np.repeat(before.ravel(), runs) + within, tier)
+    return per.sum(axis=0).tolist()
 
 
 def _emit_stripe(members: list[int], ups: tuple[int, ...], s: int, first: int, h: int, tier: int, links: _Links) -> None:

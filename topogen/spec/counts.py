@@ -339,6 +339,14 @@ def spread(ups: tuple[int, ...] | list[int], s: int) -> list[tuple[int, int, int
     return out
 
 
+def spread_matrix(ups: tuple[int, ...] | list[int], s: int) -> np.ndarray:
+    """:func:`spread` as a (lower switches x ``s``) matrix of parallel links, without a Python loop."""
+    u = np.asarray(ups, np.int64)
+    b, r = np.divmod(u, s)
+    off = (np.cumsum(r) - r) % s
+    return b[:, None] + (((np.arange(s)[None, :] - off[:, None]) % s) < r[:, None])
+
+
 def pair_shares(ups: tuple[int, ...] | list[int], s: int) -> tuple[float, float, int]:
     """Shares of line rate between the lower switches of one group when traffic is sprayed per link: (worst, sum, pairs).
 
