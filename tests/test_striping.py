@@ -404,3 +404,38 @@ def test_validate_cabling_file_of_a_minimal_build(tmp_path):
     res = CliRunner().invoke(main, ["validate", str(out / "rail-optimized" / "cabling.csv"), "--spec", str(spec), "--arch", "rail-optimized"])
     assert res.exit_code == 0, res.output
     assert "striping minimal" in res.output
+
+
+# --- topogen search ------------------------------------------------------------------------------
+
+
+def test_search_space_has_a_striping_axis(tmp_path):
+    """A search over striping screens and builds both; minimal is cheaper on gb200-nvl72's shape and is chosen by capex."""
+    import yaml
+
+    data = {
+        "name": "st",
+        "search": {
+            "gpus": 9216,
+            "space": {"arch": ["rail-optimized"], "hb_domain": [72], "catalog": ["ndr-400g"], "radix": [64], "link_speed": [400], "striping": ["balanced", "minimal"]},
+            "objectives": ["capex", "power"],
+        },
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    res = CliRunner().invoke(main, ["search", str(path), "--out", str(tmp_path / "o"), "--jobs", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    by = {r.get("striping", "balanced"): r for r in out["rows"]}
+    assert set(by) == {"balanced", "minimal"}
+    assert (by["balanced"]["switches"], by["minimal"]["switches"]) == (832, 720)
+    assert by["minimal"]["cost_usd"] < by["balanced"]["cost_usd"]
+    assert out["chosen"]["design"] == by["minimal"]["design"]
+    chosen = yaml.safe_load((tmp_path / "o" / "chosen.yaml").read_text())
+    assert chosen["striping"] == "minimal"
+    table = CliRunner().invoke(main, ["search", str(path), "--out", str(tmp_path / "o2"), "--jobs", "1"])
+    assert table.exit_code == 0 and "minimal striping" in table.output
+    data["search"]["space"]["striping"] = ["lopsided"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    bad = CliRunner().invoke(main, ["search", str(path), "--out", str(tmp_path / "o3")])
+    assert bad.exit_code == 2 and "search.space.striping: unknown striping 'lopsided'; valid values: balanced, minimal" in bad.output
