@@ -439,3 +439,17 @@ def test_search_space_has_a_striping_axis(tmp_path):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     bad = CliRunner().invoke(main, ["search", str(path), "--out", str(tmp_path / "o3")])
     assert bad.exit_code == 2 and "search.space.striping: unknown striping 'lopsided'; valid values: balanced, minimal" in bad.output
+
+
+def test_workbook_summary_states_the_saving(tmp_path):
+    """The procurement workbook's Summary sheet carries the spread note and the saving line, read back through openpyxl."""
+    import openpyxl
+
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["build", "demo", "--gpus", "144", "--striping", "minimal", "--arch", "rail-optimized", "--out", str(out), "--formats", "xlsx"])
+    assert r.exit_code == 0, r.output
+    line = next(x.strip() for x in r.output.splitlines() if x.strip().startswith("striping: minimal:") and "balanced striping needs" in x)
+    wb = openpyxl.load_workbook(next(out.glob("*.xlsx")), read_only=True)
+    cells = [v for row in wb[wb.sheetnames[0]].iter_rows(values_only=True) for v in row if isinstance(v, str)]
+    assert f"rail-optimized: {line}" in cells
+    assert any(c.startswith("rail-optimized: striping: minimal:") and "parallel links per" in c for c in cells)

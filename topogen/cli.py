@@ -23,6 +23,7 @@ from topogen.config import emulate
 from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
+from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
 from topogen.search import executor as search_executor
 from topogen.search import report as search_report
@@ -37,7 +38,7 @@ from topogen.spec.schema import spec_schema
 from topogen.spec.workload import parse_number
 from topogen.util import outdir
 from topogen.util.errors import InputError, Problem
-from topogen.util.figures import count, kw, pct, plural, plural_noun, usd, usd_cents
+from topogen.util.figures import count, kw, pct, plural, usd, usd_cents
 from topogen.util.inputs import human_bytes
 from topogen.util.memory import usual_allocation
 from topogen.util.progress import Progress
@@ -211,7 +212,7 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         for note in sec["notes"]:
             lines.append(f"  {'':15s} note: {note}")
         if "striping" in sec:
-            lines.append(f"  {'':15s} {striping_line(sec['striping'], sec['tiers'])}")
+            lines.append(f"  {'':15s} {striping_text(sec['striping'], sec['tiers'])}")
         if "validation" in sec:
             lines.append(f"  {'':15s} {summary_line(sec['validation'])}")
         if "cost" in sec:
@@ -231,19 +232,6 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
         lines += [f"  {line}" for line in build_lines(ctx.analysis)]
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
-
-
-def striping_line(st: dict, tiers: int) -> str:
-    """The build's ``striping: minimal`` line: switches against balanced striping, and the boxes' price and power saved."""
-    nouns = [f"{role} switch" if role.startswith("tier") else role for role in _roles(tiers)]
-    fewer = ", ".join(f"{count(n)} fewer {noun if n == 1 else plural_noun(noun)}" for n, noun in zip(st["switches_saved_per_tier"], nouns) if n)
-    text = f"striping: minimal: {plural(st['switches'], 'switch')} where balanced striping needs {count(st['balanced_switches'])}"
-    if not st["switches_saved"]:
-        return text + " (no saving at this size)"
-    text += f" ({fewer})"
-    if "switch_cost_saved" in st:
-        text += f", saving {usd(st['switch_cost_saved'])} of switches" + (f" and {kw(st['switch_power_saved_w'])}" if st["switch_power_saved_w"] else "")
-    return text
 
 
 def _roles(t: int) -> list[str]:

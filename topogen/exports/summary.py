@@ -14,6 +14,7 @@ from typing import Any
 from topogen import __version__
 from topogen.bom import bill as bom
 from topogen.spec import counts, units
+from topogen.util.figures import count, kw, plural, plural_noun, usd
 
 
 def arch_section(fabric, closed) -> dict[str, Any]:
@@ -54,6 +55,19 @@ def striping_section(spec, arch: str, closed) -> dict[str, Any]:
     if spread is not None:
         out.update(spread.to_dict())
     return out
+
+
+def striping_text(st: dict[str, Any], tiers: int) -> str:
+    """The ``striping: minimal`` line of a build (console and workbook): switches against balanced striping, and the boxes' price and power saved."""
+    nouns = [f"{r} switch" if r.startswith("tier") else r for r in (counts.tier_role(j) for j in range(1, tiers + 1))]
+    fewer = ", ".join(f"{count(n)} fewer {noun if n == 1 else plural_noun(noun)}" for n, noun in zip(st["switches_saved_per_tier"], nouns) if n)
+    text = f"striping: minimal: {plural(st['switches'], 'switch')} where balanced striping needs {count(st['balanced_switches'])}"
+    if not st["switches_saved"]:
+        return text + " (no saving at this size)"
+    text += f" ({fewer})"
+    if "switch_cost_saved" in st:
+        text += f", saving {usd(st['switch_cost_saved'])} of switches" + (f" and {kw(st['switch_power_saved_w'])}" if st["switch_power_saved_w"] else "")
+    return text
 
 
 def make_summary(ctx) -> dict[str, Any]:
