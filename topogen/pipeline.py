@@ -26,6 +26,7 @@ from topogen.fabric import clos
 from topogen.fabric.model import Fabric
 from topogen.spec import counts
 from topogen.spec.cluster import Spec
+from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
 from topogen.util.outdir import atomic_dir
 
@@ -56,7 +57,7 @@ BUILD_PHASES = 6  # the progress() calls of build(), for a progress bar's length
 
 def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildContext:
     """Run every phase for ``spec`` (no files written); ``progress(phase)`` hears each phase start."""
-    step = progress or (lambda _phase: None)
+    step = _phases(progress)
     step("catalog and closed form")
     closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}  # closed form, no wiring yet
     hw = catalog.load_catalog(spec.catalog_ref)  # catalog, checked against the spec before any wiring
@@ -76,6 +77,17 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildCon
     ctx.analysis = analysis.build_section(job) if spec.workload is not None else None  # analyses
     ctx.summary = make_summary(ctx)
     return ctx
+
+
+def _phases(progress: Callable[[str], None] | None) -> Callable[[str], None]:
+    """``progress`` called at each phase start, after :func:`~topogen.util.interrupts.checkpoint`: a lost Ctrl-C stops the next phase."""
+
+    def step(phase: str) -> None:
+        interrupts.checkpoint()
+        if progress is not None:
+            progress(phase)
+
+    return step
 
 
 def resolve_formats(formats: str | None) -> list[str]:
@@ -116,7 +128,7 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
     ``jobs > 1`` runs the exporters in that many worker processes forked after
     the build (:mod:`topogen.exports.workers`); the files are byte-identical.
     """
-    step = progress or (lambda _phase: None)
+    step = _phases(progress)
     if any(f in ADDRESSED for f in formats):
         addressing.check(ctx.fabrics)  # a pool too small: exit 2 before the output directory is touched
     with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:

@@ -1,0 +1,141 @@
+"""Stress reproduction for lost interrupts: Ctrl-C at random moments of a real 65,536-GPU build.
+
+Not collected by pytest (a manual run of a few minutes; tests/test_outdir.py holds the
+quick checks). Each try starts ``topogen build`` into a directory holding a previous
+build, sends SIGINT to its process group (as a terminal's Ctrl-C does) at a random
+moment ``--from``..``--to`` seconds after the start, and checks what a Ctrl-C must do:
+
+* exit 130 with the one line ``topogen: interrupted (SIGINT); ...`` and no traceback;
+* the previous output byte-identical (its manifest's hashes are checked);
+* nothing else beside it: no ``.big.tmp-*``, marker or lock;
+* no process of the group left (no orphaned exporter worker).
+
+A try whose build completes (exit 0) is a lost interrupt. ``--trace`` runs the
+program through a wrapper that records where each signal handler ran
+(the Python stack), so a lost interrupt shows where it went::
+
+    python tests/stress_interrupts.py --tries 60
+    python tests/stress_interrupts.py --tries 60 --trace
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BUILD = ["--gpus", "65536", "--hb-domain", "8", "--radix", "64", "--formats", "cabling,topology,xlsx,graphml"]
+SAID = "topogen: interrupted (SIGINT); no partial output was left behind"
+TRACER = """
+import signal, sys, traceback
+log = open(sys.argv.pop(1), "a")
+set_handler = signal.signal
+def logged_signal(signum, handler):
+    log.write(f"handler for {signum} installed\\n")
+    log.flush()
+    return set_handler(signum, handler)
+signal.signal = logged_signal
+import topogen.__main__ as m
+log.write("program imported\\n")
+log.flush()
+def traced(signum, frame):
+    log.write("handler ran at:\\n")
+    log.flush()
+    try:
+        log.write("".join(traceback.format_stack(frame)) + "---\\n")
+    except BaseException as exc:
+        log.write(f"(no stack: {exc!r})\\n")
+    log.flush()
+    raise m.Interrupted(signum)
+m._interrupt = traced
+sys.argv[0] = "topogen"
+m.run()
+"""
+
+def intact(out: Path) -> bool:
+    """The previous build's files are all there, as its manifest hashed them, and nothing else."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+    present = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {"manifest.json"}
+    if present != set(listed):
+        return False
+    return all(hashlib.sha256((out / rel).read_bytes()).hexdigest() == sha for rel, sha in listed.items())
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tries", type=int, default=60)
+    ap.add_argument("--from", dest="lo", type=float, default=0.2, help="earliest moment of the SIGINT, s after the start")
+    ap.add_argument("--to", dest="hi", type=float, default=1.6, help="latest moment of the SIGINT, s after the start")
+    ap.add_argument("--draw", type=int, default=1, help="random draw of the moments")
+    ap.add_argument("--trace", action="store_true", help="record the Python stack where each signal handler ran")
+    ap.add_argument("--jobs", help="--jobs of the build (default: topogen's)")
+    args = ap.parse_args()
+    rng = random.Random(args.draw)
+    build = BUILD + (["--jobs", args.jobs] if args.jobs else [])
+    failures: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="topogen-sigint-") as d:
+        root = Path(d)
+        out = root / "big"
+        first = subprocess.run([sys.executable, "-m", "topogen", "build", *build, "--out", str(out)], cwd=root, capture_output=True, text=True)
+        if first.returncode != 0:
+            sys.stderr.write(first.stderr)
+            return 2
+        for i in range(args.tries):
+            trace = root.parent / f"topogen-sigint-trace-{os.getpid()}-{i}.txt"
+            cmd = [sys.executable, "-c", TRACER, str(trace)] if args.trace else [sys.executable, "-m", "topogen"]
+            at = rng.uniform(args.lo, args.hi)
+            start = time.monotonic()
+            p = subprocess.Popen([*cmd, "build", *build, "--out", str(out)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            time.sleep(max(0.0, at - (time.monotonic() - start)))
+            os.killpg(p.pid, signal.SIGINT)
+            _, err = p.communicate(timeout=600)
+            said = [ln for ln in err.splitlines() if not ln.startswith("topogen: [")]
+            problems = []
+            if p.returncode == 0:
+                problems.append("lost (exit 0)")
+            elif p.returncode != 130:
+                problems.append(f"exit {p.returncode}")
+            if p.returncode != 0 and said != [SAID]:
+                problems.append("stderr")
+            if sorted(q.name for q in root.iterdir()) != ["big"]:
+                problems.append("leftovers " + ",".join(sorted(q.name for q in root.iterdir() if q.name != "big")))
+            if not intact(out):
+                problems.append("output changed" if p.returncode != 0 else "output replaced")
+            time.sleep(0.2)
+            if group_alive(p.pid):
+                problems.append("orphans")
+                os.killpg(p.pid, signal.SIGKILL)
+            for x in problems:
+                failures[x.split(" ")[0]] = failures.get(x.split(" ")[0], 0) + 1
+            mark = "ok" if not problems else "; ".join(problems)
+            print(f"try {i + 1:3d}: SIGINT at {at:5.2f} s, exit {p.returncode:4d}, {time.monotonic() - start:5.1f} s: {mark}", flush=True)
+            if problems and err.strip() and said != [SAID]:
+                print("  stderr: " + "\n  stderr: ".join(err.strip().splitlines()[-12:]), flush=True)
+            if args.trace:
+                if problems and trace.exists():
+                    print("  trace:\n    " + "\n    ".join(trace.read_text().splitlines()), flush=True)
+                trace.unlink(missing_ok=True)
+    lost = failures.get("lost", 0)
+    print(f"{args.tries} tries: {lost} lost interrupts; other failures: {dict((k, v) for k, v in failures.items() if k != 'lost') or 'none'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
