@@ -85,11 +85,13 @@ def main() -> int:
     ap.add_argument("--to", dest="hi", type=float, default=1.6, help="latest moment of the SIGINT, s after the start")
     ap.add_argument("--draw", type=int, default=1, help="random draw of the moments")
     ap.add_argument("--trace", action="store_true", help="record the Python stack where each signal handler ran")
+    ap.add_argument("--slow", type=float, default=3.0, help="an exit later than this after the signal is reported as slow (with --trace: where the handler ran)")
     ap.add_argument("--jobs", help="--jobs of the build (default: topogen's)")
     args = ap.parse_args()
     rng = random.Random(args.draw)
     build = BUILD + (["--jobs", args.jobs] if args.jobs else [])
     failures: dict[str, int] = {}
+    slow_tries = 0
     with tempfile.TemporaryDirectory(prefix="topogen-sigint-") as d:
         root = Path(d)
         out = root / "big"
@@ -105,7 +107,9 @@ def main() -> int:
             p = subprocess.Popen([*cmd, "build", *build, "--out", str(out)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
             time.sleep(max(0.0, at - (time.monotonic() - start)))
             os.killpg(p.pid, signal.SIGINT)
+            sent = time.monotonic()
             _, err = p.communicate(timeout=600)
+            took = time.monotonic() - sent
             said = [ln for ln in err.splitlines() if not ln.startswith("topogen: [")]
             problems = []
             if p.returncode == 0:
@@ -125,15 +129,19 @@ def main() -> int:
             for x in problems:
                 failures[x.split(" ")[0]] = failures.get(x.split(" ")[0], 0) + 1
             mark = "ok" if not problems else "; ".join(problems)
+            slow = p.returncode != 0 and took > args.slow
+            if slow:
+                mark += f" (slow: exit {took:.1f} s after the signal)"
+                slow_tries += 1
             print(f"try {i + 1:3d}: SIGINT at {at:5.2f} s, exit {p.returncode:4d}, {time.monotonic() - start:5.1f} s: {mark}", flush=True)
             if problems and err.strip() and said != [SAID]:
                 print("  stderr: " + "\n  stderr: ".join(err.strip().splitlines()[-12:]), flush=True)
             if args.trace:
-                if problems and trace.exists():
+                if (problems or slow) and trace.exists():
                     print("  trace:\n    " + "\n    ".join(trace.read_text().splitlines()), flush=True)
                 trace.unlink(missing_ok=True)
     lost = failures.get("lost", 0)
-    print(f"{args.tries} tries: {lost} lost interrupts; other failures: {dict((k, v) for k, v in failures.items() if k != 'lost') or 'none'}")
+    print(f"{args.tries} tries: {lost} lost interrupts; other failures: {dict((k, v) for k, v in failures.items() if k != 'lost') or 'none'}; {slow_tries} exits slower than {args.slow} s")
     return 1 if failures else 0
 
 
