@@ -18,9 +18,11 @@ before its heavy imports.
 from __future__ import annotations
 
 import signal
-import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Iterator
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []  # the signals this process got (first one first), raised or not
@@ -81,6 +83,8 @@ def held() -> Iterator[None]:
     signal noted is passed to the handler of before once the block is over.
     Elsewhere (a worker thread) only the signal mask is changed.
     """
+    import threading  # keeps threading out of start-up: the handlers are installed first
+
     main = threading.current_thread() is threading.main_thread()
     noted: list[int] = []
     before: dict[int, object] = {}
