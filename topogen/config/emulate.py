@@ -38,7 +38,6 @@ holds) raises :class:`~topogen.errors.InputError`.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -53,6 +52,7 @@ from topogen.config.emulation.machine import capacity_problems, environment_prob
 from topogen.config.emulation.report import Report
 from topogen.config.emulation.resources import Resources, remove_leftovers
 from topogen.config.emulation.wiring import Wiring
+from topogen.util import interrupts
 from topogen.util.errors import InputError
 
 __all__ = ["Emulation", "Host", "Lab", "Port", "Report", "Router", "bgp_mismatches", "load_lab", "run", "sample_gpus", "split_vrfs"]
@@ -146,10 +146,7 @@ def run(build: Path, arch: str | None = None, max_gpus: int = 64, timeout_s: flo
     finally:
         if emu is not None:
             step("cleaning up")
-            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})  # a second Ctrl-C waits until all is removed
-            try:
+            with interrupts.held():  # a second Ctrl-C waits until all is removed
                 errors = emu.res.cleanup()
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
             if errors:
                 emu.report.failures += [f"clean-up: {e}" for e in errors]

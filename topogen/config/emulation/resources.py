@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from topogen.util import interrupts
+
 STATE_DIR = Path("/run/topogen-emulate")
 
 
@@ -54,21 +56,14 @@ class Resources:
 
     def start(self, cmd: list[str], log: Path | None = None) -> subprocess.Popen:
         """Start ``cmd`` (output to ``log``, else a pipe) and record it before a signal can interrupt (SIGINT/SIGTERM held meanwhile)."""
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-        def unblock() -> None:  # in the child: a daemon must not inherit the held signals (it would ignore SIGTERM)
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-        try:
+        with interrupts.held():
             if log is None:
-                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True, preexec_fn=unblock)
+                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True, preexec_fn=_unblock)
             else:
                 with open(log, "ab") as fh:
-                    p = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=unblock)
+                    p = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_unblock)
             self.procs.append(p)
             self._save()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return p
 
     def cleanup(self) -> list[str]:
@@ -89,6 +84,11 @@ class Resources:
         if not errors:
             self.state.unlink(missing_ok=True)
         return errors
+
+
+def _unblock() -> None:
+    """In a daemon's child process: SIGINT/SIGTERM unblocked (held in the parent meanwhile; a daemon that inherited them held would ignore SIGTERM)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupts.HANDLED)
 
 
 def stop_pids(pids: Iterable[int], marker: str, errors: list[str]) -> None:
