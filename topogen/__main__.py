@@ -17,7 +17,7 @@ from topogen.util.interrupts import Interrupted
 
 
 def run() -> None:
-    interrupts.install()
+    interrupts.install(starting=True)
     try:
         _program()
     except Interrupted as exc:
@@ -42,7 +42,8 @@ def _program() -> None:
         reuse_freed_memory()
         from topogen.cli import main  # after the signal handlers: a Ctrl-C during the start-up imports is handled
 
-        interrupts.checkpoint()  # one that came while a module was compiled, its exception discarded
+        interrupts.install()  # from here on Interrupted only: click would turn a KeyboardInterrupt into "Aborted!"
+        interrupts.checkpoint()  # one whose exception was discarded meanwhile
         main(prog_name="topogen")
     finally:
         interrupts.checkpoint()  # whatever the exit (click's sys.exit included), a run that got a signal says so

@@ -10,6 +10,9 @@ or in a source tree the user cannot write) and there clear every exception but a
 build ran to the end and exited 0. So the handler also records the signal, and
 :func:`checkpoint` raises it again where going on would cost: after the start-up
 imports, at each phase of a build and before an output directory is swapped in.
+During the start-up imports the exception is also a ``KeyboardInterrupt``
+(:class:`StartupInterrupted`), which the compiler lets through: a Ctrl-C then acts
+at once instead of at the end of the imports.
 
 Nothing here imports more than :mod:`signal`: the program installs the handlers
 before its heavy imports.
@@ -44,14 +47,29 @@ class Interrupted(BaseException):
         return 128 + self.signum
 
 
+class StartupInterrupted(Interrupted, KeyboardInterrupt):
+    """:class:`Interrupted` while the program imports its modules: also a ``KeyboardInterrupt``, which the compiler lets through.
+
+    Only then: click turns a ``KeyboardInterrupt`` into "Aborted!" and exit 1.
+    """
+
+
+_raised = [Interrupted]  # what on_signal raises: StartupInterrupted during the start-up imports
+
+
 def on_signal(signum: int, _frame) -> None:
     """The handler of SIGINT and SIGTERM: record the signal, raise :class:`Interrupted`."""
     _received.append(signum)
-    raise Interrupted(signum)
+    raise _raised[0](signum)
 
 
-def install() -> None:
-    """Make SIGINT and SIGTERM raise :class:`Interrupted` (main thread only, as :func:`signal.signal`)."""
+def install(starting: bool = False) -> None:
+    """Make SIGINT and SIGTERM raise :class:`Interrupted` (main thread only, as :func:`signal.signal`).
+
+    ``starting``: the program is about to import its modules (and compile those without
+    a ``.pyc``): raise :class:`StartupInterrupted` until ``install()`` is called again.
+    """
+    _raised[0] = StartupInterrupted if starting else Interrupted
     for signum in HANDLED:
         signal.signal(signum, on_signal)
 
