@@ -14,18 +14,15 @@ During the start-up imports the exception is also a ``KeyboardInterrupt``
 (:class:`StartupInterrupted`), which the compiler lets through: a Ctrl-C then acts
 at once instead of at the end of the imports.
 
-Nothing here imports more than :mod:`signal`: the program installs the handlers
-before its heavy imports.
+Nothing here imports more than :mod:`signal` and :mod:`sys`: the program installs
+the handlers before every other import. An interrupt Python reports as "Exception
+ignored" (the handler ran in a weakref callback) is not printed: it is recorded too.
 """
 
 from __future__ import annotations
 
 import signal
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from typing import Iterator
+import sys
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []  # the signals this process got (first one first), raised or not
@@ -72,6 +69,18 @@ def install(starting: bool = False) -> None:
     _raised[0] = StartupInterrupted if starting else Interrupted
     for signum in HANDLED:
         signal.signal(signum, on_signal)
+    sys.unraisablehook = _unraisable
+
+
+def _unraisable(unraisable) -> None:
+    """Python's report of an exception it cannot raise (in a ``__del__``, a weakref callback), but for :class:`Interrupted`.
+
+    The handler can run inside such a callback (importlib's module locks have
+    one): the exception is lost there, "Exception ignored in..." and a traceback
+    would be printed; it is recorded, and :func:`checkpoint` raises it again.
+    """
+    if not isinstance(unraisable.exc_value, Interrupted):
+        sys.__unraisablehook__(unraisable)
 
 
 def checkpoint() -> None:
@@ -90,8 +99,7 @@ def received() -> int | None:
     return _received[0] if _received else None
 
 
-@contextmanager
-def held() -> Iterator[None]:
+class held:  # noqa: N801  (used as ``with held():``, like a function)
     """SIGINT/SIGTERM wait until the block ends (then act): a swap or a clean-up is never cut.
 
     Blocking the signals in this thread is not enough: the kernel then hands a
@@ -99,29 +107,34 @@ def held() -> Iterator[None]:
     Python runs the handler in this one all the same. So, in the main thread,
     the handlers are also replaced by ones that only note the signal; the first
     signal noted is passed to the handler of before once the block is over.
-    Elsewhere (a worker thread) only the signal mask is changed.
+    Elsewhere (a worker thread) only the signal mask is changed. A class, not a
+    ``contextlib`` generator: this module imports nothing but :mod:`signal` and :mod:`sys`.
     """
-    import threading  # keeps threading out of start-up: the handlers are installed first
 
-    main = threading.current_thread() is threading.main_thread()
-    noted: list[int] = []
-    before: dict[int, object] = {}
-    old_mask = None
-    try:
-        if main:
-            for signum in HANDLED:
-                before[signum] = signal.signal(signum, lambda s, _f: noted.append(s))
-        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
-        yield
-    finally:
-        if old_mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # a signal pending meanwhile is noted now
-        for signum, handler in before.items():
+    def __enter__(self) -> None:
+        import threading  # keeps threading out of start-up: the handlers are installed first
+
+        self.noted: list[int] = []
+        self.before: dict[int, object] = {}
+        self.old_mask = None
+        try:
+            if threading.current_thread() is threading.main_thread():
+                for signum in HANDLED:
+                    self.before[signum] = signal.signal(signum, lambda s, _f: self.noted.append(s))
+            self.old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *_exc) -> None:
+        if self.old_mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.old_mask)  # a signal pending meanwhile is noted now
+        for signum, handler in self.before.items():
             if handler is not None:  # None: a handler not set from Python (none is, in topogen)
                 signal.signal(signum, handler)
-        if noted:
-            handler = before.get(noted[0])
+        if self.noted:
+            handler = self.before.get(self.noted[0])
             if callable(handler):
-                handler(noted[0], None)
+                handler(self.noted[0], None)
             elif handler == signal.SIG_DFL:
-                signal.raise_signal(noted[0])  # what it would have done: end the process
+                signal.raise_signal(self.noted[0])  # what it would have done: end the process
