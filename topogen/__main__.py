@@ -37,7 +37,7 @@ def run() -> None:
 def _program() -> None:
     """The memory policy and the CLI; a signal got at any moment ends it as :class:`Interrupted`."""
     try:
-        from topogen.util.memory import reuse_freed_memory  # after the signal handlers: ctypes.util (tempfile, random...) slows start-up
+        from topogen.util.memory import reuse_freed_memory  # after the signal handlers: ctypes slows start-up
 
         reuse_freed_memory()
         from topogen.cli import main  # after the signal handlers: a Ctrl-C during the start-up imports is handled
