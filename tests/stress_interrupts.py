@@ -113,6 +113,7 @@ def main() -> int:
     ap.add_argument("--draw", type=int, default=1, help="random draw of the moments")
     ap.add_argument("--trace", action="store_true", help="record the Python stack where each signal handler ran")
     ap.add_argument("--slow", type=float, default=3.0, help="an exit later than this after the signal is reported as slow (with --trace: where the handler ran)")
+    ap.add_argument("--full", action="store_true", help="print the whole stderr of a failed try (default: its last 12 lines)")
     ap.add_argument("--source", help="run topogen from this source tree (e.g. an older commit: git archive COMMIT topogen | tar -x -C DIR)")
     ap.add_argument("--jobs", help="--jobs of the build (default: topogen's)")
     args = ap.parse_args()
@@ -168,7 +169,8 @@ def main() -> int:
                 slow_tries += 1
             print(f"try {i + 1:3d}: SIGINT at {at:5.2f} s, exit {p.returncode:4d}, {time.monotonic() - start:5.1f} s: {mark}", flush=True)
             if problems and err.strip() and said != [SAID]:
-                print("  stderr: " + "\n  stderr: ".join(err.strip().splitlines()[-12:]), flush=True)
+                lines = err.strip().splitlines()
+                print("  stderr: " + "\n  stderr: ".join(lines if args.full else lines[-12:]), flush=True)
             if args.trace:
                 if (problems or slow) and trace.exists():
                     print("  trace:\n    " + "\n    ".join(trace.read_text().splitlines()), flush=True)
