@@ -24,6 +24,7 @@ from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.workers import default_jobs
+from topogen.exports.summary import network_lines
 from topogen.search import executor as search_executor
 from topogen.search import report as search_report
 from topogen.search import run as search_run
@@ -217,6 +218,8 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
             lines.append(
                 f"  {'':15s} BOM ({ctx.summary['catalog']}): {plural(sec['transceivers'], 'transceiver')}, {cables}, cost {usd(sec['cost'])} ({usd_cents(sec['cost_per_gpu'])} per GPU), power {power}"
             )
+        if "networks" in ctx.summary:
+            lines += [f"  {'':15s} {line}" for line in network_lines(ctx.summary["networks"], arch)]
     if "comparison" in ctx.summary:
         cmp = ctx.summary["comparison"]
         parts = [f"{pct(cmp['cost_reduction'])} of the cost" if cmp["cost_reduction"] is not None else None]
