@@ -19,7 +19,7 @@ Storage (``design: separate``), a two-tier Clos.
       Management servers' storage ports land here and add no uplinks.
     * Spines: ``max(storage.spines, ceil(uplinks / radix))``; uplink ``c`` of the
       fabric (leaves in order) goes to spine ``c mod S``: balanced striping, every
-      leaf on every spine. A spine count beyond the smallest leaf's uplinks needs a
+      node leaf on every spine (a target leaf with fewer uplinks on some). A spine count beyond the smallest leaf's uplinks needs a
       third tier, which topogen does not build: an input error.
 
 In-band, leaf pairs and spines.
@@ -293,7 +293,7 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     td, tu = st.ratio("target")
     tcap = max_down(r, td, tu)
     rule = len(groups) if st.target_leaves == "per_su" else 2
-    nt = max(rule, ceil(p.target_ports / tcap)) if p.target_ports else 0
+    nt = min(max(rule, ceil(p.target_ports / tcap)), p.target_ports)  # no target leaf without a target port
     tdown = _split(p.target_ports, nt) if nt else []
     mports = p.net.management_servers * st.management_ports
     tm = _split(mports, nt) if nt else []
@@ -304,8 +304,9 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     if mports and not nt:
         raise InputError([Problem("networks.storage.target_ports", "management servers have storage ports but the storage fabric has no target leaves", "give target_ports (or a required bandwidth to size them), or storage.management_ports: 0")])
     spines = max(st.spines or 1, ceil(sum(up) / r)) if up else 0
-    if up and spines > min(up):
-        raise InputError([Problem(where, f"{p.nodes:,} nodes x {ports} storage port(s) need {spines} spines of {r} ports, more than a leaf's {min(up)} uplinks reach: the storage fabric would need a third tier", "use a switch with more ports (a director), or a higher node_oversubscription")])
+    reach = min(up[: len(down)], default=spines)  # every node leaf reaches every spine; a target leaf reaches some, and through them every node leaf
+    if up and spines > reach:
+        raise InputError([Problem(where, f"{p.nodes:,} nodes x {ports} storage port(s) need {spines} spines of {r} ports, more than a node leaf's {reach} uplinks reach: the storage fabric would need a third tier", "use a switch with more ports (a director), or a higher node_oversubscription")])
     return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), spines)
 
 

@@ -1,0 +1,269 @@
+"""The storage, in-band and OOB networks: published totals, closed form = wiring over grids, validation, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from topogen import pipeline
+from topogen.checks.networks import validate_networks
+from topogen.fabric import networks as nw
+from topogen.spec.cluster import build_spec, load_spec, read_spec_file, resolve_spec_path
+from topogen.spec.networks import InbandSpec, NetworksSpec, NodePorts, OobSpec, StorageSpec
+from topogen.util.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def superpod():
+    return pipeline.build(load_spec("dgx-h100-superpod"))
+
+
+def _counts(ctx, arch="rail-optimized"):
+    return ctx.networks[arch].counts()
+
+
+# --- the published DGX H100 SuperPOD 4-SU totals, each figure checked ----------------------
+
+
+def test_superpod_storage_switches(superpod):
+    c = _counts(superpod)["storage"]
+    assert c["switches"] == {"leaf": 8, "target-leaf": 4, "spine": 4}
+    assert sum(c["switches"].values()) == 16
+
+
+def test_superpod_storage_cables(superpod):
+    c = _counts(superpod)["storage"]["cables"]
+    assert c == {"node": 254, "leaf-spine": 240, "target": 48, "fabric-manager": 2, "management-server": 4}
+    assert sum(c.values()) == 548
+
+
+def test_superpod_inband(superpod):
+    c = _counts(superpod)["inband"]
+    assert c["switches"] == {"leaf": 6, "spine": 2}
+    assert c["cables"] == {"node": 254, "management-server": 8, "core-uplink": 4, "isl": 6, "nfs": 8, "leaf-spine": 24}
+    assert sum(c["cables"].values()) == 304
+
+
+def test_superpod_oob(superpod):
+    c = _counts(superpod)["oob"]
+    assert c["switches"] == {"access": 8}
+    one_gbe = c["cables"]["management-port"] + c["cables"]["back-to-back"]
+    assert one_gbe == 317 and c["cables"]["oob-uplink"] == 16
+    assert sum(c["cables"].values()) == 333
+
+
+def test_superpod_oob_devices(superpod):
+    """317 = 127 BMC + 64 InfiniBand switches + 8 servers + 8 in-band switches + 2 back-to-back + 108 PDUs."""
+    n = superpod.networks["rail-optimized"]
+    c = n.cables
+    m = (c.net == nw.OOB) & (c.role == nw.R_MPORT)
+    kinds = np.bincount(c.a_kind[m], minlength=len(nw.KIND_NAMES))
+    assert kinds[nw.NODE] == 127
+    assert kinds[nw.FABRIC] == 48
+    roles = [n.switches[i].network for i in c.a_idx[m & (c.a_kind == nw.SWITCH)]]
+    assert roles.count(nw.STORAGE) == 16 and roles.count(nw.INBAND) == 8
+    assert kinds[nw.MGMT] + kinds[nw.UFM] == 8
+    assert kinds[nw.PDU] == 108
+
+
+def test_superpod_racks_and_pdus(superpod):
+    n = superpod.networks["rail-optimized"]
+    assert n.racks == (32, 6) and sum(n.racks) == 38
+    assert n.endpoints["pdu"] == 96 + 12
+
+
+def test_superpod_valid_and_in_summary(superpod):
+    assert superpod.valid
+    sec = superpod.summary["networks"]["architectures"]["rail-optimized"]
+    assert sec["totals"]["all_switches"] == 48 + 16 + 8 + 8
+    assert sec["totals"]["all_cables"] == 2040 + 548 + 304 + 333
+    assert sec["findings"] == []
+
+
+def test_compare_still_compute_fabric(superpod):
+    """Rail-only vs rail-optimized compares the compute fabric; the totals show what the other networks add."""
+    plain = build_spec({k: v for k, v in read_spec_file(resolve_spec_path("dgx-h100-superpod")).items() if k != "networks"}, default_name="x")
+    assert superpod.summary["comparison"] == pipeline.build(plain).summary["comparison"]
+    sec = superpod.summary["networks"]["architectures"]
+    assert sec["rail-optimized"]["totals"]["other_switches"] == sec["rail-only"]["totals"]["other_switches"] == 32
+
+
+# --- closed form = wiring, over grids ------------------------------------------------------
+
+
+def _plan(nodes, su, radix, ports=2, bonded=True, mgmt=2, ufm=2, targets=24, design="separate", rule="per_su", oob=48, ratio="4:3"):
+    net = NetworksSpec(
+        inband_ports=NodePorts(ports, 100, bonded), storage_ports=NodePorts(2, 400), management_servers=mgmt, compute_fabric_managers=2,
+        storage=StorageSpec(design=design, target_ports=targets, target_leaves=rule, fabric_managers=ufm if design == "separate" else 0, node_oversubscription=ratio, target_speed=100 if design == "converged" else None),
+        inband=InbandSpec(nfs_ports=4, leaf_uplinks=8 if nodes > 500 else 4),
+        oob=OobSpec(),
+    )
+    if design == "converged":
+        net = NetworksSpec(inband_ports=NodePorts(ports, 100, bonded), storage_ports=NodePorts(2, 100), management_servers=mgmt, storage=net.storage, inband=net.inband)
+    return nw.NetworkPlan(nodes, nodes * 8, 8, 8, su, 4, 16, nodes // 4, net, radix, radix, oob, targets, ("s", "i", "o"))
+
+
+GRID = [(n, su, r) for n in (1, 7, 31, 127, 300) for su in (0, 32) for r in (40, 64, 128)]
+
+
+@pytest.mark.parametrize("nodes,su,radix", GRID)
+def test_closed_form_equals_wiring(nodes, su, radix):
+    p = _plan(nodes, su, radix, ufm=0 if nodes == 1 else 2)
+    try:
+        closed = nw.closed_form(p)
+    except InputError:
+        pytest.skip("outside two tiers for this radix")
+    wired = nw.generate(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert validate_networks(wired) == []
+
+
+@pytest.mark.parametrize("design,rule,bonded", [("separate", "pair", True), ("separate", "per_su", False), ("converged", "per_su", True), ("none", "per_su", True)])
+def test_designs_valid_and_closed(design, rule, bonded):
+    p = _plan(127, 32, 64, design=design, rule=rule, bonded=bonded)
+    wired = nw.generate(p)
+    closed = nw.closed_form(p)
+    assert wired.counts() == closed
+    assert validate_networks(wired) == []
+    if design != "separate":
+        assert not wired.switches_of(nw.STORAGE)
+
+
+def test_every_node_port_cabled_once():
+    wired = nw.generate(_plan(300, 32, 64, targets=160))
+    c = wired.cables
+    for net, count in ((nw.STORAGE, 2), (nw.INBAND, 2), (nw.OOB, 1)):
+        m = (c.a_kind == nw.NODE) & (c.net == net)
+        assert np.all(np.bincount(c.a_idx[m], minlength=300) == count)
+
+
+def test_bonded_pairs_on_two_leaves_of_a_pair():
+    wired = nw.generate(_plan(127, 32, 64))
+    c = wired.cables
+    m = (c.a_kind == nw.NODE) & (c.net == nw.INBAND)
+    for node in (0, 63, 126):
+        z = sorted(c.z_idx[m & (c.a_idx == node)])
+        a, b = wired.switches[z[0]], wired.switches[z[1]]
+        assert a.pair == b.pair >= 0 and a.name != b.name
+
+
+def test_deterministic():
+    a, b = nw.generate(_plan(300, 32, 64, targets=160)), nw.generate(_plan(300, 32, 64, targets=160))
+    assert [s.name for s in a.switches] == [s.name for s in b.switches]
+    for col in nw.CABLE_COLUMNS:
+        assert np.array_equal(getattr(a.cables, col), getattr(b.cables, col))
+
+
+def test_validation_catches_a_cable_across_networks():
+    wired = nw.generate(_plan(31, 32, 64))
+    c = wired.cables
+    i = int(np.flatnonzero((c.net == nw.STORAGE) & (c.role == nw.R_NODE))[0])
+    ib_leaf = next(k for k, s in enumerate(wired.switches) if s.network == nw.INBAND)
+    c.z_idx[i] = ib_leaf
+    checks = {f.check for f in validate_networks(wired)}
+    assert "networks.separate" in checks
+
+
+def test_third_tier_is_an_input_error():
+    with pytest.raises(InputError) as e:
+        nw.closed_form(_plan(4096, 32, 40))
+    assert e.value.problems[0].path == "networks.storage.switch"
+    assert "third tier" in e.value.problems[0].message
+
+
+# --- required bandwidth ----------------------------------------------------------------------
+
+
+def _superpod_data(**storage):
+    data = read_spec_file(resolve_spec_path("dgx-h100-superpod"))
+    data["networks"]["storage"].update(storage)
+    return data
+
+
+def test_halving_storage_ports_names_the_shortfall():
+    data = _superpod_data(required={"per_node_GBps": 80})
+    data["networks"]["node_ports"]["storage"]["count"] = 1
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    assert not ctx.valid
+    f = [f for f in ctx.network_findings["rail-optimized"] if f.check == "networks.storage-node"]
+    assert f and "50 GB/s" in f[0].message and "80 GB/s" in f[0].message and "needs 2 storage port(s)" in f[0].hint
+
+
+def test_bisection_shortfall_names_target_ports():
+    data = _superpod_data(required={"aggregate_GBps": 4000})
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    f = [f for f in ctx.network_findings["rail-optimized"] if f.check == "networks.storage-bisection"]
+    assert f and "needs 80 target ports of 400G" in f[0].hint and "48 given" in f[0].hint
+
+
+def test_targets_sized_from_required():
+    data = _superpod_data(required={"per_gpu_GBps": 1})
+    del data["networks"]["storage"]["target_ports"]
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    assert ctx.networks["rail-optimized"].plan.target_ports == -(-1016 * 8 // 400)  # 1 GB/s per GPU: 8,128 Gb/s on 400G ports
+    assert ctx.valid
+
+
+def test_from_checkpoint_equals_the_analysis(tmp_path):
+    data = _superpod_data(required={"from": "checkpoint"})
+    del data["networks"]["storage"]["target_ports"]
+    data["workload"] = {"model": "gpt-3-175b", "gpu": "h100", "parallelism": {"dp": "fsdp"}, "checkpoint": {"write_s": 30, "path": "storage-fabric"}}
+    spec = build_spec(data, default_name="ckpt")
+    ctx = pipeline.build(spec)
+    path = tmp_path / "s.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(data))
+    out = subprocess.run([sys.executable, "-m", "topogen", "analyze", "checkpoint", str(path), "--json"], capture_output=True, text=True)
+    figure = ctx.storage_required["aggregate_GBps"]
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["rows"][0]["write_GBps"] == pytest.approx(figure)
+    assert figure == pytest.approx(175e9 * 14 / 30 / 1e9)
+    assert ctx.networks["rail-optimized"].plan.target_ports == -(-int(figure * 8) // 400)
+
+
+# --- bad input: exit 2, the field named --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "networks,path",
+    [
+        ({"node_ports": {"inband": {"count": 3, "bonded": True}}}, "networks.node_ports.inband.count"),
+        ({"storage": {"design": "both"}}, "networks.storage.design"),
+        ({"storage": {"node_oversubscription": "1:2"}}, "networks.storage.node_oversubscription"),
+        ({"storage": {"required": {"per_node_GBps": 40, "per_gpu_GBps": 4}}}, "networks.storage.required"),
+        ({"storage": {"design": "converged"}}, "networks.node_ports.storage.speed"),
+        ({"oob": {"uplinks": -1}}, "networks.oob.uplinks"),
+        ({"colour": 1}, "networks.colour"),
+    ],
+)
+def test_bad_section(networks, path):
+    with pytest.raises(InputError) as e:
+        build_spec({"gpus": 64, "hb_domain": 8, "radix": 16, "networks": networks})
+    assert path in [p.path for p in e.value.problems]
+
+
+def test_no_switch_carries_the_speed_exits_2(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("gpus: 512\nhb_domain: 8\nradix: 64\ncatalog: ndr-400g\nnetworks:\n  node_ports:\n    storage: {count: 2, speed: 800}\n")
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "networks.storage.switch" in out.stderr and "800G" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_absent_section_changes_nothing():
+    spec = load_spec("demo")
+    assert spec.networks is None
+    ctx = pipeline.build(spec)
+    assert "networks" not in ctx.summary and not ctx.networks
+    assert "networks" not in spec.to_dict()
+
+
+def test_section_round_trips_through_to_dict():
+    spec = load_spec("dgx-h100-superpod")
+    again = build_spec(spec.to_dict(), default_name="x")
+    assert again.networks == spec.networks
