@@ -267,3 +267,43 @@ def test_section_round_trips_through_to_dict():
     spec = load_spec("dgx-h100-superpod")
     again = build_spec(spec.to_dict(), default_name="x")
     assert again.networks == spec.networks
+
+
+# --- exports ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def superpod_out(superpod, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sp") / "out"
+    pipeline.write_outputs(superpod, out, ["cabling", "xlsx"])
+    return out
+
+
+def test_networks_cabling_csv_reads_back(superpod_out, superpod):
+    import csv
+
+    from topogen.asbuilt import cabling
+
+    path = superpod_out / "rail-optimized" / "networks-cabling.csv"
+    rows = list(csv.DictReader(path.open()))
+    assert len(rows) == 548 + 304 + 333
+    by = {}
+    for r in rows:
+        by[r["network"]] = by.get(r["network"], 0) + 1
+    assert by == {"storage": 548, "inband": 304, "oob": 333}
+    found = cabling.read(path)
+    assert len(found.cables) == len(rows) and found.duplicate_count == 0
+    up = [r for r in rows if r["role"] == "oob-uplink"]
+    assert all(r["a_role"] == "oob-access" and r["z_role"] == "inband-leaf" for r in up)
+    assert "network" not in (superpod_out / "rail-optimized" / "cabling.csv").open().readline()
+
+
+def test_workbook_networks_sheet(superpod_out):
+    import openpyxl
+
+    wb = openpyxl.load_workbook(superpod_out / "dgx-h100-superpod.xlsx")
+    rows = list(wb["Networks"].iter_rows(values_only=True))
+    totals = {(r[0], r[1]): r[2] for r in rows if r[2] and "switches," in str(r[2]) and r[1] != "all"}
+    assert totals[("rail-optimized", "storage")] == "16 switches, 548 cables"
+    assert totals[("rail-optimized", "inband")] == "8 switches, 304 cables"
+    assert totals[("rail-optimized", "oob")] == "8 switches, 333 cables"

@@ -203,6 +203,18 @@ class Networks:
             return compute_names[idx] if compute_names else f"compute-switch-{idx}"
         return KIND_NAMES[kind]  # targets, nfs, dc-core: one device each
 
+    def names(self, kind: int, compute_names: list[str] | None = None) -> list[str]:
+        """Every device name of ``kind``, by index (the one-device kinds: one name)."""
+        p = self.plan
+        if kind == NODE:
+            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node).names()
+        if kind == SWITCH:
+            return [s.name for s in self.switches]
+        if kind == FABRIC:
+            return list(compute_names) if compute_names is not None else [f"compute-switch-{i}" for i in range(p.compute_switches)]
+        n = {MGMT: self.endpoints["mgmt"], UFM: self.endpoints["ufm"], PDU: self.endpoints["pdu"]}.get(kind, 1)
+        return [self.device_name(kind, i) for i in range(n)]
+
     def _pdu_name(self, idx: int) -> str:
         cr, mr = self.racks
         pc, pm = self.plan.net.oob.pdus_per_compute_rack, self.plan.net.oob.pdus_per_management_rack
