@@ -107,7 +107,7 @@ def _plan(nodes, su, radix, ports=2, bonded=True, mgmt=2, ufm=2, targets=24, des
     return nw.NetworkPlan(nodes, nodes * 8, 8, 8, su, 4, 16, nodes // 4, net, radix, radix, oob, targets, ("s", "i", "o"))
 
 
-GRID = [(n, su, r) for n in (1, 7, 31, 127, 300) for su in (0, 32) for r in (40, 64, 128)]
+GRID = [(n, su, r) for n in (1, 7, 31, 64, 127, 300) for su in (0, 32) for r in (40, 64, 128)]
 
 
 @pytest.mark.parametrize("nodes,su,radix", GRID)

@@ -16,7 +16,8 @@ Storage (``design: separate``), a two-tier Clos.
       nodes, 24 uplinks). Storage fabric managers take the last leaves' free slots.
     * Target leaves: ``per_su`` gives one per SU with the target ports split evenly,
       ``pair`` two; more when the ports do not fit. Uplinks at the target ratio (1:1).
-      Management servers' storage ports land here and add no uplinks.
+      Management servers' storage ports land here and add no uplinks, and so do the
+      fabric managers that find no free slot on the last SU's node leaves.
     * Spines: ``max(storage.spines, ceil(uplinks / radix))``; uplink ``c`` of the
       fabric (leaves in order) goes to spine ``c mod S``: balanced striping, every
       node leaf on every spine (a target leaf with fewer uplinks on some). A spine count beyond the smallest leaf's uplinks needs a
@@ -272,6 +273,7 @@ class StorageShape:
     target_mgmt: tuple[int, ...]  # management-server ports on each target leaf
     up: tuple[int, ...]  # uplinks of every leaf: node leaves then target leaves
     spines: int
+    target_ufm: tuple[int, ...] = ()  # fabric managers on each target leaf (the last SU's node leaves were full)
 
 
 def storage_shape(p: NetworkPlan) -> StorageShape:
@@ -296,10 +298,12 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
         start += n
     ufm = [0] * len(down)
     last = [i for i, g in enumerate(grp) if g == len(groups) - 1]
+    spill = 0  # fabric managers that find no free slot on the last SU's node leaves go to the target leaves
     for j in range(st.fabric_managers):
         i = last[j % len(last)] if last else 0
         if not last or down[i] + 1 > cap:
-            raise InputError([Problem("networks.storage.fabric_managers", f"{st.fabric_managers} storage fabric manager(s) find no free leaf port: the last scalable unit's storage leaves are full ({cap} down ports at {st.node_oversubscription})", "leave a node slot free in the last SU (as NVIDIA's 127-node SuperPOD does), or fewer fabric_managers")])
+            spill += 1
+            continue
         down[i] += 1
         ufm[i] += 1
     td, tu = st.ratio("target")
@@ -309,9 +313,12 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     tdown = _split(p.target_ports, nt) if nt else []
     mports = p.net.management_servers * st.management_ports
     tm = _split(mports, nt) if nt else []
+    tf = _split(spill, nt) if nt else []
+    if spill and not nt:
+        raise InputError([Problem("networks.storage.fabric_managers", f"{spill} storage fabric manager(s) find no free leaf port: the last scalable unit's storage leaves are full ({cap} down ports at {st.node_oversubscription}) and there is no target leaf", "leave a node slot free in the last SU (as NVIDIA's 127-node SuperPOD does), give target_ports, or fewer fabric_managers")])
     for k in range(nt):
-        if tdown[k] + tm[k] + ceil(tdown[k] * tu / td) > r:
-            raise InputError([Problem("networks.storage.management_ports", f"the target leaves have no room for {mports} management-server storage port(s)", "fewer management_ports, or more target_ports spread over more leaves")])
+        if tdown[k] + tm[k] + tf[k] + ceil(tdown[k] * tu / td) > r:
+            raise InputError([Problem("networks.storage.management_ports", f"the target leaves have no room for {mports} management-server and {spill} fabric-manager storage port(s)", "fewer management_ports, or more target_ports spread over more leaves")])
     up = [ceil(x * u / d) for x in down] + [ceil(x * tu / td) for x in tdown]
     if mports and not nt:
         raise InputError([Problem("networks.storage.target_ports", "management servers have storage ports but the storage fabric has no target leaves", "give target_ports (or a required bandwidth to size them), or storage.management_ports: 0")])
@@ -319,7 +326,7 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     reach = min(up[: len(down)], default=spines)  # every node leaf reaches every spine; a target leaf reaches some, and through them every node leaf
     if up and spines > reach:
         raise InputError([Problem(where, f"{p.nodes:,} nodes x {ports} storage port(s) need {spines} spines of {r} ports, more than a node leaf's {reach} uplinks reach: the storage fabric would need a third tier", "use a switch with more ports (a director), or a higher node_oversubscription")])
-    return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), spines)
+    return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), spines, tuple(tf))
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,7 +520,10 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
         idx = np.arange(mgmt, mgmt + m)
         cables.add(m, net=STORAGE, role=R_MGMT, a_kind=MGMT, a_idx=idx % ms if ms else idx, a_port=idx // ms if ms else 0, z_kind=SWITCH, z_idx=base + nl + k, z_port=np.arange(t + 1, t + m + 1), speed=speed)
         mgmt += m
-    downs = list(st.leaf_down) + [st.target_down[k] + st.target_mgmt[k] for k in range(tl)]
+        for j in range(st.target_ufm[k] if st.target_ufm else 0):
+            cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + nl + k, z_port=t + m + j + 1, speed=speed)
+            ufm += 1
+    downs = list(st.leaf_down) + [st.target_down[k] + st.target_mgmt[k] + (st.target_ufm[k] if st.target_ufm else 0) for k in range(tl)]
     _stripe(list(st.up), st.spines, base + nl + tl, list(range(base, base + nl + tl)), [_up_start(r, d, u) for d, u in zip(downs, st.up)], speed, STORAGE, cables)
 
 
