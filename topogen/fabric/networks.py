@@ -30,7 +30,9 @@ In-band, leaf pairs and spines.
       units per leaf; ``2 x ceil(units / down)`` leaves when bonded.
     * ``isl`` links join the two leaves of each pair; leaf uplinks stripe over
       ``max(inband.spines, ceil(leaves x leaf_uplinks / (radix - core_uplinks)))``
-      spines; each spine has ``core_uplinks`` to the data-centre core.
+      spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
+      single tier (the Enterprise RAs' converged leaf pair): the leaves' uplinks go to the
+      core, and more than one pair is an input error.
 
 OOB, access switches per scalable unit.
     * Per SU: the BMCs of its nodes and the PDUs of its compute racks, on
@@ -358,6 +360,10 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     step = 2 if bonded else 1
     units = sum(devs * (ports // step + (ports % step)) for _, _, devs, ports, _ in inband_units(p, oob_switches))
     leaves = step * ceil(units / per)
+    if n.inband.spines == 0:  # single tier: one leaf pair (or leaf), its uplinks to the data-centre core
+        if leaves > step:
+            raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one leaf {'pair' if bonded else ''}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit".replace("leaf  ", "leaf "), "set spines: 2 (a spine layer appears), or use a switch with more ports")])
+        return InbandShape(units, per, leaves, 0, bonded)
     room = p.inband_radix - n.inband.core_uplinks
     spines = max(n.inband.spines, ceil(leaves * n.inband.leaf_uplinks / room)) if leaves else 0
     if leaves and spines > n.inband.leaf_uplinks:
@@ -438,7 +444,8 @@ def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
     oob_up = ports_by.pop("oob-uplink", 0)
     isl = (ib.leaves // 2) * n.inband.isl if ib.bonded else 0
     out["inband"]["switches"] = {k: v for k, v in (("leaf", ib.leaves), ("spine", ib.spines)) if v}
-    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", ib.spines * n.inband.core_uplinks), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks)) if v}
+    core = ib.spines * n.inband.core_uplinks if ib.spines else ib.leaves * n.inband.leaf_uplinks
+    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks if ib.spines else 0)) if v}
     out["oob"]["switches"] = {"access": o.switches} if o.switches else {}
     b2b = n.compute_fabric_managers // 2 + n.storage.fabric_managers // 2
     out["oob"]["cables"] = {k: v for k, v in (("management-port", sum(o.group_ports) + o.shared), ("oob-uplink", oob_up), ("back-to-back", b2b)) if v}
@@ -460,7 +467,7 @@ def generate(p: NetworkPlan) -> Networks:
     _wire_inband(p, ib, oob_first, o.switches, switches, cables)
     _wire_oob(p, o, ib_first, switches, cables)
     ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
-    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.spines * p.net.inband.core_uplinks}
+    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.spines * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
     notes = []
     if st is not None:
         notes.append(f"storage: {len(st.leaf_down)} node leaves at {p.net.storage.node_oversubscription}, {len(st.target_down)} target leaves ({p.net.storage.target_leaves}) at {p.net.storage.target_oversubscription}, {st.spines} spines")
@@ -561,6 +568,10 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
             q = r - n.inband.leaf_uplinks - np.arange(n.inband.isl)
             cables.add(n.inband.isl, net=INBAND, role=R_ISL, a_kind=SWITCH, a_idx=a, a_port=q, z_kind=SWITCH, z_idx=b, z_port=q, speed=speed)
     lu = n.inband.leaf_uplinks
+    if not ib.spines:  # single tier: each leaf's uplinks go to the data-centre core
+        for i in range(ib.leaves):
+            cables.add(lu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=base + i, a_port=np.arange(r - lu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(i * lu + 1, i * lu + lu + 1), speed=speed)
+        return
     _stripe([lu] * ib.leaves, ib.spines, base + ib.leaves, list(range(base, base + ib.leaves)), [r - lu + 1] * ib.leaves, speed, INBAND, cables)
     cu = n.inband.core_uplinks
     for s in range(ib.spines):
