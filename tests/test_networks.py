@@ -168,11 +168,25 @@ def test_validation_catches_a_cable_across_networks():
     assert "networks.separate" in checks
 
 
-def test_third_tier_is_an_input_error():
+@pytest.mark.parametrize("nodes,su,radix", [(1000, 0, 32), (2048, 32, 64)])
+def test_three_tiers_closed_form_equals_wiring(nodes, su, radix):
+    p = _plan(nodes, su, radix, targets=64)
+    closed = nw.closed_form(p)
+    assert closed["storage"]["switches"]["super-spine"] and closed["inband"]["switches"]["super-spine"]
+    wired = nw.generate(p)
+    assert wired.counts() == closed
+    assert validate_networks(wired) == []
+    c = wired.cables
+    up = (c.net == nw.STORAGE) & (c.role == nw.R_UP)
+    sup = (c.net == nw.STORAGE) & (c.role == nw.R_SUPER)
+    assert up.sum() == sup.sum()  # pod spines at 1:1
+
+
+def test_fourth_tier_is_an_input_error():
     with pytest.raises(InputError) as e:
         nw.closed_form(_plan(4096, 32, 40))
     assert e.value.problems[0].path == "networks.storage.switch"
-    assert "third tier" in e.value.problems[0].message
+    assert "fourth tier" in e.value.problems[0].message
 
 
 # --- required bandwidth ----------------------------------------------------------------------
@@ -313,7 +327,7 @@ def test_workbook_networks_sheet(superpod_out):
 
 
 def test_enterprise_converged_single_tier():
-    ctx = pipeline.build(load_spec("enterprise-2-8-9-400"))
+    ctx = pipeline.build(load_spec("era-2-8-9-400"))
     n = ctx.networks["rail-optimized"]
     c = n.counts()
     assert c["storage"] == {"switches": {}, "cables": {}}
@@ -327,13 +341,13 @@ def test_enterprise_converged_single_tier():
 
 @pytest.mark.parametrize("gpus,leaves", [(32, 2), (128, 2), (1024, 2)])
 def test_enterprise_grows_in_steps(gpus, leaves):
-    ctx = pipeline.build(load_spec("enterprise-2-8-9-400", {"gpus": gpus}))
+    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": gpus}))
     n = ctx.networks["rail-optimized"]
     assert n.counts()["inband"]["switches"] == {"leaf": leaves}
     assert n.counts()["oob"]["switches"]["access"] == -(-(n.counts()["oob"]["cables"]["management-port"]) // 48)
 
 
 def test_converged_past_single_tier_exits_2():
-    out = subprocess.run([sys.executable, "-m", "topogen", "build", "enterprise-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
