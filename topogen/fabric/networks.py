@@ -139,7 +139,11 @@ class _Cables:
 
     def add(self, n: int, **cols) -> None:
         if n:
-            self.parts.append({c: np.broadcast_to(np.asarray(cols[c], _DT[c]), (n,)) for c in CABLE_COLUMNS})
+            part = {}
+            for c in CABLE_COLUMNS:
+                v = np.asarray(cols[c], _DT[c])
+                part[c] = np.full(n, v, _DT[c]) if v.ndim == 0 else v
+            self.parts.append(part)
 
     def table(self) -> CableTable:
         if not self.parts:
@@ -571,10 +575,10 @@ def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_sta
         for j in range(sp):
             spine_of[(p, j)] = len(switches)
             switches.append(NetSwitch(f"{name}-spine-p{p:0{pw}d}-{j:02d}", network, "spine", radix, speed, sku, p))
-        for q in range(n):
-            i = f + q
-            js = np.arange(up[i])
-            cables.add(up[i], net=network, role=R_UP, a_kind=SWITCH, a_idx=leaf_ids[i], a_port=up_start[i] + js, z_kind=SWITCH, z_idx=np.asarray([spine_of[(p, j)] for j in range(up[i])], np.int64), z_port=q + 1, speed=speed)
+        ups = np.asarray(up[f : f + n], np.int64)
+        q = np.repeat(np.arange(n), ups)  # the leaf's place in the pod: its port on every pod spine
+        j = np.arange(int(ups.sum())) - np.repeat(np.cumsum(ups) - ups, ups)  # the leaf's uplink j goes to pod spine j
+        cables.add(len(q), net=network, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids[f : f + n], np.int64)[q], a_port=np.asarray(up_start[f : f + n], np.int64)[q] + j, z_kind=SWITCH, z_idx=spine_of[(p, 0)] + j, z_port=q + 1, speed=speed)
     top = len(switches)
     ups = u.spine_ups(tuple(up))
     by_plane: dict[int, list[tuple[int, int]]] = {}
