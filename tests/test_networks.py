@@ -351,3 +351,17 @@ def test_converged_past_single_tier_exits_2():
     out = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_superpod_ports_and_transceivers_counted_apart(superpod):
+    """Ports, twin-port switch modules and device modules are counted separately (254 DGX storage transceivers)."""
+    b = {x.network: x for x in superpod.network_boms["rail-optimized"]}["storage"]
+    assert b.ports == 254 + 2 * 240 + 48 + 2 + 4  # switch ports in use
+    assert b.device_transceivers == 254 + 48 + 2 + 4  # one per node, target, fabric-manager and server port
+    n = superpod.networks["rail-optimized"]
+    c = n.cables
+    node = (c.net == nw.STORAGE) & (c.a_kind == nw.NODE)
+    assert int(node.sum()) == 254
+    # QM9700 cages hold two 400G ports: modules = ports used per switch, halved, rounded up
+    used = np.bincount(np.concatenate([c.a_idx[(c.net == nw.STORAGE) & (c.a_kind == nw.SWITCH)], c.z_idx[c.net == nw.STORAGE]]), minlength=len(n.switches))
+    assert b.transceivers == int(sum(-(-u // 2) for u in used if u))
