@@ -289,7 +289,7 @@ def test_section_round_trips_through_to_dict():
 @pytest.fixture(scope="module")
 def superpod_out(superpod, tmp_path_factory):
     out = tmp_path_factory.mktemp("sp") / "out"
-    pipeline.write_outputs(superpod, out, ["cabling", "xlsx"])
+    pipeline.write_outputs(superpod, out, ["cabling", "topology", "xlsx"])
     return out
 
 
@@ -365,3 +365,14 @@ def test_superpod_ports_and_transceivers_counted_apart(superpod):
     # QM9700 cages hold two 400G ports: modules = ports used per switch, halved, rounded up
     used = np.bincount(np.concatenate([c.a_idx[(c.net == nw.STORAGE) & (c.a_kind == nw.SWITCH)], c.z_idx[c.net == nw.STORAGE]]), minlength=len(n.switches))
     assert b.transceivers == int(sum(-(-u // 2) for u in used if u))
+
+
+def test_networks_topology_json_loads_in_networkx(superpod_out):
+    import networkx as nx
+
+    g = nx.node_link_graph(json.loads((superpod_out / "rail-optimized" / "networks-topology.json").read_text()), edges="edges")
+    assert g.number_of_edges() == 548 + 304 + 333
+    for net, cables in (("storage", 548), ("inband", 304), ("oob", 333)):
+        h = g.edge_subgraph([(u, v, k) for u, v, k, d in g.edges(keys=True, data=True) if d["network"] == net])
+        assert h.number_of_edges() == cables and nx.is_connected(h.to_undirected())
+    assert g.nodes["stor-spine-00"]["network"] == "storage" and g.nodes["hb000"]["kind"] == "node"
