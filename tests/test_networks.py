@@ -409,3 +409,29 @@ def test_random_plan_closed_form_equals_wiring(seed):
     wired = nw.generate(p)
     assert wired.counts() == closed
     assert validate_networks(wired) == []
+
+
+# --- the floor -------------------------------------------------------------------------------
+
+
+def test_superpod_management_racks_placed(superpod):
+    """6 management racks: the compute layout's 3 switch racks, 2 for the 24 storage and in-band switches, 1 for 8 servers."""
+    lay = superpod.layouts["rail-optimized"]
+    fabric_racks = sum(1 for k in lay.racks.kind if k != "compute")
+    nl = superpod.network_layouts["rail-optimized"]
+    assert fabric_racks + len(nl.racks) == superpod.networks["rail-optimized"].racks[1] == 6
+    assert fabric_racks + len(nl.racks) + 32 == 38
+
+
+def test_network_cable_lengths(superpod):
+    n = superpod.networks["rail-optimized"]
+    nl = superpod.network_layouts["rail-optimized"]
+    c = n.cables
+    outside = np.isin(c.a_kind, [nw.TARGETS, nw.NFS, nw.CORE]) | np.isin(c.z_kind, [nw.TARGETS, nw.NFS, nw.CORE])
+    assert np.isnan(nl.length_m[outside]).all() and not np.isnan(nl.length_m[~outside]).any()
+    sold = set(superpod.layouts["rail-optimized"].spec.lengths_m)
+    assert set(nl.length_m[~outside].tolist()) <= sold
+    assert (nl.length_m[~outside] >= nl.routed_m[~outside]).all()
+    # an OOB switch stands in its SU's compute racks: its BMC cables stay in the row
+    bmc = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+    assert {r[0] for r in nl.z_rack[bmc].tolist()} <= {r[0] for r in nl.a_rack[bmc].tolist()}

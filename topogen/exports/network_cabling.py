@@ -3,7 +3,9 @@
 Columns: ``cable`` (1-based), ``network`` (storage, inband, oob), ``role`` (node,
 leaf-spine, target, isl, core-uplink, management-port, oob-uplink...), then both ends
 as in ``cabling.csv``: ``a_device``, ``a_role``, ``a_port``, ``a_speed_gbps``,
-``z_device``, ``z_role``, ``z_port``, ``z_speed_gbps``. The ``a`` end is the node or
+``z_device``, ``z_role``, ``z_port``, ``z_speed_gbps``; then ``a_rack``, ``z_rack`` and
+``length_m`` (the sold length, :mod:`topogen.layout.networks`; empty for the ends outside
+the plan: storage targets, NFS, the data-centre core). The ``a`` end is the node or
 managed device (or the lower switch), the ``z`` end the switch it lands on. Nodes are
 named as in ``cabling.csv``; node ports are ``stor<i>``, ``inb<i>`` and ``bmc``, a
 managed switch's port ``mgmt0``. The end columns are ``cabling.csv``'s, so the as-built
@@ -54,5 +56,14 @@ def generate_rows(n: nw.Networks, compute) -> Iterator[tuple]:
         )
 
 
-def write(n: nw.Networks, compute, path: Path) -> None:
-    write_csv(path, COLUMNS, generate_rows(n, compute))
+FLOOR = ("a_rack", "z_rack", "length_m")
+
+
+def write(n: nw.Networks, compute, path: Path, lay=None) -> None:
+    """The file; with a :class:`~topogen.layout.networks.NetworkLayout`, each end's rack and the sold length follow (empty outside the plan)."""
+    if lay is None:
+        write_csv(path, COLUMNS, generate_rows(n, compute))
+        return
+    lengths = ["" if x != x else (str(int(x)) if float(x).is_integer() else str(x)) for x in lay.length_m.tolist()]
+    rows = (r + (a, z, m) for r, a, z, m in zip(generate_rows(n, compute), lay.a_rack.tolist(), lay.z_rack.tolist(), lengths))
+    write_csv(path, COLUMNS + FLOOR, rows)
