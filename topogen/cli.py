@@ -24,6 +24,7 @@ from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.workers import default_jobs
+from topogen.checks.networks import render as render_network_findings
 from topogen.exports.summary import network_lines
 from topogen.search import executor as search_executor
 from topogen.search import report as search_report
@@ -389,6 +390,7 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
     Exit status: 0 valid, 1 errors found, 2 bad input.
     """
     notes: list[str] = []
+    network_findings: dict = {}  # the other networks' (spec networks:), when a spec was built
     try:
         if out is not None:
             outdir.check(out, force)  # before any work, as build does
@@ -404,14 +406,18 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
             s = resolve(spec if spec is not None else spec_opt, kwargs)
             ctx = pipeline.build(s)
             reports = list(ctx.reports.values())
+            network_findings = ctx.network_findings
         if out is not None:
             pipeline.write_validation(reports, s, Path(out), force=force, notes=notes)
     except InputError as exc:
         fail_input(exc)
     click.echo("\n\n".join(checks.render(r) for r in reports))
+    for arch, found in network_findings.items():
+        click.echo(render_network_findings(arch, found))
     for message in notes:
         click.echo(f"note: {message}")
-    sys.exit(0 if all(r.valid for r in reports) else 1)
+    network_errors = any(f.severity == "error" for fs in network_findings.values() for f in fs)
+    sys.exit(0 if all(r.valid for r in reports) and not network_errors else 1)
 
 
 @main.command("emulate")
