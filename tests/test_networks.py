@@ -447,3 +447,10 @@ def test_validate_command_reports_the_networks(tmp_path):
     assert "networks.node_ports.storage.count: 2" in out.stdout
     ok = subprocess.run([sys.executable, "-m", "topogen", "validate", "dgx-h100-superpod", "--arch", "rail-optimized"], capture_output=True, text=True)
     assert ok.returncode == 0 and "storage, in-band and OOB networks: valid" in ok.stdout
+
+
+@pytest.mark.parametrize("nodes,su,radix", [(300, 64, 40), (1000, 0, 32), (127, 32, 64)])
+def test_device_names_unique(nodes, su, radix):
+    wired = nw.generate(_plan(nodes, su, radix, targets=64))
+    names = [s.name for s in wired.switches]
+    assert len(set(names)) == len(names)
