@@ -25,6 +25,8 @@ from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
+from topogen.checks.networks import render as render_network_findings
+from topogen.exports.summary import network_lines
 from topogen.search import executor as search_executor
 from topogen.search import report as search_report
 from topogen.search import run as search_run
@@ -221,6 +223,8 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
             lines.append(
                 f"  {'':15s} BOM ({ctx.summary['catalog']}): {plural(sec['transceivers'], 'transceiver')}, {cables}, cost {usd(sec['cost'])} ({usd_cents(sec['cost_per_gpu'])} per GPU), power {power}"
             )
+        if "networks" in ctx.summary:
+            lines += [f"  {'':15s} {line}" for line in network_lines(ctx.summary["networks"], arch)]
     if "comparison" in ctx.summary:
         cmp = ctx.summary["comparison"]
         parts = [f"{pct(cmp['cost_reduction'])} of the cost" if cmp["cost_reduction"] is not None else None]
@@ -390,6 +394,7 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
     Exit status: 0 valid, 1 errors found, 2 bad input.
     """
     notes: list[str] = []
+    network_findings: dict = {}  # the other networks' (spec networks:), when a spec was built
     try:
         if out is not None:
             outdir.check(out, force)  # before any work, as build does
@@ -405,14 +410,18 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
             s = resolve(spec if spec is not None else spec_opt, kwargs)
             ctx = pipeline.build(s)
             reports = list(ctx.reports.values())
+            network_findings = ctx.network_findings
         if out is not None:
             pipeline.write_validation(reports, s, Path(out), force=force, notes=notes)
     except InputError as exc:
         fail_input(exc)
     click.echo("\n\n".join(checks.render(r) for r in reports))
+    for arch, found in network_findings.items():
+        click.echo(render_network_findings(arch, found))
     for message in notes:
         click.echo(f"note: {message}")
-    sys.exit(0 if all(r.valid for r in reports) else 1)
+    network_errors = any(f.severity == "error" for fs in network_findings.values() for f in fs)
+    sys.exit(0 if all(r.valid for r in reports) and not network_errors else 1)
 
 
 @main.command("emulate")

@@ -16,16 +16,22 @@ from topogen import __version__, layout
 from topogen.analysis import fabric as analysis
 from topogen.bom import bill as bom
 from topogen.bom import catalog
+from topogen.bom import networks as network_bom
 from topogen.checks import validate
+from topogen.checks.findings import Finding
+from topogen.checks.networks import validate_networks
 from topogen.config import addressing
 from topogen.exports import ADDRESSED, CONFIG_FORMATS, EXPORTERS, workers
 from topogen.exports.files import digest, write_output_text
 from topogen.exports.summary import make_summary
 from topogen.exports.validation import write_report
 from topogen.fabric import clos
+from topogen.fabric import networks
 from topogen.fabric.model import Fabric
 from topogen.spec import counts
 from topogen.spec.cluster import Spec
+from topogen.layout.networks import NetworkLayout, plan_networks
+from topogen.spec.layout import resolve as resolve_layout
 from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
 from topogen.util.outdir import atomic_dir
@@ -45,11 +51,16 @@ class BuildContext:
     reports: dict[str, validate.Report] = field(default_factory=dict)  # per architecture: the validator's findings
     analysis: dict[str, Any] | None = None  # the workload's analyses (topogen.analysis.fabric.build_section)
     layouts: dict[str, layout.Layout] = field(default_factory=dict)  # per architecture: racks, U positions, cable lengths
+    networks: dict[str, networks.Networks] = field(default_factory=dict)  # per architecture: storage, in-band, OOB (spec.networks)
+    network_findings: dict[str, list[Finding]] = field(default_factory=dict)  # per architecture: the networks' validation
+    network_boms: dict[str, list[network_bom.NetworkBom]] = field(default_factory=dict)
+    network_layouts: dict[str, NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, cable lengths
+    storage_required: dict[str, Any] = field(default_factory=dict)  # per_node_GBps, aggregate_GBps and where they come from
 
     @property
     def valid(self) -> bool:
-        """No validation errors in any architecture."""
-        return all(r.valid for r in self.reports.values())
+        """No validation errors in any architecture (compute fabric and other networks)."""
+        return all(r.valid for r in self.reports.values()) and not any(f.severity == "error" for fs in self.network_findings.values() for f in fs)
 
 
 BUILD_PHASES = 6  # the progress() calls of build(), for a progress bar's length
@@ -75,6 +86,8 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildCon
     step("analyses and summary")
     job = replace(spec, gpus=spec.active_gpus, backup_nodes=0) if spec.backup_nodes else spec  # backup hosts are not in the job
     ctx.analysis = analysis.build_section(job) if spec.workload is not None else None  # analyses
+    if spec.networks is not None:
+        _build_networks(ctx, job)
     ctx.summary = make_summary(ctx)
     return ctx
 
@@ -88,6 +101,40 @@ def _phases(progress: Callable[[str], None] | None) -> Callable[[str], None]:
             progress(phase)
 
     return step
+
+
+def storage_required(spec: Spec, job: Spec) -> dict[str, Any]:
+    """The storage bandwidth the spec asks for, GB/s: ``per_node_GBps``, ``aggregate_GBps`` and their ``source``.
+
+    ``from: checkpoint`` takes the write rate of ``topogen analyze checkpoint`` on the
+    spec's workload (the job's GPUs): one figure for the analysis and the storage fabric.
+    """
+    req = spec.networks.storage.required
+    if req is None:
+        return {"source": None, "per_node_GBps": None, "aggregate_GBps": None}
+    if req.source == "checkpoint":
+        if spec.workload is None:
+            raise InputError([Problem("networks.storage.required.from", "from: checkpoint needs the spec's workload (model, parallelism, checkpoint)", "add a workload: section, or give per_node_GBps / per_gpu_GBps / aggregate_GBps")])
+        row = analysis.checkpoint_report([job]).rows[0]
+        return {"source": "checkpoint", "per_node_GBps": row["write_per_node_GBps"], "aggregate_GBps": row["write_GBps"]}
+    if req.source == "per_gpu_GBps":
+        return {"source": req.source, "per_node_GBps": req.per_gpu_GBps * spec.gpus_per_node, "aggregate_GBps": req.per_gpu_GBps * job.gpus}
+    return {"source": req.source, "per_node_GBps": req.per_node_GBps, "aggregate_GBps": req.aggregate_GBps}
+
+
+def _build_networks(ctx: BuildContext, job: Spec) -> None:
+    """Storage, in-band and OOB per architecture: plan against the catalog, wire, validate, bill."""
+    spec = ctx.spec
+    ctx.storage_required = storage_required(spec, job)
+    lay = resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node)
+    per_rack = max(1, lay.gpus_per_rack // spec.gpus_per_node)
+    for arch, f in ctx.fabrics.items():
+        fabric_racks = sum(1 for k in ctx.layouts[arch].racks.kind if k != "compute")
+        plan = network_bom.plan_for(spec, ctx.catalog, len(f.switches), per_rack, lay.switches_per_rack, ctx.storage_required["aggregate_GBps"], fabric_racks)
+        ctx.networks[arch] = networks.generate(plan)
+        ctx.network_layouts[arch] = plan_networks(ctx.networks[arch], ctx.layouts[arch])
+        ctx.network_findings[arch] = validate_networks(ctx.networks[arch], ctx.storage_required)
+        ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog)
 
 
 def resolve_formats(formats: str | None) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Iterator
 
 import numpy as np
 
+from topogen.exports import network_cabling
 from topogen.exports.files import open_output, per_arch
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import GpuNames, device_names, device_roles
@@ -137,4 +138,12 @@ def breakout_names(fabric: Fabric, bom):
 def export(ctx, dest: Path) -> list[Path]:
     layouts = getattr(ctx, "layouts", None) or {}
     boms = getattr(ctx, "boms", None) or {}
-    return per_arch(ctx.fabrics, dest, "cabling.csv", lambda f, p: write_cabling(f, p, layouts.get(f.arch), boms.get(f.arch)))
+    paths = per_arch(ctx.fabrics, dest, "cabling.csv", lambda f, p: write_cabling(f, p, layouts.get(f.arch), boms.get(f.arch)))
+    nets = getattr(ctx, "networks", None) or {}
+    if nets:  # the other networks (spec networks:) in a file of their own: cabling.csv stays the compute fabric's
+        paths += per_arch(nets, dest, "networks-cabling.csv", lambda n, p: network_cabling.write(n, ctx.fabrics[_arch_of(ctx, n)], p, getattr(ctx, "network_layouts", {}).get(_arch_of(ctx, n))))
+    return paths
+
+
+def _arch_of(ctx, n) -> str:
+    return next(a for a, x in ctx.networks.items() if x is n)

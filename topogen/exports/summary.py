@@ -97,4 +97,49 @@ def make_summary(ctx) -> dict[str, Any]:
             out["comparison"] = cmp
     if getattr(ctx, "analysis", None) is not None:  # the workload's analyses (topogen.analysis)
         out["analysis"] = ctx.analysis
+    if getattr(ctx, "networks", None):  # the other networks (spec networks:): counts, findings, BOM, totals
+        out["networks"] = networks_section(ctx)
     return out
+
+
+def networks_section(ctx) -> dict[str, Any]:
+    """summary.json's ``networks``: per architecture, each network's switches and cables by role, its BOM lines, findings, and totals."""
+    out: dict[str, Any] = {"storage_required": ctx.storage_required, "architectures": {}}
+    for arch, n in ctx.networks.items():
+        boms = ctx.network_boms.get(arch, [])
+        out_arch = {"racks": {"compute": n.racks[0], "management": n.racks[1]}, "pdus": n.endpoints["pdu"], "networks": n.counts(), "bom": [b.to_dict() for b in boms]}
+        out_arch["findings"] = [f.to_dict() for f in ctx.network_findings.get(arch, [])]
+        if arch in getattr(ctx, "network_layouts", {}):
+            out_arch["layout"] = ctx.network_layouts[arch].summary()
+        fab = ctx.fabrics[arch]
+        costs = [b.switch_cost for b in boms]
+        out_arch["totals"] = {
+            "compute_switches": len(fab.switches),
+            "compute_cables": len(fab.links),
+            "other_switches": sum(b.switch_count for b in boms),
+            "other_cables": sum(b.cable_count for b in boms),
+            "all_switches": len(fab.switches) + sum(b.switch_count for b in boms),
+            "all_cables": len(fab.links) + sum(b.cable_count for b in boms),
+            "other_switch_cost_usd": float(sum(costs)) if costs and None not in costs else None,
+        }
+        out["architectures"][arch] = out_arch
+    return out
+
+
+def network_lines(section: dict[str, Any], arch: str) -> list[str]:
+    """The build's lines for the other networks of ``arch`` (``section``: summary.json's ``networks``)."""
+    a = section["architectures"][arch]
+    lines = []
+    for b in a["bom"]:
+        roles = a["networks"][b["network"]]
+        sw = " + ".join(f"{q:,} {r}" for r, q in roles["switches"].items())
+        cables = ", ".join(f"{q:,} {r}" for r, q in roles["cables"].items())
+        skus = ", ".join(sorted({x["sku"] for x in b["switch_lines"]}))
+        cost = f", switches ${b['switch_cost_usd']:,.0f}" if b["switch_cost_usd"] is not None else ""
+        lines.append(f"{b['network']}: {plural(b['switches'], 'switch')} ({sw}; {skus}), {plural(b['cables'], 'cable')} ({cables}){cost}")
+    t = a["totals"]
+    errors = sum(1 for f in a["findings"] if f["severity"] == "error")
+    lines.append(f"networks: {'valid' if not errors else f'{errors} error(s)'}; racks {a['racks']['compute']:,} compute + {a['racks']['management']:,} management, {a['pdus']:,} PDUs; the other networks add {plural(t['other_switches'], 'switch')} and {plural(t['other_cables'], 'cable')} to the compute fabric's")
+    for f in a["findings"][:10]:
+        lines.append(f"{f['severity']} {f['check']}: {f['message']}" + (f" ({f['hint']})" if f["hint"] else ""))
+    return lines

@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 from typing import Iterator
 
+from topogen.exports import network_topology
 from topogen.exports.files import open_output, per_arch
 from topogen.fabric.graph import edge_columns, gpu_columns, graph_attrs, switch_attrs
 from topogen.fabric.model import Fabric
@@ -78,4 +79,9 @@ def write_topology(fabric: Fabric, path: Path) -> None:
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    return per_arch(ctx.fabrics, dest, "topology.json", write_topology)
+    paths = per_arch(ctx.fabrics, dest, "topology.json", write_topology)
+    for arch, n in (getattr(ctx, "networks", None) or {}).items():  # the other networks (spec networks:), beside the compute fabric's
+        path = Path(dest) / arch / "networks-topology.json"
+        network_topology.write(n, ctx.fabrics[arch], path, ctx.spec.provenance())
+        paths.append(path)
+    return paths

@@ -961,6 +961,33 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, str(value))]
 
 
+NETWORK_COLUMNS = ("Architecture", "Network", "Item", "Role", "Gb/s", "Quantity", "Unit price", "Extended price")
+
+
+def write_networks(wb, ctx) -> None:
+    """The storage, in-band and OOB networks (spec ``networks:``): switches priced, cables counted, per network and in total."""
+    ws = wb.create_sheet("Networks")
+    print_setup(ws)
+    ws.freeze_panes = "A2"
+    set_widths(ws, (16, 10, 22, 20, 8, 10, 12, 14))
+    ws.append(header_row(ws, NETWORK_COLUMNS))
+    r = 1
+    for arch, boms in ctx.network_boms.items():
+        for b in boms:
+            first = r + 1
+            for sku, role, q, unit in b.switches:
+                r += 1
+                ws.append([cell(ws, arch), cell(ws, b.network), cell(ws, sku), cell(ws, role), None, cell(ws, q, COUNT), cell(ws, unit, MONEY), cell(ws, Formula(f"=F{r}*G{r}"), MONEY)])
+            for role, speed, q in b.cables:
+                r += 1
+                ws.append([cell(ws, arch), cell(ws, b.network), cell(ws, "cable (not priced)"), cell(ws, role), cell(ws, speed, COUNT), cell(ws, q, COUNT), None, None])
+            r += 1
+            ws.append([cell(ws, arch), cell(ws, b.network, font=_BOLD), cell(ws, f"{b.switch_count:,} switches, {b.cable_count:,} cables", font=_BOLD), None, None, None, None, cell(ws, Formula(f"=SUM(H{first}:H{r - 1})"), MONEY, font=_BOLD)])
+    for arch, sec in ctx.summary.get("networks", {}).get("architectures", {}).items():
+        t = sec["totals"]
+        ws.append([cell(ws, arch), cell(ws, "all", font=_BOLD), cell(ws, f"compute {t['compute_switches']:,} switches, {t['compute_cables']:,} cables; all networks {t['all_switches']:,} switches, {t['all_cables']:,} cables", font=_BOLD)])
+
+
 def write_validation(wb, ctx) -> None:
     """Findings of every architecture (a filterable table), then the checks and key figures."""
     ws = wb.create_sheet("Validation")
@@ -1105,6 +1132,8 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
     write_summary(wb, ctx, lay)
     for arch in ctx.fabrics:
         write_bom(wb, ctx, arch, lay)
+    if getattr(ctx, "networks", None):
+        write_networks(wb, ctx)
     quote = quote_style_id(wb.worksheets[0])
     if fast:
         common_strings(ctx, sst)

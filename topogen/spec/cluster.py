@@ -20,6 +20,7 @@ from topogen.spec.counts import tier_role
 from topogen.spec.fields import ARCH_CHOICES, HOMING_CHOICES, LEAF_PACKING_CHOICES, LIMITS, MAX_PLANES, PACKING_CHOICES, PROVISION_CHOICES, SPEC_FIELDS, STRIPING_CHOICES, as_int, homes_of, spec_arches, values_shape
 from topogen.spec.addressing import parse_addressing
 from topogen.spec.layout import parse_layout
+from topogen.spec.networks import parse_networks
 from topogen.spec.units import parse_units
 from topogen.spec.workload import parse_number, parse_workload
 from topogen.spec.yamlfile import read_yaml
@@ -31,7 +32,7 @@ NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullm
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
 
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in SPEC_FIELDS}  # the field table (topogen.spec.fields) is the one list of keys
-OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per")  # left out of to_dict()/the hash when unset
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "networks", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = tuple(f.name for f in SPEC_FIELDS if f.required)
 RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
@@ -57,6 +58,7 @@ class Spec:
     hb_bandwidth_gbps: float | None = None
     workload: Any = None  # topogen.spec.workload.Workload
     layout: Any = None  # topogen.layout.LayoutSpec
+    networks: Any = None  # topogen.spec.networks.NetworksSpec: storage, in-band, OOB (None: the compute fabric alone)
     addressing: Any = None  # topogen.spec.addressing.AddressingSpec
     scalable_unit: int | None = None  # nodes per SU (topogen/spec/units.py)
     max_scalable_units: int | None = None
@@ -177,6 +179,8 @@ class Spec:
         del d["base_dir"]
         if self.workload is not None:
             d["workload"] = self.workload.to_dict()  # the input schema, so the dict parses back to this spec
+        if self.networks is not None:
+            d["networks"] = self.networks.to_dict()
         # per-tier lists are echoed where the user wrote them (a uniform spec's hash is unchanged)
         tr, to, ts = d.pop("tier_radix"), d.pop("tier_oversubscription"), d.pop("tier_speed")
         if tr:
@@ -345,6 +349,7 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
             values["hb_bandwidth_gbps"] = v
     values["workload"] = parse_workload(merged["workload"], values.get("gpus"), values.get("hb_domain"), problems)
     values["layout"] = parse_layout(merged["layout"], values, problems)
+    values["networks"] = parse_networks(merged["networks"], problems)
     values["addressing"] = parse_addressing(merged["addressing"], problems)
 
 

@@ -129,6 +129,7 @@ SPEC_FIELDS: tuple[Field, ...] = (
     Field("hb_bandwidth_gbps", "number", "B_F: HB-domain (NVLink) bandwidth per GPU in Gb/s, for the analyses.", default_doc="the workload GPU preset's", minimum=0, example=7200),
     Field("workload", "section", "The training job the analyses use: model, GPU, batch, parallelism, checkpoint.", sub="workload"),
     Field("layout", "section", "The physical layout: racks, rows, U positions, cable routing and sold lengths.", default_doc="NVIDIA DGX SuperPOD practice", sub="layout"),
+    Field("networks", "section", "The cluster's other networks: storage, in-band management and out-of-band, port by port.", default_doc="none: the compute fabric alone", sub="networks"),
     Field("addressing", "section", "The IP and ASN plan of the switch configurations: address pools, link numbering, GPU subnets, ASN scheme.", default_doc="RFC 7938 and the usual RoCE GPU-fabric practice", sub="addressing"),
     Field("nic_ports", "int", "NIC ports per GPU: planes x 1 with homing: planes, planes x 2 with homing: dual.", default_doc="planes x (2 with homing: dual, else 1)", minimum=1, example=2),
     Field("homing", "choice", "Several NIC ports: each its own plane (planes), or a port pair on two leaves of the GPU's rail (dual).", default="planes", choices=HOMING_CHOICES),

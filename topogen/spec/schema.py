@@ -21,6 +21,7 @@ from topogen.spec.counts import MAX_TIERS, link_tier_name
 from topogen.spec.fields import Field
 from topogen.spec.addressing import ADDRESSING_FIELDS
 from topogen.spec.layout import LAYOUT_FIELDS
+from topogen.spec.networks import SCHEMA_DEFS as NETWORK_DEFS
 from topogen.spec.workload import BATCH_RE, CHECKPOINT_FIELDS, GPU_FIELDS, MODEL_FIELDS, MOE_FIELDS, NUMBER_RE, PARALLEL_FIELDS, SCALE_UP_FIELDS, WORKLOAD_FIELDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -54,6 +55,8 @@ def _kind(field: Field, kind: str | None = None) -> dict[str, Any]:
         return {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}$"}
     elif kind == "choice":
         return {"enum": list(field.choices)}
+    elif kind == "bool":
+        return {"type": "boolean"}
     elif kind in ("per-tier-int", "radix"):
         return {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": _PER_TIER_TEXT}, {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}]}
     elif kind == "radix-or-any":
@@ -134,6 +137,7 @@ SPEC_DEFS: dict[str, tuple[Field, ...]] = {
     "checkpoint": CHECKPOINT_FIELDS,
     "layout": LAYOUT_FIELDS,
     "addressing": ADDRESSING_FIELDS,
+    **NETWORK_DEFS,
 }
 
 

@@ -1,0 +1,456 @@
+"""The storage, in-band and OOB networks: published totals, closed form = wiring over grids, validation, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from topogen import pipeline
+from topogen.checks.networks import validate_networks
+from topogen.fabric import networks as nw
+from topogen.spec.cluster import build_spec, load_spec, read_spec_file, resolve_spec_path
+from topogen.spec.networks import InbandSpec, NetworksSpec, NodePorts, OobSpec, StorageSpec
+from topogen.util.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def superpod():
+    return pipeline.build(load_spec("dgx-h100-superpod"))
+
+
+def _counts(ctx, arch="rail-optimized"):
+    return ctx.networks[arch].counts()
+
+
+# --- the published DGX H100 SuperPOD 4-SU totals, each figure checked ----------------------
+
+
+def test_superpod_storage_switches(superpod):
+    c = _counts(superpod)["storage"]
+    assert c["switches"] == {"leaf": 8, "target-leaf": 4, "spine": 4}
+    assert sum(c["switches"].values()) == 16
+
+
+def test_superpod_storage_cables(superpod):
+    c = _counts(superpod)["storage"]["cables"]
+    assert c == {"node": 254, "leaf-spine": 240, "target": 48, "fabric-manager": 2, "management-server": 4}
+    assert sum(c.values()) == 548
+
+
+def test_superpod_inband(superpod):
+    c = _counts(superpod)["inband"]
+    assert c["switches"] == {"leaf": 6, "spine": 2}
+    assert c["cables"] == {"node": 254, "management-server": 8, "core-uplink": 4, "isl": 6, "nfs": 8, "leaf-spine": 24}
+    assert sum(c["cables"].values()) == 304
+
+
+def test_superpod_oob(superpod):
+    c = _counts(superpod)["oob"]
+    assert c["switches"] == {"access": 8}
+    one_gbe = c["cables"]["management-port"] + c["cables"]["back-to-back"]
+    assert one_gbe == 317 and c["cables"]["oob-uplink"] == 16
+    assert sum(c["cables"].values()) == 333
+
+
+def test_superpod_oob_devices(superpod):
+    """317 = 127 BMC + 64 InfiniBand switches + 8 servers + 8 in-band switches + 2 back-to-back + 108 PDUs."""
+    n = superpod.networks["rail-optimized"]
+    c = n.cables
+    m = (c.net == nw.OOB) & (c.role == nw.R_MPORT)
+    kinds = np.bincount(c.a_kind[m], minlength=len(nw.KIND_NAMES))
+    assert kinds[nw.NODE] == 127
+    assert kinds[nw.FABRIC] == 48
+    roles = [n.switches[i].network for i in c.a_idx[m & (c.a_kind == nw.SWITCH)]]
+    assert roles.count(nw.STORAGE) == 16 and roles.count(nw.INBAND) == 8
+    assert kinds[nw.MGMT] + kinds[nw.UFM] == 8
+    assert kinds[nw.PDU] == 108
+
+
+def test_superpod_racks_and_pdus(superpod):
+    n = superpod.networks["rail-optimized"]
+    assert n.racks == (32, 6) and sum(n.racks) == 38
+    assert n.endpoints["pdu"] == 96 + 12
+
+
+def test_superpod_valid_and_in_summary(superpod):
+    assert superpod.valid
+    sec = superpod.summary["networks"]["architectures"]["rail-optimized"]
+    assert sec["totals"]["all_switches"] == 48 + 16 + 8 + 8
+    assert sec["totals"]["all_cables"] == 2040 + 548 + 304 + 333
+    assert sec["findings"] == []
+
+
+def test_compare_still_compute_fabric(superpod):
+    """Rail-only vs rail-optimized compares the compute fabric; the totals show what the other networks add."""
+    plain = build_spec({k: v for k, v in read_spec_file(resolve_spec_path("dgx-h100-superpod")).items() if k != "networks"}, default_name="x")
+    assert superpod.summary["comparison"] == pipeline.build(plain).summary["comparison"]
+    sec = superpod.summary["networks"]["architectures"]
+    assert sec["rail-optimized"]["totals"]["other_switches"] == sec["rail-only"]["totals"]["other_switches"] == 32
+
+
+# --- closed form = wiring, over grids ------------------------------------------------------
+
+
+def _plan(nodes, su, radix, ports=2, bonded=True, mgmt=2, ufm=2, targets=24, design="separate", rule="per_su", oob=48, ratio="4:3"):
+    net = NetworksSpec(
+        inband_ports=NodePorts(ports, 100, bonded), storage_ports=NodePorts(2, 400), management_servers=mgmt, compute_fabric_managers=2,
+        storage=StorageSpec(design=design, target_ports=targets, target_leaves=rule, fabric_managers=ufm if design == "separate" else 0, node_oversubscription=ratio, target_speed=100 if design == "converged" else None),
+        inband=InbandSpec(nfs_ports=4, leaf_uplinks=8 if nodes > 500 else 4),
+        oob=OobSpec(),
+    )
+    if design == "converged":
+        net = NetworksSpec(inband_ports=NodePorts(ports, 100, bonded), storage_ports=NodePorts(2, 100), management_servers=mgmt, storage=net.storage, inband=net.inband)
+    return nw.NetworkPlan(nodes, nodes * 8, 8, 8, su, 4, 16, nodes // 4, net, radix, radix, oob, targets, ("s", "i", "o"))
+
+
+GRID = [(n, su, r) for n in (1, 7, 31, 64, 127, 300) for su in (0, 32) for r in (40, 64, 128)]
+
+
+@pytest.mark.parametrize("nodes,su,radix", GRID)
+def test_closed_form_equals_wiring(nodes, su, radix):
+    p = _plan(nodes, su, radix, ufm=0 if nodes == 1 else 2)
+    try:
+        closed = nw.closed_form(p)
+    except InputError:
+        pytest.skip("outside two tiers for this radix")
+    wired = nw.generate(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert validate_networks(wired) == []
+
+
+@pytest.mark.parametrize("design,rule,bonded", [("separate", "pair", True), ("separate", "per_su", False), ("converged", "per_su", True), ("none", "per_su", True)])
+def test_designs_valid_and_closed(design, rule, bonded):
+    p = _plan(127, 32, 64, design=design, rule=rule, bonded=bonded)
+    wired = nw.generate(p)
+    closed = nw.closed_form(p)
+    assert wired.counts() == closed
+    assert validate_networks(wired) == []
+    if design != "separate":
+        assert not wired.switches_of(nw.STORAGE)
+
+
+def test_every_node_port_cabled_once():
+    wired = nw.generate(_plan(300, 32, 64, targets=160))
+    c = wired.cables
+    for net, count in ((nw.STORAGE, 2), (nw.INBAND, 2), (nw.OOB, 1)):
+        m = (c.a_kind == nw.NODE) & (c.net == net)
+        assert np.all(np.bincount(c.a_idx[m], minlength=300) == count)
+
+
+def test_bonded_pairs_on_two_leaves_of_a_pair():
+    wired = nw.generate(_plan(127, 32, 64))
+    c = wired.cables
+    m = (c.a_kind == nw.NODE) & (c.net == nw.INBAND)
+    for node in (0, 63, 126):
+        z = sorted(c.z_idx[m & (c.a_idx == node)])
+        a, b = wired.switches[z[0]], wired.switches[z[1]]
+        assert a.pair == b.pair >= 0 and a.name != b.name
+
+
+def test_deterministic():
+    a, b = nw.generate(_plan(300, 32, 64, targets=160)), nw.generate(_plan(300, 32, 64, targets=160))
+    assert [s.name for s in a.switches] == [s.name for s in b.switches]
+    for col in nw.CABLE_COLUMNS:
+        assert np.array_equal(getattr(a.cables, col), getattr(b.cables, col))
+
+
+def test_validation_catches_a_cable_across_networks():
+    wired = nw.generate(_plan(31, 32, 64))
+    c = wired.cables
+    i = int(np.flatnonzero((c.net == nw.STORAGE) & (c.role == nw.R_NODE))[0])
+    ib_leaf = next(k for k, s in enumerate(wired.switches) if s.network == nw.INBAND)
+    c.z_idx[i] = ib_leaf
+    checks = {f.check for f in validate_networks(wired)}
+    assert "networks.separate" in checks
+
+
+@pytest.mark.parametrize("nodes,su,radix", [(1000, 0, 32), (2048, 32, 64)])
+def test_three_tiers_closed_form_equals_wiring(nodes, su, radix):
+    p = _plan(nodes, su, radix, targets=64)
+    closed = nw.closed_form(p)
+    assert closed["storage"]["switches"]["super-spine"] and closed["inband"]["switches"]["super-spine"]
+    wired = nw.generate(p)
+    assert wired.counts() == closed
+    assert validate_networks(wired) == []
+    c = wired.cables
+    up = (c.net == nw.STORAGE) & (c.role == nw.R_UP)
+    sup = (c.net == nw.STORAGE) & (c.role == nw.R_SUPER)
+    assert up.sum() == sup.sum()  # pod spines at 1:1
+
+
+def test_fourth_tier_is_an_input_error():
+    with pytest.raises(InputError) as e:
+        nw.closed_form(_plan(4096, 32, 40))
+    assert e.value.problems[0].path == "networks.storage.switch"
+    assert "fourth tier" in e.value.problems[0].message
+
+
+# --- required bandwidth ----------------------------------------------------------------------
+
+
+def _superpod_data(**storage):
+    data = read_spec_file(resolve_spec_path("dgx-h100-superpod"))
+    data["networks"]["storage"].update(storage)
+    return data
+
+
+def test_halving_storage_ports_names_the_shortfall():
+    data = _superpod_data(required={"per_node_GBps": 80})
+    data["networks"]["node_ports"]["storage"]["count"] = 1
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    assert not ctx.valid
+    f = [f for f in ctx.network_findings["rail-optimized"] if f.check == "networks.storage-node"]
+    assert f and "50 GB/s" in f[0].message and "80 GB/s" in f[0].message and "needs 2 port(s) of 400G" in f[0].hint and "networks.node_ports.storage.count: 2" in f[0].hint
+
+
+def test_bisection_shortfall_names_target_ports():
+    data = _superpod_data(required={"aggregate_GBps": 4000})
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    f = [f for f in ctx.network_findings["rail-optimized"] if f.check == "networks.storage-bisection"]
+    assert f and "needs 80 target ports of 400G" in f[0].hint and "48 given" in f[0].hint
+
+
+def test_targets_sized_from_required():
+    data = _superpod_data(required={"per_gpu_GBps": 1})
+    del data["networks"]["storage"]["target_ports"]
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    assert ctx.networks["rail-optimized"].plan.target_ports == -(-1016 * 8 // 400)  # 1 GB/s per GPU: 8,128 Gb/s on 400G ports
+    assert ctx.valid
+
+
+def test_from_checkpoint_equals_the_analysis(tmp_path):
+    data = _superpod_data(required={"from": "checkpoint"})
+    del data["networks"]["storage"]["target_ports"]
+    data["workload"] = {"model": "gpt-3-175b", "gpu": "h100", "parallelism": {"dp": "fsdp"}, "checkpoint": {"write_s": 30, "path": "storage-fabric"}}
+    spec = build_spec(data, default_name="ckpt")
+    ctx = pipeline.build(spec)
+    path = tmp_path / "s.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(data))
+    out = subprocess.run([sys.executable, "-m", "topogen", "analyze", "checkpoint", str(path), "--json"], capture_output=True, text=True)
+    figure = ctx.storage_required["aggregate_GBps"]
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["rows"][0]["write_GBps"] == pytest.approx(figure)
+    assert figure == pytest.approx(175e9 * 14 / 30 / 1e9)
+    assert ctx.networks["rail-optimized"].plan.target_ports == -(-int(figure * 8) // 400)
+
+
+# --- bad input: exit 2, the field named --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "networks,path",
+    [
+        ({"node_ports": {"inband": {"count": 3, "bonded": True}}}, "networks.node_ports.inband.count"),
+        ({"storage": {"design": "both"}}, "networks.storage.design"),
+        ({"storage": {"node_oversubscription": "1:2"}}, "networks.storage.node_oversubscription"),
+        ({"storage": {"required": {"per_node_GBps": 40, "per_gpu_GBps": 4}}}, "networks.storage.required"),
+        ({"storage": {"design": "converged"}}, "networks.node_ports.storage.speed"),
+        ({"oob": {"uplinks": -1}}, "networks.oob.uplinks"),
+        ({"colour": 1}, "networks.colour"),
+    ],
+)
+def test_bad_section(networks, path):
+    with pytest.raises(InputError) as e:
+        build_spec({"gpus": 64, "hb_domain": 8, "radix": 16, "networks": networks})
+    assert path in [p.path for p in e.value.problems]
+
+
+def test_no_switch_carries_the_speed_exits_2(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("gpus: 512\nhb_domain: 8\nradix: 64\ncatalog: ndr-400g\nnetworks:\n  node_ports:\n    storage: {count: 2, speed: 800}\n")
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "networks.storage.switch" in out.stderr and "800G" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_absent_section_changes_nothing():
+    spec = load_spec("demo")
+    assert spec.networks is None
+    ctx = pipeline.build(spec)
+    assert "networks" not in ctx.summary and not ctx.networks
+    assert "networks" not in spec.to_dict()
+
+
+def test_section_round_trips_through_to_dict():
+    spec = load_spec("dgx-h100-superpod")
+    again = build_spec(spec.to_dict(), default_name="x")
+    assert again.networks == spec.networks
+
+
+# --- exports ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def superpod_out(superpod, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sp") / "out"
+    pipeline.write_outputs(superpod, out, ["cabling", "topology", "xlsx"])
+    return out
+
+
+def test_networks_cabling_csv_reads_back(superpod_out, superpod):
+    import csv
+
+    from topogen.asbuilt import cabling
+
+    path = superpod_out / "rail-optimized" / "networks-cabling.csv"
+    rows = list(csv.DictReader(path.open()))
+    assert len(rows) == 548 + 304 + 333
+    by = {}
+    for r in rows:
+        by[r["network"]] = by.get(r["network"], 0) + 1
+    assert by == {"storage": 548, "inband": 304, "oob": 333}
+    found = cabling.read(path)
+    assert len(found.cables) == len(rows) and found.duplicate_count == 0
+    up = [r for r in rows if r["role"] == "oob-uplink"]
+    assert all(r["a_role"] == "oob-access" and r["z_role"] == "inband-leaf" for r in up)
+    assert "network" not in (superpod_out / "rail-optimized" / "cabling.csv").open().readline()
+
+
+def test_workbook_networks_sheet(superpod_out):
+    import openpyxl
+
+    wb = openpyxl.load_workbook(superpod_out / "dgx-h100-superpod.xlsx")
+    rows = list(wb["Networks"].iter_rows(values_only=True))
+    totals = {(r[0], r[1]): r[2] for r in rows if r[2] and "switches," in str(r[2]) and r[1] != "all"}
+    assert totals[("rail-optimized", "storage")] == "16 switches, 548 cables"
+    assert totals[("rail-optimized", "inband")] == "8 switches, 304 cables"
+    assert totals[("rail-optimized", "oob")] == "8 switches, 333 cables"
+
+
+# --- the converged Enterprise RA-style preset ------------------------------------------------
+
+
+def test_enterprise_converged_single_tier():
+    ctx = pipeline.build(load_spec("era-2-8-9-400"))
+    n = ctx.networks["rail-optimized"]
+    c = n.counts()
+    assert c["storage"] == {"switches": {}, "cables": {}}
+    assert c["inband"]["switches"] == {"leaf": 2}  # one converged leaf pair, no spine
+    # 16 nodes x 2 BlueField ports, 8 target ports, 2 servers x 2 ports, 4 ISLs, 2 x 8 uplinks to the core
+    assert c["inband"]["cables"] == {"node": 32, "target": 8, "management-server": 4, "isl": 4, "core-uplink": 16}
+    assert ctx.valid and not ctx.network_findings["rail-optimized"]
+    a, b = n.switches[0], n.switches[1]
+    assert a.pair == b.pair == 0
+
+
+@pytest.mark.parametrize("gpus,leaves", [(32, 2), (128, 2), (1024, 2)])
+def test_enterprise_grows_in_steps(gpus, leaves):
+    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": gpus}))
+    n = ctx.networks["rail-optimized"]
+    assert n.counts()["inband"]["switches"] == {"leaf": leaves}
+    assert n.counts()["oob"]["switches"]["access"] == -(-(n.counts()["oob"]["cables"]["management-port"]) // 48)
+
+
+def test_converged_past_single_tier_exits_2():
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_superpod_ports_and_transceivers_counted_apart(superpod):
+    """Ports, twin-port switch modules and device modules are counted separately (254 DGX storage transceivers)."""
+    b = {x.network: x for x in superpod.network_boms["rail-optimized"]}["storage"]
+    assert b.ports == 254 + 2 * 240 + 48 + 2 + 4  # switch ports in use
+    assert b.device_transceivers == 254 + 48 + 2 + 4  # one per node, target, fabric-manager and server port
+    n = superpod.networks["rail-optimized"]
+    c = n.cables
+    node = (c.net == nw.STORAGE) & (c.a_kind == nw.NODE)
+    assert int(node.sum()) == 254
+    # QM9700 cages hold two 400G ports: modules = ports used per switch, halved, rounded up
+    used = np.bincount(np.concatenate([c.a_idx[(c.net == nw.STORAGE) & (c.a_kind == nw.SWITCH)], c.z_idx[c.net == nw.STORAGE]]), minlength=len(n.switches))
+    assert b.transceivers == int(sum(-(-u // 2) for u in used if u))
+
+
+def test_networks_topology_json_loads_in_networkx(superpod_out):
+    import networkx as nx
+
+    g = nx.node_link_graph(json.loads((superpod_out / "rail-optimized" / "networks-topology.json").read_text()), edges="edges")
+    assert g.number_of_edges() == 548 + 304 + 333
+    for net, cables in (("storage", 548), ("inband", 304), ("oob", 333)):
+        h = g.edge_subgraph([(u, v, k) for u, v, k, d in g.edges(keys=True, data=True) if d["network"] == net])
+        assert h.number_of_edges() == cables and nx.is_connected(h.to_undirected())
+    assert g.nodes["stor-spine-00"]["network"] == "storage" and g.nodes["hb000"]["kind"] == "node"
+
+
+def _random_plan(seed: int) -> nw.NetworkPlan:
+    """A plan drawn from the whole option space (bonding, designs, ratios, radixes, SUs, servers, uplinks)."""
+    import random
+
+    r = random.Random(seed)
+    nodes = r.choice([1, 2, 3, 5, 17, 64, 127, 128, 300, 999])
+    count = r.choice([1, 2, 4])
+    inband = NodePorts(count, 100, count % 2 == 0 and r.random() < 0.7)
+    design = r.choice(["separate", "separate", "converged", "none"])
+    storage_ports = NodePorts(r.choice([0, 2]), 100) if design == "converged" else NodePorts(r.choice([1, 2, 4]), 400)
+    net = NetworksSpec(
+        inband_ports=inband, storage_ports=storage_ports, bmc_ports=NodePorts(r.choice([1, 2]), 1),
+        management_servers=r.choice([0, 1, 4]), compute_fabric_managers=r.choice([0, 2]),
+        storage=StorageSpec(design=design, node_oversubscription=r.choice(["1:1", "4:3", "3:1"]), target_leaves=r.choice(["per_su", "pair"]), fabric_managers=r.choice([0, 1, 2]) if design == "separate" else 0, management_ports=r.choice([0, 1]), spines=r.choice([None, 3])),
+        inband=InbandSpec(management_ports=2 if inband.bonded else r.choice([0, 1, 2]), nfs_ports=r.choice([0, 3, 8]), leaf_uplinks=r.choice([1, 2, 4, 8]), isl=r.choice([0, 2]), spines=r.choice([0, 1, 2]), core_uplinks=r.choice([0, 2])),
+        oob=OobSpec(uplinks=r.choice([0, 1, 2, 4])),
+    )
+    return nw.NetworkPlan(nodes, nodes * 8, 8, 8, r.choice([0, 1, 4, 32, 33]), r.choice([1, 4, 16]), 16, r.choice([0, 5, 48]), net, r.choice([8, 16, 40, 64, 128]), r.choice([8, 16, 32, 64]), r.choice([8, 24, 48]), r.choice([0, 1, 7, 48]), ("a", "b", "c"))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_plan_closed_form_equals_wiring(seed):
+    p = _random_plan(seed)
+    try:
+        closed = nw.closed_form(p)
+    except InputError as e:
+        assert e.problems[0].path.startswith("networks.")  # a plan the rules refuse names its field
+        return
+    wired = nw.generate(p)
+    assert wired.counts() == closed
+    assert validate_networks(wired) == []
+
+
+# --- the floor -------------------------------------------------------------------------------
+
+
+def test_superpod_management_racks_placed(superpod):
+    """6 management racks: the compute layout's 3 switch racks, 2 for the 24 storage and in-band switches, 1 for 8 servers."""
+    lay = superpod.layouts["rail-optimized"]
+    fabric_racks = sum(1 for k in lay.racks.kind if k != "compute")
+    nl = superpod.network_layouts["rail-optimized"]
+    assert fabric_racks + len(nl.racks) == superpod.networks["rail-optimized"].racks[1] == 6
+    assert fabric_racks + len(nl.racks) + 32 == 38
+
+
+def test_network_cable_lengths(superpod):
+    n = superpod.networks["rail-optimized"]
+    nl = superpod.network_layouts["rail-optimized"]
+    c = n.cables
+    outside = np.isin(c.a_kind, [nw.TARGETS, nw.NFS, nw.CORE]) | np.isin(c.z_kind, [nw.TARGETS, nw.NFS, nw.CORE])
+    assert np.isnan(nl.length_m[outside]).all() and not np.isnan(nl.length_m[~outside]).any()
+    sold = set(superpod.layouts["rail-optimized"].spec.lengths_m)
+    assert set(nl.length_m[~outside].tolist()) <= sold
+    assert (nl.length_m[~outside] >= nl.routed_m[~outside]).all()
+    # an OOB switch stands in its SU's compute racks: its BMC cables stay in the row
+    bmc = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+    assert {r[0] for r in nl.z_rack[bmc].tolist()} <= {r[0] for r in nl.a_rack[bmc].tolist()}
+
+
+def test_validate_command_reports_the_networks(tmp_path):
+    """`topogen validate SPEC` runs the networks' checks too: a shortfall exits 1 and names the figure."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text("gpus: 1016\nhb_domain: 8\nradix: 64\ncatalog: ndr-400g\narch: rail-optimized\nnetworks:\n  scalable_unit: 32\n  node_ports:\n    storage: {count: 1, speed: 400}\n  storage:\n    target_ports: 48\n    required: {per_node_GBps: 80}\n")
+    out = subprocess.run([sys.executable, "-m", "topogen", "validate", str(spec)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "rail-optimized: storage, in-band and OOB networks: 1 error(s)" in out.stdout
+    assert "networks.node_ports.storage.count: 2" in out.stdout
+    ok = subprocess.run([sys.executable, "-m", "topogen", "validate", "dgx-h100-superpod", "--arch", "rail-optimized"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "storage, in-band and OOB networks: valid" in ok.stdout
+
+
+@pytest.mark.parametrize("nodes,su,radix", [(300, 64, 40), (1000, 0, 32), (127, 32, 64)])
+def test_device_names_unique(nodes, su, radix):
+    wired = nw.generate(_plan(nodes, su, radix, targets=64))
+    names = [s.name for s in wired.switches]
+    assert len(set(names)) == len(names)

@@ -1,0 +1,733 @@
+"""Generators of the cluster's other networks: storage, in-band management and out-of-band (OOB).
+
+:func:`generate` takes a :class:`NetworkPlan` (the spec's ``networks:`` section with the
+switch radixes the catalog gave) and returns :class:`Networks`: every switch, and every
+cable as numpy columns, so 16,384 nodes cost a few arrays. Like the compute fabric's
+generators it is pure and deterministic; :func:`closed_form` gives the same counts from
+arithmetic alone, and the tests hold the two equal over grids of node counts and radixes.
+
+Design rules (NVIDIA's DGX SuperPOD reference architectures describe the networks; the
+rules below are topogen's reading of them):
+
+Storage (``design: separate``), a two-tier Clos.
+    * Node leaves: one per (scalable unit, node storage port); an SU larger than a leaf's
+      down ports takes several. Without SUs, nodes are grouped by a leaf's down ports.
+      Each leaf's uplinks are ``ceil(down x u / d)`` at the node ratio ``d:u`` (4:3: 32
+      nodes, 24 uplinks). Storage fabric managers take the last leaves' free slots.
+    * Target leaves: ``per_su`` gives one per SU with the target ports split evenly,
+      ``pair`` two; more when the ports do not fit. Uplinks at the target ratio (1:1).
+      Management servers' storage ports land here and add no uplinks, and so do the
+      fabric managers that find no free slot on the last SU's node leaves.
+    * Spines: ``max(storage.spines, ceil(uplinks / radix))``; uplink ``c`` of the
+      fabric (leaves in order) goes to spine ``c mod S``: balanced striping, every
+      node leaf on every spine (a target leaf with fewer uplinks on some). A spine count beyond the smallest leaf's uplinks needs a
+      third tier, which topogen does not build: an input error.
+
+In-band, leaf pairs and spines.
+    * Port units: a bonded pair of ports (both leaves of a pair, same port number) or,
+      unbonded, one port. Units in order: nodes, management servers, NFS, converged
+      storage ports and targets, OOB uplinks. ``down = radix - leaf_uplinks - isl``
+      units per leaf; ``2 x ceil(units / down)`` leaves when bonded.
+    * ``isl`` links join the two leaves of each pair; leaf uplinks stripe over
+      ``max(inband.spines, ceil(leaves x leaf_uplinks / (radix - core_uplinks)))``
+      spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
+      single tier (the Enterprise RAs' converged leaf pair): the leaves' uplinks go to the
+      core, and more than one pair is an input error.
+
+OOB, access switches per scalable unit.
+    * Per SU: the BMCs of its nodes and the PDUs of its compute racks, on
+      ``ceil(ports / access ports)`` switches. Every other managed device (every
+      switch of every network, management servers, fabric managers, management-rack
+      PDUs) takes the spare ports in order, then switches of its own.
+    * Each OOB switch has ``oob.uplinks`` to the in-band leaves (one pair's two leaves
+      when bonded); fabric managers of a fabric are HA pairs joined back to back.
+    * Management racks: the compute layout's network racks (else ``ceil(compute switches /
+      switches_per_rack)``), plus ``ceil((storage + in-band switches) / switches_per_rack)``,
+      plus ``ceil(servers / switches_per_rack)`` for the management servers and fabric
+      managers (:mod:`topogen.layout.networks` places them).
+
+Names: see :data:`KIND_NAMES` and :meth:`Networks.device_name`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import ceil
+
+import numpy as np
+
+from topogen.fabric.naming import NodeNames, width
+from topogen.spec.networks import NetworksSpec
+from topogen.util.errors import InputError, Problem
+
+NETWORK_NAMES = ("storage", "inband", "oob")
+STORAGE, INBAND, OOB = range(3)
+# kinds of device at a cable end
+KIND_NAMES = ("node", "switch", "mgmt", "ufm", "targets", "nfs", "pdu", "dc-core", "compute-switch")
+NODE, SWITCH, MGMT, UFM, TARGETS, NFS, PDU, CORE, FABRIC = range(len(KIND_NAMES))
+# what a cable does (its role in its network)
+ROLE_NAMES = ("node", "leaf-spine", "target", "fabric-manager", "management-server", "nfs", "isl", "core-uplink", "management-port", "oob-uplink", "back-to-back", "node-storage", "spine-super")
+R_NODE, R_UP, R_TARGET, R_UFM, R_MGMT, R_NFS, R_ISL, R_CORE, R_MPORT, R_OOBUP, R_B2B, R_NSTOR, R_SUPER = range(len(ROLE_NAMES))
+CABLE_COLUMNS = ("net", "role", "a_kind", "a_idx", "a_port", "z_kind", "z_idx", "z_port", "speed")
+_DT = {"net": np.int8, "role": np.int8, "a_kind": np.int8, "a_idx": np.int64, "a_port": np.int32, "z_kind": np.int8, "z_idx": np.int64, "z_port": np.int32, "speed": np.int32}
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkPlan:
+    """Everything the generators need: the cluster's shape, the section, the catalog's radixes.
+
+    ``nodes_per_rack`` comes from the layout; ``compute_switches`` (and their names) from
+    the compute fabric of one architecture; ``*_radix`` from the catalog's SKUs at the
+    port speeds; ``target_ports`` resolved (given, or sized from the required bandwidth).
+    """
+
+    nodes: int
+    gpus: int
+    hb_domain: int
+    gpus_per_node: int
+    su_nodes: int  # nodes per scalable unit (0: none)
+    nodes_per_rack: int
+    switches_per_rack: int
+    compute_switches: int
+    net: NetworksSpec
+    storage_radix: int = 0
+    inband_radix: int = 0
+    oob_radix: int = 0
+    target_ports: int = 0
+    skus: tuple[str, str, str] = ("", "", "")  # storage, in-band, OOB switch SKUs
+    compute_switch_racks: int = -1  # racks the compute layout gives the compute switches (-1: ceil(compute_switches / switches_per_rack))
+
+
+@dataclass(frozen=True, slots=True)
+class NetSwitch:
+    """One switch of a network: ``role`` leaf, target-leaf, spine or access; ``pair`` its MLAG pair (-1: none)."""
+
+    name: str
+    network: int
+    role: str
+    radix: int
+    speed: int
+    sku: str
+    group: int = -1  # the scalable unit (or node group) it serves; -1 for shared switches
+    pair: int = -1
+
+
+@dataclass(slots=True)
+class CableTable:
+    """Cables as columns (see :data:`CABLE_COLUMNS`): ``a`` the lower or managed end, ``z`` the switch end."""
+
+    net: np.ndarray
+    role: np.ndarray
+    a_kind: np.ndarray
+    a_idx: np.ndarray
+    a_port: np.ndarray
+    z_kind: np.ndarray
+    z_idx: np.ndarray
+    z_port: np.ndarray
+    speed: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.net.shape[0])
+
+    def take(self, index) -> "CableTable":
+        return CableTable(**{c: getattr(self, c)[index] for c in CABLE_COLUMNS})
+
+
+class _Cables:
+    """Accumulates cable columns as numpy chunks (scalars broadcast)."""
+
+    def __init__(self) -> None:
+        self.parts: list[dict[str, np.ndarray]] = []
+
+    def add(self, n: int, **cols) -> None:
+        if n:
+            part = {}
+            for c in CABLE_COLUMNS:
+                v = np.asarray(cols[c], _DT[c])
+                part[c] = np.full(n, v, _DT[c]) if v.ndim == 0 else v
+            self.parts.append(part)
+
+    def table(self) -> CableTable:
+        if not self.parts:
+            return CableTable(**{c: np.zeros(0, _DT[c]) for c in CABLE_COLUMNS})
+        return CableTable(**{c: np.concatenate([p[c] for p in self.parts]) for c in CABLE_COLUMNS})
+
+
+@dataclass(slots=True)
+class Networks:
+    """The generated storage, in-band and OOB networks of one architecture (see the module docstring).
+
+    Attributes:
+        plan: the inputs.
+        switches: every switch; cable ends of kind ``switch`` index this list.
+        cables: every cable (:class:`CableTable`).
+        endpoints: devices other than switches and nodes, by kind: counts (``mgmt``,
+            ``ufm``, ``pdu``...); ``targets``, ``nfs`` and ``dc-core`` are one device
+            each whose ports are numbered.
+        racks: ``(compute racks, management racks)``.
+        notes: plain-language statements about the choices made.
+    """
+
+    plan: NetworkPlan
+    switches: list[NetSwitch]
+    cables: CableTable
+    endpoints: dict[str, int]
+    racks: tuple[int, int]
+    notes: list[str] = field(default_factory=list)
+
+    def switches_of(self, network: int) -> list[NetSwitch]:
+        return [s for s in self.switches if s.network == network]
+
+    def cables_of(self, network: int) -> CableTable:
+        return self.cables.take(self.cables.net == network)
+
+    def counts(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Switches by role and cables by role of each network, counted from the wiring."""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for k, name in enumerate(NETWORK_NAMES):
+            sw: dict[str, int] = {}
+            for s in self.switches_of(k):
+                sw[s.role] = sw.get(s.role, 0) + 1
+            roles = np.bincount(self.cables.role[self.cables.net == k], minlength=len(ROLE_NAMES))
+            out[name] = {"switches": sw, "cables": {ROLE_NAMES[r]: int(c) for r, c in enumerate(roles) if c}}
+        return out
+
+    # --- names ----------------------------------------------------------------------
+
+    def device_name(self, kind: int, idx: int, compute_names: list[str] | None = None) -> str:
+        """Name of the device ``(kind, idx)``: nodes as the compute fabric names them, switches theirs."""
+        p = self.plan
+        if kind == NODE:
+            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node).name(idx)
+        if kind == SWITCH:
+            return self.switches[idx].name
+        if kind == MGMT:
+            return f"mgmt-{idx:0{max(2, width(self.endpoints['mgmt']))}d}"
+        if kind == UFM:
+            nc = p.net.compute_fabric_managers
+            return f"ufm-compute-{idx}" if idx < nc else f"ufm-storage-{idx - nc}"
+        if kind == PDU:
+            return self._pdu_name(idx)
+        if kind == FABRIC:
+            return compute_names[idx] if compute_names else f"compute-switch-{idx}"
+        return KIND_NAMES[kind]  # targets, nfs, dc-core: one device each
+
+    def names(self, kind: int, compute_names: list[str] | None = None) -> list[str]:
+        """Every device name of ``kind``, by index (the one-device kinds: one name)."""
+        p = self.plan
+        if kind == NODE:
+            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node).names()
+        if kind == SWITCH:
+            return [s.name for s in self.switches]
+        if kind == FABRIC:
+            return list(compute_names) if compute_names is not None else [f"compute-switch-{i}" for i in range(p.compute_switches)]
+        n = {MGMT: self.endpoints["mgmt"], UFM: self.endpoints["ufm"], PDU: self.endpoints["pdu"]}.get(kind, 1)
+        return [self.device_name(kind, i) for i in range(n)]
+
+    def _pdu_name(self, idx: int) -> str:
+        cr, mr = self.racks
+        pc, pm = self.plan.net.oob.pdus_per_compute_rack, self.plan.net.oob.pdus_per_management_rack
+        if idx < cr * pc:
+            r, i = divmod(idx, pc)
+            return f"pdu-c{r:0{max(2, width(cr))}d}-{i}"
+        r, i = divmod(idx - cr * pc, pm)
+        return f"pdu-m{r:0{max(2, width(mr))}d}-{i}"
+
+    def port_name(self, kind: int, port: int, network: int, role: int) -> str:
+        """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere."""
+        if kind in (SWITCH, TARGETS, NFS, CORE):
+            return f"p{port}"
+        if kind in (NODE, MGMT):
+            if role == R_NSTOR or network == STORAGE:
+                return f"stor{port}"
+            return "bmc" if network == OOB else f"inb{port}"
+        if role == R_B2B:
+            return "ha0"
+        return "mgmt0" if network == OOB else f"p{port}"
+
+
+# --- the rules, as arithmetic (shared by the generators and the closed form) ------------
+
+
+def max_down(radix: int, d: int, u: int) -> int:
+    """Most down ports a leaf of ``radix`` ports can take with ``ceil(down x u / d)`` uplinks."""
+    down = radix * d // (d + u)
+    while down > 0 and down + ceil(down * u / d) > radix:
+        down -= 1
+    return down
+
+
+def _groups(nodes: int, su: int, cap: int) -> list[int]:
+    """Nodes of each group (SU, or a leaf's worth when there are no SUs), in order."""
+    size = su or cap
+    return [min(size, nodes - g) for g in range(0, nodes, size)]
+
+
+def _split(total: int, parts: int) -> list[int]:
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+@dataclass(frozen=True, slots=True)
+class Upper:
+    """The switches above the leaves: one spine tier, or pods of spines under super-spines.
+
+    Two tiers: one pod spanning every leaf, ``spines`` switches, uplink ``c`` of the
+    fabric on spine ``c mod S``. Three tiers (the spines a two-tier fabric needs exceed a
+    node leaf's uplinks): pods of ``radix / 2`` leaves, each with as many spines as its
+    leaves have uplinks (leaf uplink ``j`` on pod spine ``j``); each pod spine has as many
+    uplinks as down links (1:1), and the pod spines at position ``j`` form plane ``j``,
+    striped over ``planes[j]`` super-spines the same way (a whole pod's spines reach every
+    super-spine of their plane; the last, partial pod's reach some).
+    """
+
+    spines: int
+    pods: tuple[tuple[int, int, int], ...] = ()  # (first leaf, leaves, spines) per pod; () with two tiers
+    planes: tuple[int, ...] = ()  # super-spines of each plane
+
+    @property
+    def supers(self) -> int:
+        return sum(self.planes)
+
+    def spine_ups(self, up: tuple[int, ...]) -> list[int]:
+        """Uplinks of each spine (pod-major), three tiers: its down links (1:1)."""
+        out = []
+        for f, n, sp in self.pods:
+            out += [sum(1 for u in up[f : f + n] if u > j) for j in range(sp)]
+        return out
+
+
+def upper_shape(up: list[int], radix: int, min_spines: int, reserve: int, reach_leaves: int, where: str, what: str) -> Upper:
+    """The tiers above leaves with uplinks ``up``; ``reserve`` ports of every top switch go elsewhere (core uplinks).
+
+    ``reach_leaves``: the first leaves that must reach every spine (the node leaves); an
+    InputError naming ``where`` when even three tiers do not fit.
+    """
+    if not up:
+        return Upper(0)
+    room = radix - reserve
+    spines = max(min_spines, ceil(sum(up) / room))
+    reach = min(up[:reach_leaves], default=spines)
+    if spines <= reach:
+        return Upper(spines)
+    per = max(2, (radix // 2) - (radix // 2) % 2)  # leaves per pod, even: an MLAG pair stays in one pod
+    pods = tuple((f, min(per, len(up) - f), max(up[f : f + per])) for f in range(0, len(up), per))
+    if any(sp > radix // 2 for _, _, sp in pods):
+        raise InputError([Problem(where, f"a leaf's uplinks exceed the {radix // 2} a pod spine's down ports pair with", "use a larger switch or fewer uplinks per leaf")])
+    shape = Upper(sum(sp for _, _, sp in pods), pods, ())
+    ups = shape.spine_ups(tuple(up))
+    planes, at = [], 0
+    members: dict[int, list[int]] = {}
+    full: dict[int, list[int]] = {}  # spines of whole pods: they reach every super-spine of their plane (a partial pod's reach some)
+    for _, n, sp in pods:
+        for j in range(sp):
+            members.setdefault(j, []).append(ups[at])
+            if n == per:
+                full.setdefault(j, []).append(ups[at])
+            at += 1
+    for j in sorted(members):
+        sj = max(1, ceil(sum(members[j]) / room))
+        if sj > min(full.get(j, members[j])):
+            raise InputError([Problem(where, f"{what} would need a fourth tier of {radix}-port switches", "use a switch with more ports (a director)")])
+        planes.append(sj)
+    return Upper(shape.spines, pods, tuple(planes))
+
+
+@dataclass(frozen=True, slots=True)
+class StorageShape:
+    """The storage fabric's leaves and spines before wiring: what the closed form and the generator share."""
+
+    leaf_down: tuple[int, ...]  # node leaves, in order: (group, port, chunk)
+    leaf_group: tuple[int, ...]
+    leaf_port: tuple[int, ...]
+    leaf_first: tuple[int, ...]  # first node of each node leaf
+    leaf_nodes: tuple[int, ...]
+    leaf_ufm: tuple[int, ...]  # storage fabric managers on each node leaf
+    target_down: tuple[int, ...]  # target ports of each target leaf
+    target_mgmt: tuple[int, ...]  # management-server ports on each target leaf
+    up: tuple[int, ...]  # uplinks of every leaf: node leaves then target leaves
+    upper: Upper
+    target_ufm: tuple[int, ...] = ()  # fabric managers on each target leaf (the last SU's node leaves were full)
+
+
+def storage_shape(p: NetworkPlan) -> StorageShape:
+    """Leaves and spines of a separate storage fabric (the module docstring's rules); InputError when it does not fit."""
+    st, ports = p.net.storage, p.net.storage_ports.count
+    r = p.storage_radix
+    d, u = st.ratio("node")
+    cap = max_down(r, d, u)
+    where = "networks.storage.switch"
+    if cap < 1:
+        raise InputError([Problem(where, f"a {r}-port storage switch cannot take a node at {st.node_oversubscription}", "use a larger switch or a lower node_oversubscription")])
+    groups = _groups(p.nodes, p.su_nodes, cap)
+    down, grp, prt, first, cnt = [], [], [], [], []
+    start = 0
+    for g, n in enumerate(groups):
+        chunks = _split(n, ceil(n / cap))
+        for q in range(ports):
+            f = start
+            for c in chunks:
+                down.append(c), grp.append(g), prt.append(q), first.append(f), cnt.append(c)
+                f += c
+        start += n
+    ufm = [0] * len(down)
+    last = [i for i, g in enumerate(grp) if g == len(groups) - 1]
+    spill = 0  # fabric managers that find no free slot on the last SU's node leaves go to the target leaves
+    for j in range(st.fabric_managers):
+        i = last[j % len(last)] if last else 0
+        if not last or down[i] + 1 > cap:
+            spill += 1
+            continue
+        down[i] += 1
+        ufm[i] += 1
+    td, tu = st.ratio("target")
+    tcap = max_down(r, td, tu)
+    rule = len(groups) if st.target_leaves == "per_su" else 2
+    nt = min(max(rule, ceil(p.target_ports / tcap)), p.target_ports)  # no target leaf without a target port
+    tdown = _split(p.target_ports, nt) if nt else []
+    mports = p.net.management_servers * st.management_ports
+    tm = _split(mports, nt) if nt else []
+    tf = _split(spill, nt) if nt else []
+    if spill and not nt:
+        raise InputError([Problem("networks.storage.fabric_managers", f"{spill} storage fabric manager(s) find no free leaf port: the last scalable unit's storage leaves are full ({cap} down ports at {st.node_oversubscription}) and there is no target leaf", "leave a node slot free in the last SU (as NVIDIA's 127-node SuperPOD does), give target_ports, or fewer fabric_managers")])
+    for k in range(nt):
+        if tdown[k] + tm[k] + tf[k] + ceil(tdown[k] * tu / td) > r:
+            raise InputError([Problem("networks.storage.management_ports", f"the target leaves have no room for {mports} management-server and {spill} fabric-manager storage port(s)", "fewer management_ports, or more target_ports spread over more leaves")])
+    up = [ceil(x * u / d) for x in down] + [ceil(x * tu / td) for x in tdown]
+    if mports and not nt:
+        raise InputError([Problem("networks.storage.target_ports", "management servers have storage ports but the storage fabric has no target leaves", "give target_ports (or a required bandwidth to size them), or storage.management_ports: 0")])
+    # every node leaf reaches every spine of its pod; a target leaf reaches some, and through them every node leaf
+    upper = upper_shape(up, r, st.spines or 1, 0, len(down), where, f"{p.nodes:,} nodes x {ports} storage port(s)")
+    return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), upper, tuple(tf))
+
+
+@dataclass(frozen=True, slots=True)
+class InbandShape:
+    units: int  # port units (bonded pairs or single ports) on the leaves
+    per_leaf: int  # units a leaf (or leaf pair) takes
+    leaves: int
+    upper: Upper
+    bonded: bool
+
+    @property
+    def spines(self) -> int:
+        return self.upper.spines
+
+    @property
+    def top(self) -> int:
+        """Switches with core uplinks: the super-spines with three tiers, else the spines."""
+        return self.upper.supers or self.upper.spines
+
+
+def inband_units(p: NetworkPlan, oob_switches: int) -> list[tuple[int, int, int, int, int]]:
+    """Endpoint runs on the in-band leaves, in order: ``(kind, first idx, devices, ports each, role)``."""
+    n = p.net
+    runs = [(NODE, 0, p.nodes, n.inband_ports.count, R_NODE), (MGMT, 0, n.management_servers, n.inband.management_ports, R_MGMT), (NFS, 0, 1 if n.inband.nfs_ports else 0, n.inband.nfs_ports, R_NFS)]
+    if n.storage.design == "converged":
+        runs += [(NODE, 0, p.nodes, n.storage_ports.count, R_NSTOR), (TARGETS, 0, 1 if p.target_ports else 0, p.target_ports, R_TARGET)]
+    runs.append((SWITCH, -1, oob_switches, n.oob.uplinks, R_OOBUP))  # first idx filled in by the generator
+    return [r for r in runs if r[2] and r[3]]
+
+
+def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
+    n = p.net
+    bonded = n.inband_ports.bonded
+    isl = n.inband.isl if bonded else 0
+    per = p.inband_radix - n.inband.leaf_uplinks - isl
+    if per < 1:
+        raise InputError([Problem("networks.inband.leaf_uplinks", f"a {p.inband_radix}-port in-band leaf keeps no down port after {n.inband.leaf_uplinks} uplinks and {isl} inter-switch links", "fewer leaf_uplinks or isl, or a larger switch")])
+    step = 2 if bonded else 1
+    units = sum(devs * (ports // step + (ports % step)) for _, _, devs, ports, _ in inband_units(p, oob_switches))
+    leaves = step * ceil(units / per)
+    if n.inband.spines == 0:  # single tier: one leaf pair (or leaf), its uplinks to the data-centre core
+        if leaves > step:
+            raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one {'leaf pair' if bonded else 'leaf'}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit", "set spines: 2 (a spine layer appears), or use a switch with more ports")])
+        return InbandShape(units, per, leaves, Upper(0), bonded)
+    upper = upper_shape([n.inband.leaf_uplinks] * leaves, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
+    return InbandShape(units, per, leaves, upper, bonded)
+
+
+def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple[int, int]:
+    """Compute racks (nodes_per_rack each) and management racks (the module docstring's rule)."""
+    compute = ceil(p.nodes / p.nodes_per_rack)
+    if not (p.net.management_servers or p.net.compute_fabric_managers or p.net.storage.fabric_managers or storage_switches or inband_switches):
+        return compute, 0
+    servers = p.net.management_servers + p.net.compute_fabric_managers + p.net.storage.fabric_managers
+    spr = p.switches_per_rack
+    fabric = p.compute_switch_racks if p.compute_switch_racks >= 0 else ceil(p.compute_switches / spr)
+    return compute, fabric + ceil((storage_switches + inband_switches) / spr) + ceil(servers / spr)
+
+
+@dataclass(frozen=True, slots=True)
+class OobShape:
+    group_ports: tuple[int, ...]  # managed ports of each SU (BMCs and compute-rack PDUs)
+    group_racks: tuple[int, ...]
+    group_switches: tuple[int, ...]
+    shared: int  # managed ports of everything else
+    extra: int  # OOB switches for the shared devices that found no spare port
+    racks: tuple[int, int]
+
+    @property
+    def switches(self) -> int:
+        return sum(self.group_switches) + self.extra
+
+
+def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> OobShape:
+    n, a = p.net, p.oob_radix
+    groups = _groups(p.nodes, p.su_nodes, max(1, a // max(1, n.bmc_ports.count)))
+    racks = _racks(p, storage_switches, inband_switches)
+    first, gp, gr = 0, [], []
+    for cnt in groups:
+        rk = ceil((first + cnt) / p.nodes_per_rack) - ceil(first / p.nodes_per_rack)  # racks whose first node is in the group
+        gr.append(rk)
+        gp.append(cnt * n.bmc_ports.count + rk * n.oob.pdus_per_compute_rack)
+        first += cnt
+    gs = [ceil(x / a) for x in gp]
+    ufms = n.compute_fabric_managers + n.storage.fabric_managers
+    shared = p.compute_switches + storage_switches + inband_switches + n.management_servers + ufms + racks[1] * n.oob.pdus_per_management_rack
+    spare = sum(s * a for s in gs) - sum(gp)
+    extra = ceil(max(0, shared - spare) / a)
+    return OobShape(tuple(gp), tuple(gr), tuple(gs), shared, extra, racks)
+
+
+def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
+    """The three shapes, in-band and OOB sized together (each manages or carries the other)."""
+    st = storage_shape(p) if p.net.storage.design == "separate" else None
+    ns = (len(st.up) + st.upper.spines + st.upper.supers) if st else 0
+    oob = 0
+    for _ in range(64):
+        ib = inband_shape(p, oob)
+        o = oob_shape(p, ns, ib.leaves + ib.spines + ib.upper.supers)
+        if o.switches == oob:
+            return st, ib, o
+        oob = o.switches
+    raise AssertionError("in-band and OOB sizes do not settle")  # each step only grows; 64 steps never run out
+
+
+def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
+    """Switches and cables of each network by role, from the shapes alone (no wiring): the generator must match."""
+    st, ib, o = solve(p)
+    n = p.net
+    out: dict[str, dict[str, dict[str, int]]] = {k: {"switches": {}, "cables": {}} for k in NETWORK_NAMES}
+    if st is not None:
+        nl, tl = len(st.leaf_down), len(st.target_down)
+        out["storage"]["switches"] = {k: v for k, v in (("leaf", nl), ("target-leaf", tl), ("spine", st.upper.spines), ("super-spine", st.upper.supers)) if v}
+        mports = sum(st.target_mgmt)
+        sup = sum(st.upper.spine_ups(st.up)) if st.upper.pods else 0
+        out["storage"]["cables"] = {k: v for k, v in (("node", p.nodes * n.storage_ports.count), ("leaf-spine", sum(st.up)), ("target", p.target_ports), ("fabric-manager", n.storage.fabric_managers), ("management-server", mports), ("spine-super", sup)) if v}
+    runs = inband_units(p, o.switches)
+    ports_by = {}
+    for _, _, devs, ports, role in runs:
+        ports_by[ROLE_NAMES[role]] = ports_by.get(ROLE_NAMES[role], 0) + devs * ports
+    oob_up = ports_by.pop("oob-uplink", 0)
+    isl = (ib.leaves // 2) * n.inband.isl if ib.bonded else 0
+    out["inband"]["switches"] = {k: v for k, v in (("leaf", ib.leaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
+    core = ib.top * n.inband.core_uplinks if ib.spines else ib.leaves * n.inband.leaf_uplinks
+    sup = sum(ib.upper.spine_ups(tuple([n.inband.leaf_uplinks] * ib.leaves))) if ib.upper.pods else 0
+    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks if ib.spines else 0), ("spine-super", sup)) if v}
+    out["oob"]["switches"] = {"access": o.switches} if o.switches else {}
+    b2b = n.compute_fabric_managers // 2 + n.storage.fabric_managers // 2
+    out["oob"]["cables"] = {k: v for k, v in (("management-port", sum(o.group_ports) + o.shared), ("oob-uplink", oob_up), ("back-to-back", b2b)) if v}
+    return out
+
+
+# --- wiring ------------------------------------------------------------------------------
+
+
+def generate(p: NetworkPlan) -> Networks:
+    """Wire the storage, in-band and OOB networks of plan ``p`` (the module docstring's rules)."""
+    st, ib, o = solve(p)
+    switches: list[NetSwitch] = []
+    cables = _Cables()
+    if st is not None:
+        _wire_storage(p, st, switches, cables)
+    ib_first = len(switches)
+    oob_first = ib_first + ib.leaves + ib.spines + ib.upper.supers
+    _wire_inband(p, ib, oob_first, o.switches, switches, cables)
+    _wire_oob(p, o, ib_first, switches, cables)
+    ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
+    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
+    notes = []
+    if st is not None:
+        notes.append(f"storage: {len(st.leaf_down)} node leaves at {p.net.storage.node_oversubscription}, {len(st.target_down)} target leaves ({p.net.storage.target_leaves}) at {p.net.storage.target_oversubscription}, {st.upper.spines} spines" + (f" in {len(st.upper.pods)} pods under {st.upper.supers} super-spines" if st.upper.pods else ""))
+    return Networks(p, switches, cables.table(), endpoints, o.racks, notes)
+
+
+def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed: int, net: int, cables: _Cables, role: int = R_UP) -> None:
+    """Uplink ``c`` of the fabric (leaves in order) to spine ``c mod S``, on the spine's port ``c div S + 1``."""
+    ups = np.asarray(up, np.int64)
+    if not len(ups) or not spines:
+        return
+    c = np.arange(int(ups.sum()), dtype=np.int64)
+    leaf = np.repeat(np.arange(len(ups)), ups)
+    offset = np.concatenate([[0], np.cumsum(ups)[:-1]])
+    j = c - offset[leaf]
+    cables.add(len(c), net=net, role=role, a_kind=SWITCH, a_idx=np.asarray(leaf_ids, np.int64)[leaf], a_port=np.asarray(up_start, np.int64)[leaf] + j, z_kind=SWITCH, z_idx=first_spine + c % spines, z_port=c // spines + 1, speed=speed)
+
+
+def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_start: list[int], name: str, network: int, sku: str, speed: int, switches: list[NetSwitch], cables: _Cables) -> int:
+    """Add the spines (and super-spines) of ``u`` and cable them; returns the index of the first top switch."""
+    first = len(switches)
+    if not u.pods:
+        for k in range(u.spines):
+            switches.append(NetSwitch(f"{name}-spine-{k:02d}", network, "spine", radix, speed, sku))
+        _stripe(up, u.spines, first, leaf_ids, up_start, speed, network, cables)
+        return first
+    pw = max(2, width(len(u.pods)))
+    spine_of: dict[tuple[int, int], int] = {}
+    for p, (f, n, sp) in enumerate(u.pods):
+        for j in range(sp):
+            spine_of[(p, j)] = len(switches)
+            switches.append(NetSwitch(f"{name}-spine-p{p:0{pw}d}-{j:02d}", network, "spine", radix, speed, sku, p))
+        ups = np.asarray(up[f : f + n], np.int64)
+        q = np.repeat(np.arange(n), ups)  # the leaf's place in the pod: its port on every pod spine
+        j = np.arange(int(ups.sum())) - np.repeat(np.cumsum(ups) - ups, ups)  # the leaf's uplink j goes to pod spine j
+        cables.add(len(q), net=network, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids[f : f + n], np.int64)[q], a_port=np.asarray(up_start[f : f + n], np.int64)[q] + j, z_kind=SWITCH, z_idx=spine_of[(p, 0)] + j, z_port=q + 1, speed=speed)
+    top = len(switches)
+    ups = u.spine_ups(tuple(up))
+    by_plane: dict[int, list[tuple[int, int]]] = {}
+    at = 0
+    for p, (_, _, sp) in enumerate(u.pods):
+        for j in range(sp):
+            by_plane.setdefault(j, []).append((spine_of[(p, j)], ups[at]))
+            at += 1
+    for j in sorted(by_plane):
+        base = len(switches)
+        for k in range(u.planes[j]):
+            switches.append(NetSwitch(f"{name}-super-{j:02d}-{k:02d}", network, "super-spine", radix, speed, sku))
+        members = by_plane[j]
+        _stripe([m[1] for m in members], u.planes[j], base, [m[0] for m in members], [radix // 2 + 1] * len(members), speed, network, cables, R_SUPER)
+    return top
+
+
+def _up_start(radix: int, down: int, up: int) -> int:
+    """First uplink port: above the lower half when the down ports fit there, else right after them."""
+    return min(max(radix // 2, down), radix - up) + 1
+
+
+def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], cables: _Cables) -> None:
+    r, speed, sku = p.storage_radix, p.net.storage_ports.speed, p.skus[0]
+    tspeed = p.net.storage.target_speed or speed
+    base = len(switches)
+    nl, tl = len(st.leaf_down), len(st.target_down)
+    gw = max(2, width(max(st.leaf_group, default=0) + 1))
+    for i in range(nl):
+        switches.append(NetSwitch(f"stor-leaf-su{st.leaf_group[i]:0{gw}d}-p{st.leaf_port[i]}", STORAGE, "leaf", r, speed, sku, st.leaf_group[i]))
+    for k in range(tl):
+        switches.append(NetSwitch(f"stor-tleaf-{k:02d}", STORAGE, "target-leaf", r, speed, sku))
+    names = [s.name for s in switches[base:]]
+    if len(set(names)) != len(names):  # several leaves per SU and port: number them by their first node
+        for i in range(nl):
+            sw = switches[base + i]
+            switches[base + i] = NetSwitch(f"{sw.name}-n{st.leaf_first[i]}", sw.network, sw.role, sw.radix, sw.speed, sw.sku, sw.group)
+    # nodes to node leaves: node port q of node x on leaf (group, q, chunk), port = slot in the chunk
+    for i in range(nl):
+        n = st.leaf_nodes[i]
+        cables.add(n, net=STORAGE, role=R_NODE, a_kind=NODE, a_idx=np.arange(st.leaf_first[i], st.leaf_first[i] + n), a_port=st.leaf_port[i], z_kind=SWITCH, z_idx=base + i, z_port=np.arange(1, n + 1), speed=speed)
+    ufm = p.net.compute_fabric_managers
+    for i in range(nl):
+        for k in range(st.leaf_ufm[i]):
+            cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + i, z_port=st.leaf_nodes[i] + k + 1, speed=speed)
+            ufm += 1
+    tport, mgmt = 0, 0
+    for k in range(tl):
+        t = st.target_down[k]
+        cables.add(t, net=STORAGE, role=R_TARGET, a_kind=TARGETS, a_idx=0, a_port=np.arange(tport + 1, tport + t + 1), z_kind=SWITCH, z_idx=base + nl + k, z_port=np.arange(1, t + 1), speed=tspeed)
+        tport += t
+        m = st.target_mgmt[k]
+        ms = p.net.management_servers
+        idx = np.arange(mgmt, mgmt + m)
+        cables.add(m, net=STORAGE, role=R_MGMT, a_kind=MGMT, a_idx=idx % ms if ms else idx, a_port=idx // ms if ms else 0, z_kind=SWITCH, z_idx=base + nl + k, z_port=np.arange(t + 1, t + m + 1), speed=speed)
+        mgmt += m
+        for j in range(st.target_ufm[k] if st.target_ufm else 0):
+            cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + nl + k, z_port=t + m + j + 1, speed=speed)
+            ufm += 1
+    downs = list(st.leaf_down) + [st.target_down[k] + st.target_mgmt[k] + (st.target_ufm[k] if st.target_ufm else 0) for k in range(tl)]
+    _wire_upper(st.upper, list(st.up), r, list(range(base, base + nl + tl)), [_up_start(r, d, u) for d, u in zip(downs, st.up)], "stor", STORAGE, sku, speed, switches, cables)
+
+
+def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: int, switches: list[NetSwitch], cables: _Cables) -> None:
+    n, r, speed, sku = p.net, p.inband_radix, p.net.inband_ports.speed, p.skus[1]
+    base = len(switches)
+    pw = max(2, width(ib.leaves // 2 if ib.bonded else ib.leaves))
+    for i in range(ib.leaves):
+        name = f"inb-leaf-{i // 2:0{pw}d}{'ab'[i % 2]}" if ib.bonded else f"inb-leaf-{i:0{pw}d}"
+        switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, pair=i // 2 if ib.bonded else -1))
+    step = 2 if ib.bonded else 1
+    unit = 0
+    for kind, first, devs, ports, role in inband_units(p, oob_switches):
+        if kind == SWITCH:
+            first = oob_first
+        per_dev = ports // step + ports % step
+        u = unit + np.arange(devs * per_dev, dtype=np.int64)  # a unit per bonded pair (or port)
+        dev = first + np.arange(devs, dtype=np.int64).repeat(per_dev)
+        k = np.tile(np.arange(per_dev, dtype=np.int64), devs)
+        leaf, port = (u // ib.per_leaf) * step, u % ib.per_leaf + 1
+        base_port = 0
+        sp = p.net.oob.uplink_speed if role == R_OOBUP else (n.storage.target_speed or speed) if role == R_TARGET else speed
+        for side in range(step):
+            keep = step * k + side < ports
+            ap = step * k + side + base_port
+            if kind == SWITCH:
+                ap = p.oob_radix + step * k + side + 1  # an OOB switch's uplink ports follow its access ports
+            cables.add(int(keep.sum()), net=OOB if role == R_OOBUP else INBAND, role=role, a_kind=kind, a_idx=dev[keep], a_port=np.broadcast_to(ap, u.shape)[keep], z_kind=SWITCH, z_idx=base + leaf[keep] + side, z_port=port[keep], speed=sp)
+        unit += devs * per_dev
+    if ib.bonded and n.inband.isl:
+        for pr in range(ib.leaves // 2):
+            a, b = base + 2 * pr, base + 2 * pr + 1
+            q = r - n.inband.leaf_uplinks - np.arange(n.inband.isl)
+            cables.add(n.inband.isl, net=INBAND, role=R_ISL, a_kind=SWITCH, a_idx=a, a_port=q, z_kind=SWITCH, z_idx=b, z_port=q, speed=speed)
+    lu = n.inband.leaf_uplinks
+    if not ib.spines:  # single tier: each leaf's uplinks go to the data-centre core
+        for i in range(ib.leaves):
+            cables.add(lu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=base + i, a_port=np.arange(r - lu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(i * lu + 1, i * lu + lu + 1), speed=speed)
+        return
+    top = _wire_upper(ib.upper, [lu] * ib.leaves, r, list(range(base, base + ib.leaves)), [r - lu + 1] * ib.leaves, "inb", INBAND, sku, speed, switches, cables)
+    cu = n.inband.core_uplinks
+    for s in range(ib.top):
+        cables.add(cu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=top + s, a_port=np.arange(r - cu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(s * cu + 1, s * cu + cu + 1), speed=speed)
+
+
+def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwitch], cables: _Cables) -> None:
+    """Access switches per group: the group's BMCs and rack PDUs first, then the shared devices in the spare ports."""
+    n, a, sku = p.net, p.oob_radix, p.skus[2]
+    base = len(switches)
+    gw = max(2, width(len(o.group_switches)))
+    for g, s in enumerate(o.group_switches):
+        for i in range(s):
+            switches.append(NetSwitch(f"oob-su{g:0{gw}d}-{i}", OOB, "access", a, n.bmc_ports.speed, sku, g))
+    for i in range(o.extra):
+        switches.append(NetSwitch(f"oob-mgmt-{i}", OOB, "access", a, n.bmc_ports.speed, sku))
+    first_node, first_rack, sw = 0, 0, base
+    free: list[tuple[int, int]] = []  # (switch, first free port, free ports) of every group switch
+    bmc = n.bmc_ports.count
+    pc = n.oob.pdus_per_compute_rack
+    for g, nsw in enumerate(o.group_switches):
+        cnt = (o.group_ports[g] - o.group_racks[g] * pc) // bmc if bmc else 0
+        kinds = [(NODE, np.arange(first_node, first_node + cnt).repeat(bmc), np.tile(np.arange(bmc), cnt)), (PDU, np.arange(first_rack * pc, (first_rack + o.group_racks[g]) * pc), 0)]
+        slot = 0
+        for kind, idx, port in kinds:
+            m = len(idx)
+            k = slot + np.arange(m)
+            cables.add(m, net=OOB, role=R_MPORT, a_kind=kind, a_idx=idx, a_port=port, z_kind=SWITCH, z_idx=sw + k // a, z_port=k % a + 1, speed=n.bmc_ports.speed)
+            slot += m
+        for i in range(nsw):
+            used = min(a, max(0, slot - i * a))
+            if used < a:
+                free.append((sw + i, used + 1, a - used))
+        first_node += cnt
+        first_rack += o.group_racks[g]
+        sw += nsw
+    for i in range(o.extra):
+        free.append((sw + i, 1, a))
+    # the shared devices, in order: compute-fabric switches, storage and in-band switches, servers, management-rack PDUs
+    shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, np.arange(0, base)), (MGMT, np.arange(n.management_servers)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
+    kind = np.concatenate([np.full(len(i), k, np.int8) for k, i in shared])
+    idx = np.concatenate([i for _, i in shared]).astype(np.int64)
+    zs = np.concatenate([np.full(c, s, np.int64) for s, _, c in free]) if free else np.zeros(0, np.int64)
+    zp = np.concatenate([np.arange(f, f + c) for _, f, c in free]) if free else np.zeros(0, np.int64)
+    m = len(idx)
+    cables.add(m, net=OOB, role=R_MPORT, a_kind=kind, a_idx=idx, a_port=0, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
+    nf = n.compute_fabric_managers
+    for first, cnt in ((0, nf), (nf, n.storage.fabric_managers)):
+        pairs = cnt // 2
+        cables.add(pairs, net=OOB, role=R_B2B, a_kind=UFM, a_idx=first + 2 * np.arange(pairs), a_port=1, z_kind=UFM, z_idx=first + 2 * np.arange(pairs) + 1, z_port=1, speed=n.bmc_ports.speed)
