@@ -37,7 +37,10 @@ listing all 10,752 rail-0 switches of a 131,072-GPU rail-optimized fabric took
 slurmctld 26.05 22 minutes, while the aggregated tree (a few hundred
 switches) loads in seconds and places jobs on the same leaves and pods.
 Checked with slurmctld 22.05 (``tests/test_slurm_ctld.py``): no topology
-warning, a node under exactly one leaf.
+warning, a node under exactly one leaf. Above :data:`MAX_TREE_SWITCHES` Slurm
+switches (past 131,072 GPUs at radix 64, K = 8) the leaves fold into their
+pods (:func:`collapse_leaves`): jobs are then packed by pod, and the tree of
+524,288 GPUs has 529 Slurm switches instead of 2,577.
 
 Block (``topology/block``, Slurm 23.11+): one block per HB domain,
 ``BlockName=block-<domain> Nodes=<its nodes>`` (``block-hb03 Nodes=hb03``;
@@ -158,7 +161,7 @@ class SlurmSwitch:
 MAX_TREE_SWITCHES = 768  # above this, leaves of one pod become one Slurm switch (collapse_leaves)
 
 
-def aggregated_tree(fabric: Fabric, max_switches: int = MAX_TREE_SWITCHES) -> list[SlurmSwitch]:
+def aggregated_tree(fabric: Fabric, max_switches: int | None = None) -> list[SlurmSwitch]:
     """Rail 0's tree with the switches of a tier that join the same children merged (module docstring).
 
     Leaves first, then tier by tier; within a tier, groups in the order of
@@ -166,8 +169,9 @@ def aggregated_tree(fabric: Fabric, max_switches: int = MAX_TREE_SWITCHES) -> li
     has more than ``max_switches`` Slurm switches, its leaf level is folded
     into the level above (:func:`collapse_leaves`).
     """
+    cap = MAX_TREE_SWITCHES if max_switches is None else max_switches
     tree = _merged_tree(fabric)
-    while len(tree) > max_switches:
+    while len(tree) > cap:
         folded = collapse_leaves(tree)
         if folded is None:
             break
