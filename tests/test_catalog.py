@@ -253,7 +253,7 @@ def test_radix_not_whole_cages():
 
 def test_bad_cable_kind():
     assert problems(MINIMAL.replace("kind: fiber\n        length_m: 15", "kind: rope\n        length_m: 15")) == [
-        "catalog t: cables[0].kind: unknown cable kind 'rope'; valid kinds: dac, acc, aec, fiber"
+        "catalog t: cables[0].kind: unknown cable kind 'rope'; valid kinds: dac, acc, aec, cat6, fiber"
     ]
 
 

@@ -71,7 +71,7 @@ LENGTH_CLASSES: dict[str, int] = {
     "cross-hall": 50,
     "building": 100,
 }
-COPPER_KINDS = ("dac", "acc", "aec")
+COPPER_KINDS = ("dac", "acc", "aec", "cat6")
 CABLE_KINDS = (*COPPER_KINDS, "fiber")
 
 SKU = Field("sku", "ref", "Unique SKU of the item (letters, digits and . _ / + ( ) -; at most 80 characters).", required=True, example="MQM9790-NS2F")
@@ -125,7 +125,7 @@ TRANSCEIVER_FIELDS: tuple[Field, ...] = (
 CABLE_FIELDS: tuple[Field, ...] = (
     SKU,
     DESCRIPTION,
-    Field("kind", "choice", "dac, acc or aec (copper, no transceiver) or fiber.", required=True, choices=CABLE_KINDS),
+    Field("kind", "choice", "dac, acc or aec (copper, no transceiver), cat6 (twisted pair, RJ45 ports) or fiber.", required=True, choices=CABLE_KINDS),
     Field("length_m", "number", "Length in metres.", required=True, minimum=0, example=3),
     Field("speed", "int", "Speed per link in Gb/s (copper).", minimum=1, example=400),
     Field("links_per_cable", "int", "Links one cable carries (a breakout cable: its legs).", default=1, minimum=1, example=2),
