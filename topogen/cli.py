@@ -512,8 +512,8 @@ def _wiring_spec(raw, spec_opt: str | None, kwargs: dict) -> Spec:
 @main.command("simulate")
 @spec_options
 @click.option("--pattern", "pattern", default="ring-allreduce", show_default=True, help="ring-allreduce, alltoall, permutation, shift:S, bisection or matrix:FILE (a CSV of src,dst,bytes); several comma-separated.")
-@click.option("--routing", "routing", default="spray", show_default=True, help="spray (even split over every shortest path), ecmp (a hash per flow) or dmodk (InfiniBand ftree destination-mod-k); several comma-separated.")
-@click.option("--flows-per-pair", "flows_per_pair", type=click.IntRange(1, 64), default=1, show_default=True, help="ecmp: queue pairs per GPU pair and NIC port, each hashed on its own (NCCL uses several).")
+@click.option("--routing", "routing", default="spray", show_default=True, help="spray (even split over every shortest path), ecmp (a hash per flow), dmodk (InfiniBand ftree destination-mod-k) or opensm (the LFTs OpenSM computes for the ibnetdiscover export under ibsim: opensm:ENGINE with ENGINE ftree (default), updn, dnup, minhop or sssp, and :lmc=L for 2^L LIDs per port, spread over --flows-per-pair queue pairs; needs ibsim-utils and opensm); several comma-separated.")
+@click.option("--flows-per-pair", "flows_per_pair", type=click.IntRange(1, 64), default=1, show_default=True, help="ecmp: queue pairs per GPU pair and NIC port, each hashed on its own (NCCL uses several); opensm with LMC > 0: queue pair q goes to the destination's LID base + q mod 2^LMC.")
 @click.option("--size", "size", help="Bytes each GPU pair moves (1G, 64M...): gives the completion time.")
 @click.option("--fail", "fail", help="Devices or cable ends to take out, comma-separated: spine-3, leaf-g0-r0:p33, hb00-gpu1.")
 @click.option("--fail-random", "fail_random", help="Share of the switch-to-switch cables to take out at random, e.g. 1%.")
@@ -531,6 +531,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     topogen simulate gh200-32k --pattern permutation --routing ecmp --flows-per-pair 4
     topogen simulate out/demo --fail spine-0 --size 1G
     topogen simulate out/demo/rail-optimized --as-built discovered.topo
+    topogen simulate demo --pattern shift:8 --routing opensm:ftree,dmodk
 
     Both architectures side by side (the spec's arch picks one). Rates are
     fractions of the sender's NIC line rate; a failure is reported as the
@@ -539,15 +540,17 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     from topogen import traffic  # keeps scipy out of start-up
     from topogen.traffic import failures, patterns, report, source  # keeps scipy out of start-up
     from topogen.traffic.routing import ROUTINGS  # keeps scipy out of start-up
+    from topogen.traffic import lft  # keeps scipy out of start-up
+    from topogen.exports import opensm_routes  # keeps scipy out of start-up
 
     try:
         pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []
         if not pats:
             raise InputError([Problem("pattern", "--pattern names no pattern", f"use one of {', '.join(patterns.PATTERNS)}")])
-        routes = [x.strip() for x in routing.split(",")]
-        bad = [x for x in routes if x not in ROUTINGS]
+        routes = [lft.parse(x).label if lft.is_opensm(x) else x for x in (y.strip() for y in routing.split(","))]
+        bad = [x for x in routes if x not in ROUTINGS and not lft.is_opensm(x)]
         if bad:
-            raise InputError([Problem("routing", f"unknown routing {bad[0]!r:.40}", f"use {', '.join(ROUTINGS)}")])
+            raise InputError([Problem("routing", f"unknown routing {bad[0]!r:.40}", f"use {', '.join(ROUTINGS)} or opensm[:ENGINE]")])
         size_bytes = None
         if size is not None:
             size_bytes = parse_number(size)
@@ -563,7 +566,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
         else:
             src = source.from_spec(resolve(spec if spec is not None else spec_opt, kwargs))
         matrices = {p.label: patterns.read_matrix(Path(p.arg), src.spec) for p in pats if p.kind == "matrix"}
-        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices)
+        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices, opensm_routes.tables)
     except InputError as exc:
         fail_input(exc)
     notes = [f"fabric: {src.origin}"] + src.notes

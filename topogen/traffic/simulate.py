@@ -8,13 +8,14 @@ NIC line rate (every NIC port of the GPU).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from topogen.util.errors import InputError, Problem
 from topogen.fabric.model import Fabric
 from topogen.traffic import alltoall as a2a
-from topogen.traffic import flows, network, patterns, rates
+from topogen.traffic import flows, lft, network, patterns, rates
 from topogen.traffic.failures import Failure, apply
 
 TOP_LINKS = 5
@@ -70,8 +71,12 @@ class Result:
         return float(np.max(rel * size_bytes * 8 / (self.pair_rate * 1e9)))
 
 
-def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = (), exact_gpus: int | None = None) -> Result:
-    """Route ``pattern`` on ``fabric`` (less ``failure``) with ``routing`` and fill it max-min fairly."""
+def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = (), exact_gpus: int | None = None, routes: Callable[[Fabric, lft.Choice], lft.Tables] | None = None) -> Result:
+    """Route ``pattern`` on ``fabric`` (less ``failure``) with ``routing`` and fill it max-min fairly.
+
+    An ``opensm`` routing takes its forwarding tables from ``routes`` (the
+    fabric, less the failure, as OpenSM routes it: :mod:`.lft`).
+    """
     failed = "none"
     if failure:
         failure = Failure(tuple(x for x in failure.names if x not in skip), failure.random_pct)
@@ -99,7 +104,13 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
             prs = matrix
         else:
             prs = patterns.pairs(pattern, fabric.gpus, fabric.hb_domain, key)
-        t = flows.build(net, prs, routing, flows_per_pair, key)
+        tables = None
+        if lft.is_opensm(routing):
+            if routes is None:
+                raise InputError([Problem("routing", f"{routing} needs OpenSM's forwarding tables, and this caller gives no way to compute them", "run it through topogen simulate")])
+            tables = routes(fabric, lft.parse(routing))
+            notes += tables.notes()
+        t = flows.build(net, prs, routing, flows_per_pair, key, tables)
         npairs = len(prs.src)
     if hb_gbps is None and t.direct[:, 2 * net.cables :].nnz:
         raise InputError([Problem("hb_bandwidth", f"{pattern.label} on {fabric.arch} crosses the HB domain, whose bandwidth is not known", "give --hb-bandwidth (Gb/s per GPU: 7200 for NVLink 4, 14400 for NVLink 5), or set hb_bandwidth_gbps in the spec")])
