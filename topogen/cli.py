@@ -566,6 +566,10 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
         else:
             src = source.from_spec(resolve(spec if spec is not None else spec_opt, kwargs))
         matrices = {p.label: patterns.read_matrix(Path(p.arg), src.spec) for p in pats if p.kind == "matrix"}
+        for r in (x for x in routes if lft.is_opensm(x)):  # before any run: a fabric beyond the LID space, or no tools
+            for f in src.fabrics:
+                opensm_routes.check(f, lft.parse(r))
+            opensm_routes.tools()
         rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices, opensm_routes.tables)
     except InputError as exc:
         fail_input(exc)

@@ -168,7 +168,7 @@ def _ends(fabric: Fabric, dev: np.ndarray, port: np.ndarray, dirs: ib.Directors 
 
 
 def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.Choice, where: dict[str, str], work: Path) -> tuple[bytes, str, str]:
-    """Simulate one subnet and route it once: (``opensm-lfts.dump`` bytes, ``guid2lid`` text, the engine OpenSM used)."""
+    """Simulate one subnet and route it once: (``opensm-lfts.dump`` bytes, ``guid2lid`` text, the engine OpenSM used and why, if not the one asked)."""
     topo = work / f"{sub.name}.topo"
     with open(topo, "w", encoding="utf-8", newline="\n") as fh:
         fh.write("\n".join(ib.header(fabric, sub, dirs)) + "\n")
@@ -179,7 +179,7 @@ def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.
     need = lids_needed(fabric, sub, choice.lmc, dirs)
     if need + 1 > IBSIM_LINEAR_CAP:
         opts += ["-L", str(lft.MAX_UNICAST_LID + 1)]
-    engine = choice.engine if sg.fat_tree else "minhop"
+    engine = choice.engine if sg.fat_tree else "minhop"  # what the exported opensm.conf says for one switch
     cmd = [where["opensm"], "-o", "-R", engine, "-s", "0", "-l", str(choice.lmc), "-f", str(work / "opensm.log"), "--dump_files_dir", str(work), "-D", "0x43"]
     if engine in _ROOTED:
         (work / "root_guids.conf").write_text(osm.root_text(fabric, sg))
@@ -212,7 +212,8 @@ def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.
     if not dump.is_file() or not g2l.is_file() or not used:
         errors = [x.split("-> ", 1)[-1] for x in osm_log.splitlines() if " 0x01 -> " in x]
         raise InputError([Problem("routing", f"OpenSM did not route subnet {sub.name} of the {fabric.arch} fabric with {engine}" + (f": {errors[0]}" if errors else ""), "try another engine (--routing opensm:minhop) or --routing dmodk")])
-    return dump.read_bytes(), g2l.read_text(errors="replace"), used[-1]
+    why = re.findall(r"-> ([^\n]*)\nFalling back to default routing", osm_log)
+    return dump.read_bytes(), g2l.read_text(errors="replace"), used[-1] + (f" ({why[0].strip().rstrip('.')})" if why and used[-1] != choice.engine else "")
 
 
 def _tail(path: Path, lines: int = 3) -> str:

@@ -92,7 +92,7 @@ class Tables:
         link: directed link of the flow network that leaving by (switch node, port) crosses; -1 for a director's internal link.
         nic_peer: node the NIC cable of (GPU, port) lands on; -1 where absent.
         lid: base LID of each (GPU, NIC port) in its subnet; -1 where absent.
-        engines: routing engine OpenSM reports having used, per subnet.
+        engines: routing engine OpenSM reports having used, per subnet (with its reason when not the one asked).
         seconds: wall time of the tools (simulator start, OpenSM, dump).
     """
 
@@ -111,10 +111,10 @@ class Tables:
     def notes(self) -> list[str]:
         """What the run did: where OpenSM used another engine than asked, and how long the tools took."""
         out = []
-        other = {s: e for s, e in self.engines.items() if e != self.choice.engine}
+        other = {s: e for s, e in self.engines.items() if e.split(" ")[0] != self.choice.engine}
         if other:
-            shown = ", ".join(f"{s} ({e})" for s, e in list(other.items())[:4]) + (f" and {len(other) - 4} more" if len(other) > 4 else "")
-            out.append(f"{self.choice.label}: OpenSM routed {len(other)} of {len(self.engines)} subnet(s) with another engine: {shown} (a one-switch subnet is no fat tree: minhop)")
+            shown = "; ".join(f"{s}: {e}" for s, e in list(other.items())[:3]) + (f"; and {len(other) - 3} more" if len(other) > 3 else "")
+            out.append(f"{self.choice.label}: OpenSM routed {len(other)} of {len(self.engines)} subnet(s) with another engine: {shown}")
         out.append(f"{self.choice.label}: forwarding tables computed by OpenSM under ibsim for {len(self.engines)} subnet(s) in {self.seconds:.1f} s")
         return out
 
@@ -134,7 +134,8 @@ def read_lfts(text: bytes) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarra
     heads = starts[data[starts] == ord("U")]
     guids = []
     for h in heads.tolist():
-        line = text[h : text.index(b"\n", h) if b"\n" in text[h:] else len(text)].decode("ascii", "replace")
+        end = text.find(b"\n", h)
+        line = text[h : end if end >= 0 else len(text)].decode("ascii", "replace")
         m = re.search(r"of switch Lid \d+ guid 0x([0-9a-fA-F]+)", line)
         if not m:
             raise ValueError(f"unreadable opensm-lfts.dump header: {line[:120]!r}")
