@@ -8,8 +8,11 @@ Independent truths, over grids of N, K and radix:
   rails as subnets of their own, dual homing);
 * on one-subnet fat trees, OpenSM's ftree and topogen's ``dmodk`` route every
   flow of a random permutation on the very same links (topogen's dmodk is
-  ftree's destination-mod-k); on several subnets (planes, rail-only rails)
-  both are contention-free on shifts;
+  ftree's destination-mod-k) on 2 tiers and a full 3-tier; on 4 tiers and
+  partly built top tiers they pick other top-tier links with the same loads
+  and rates; on several subnets (planes, rail-only
+  rails, where dmodk numbers hosts over the whole fabric) both are
+  contention-free on shifts;
 * a failed spine is routed around by OpenSM itself: no pair is cut off and no
   path uses the dead switch;
 * LMC: each port has ``2^LMC`` LIDs and queue pairs spread over them; OpenSM
@@ -152,11 +155,11 @@ def test_ftree_shift_is_contention_free_and_agrees_with_dmodk(case):
         assert r["max_link_load"] == pytest.approx(1.0), (r["pattern"], r["routing"])
     osm = [r for r in got if r["routing"] == "opensm:ftree"]
     assert len(osm) == len(shifts)
-    assert all(any("computed by OpenSM" in n for n in r["notes"]) for r in osm)
+    assert all(any("OpenSM's forwarding tables" in n for n in r["notes"]) for r in osm)
     assert not any("another engine" in n for r in osm for n in r["notes"])  # ftree itself routed every subnet
 
 
-ONE_SUBNET = [(128, 8, 16, {}), (512, 8, 32, {}), (128, 8, 8, {}), (256, 8, 8, {}), (64, 8, 16, {"homing": "dual"})]
+ONE_SUBNET = [(128, 8, 16, {}), (512, 8, 32, {}), (128, 8, 8, {}), (64, 8, 16, {"homing": "dual"})]  # 2 tiers, and a full 3-tier
 
 
 @needs_tools
@@ -175,6 +178,22 @@ def test_ftree_paths_are_dmodk_paths_link_for_link(case):
         theirs = flows.build(net, prs, "opensm:ftree", tables=tables)
         assert theirs.alive.all() and mine.alive.all()
         assert (mine.direct != theirs.direct).nnz == 0
+
+
+ALIKE = [(256, 8, 8), (256, 8, 16), (512, 8, 16)]  # 4 tiers; 3 tiers with part of the top tier
+
+
+@needs_tools
+@pytest.mark.parametrize("case", ALIKE, ids=lambda c: "n{}-k{}-r{}".format(*c))
+def test_ftree_and_dmodk_load_links_alike(case):
+    """Where ftree picks other top-tier links than dmodk's digit, the loads and rates are still the same."""
+    args = [*shape(*case), "--arch", "rail-optimized", "--pattern", "permutation,bisection,shift:3", "--hb-bandwidth", "7200", "--draw", "1"]
+    osm, mine = rows([*args, "--routing", "opensm"]), rows([*args, "--routing", "dmodk"])
+    assert len(osm) == len(mine) == 3
+    for a, b in zip(osm, mine):
+        assert a["pattern"] == b["pattern"]
+        for k in ("unroutable_pairs", "min_rate_fraction", "mean_rate_fraction", "max_link_load"):
+            assert a[k] == pytest.approx(b[k]), (a["pattern"], k)
 
 
 @needs_tools
@@ -202,13 +221,13 @@ def test_every_path_ends_at_its_destination_and_climbs_no_higher_than_needed():
 
 @needs_tools
 def test_opensm_routes_around_a_dead_spine():
-    args = [*shape(512, 8, 32), "--arch", "rail-optimized", "--pattern", "shift:16", "--routing", "opensm", "--fail", "spine-3"]
+    args = [*shape(512, 8, 32), "--arch", "rail-optimized", "--pattern", "shift:16", "--routing", "opensm", "--fail", "spine-03"]
     got = rows(args)
     intact, failed = got
-    assert failed["failed"] == "spine-3" and failed["unroutable_pairs"] == 0
+    assert failed["failed"] == "spine-03" and failed["unroutable_pairs"] == 0
     assert intact["max_link_load"] == pytest.approx(1.0)
     assert failed["max_link_load"] > 1.0  # 15 of 16 spines: the shift no longer fits
-    assert not any("spine-3" in b["link"] for b in failed["busiest_links"])
+    assert not any("spine-03" in b["link"] for b in failed["busiest_links"])
 
 
 @needs_tools
