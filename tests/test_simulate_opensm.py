@@ -77,6 +77,18 @@ def test_lft_dump_read_column_by_column():
     assert port.tolist() == [0, 9, 1, 1, 254]
 
 
+@pytest.mark.parametrize("block", [1, 7, 40, 64, 200])
+def test_lft_dump_read_in_pieces_gives_the_same_entries(block, tmp_path):
+    """Pieces cut anywhere (inside a header, inside a line) read as the whole; a path reads as its bytes."""
+    whole = lft.read_lfts(DUMP)
+    path = tmp_path / "opensm-lfts.dump"
+    path.write_bytes(DUMP)
+    for got in (lft.read_lfts(DUMP, block=block), lft.read_lfts(path, block=block)):
+        assert got[0] == whole[0]
+        for a, b in zip(got[1:], whole[1:]):
+            assert a.tolist() == b.tolist()
+
+
 def test_lft_dump_refuses_what_is_not_opensm_columns():
     with pytest.raises(ValueError, match="columns"):
         lft.read_lfts(DUMP.replace(b"0x0002 009", b"0x0002 0x9"))

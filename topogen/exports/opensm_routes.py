@@ -133,6 +133,7 @@ def tables(fabric: Fabric, choice: lft.Choice) -> lft.Tables:
             dump, g2l, used = _route(fabric, sub, d, radix, choice, where, work)
             engines[sub.name] = used
             guids, sw, lids, out = lft.read_lfts(dump)
+            dump.unlink()  # the largest file of the run (about 40 bytes per switch and LID)
             node = np.array([guid_node.get(g, -1) for g in guids], np.int64)
             if (node < 0).any():
                 raise InputError([Problem("routing", f"OpenSM's tables for subnet {sub.name} name switch GUID {guids[int(np.argmax(node < 0))]:#x}, which the export did not write", "a topogen bug: report it with the spec")])
@@ -141,7 +142,7 @@ def tables(fabric: Fabric, choice: lft.Choice) -> lft.Tables:
                 lft_base[x - n] = total + j * top
                 lft_len[x - n] = top
             table = np.full(len(node) * top, lft.NO_PORT, np.uint8)
-            table[sw * top + lids] = out
+            table[sw.astype(np.int64) * top + lids] = out
             parts.append(table)
             total += len(table)
             for g, lo in lft.read_guid2lid(g2l).items():
@@ -167,8 +168,8 @@ def _ends(fabric: Fabric, dev: np.ndarray, port: np.ndarray, dirs: ib.Directors 
     return node, num
 
 
-def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.Choice, where: dict[str, str], work: Path) -> tuple[bytes, str, str]:
-    """Simulate one subnet and route it once: (``opensm-lfts.dump`` bytes, ``guid2lid`` text, the engine OpenSM used and why, if not the one asked)."""
+def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.Choice, where: dict[str, str], work: Path) -> tuple[Path, str, str]:
+    """Simulate one subnet and route it once: (the path of ``opensm-lfts.dump``, ``guid2lid`` text, the engine OpenSM used and why, if not the one asked)."""
     topo = work / f"{sub.name}.topo"
     with open(topo, "w", encoding="utf-8", newline="\n") as fh:
         fh.write("\n".join(ib.header(fabric, sub, dirs)) + "\n")
@@ -213,7 +214,7 @@ def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.
         errors = [x.split("-> ", 1)[-1] for x in osm_log.splitlines() if " 0x01 -> " in x]
         raise InputError([Problem("routing", f"OpenSM did not route subnet {sub.name} of the {fabric.arch} fabric with {engine}" + (f": {errors[0]}" if errors else ""), "try another engine (--routing opensm:minhop) or --routing dmodk")])
     why = re.findall(r"-> ([^\n]*)\nFalling back to default routing", osm_log)
-    return dump.read_bytes(), g2l.read_text(errors="replace"), used[-1] + (f" ({why[0].strip().rstrip('.')})" if why and used[-1] != choice.engine else "")
+    return dump, g2l.read_text(errors="replace"), used[-1] + (f" ({why[0].strip().rstrip('.')})" if why and used[-1] != choice.engine else "")
 
 
 def _tail(path: Path, lines: int = 3) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -119,18 +120,57 @@ class Tables:
         return out
 
 
-def read_lfts(text: bytes) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
-    """OpenSM's ``opensm-lfts.dump``: (switch node GUIDs, then per entry: the switch's index in that list, LID, port).
+BLOCK = 1 << 26  # bytes of the dump parsed at a time: numpy's temporaries stay bounded whatever the fabric
+
+
+def read_lfts(source: bytes | Path, block: int = BLOCK) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """OpenSM's ``opensm-lfts.dump`` (its bytes, or its path): (switch node GUIDs, then per entry: the switch's index in that list, LID, port).
 
     The dump holds a header per switch (``Unicast lids [0-<top>] of switch
     Lid <lid> guid 0x<guid> ('<name>'):``) and a line per routed LID
     (``0x<lid:04x> <port:03d> # ...``); the fixed columns are read with numpy,
-    so millions of lines take a fraction of a second.
+    ``block`` bytes at a time (cut at a line end), so a dump of 20 million
+    lines takes seconds and its entries 7 bytes each (int32 switch, uint16
+    LID, uint8 port).
     """
+    guids: list[int] = []
+    sws, lids, ports = [], [], []
+    carry = b""
+    for piece in _pieces(source, block):
+        buf = carry + piece
+        cut = buf.rfind(b"\n") + 1 if piece else len(buf)
+        buf, carry = buf[:cut], buf[cut:]
+        g, sw, lid, port = _read_block(buf, len(guids))
+        guids += g
+        sws.append(sw)
+        lids.append(lid)
+        ports.append(port)
+        if not piece:
+            break
+    cat = lambda xs, t: np.concatenate(xs).astype(t, copy=False) if xs else np.zeros(0, t)  # noqa: E731
+    return guids, cat(sws, np.int32), cat(lids, np.uint16), cat(ports, np.uint8)
+
+
+def _pieces(source: bytes | Path, block: int):
+    """The dump in pieces of ``block`` bytes, then an empty piece (the end)."""
+    if isinstance(source, (bytes, bytearray)):
+        for lo in range(0, len(source), block):
+            yield bytes(source[lo : lo + block])
+    else:
+        with open(source, "rb") as fh:
+            while piece := fh.read(block):
+                yield piece
+    yield b""
+
+
+def _read_block(text: bytes, before: int) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """One piece of whole lines: its headers' GUIDs and its entries, switches numbered after the ``before`` already read."""
     data = np.frombuffer(text, np.uint8)
+    if not len(data):
+        return [], np.zeros(0, np.int32), np.zeros(0, np.uint16), np.zeros(0, np.uint8)
     nl = np.flatnonzero(data == 10)
-    starts = np.r_[0, nl + 1][: len(nl) + (len(data) > 0 and data[-1] != 10)]
-    starts = starts[starts + 10 < len(data)] if len(data) else starts
+    starts = np.r_[0, nl + 1]
+    starts = starts[starts < len(data)]
     heads = starts[data[starts] == ord("U")]
     guids = []
     for h in heads.tolist():
@@ -140,24 +180,25 @@ def read_lfts(text: bytes) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarra
         if not m:
             raise ValueError(f"unreadable opensm-lfts.dump header: {line[:120]!r}")
         guids.append(int(m.group(1), 16))
-    rows = starts[(data[starts] == ord("0")) & (data[np.minimum(starts + 1, len(data) - 1)] == ord("x"))]
-    sw = np.searchsorted(heads, rows) - 1
+    starts = starts[starts + 10 < len(data)]
+    rows = starts[(data[starts] == ord("0")) & (data[starts + 1] == ord("x"))]
+    sw = np.searchsorted(heads, rows) - 1 + before
     if len(rows) and sw.min() < 0:
         raise ValueError("opensm-lfts.dump: an LFT line before any switch header")
-    hexv = np.full(256, -1, np.int64)
+    hexv = np.full(256, -1, np.int32)
     for i, c in enumerate(b"0123456789abcdef"):
         hexv[c] = i
     for i, c in enumerate(b"ABCDEF"):
         hexv[c] = 10 + i
-    lid = np.zeros(len(rows), np.int64)
+    lid = np.zeros(len(rows), np.int32)
     for k in range(2, 6):
         lid = lid * 16 + hexv[data[rows + k]]
-    port = np.zeros(len(rows), np.int64)
+    port = np.zeros(len(rows), np.int32)
     for k in range(7, 10):
-        port = port * 10 + (data[rows + k].astype(np.int64) - ord("0"))
+        port = port * 10 + (data[rows + k].astype(np.int32) - ord("0"))
     if len(rows) and (lid.min() < 0 or port.min() < 0 or port.max() > 255 or (data[rows + 6] != ord(" ")).any()):
         raise ValueError("opensm-lfts.dump: an LFT line not in OpenSM's '0x<lid> <port> #' columns")
-    return guids, sw, lid, port
+    return guids, sw.astype(np.int32), lid.astype(np.uint16), port.astype(np.uint8)
 
 
 def read_guid2lid(text: str) -> dict[int, int]:
