@@ -535,7 +535,10 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
 
     Both architectures side by side (the spec's arch picks one). Rates are
     fractions of the sender's NIC line rate; a failure is reported as the
-    change against the intact fabric.
+    change against the intact fabric. --routing opensm follows the forwarding
+    tables OpenSM computes for each subnet of the ibnetdiscover export under
+    ibsim (Debian ibsim-utils and opensm; a subnet must fit 49,151 LIDs;
+    minutes from about 4,096 GPUs on).
     """
     from topogen import traffic  # keeps scipy out of start-up
     from topogen.traffic import failures, patterns, report, source  # keeps scipy out of start-up
