@@ -37,6 +37,7 @@ from topogen.exports import opensm_routes
 from topogen.fabric import clos
 from topogen.spec.cluster import build_spec
 from topogen.traffic import flows, lft, network, patterns
+from topogen.util.errors import InputError
 
 needs_tools = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
 
@@ -125,7 +126,7 @@ def test_beyond_the_lid_space_exit_2(gpus, radix, lmc):
     spec = build_spec({"name": "big", "gpus": gpus, "hb_domain": 8, "radix": radix, "arch": "rail-optimized"})
     fabric = clos.generate(spec, "rail-optimized")
     choice = lft.Choice("ftree", lmc)
-    with pytest.raises(Exception) as exc:
+    with pytest.raises(InputError) as exc:
         opensm_routes.check(fabric, choice)
     text = str(exc.value)
     assert "routing" in text and "49,151 unicast LIDs" in text and "--routing dmodk" in text
