@@ -188,7 +188,7 @@ def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.
     env = dict(os.environ, IBSIM_SOCKNAME=f"topogen-{os.getpid()}-{work.parent.name}-{work.name}", OSM_CACHE_DIR=str(work), OSM_TMP_DIR=str(work))
     log = work / "ibsim.log"
     with open(log, "wb") as fh:
-        sim = subprocess.Popen([where["ibsim"], *opts, "-s", "-n", str(topo)], stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        sim = subprocess.Popen([where["ibsim"], *opts, "-s", "-n", str(topo)], stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=work)
     try:
         deadline = time.monotonic() + START_S
         while b"Network simulator ready" not in log.read_bytes():
@@ -196,7 +196,7 @@ def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.
                 raise InputError([Problem("routing", f"ibsim could not load subnet {sub.name} of the {fabric.arch} fabric: {_tail(log)}", "check the ibsim-utils install; the subnet's .topo file is what topogen build writes (--formats ibnetdiscover)")])
             time.sleep(0.05)
         try:
-            subprocess.run([where["ibsim-run"], *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, timeout=ROUTE_S, check=False)
+            subprocess.run([where["ibsim-run"], *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, timeout=ROUTE_S, check=False, cwd=work)  # cwd: ibsim's umad shim makes a sys-<pid> folder there
         except subprocess.TimeoutExpired:
             raise InputError([Problem("routing", f"OpenSM did not finish routing subnet {sub.name} of the {fabric.arch} fabric within {ROUTE_S:.0f} s", "simulate a smaller fabric, or use --routing dmodk")]) from None
     finally:
