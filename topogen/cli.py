@@ -648,9 +648,15 @@ def analyze() -> None:
 @analyze.command("iteration", short_help="Iteration time (Eq. 1 of the rail-only paper), the ideal (Eq. 3) and each term.")
 @analysis_options
 @click.option("--nm-rule", "nm_rule", type=click.Choice(["workload", "derived", "derived-pow2", "printed", "tp"]), default="workload", show_default=True, help="N_M: workload = the workload's tp when it sets one, else derived (what topogen build uses); derived = the optimum of Eq. 1 (capped at K); derived-pow2 = it rounded to a power of two dividing K; printed = the paper's Eq. 2; tp = the workload's TP.")
-def analyze_iteration(nm_rule: str, **kwargs) -> None:
+@click.option("--bandwidth", "bandwidth", type=click.Choice(["nominal", "simulated"]), default="nominal", show_default=True, help="B_S: nominal = link speed x planes; simulated = the DP all-reduce bus bandwidth topogen simulate --pattern ring-allreduce finds on each architecture's wiring (a row per architecture).")
+@click.option("--routing", "routing", default="spray", show_default=True, help="With --bandwidth simulated: spray, ecmp or dmodk (as topogen simulate --routing).")
+def analyze_iteration(nm_rule: str, bandwidth: str, routing: str, **kwargs) -> None:
     """Iteration time (Eq. 1), the ideal any-to-any (Eq. 3) and each term, per GPUs x K x batch."""
-    _analyze(kwargs, lambda specs, batches, kw: analysis.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"]))
+    from topogen.traffic.routing import ROUTINGS  # keeps scipy out of start-up
+
+    if routing not in ROUTINGS:
+        fail_input(InputError([Problem("routing", f"unknown routing {routing!r:.40}", f"use {', '.join(ROUTINGS)}")]))
+    _analyze(kwargs, lambda specs, batches, kw: analysis.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"], bandwidth=bandwidth, routing=routing))
 
 
 @analyze.command("alltoall")
