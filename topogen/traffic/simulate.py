@@ -42,6 +42,7 @@ class Result:
     size: np.ndarray | None = None  # relative bytes per pair
     bus_GBps: float | None = None
     count: np.ndarray | None = None  # GPU pairs each entry stands for (an aggregated all-to-all), else one each
+    aggregation: str = "gpu-pair"  # what one entry stands for: a GPU pair, or (all-to-all at scale) a leaf pair or leaf-group pair
 
     @property
     def measured(self) -> np.ndarray:
@@ -71,11 +72,13 @@ class Result:
         return float(np.max(rel * size_bytes * 8 / (self.pair_rate * 1e9)))
 
 
-def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = (), exact_gpus: int | None = None, routes: Callable[[Fabric, lft.Choice], lft.Tables] | None = None) -> Result:
+def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = (), exact_gpus: int | None = None, leaf_pairs: int | None = None, routes: Callable[[Fabric, lft.Choice], lft.Tables] | None = None) -> Result:
     """Route ``pattern`` on ``fabric`` (less ``failure``) with ``routing`` and fill it max-min fairly.
 
     An ``opensm`` routing takes its forwarding tables from ``routes`` (the
-    fabric, less the failure, as OpenSM routes it: :mod:`.lft`).
+    fabric, less the failure, as OpenSM routes it: :mod:`.lft`). ``exact_gpus``
+    and ``leaf_pairs`` move the all-to-all's aggregation thresholds
+    (:data:`.alltoall.EXACT_GPUS`, :data:`.alltoall.LEAF_PAIRS`).
     """
     failed = "none"
     if failure:
@@ -86,8 +89,9 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
     notes: list[str] = []
     cap, tier, extra = net.capacity, net.tier, []
     count = None
+    aggregation = "gpu-pair"
     if pattern.kind == "alltoall" and fabric.gpus > (exact_gpus if exact_gpus is not None else a2a.EXACT_GPUS):
-        t, cap, count, extra, note = a2a.aggregate(net)
+        t, cap, count, extra, note, aggregation = a2a.aggregate(net, a2a.LEAF_PAIRS if leaf_pairs is None else leaf_pairs)
         tier = np.concatenate([net.tier, np.ones(len(cap) - len(net.tier) - (len(extra) - 2 * (len(extra) // 2)), np.int8)])
         groups = sum(1 for x in extra if x.endswith("HB out"))
         tier[len(tier) - 2 * groups :] = 0
@@ -148,4 +152,4 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         tiers.append({"tier": tier_names[tr], "links": int(sel.sum()), "mean_utilisation": float(carried[sel].sum() / cap[sel].sum()), "max_utilisation": float(util[sel].max()), "max_offered_over_capacity": float(ratio[sel].max())})
     dead = int(npairs - (count[pair_rate > 0].sum() if count is not None else np.count_nonzero(pair_rate > 0)))
     bus = float(pair_rate[t.network].min() / 8) if pattern.kind == "ring-allreduce" and t.network.any() else None
-    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, size, bus, count)
+    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, size, bus, count, aggregation)
