@@ -97,19 +97,26 @@ def leaf_groups(net: Network) -> np.ndarray:
         ps = np.sort(parents[net.up_ptr[s] : net.up_ptr[s + 1]])
         keys.append((ps.tobytes(), per_port[i].tobytes()) if deg[s] else (b"", i))
     group = _number(keys)
-    # the HB bundles need groups whose domains are the same or apart: split groups by the kinds of domain under them
+    # the HB bundles need groups whose domains are the same or apart, and every leaf of a group must see the
+    # same pairs: split groups by the kinds of domain under them (a kind: how many GPUs it has under each group)
     leaf_of_gpu = net.leaf_of_switch[f.links.z_dev[gl[g_idx, p_idx]] - n]
     dom = g_idx // f.hb_domain
     while True:
         by_dom = sp.csr_matrix((np.ones(len(dom)), (dom, group[leaf_of_gpu])), shape=(n // f.hb_domain, int(group.max()) + 1))
         by_dom.sum_duplicates()
-        kind = _number([by_dom.indices[by_dom.indptr[d] : by_dom.indptr[d + 1]].tobytes() for d in range(by_dom.shape[0])])
+        kind = _number([_row(by_dom, d) for d in range(by_dom.shape[0])])
         by_leaf = sp.csr_matrix((np.ones(len(dom)), (leaf_of_gpu, kind[dom])), shape=(len(leaf_sw), int(kind.max()) + 1))
         by_leaf.sum_duplicates()
-        finer = _number([(int(group[i]), by_leaf.indices[by_leaf.indptr[i] : by_leaf.indptr[i + 1]].tobytes()) for i in range(len(leaf_sw))])
+        finer = _number([(int(group[i]), _row(by_leaf, i)) for i in range(len(leaf_sw))])
         if finer.max() == group.max():
             return group
         group = finer
+
+
+def _row(m: sp.csr_matrix, i: int) -> tuple[bytes, bytes]:
+    """Row ``i`` of a CSR matrix with sorted indices, as a hashable key: its columns and their counts."""
+    a, b = m.indptr[i], m.indptr[i + 1]
+    return m.indices[a:b].tobytes(), m.data[a:b].tobytes()
 
 
 def _number(keys: list) -> np.ndarray:
