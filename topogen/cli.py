@@ -139,7 +139,8 @@ def out_options(what: str):
 @click.option("--formats", help=f"Comma-separated exporters to run: {', '.join(EXPORTERS)}; 'config' for the switch configurations ({', '.join(CONFIG_FORMATS)}); 'all' (default: all but the switch configurations; validation always runs).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors (no progress, summary or file list).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
-def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, **kwargs) -> None:
+@click.option("--traffic", "traffic", is_flag=True, help="Also simulate the DP ring, the MoE all-to-all and a permutation on each wiring (spray routing, healthy and with a spine down): the workbook's Traffic sheet and analysis/link_utilisation plots. Costs more than the rest of the build at scale.")
+def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, traffic: bool, **kwargs) -> None:
     """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/.
 
     Progress goes to stderr (a bar on a terminal, one line per phase
@@ -154,7 +155,7 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
         warn_size(s, fmts)
         warn_depth(s)
         progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
-        ctx = pipeline.build(s, progress)
+        ctx = pipeline.build(s, progress, traffic=traffic)
         usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
         written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
         progress.done()
@@ -587,10 +588,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
 
 def _hb_gbps(spec: Spec, override: float | None) -> float | None:
     """B_F for simulate: --hb-bandwidth, else the spec's, else its workload GPU's; None when none says (needed only if traffic crosses the HB domain)."""
-    try:
-        return float(analysis.hb_bandwidth(spec, override).value)
-    except InputError:
-        return None
+    return analysis.hb_gbps_or_none(spec, override)
 
 
 def analysis_options(f):

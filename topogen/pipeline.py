@@ -56,6 +56,7 @@ class BuildContext:
     network_boms: dict[str, list[network_bom.NetworkBom]] = field(default_factory=dict)
     network_layouts: dict[str, NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, cable lengths
     storage_required: dict[str, Any] = field(default_factory=dict)  # per_node_GBps, aggregate_GBps and where they come from
+    traffic: dict[str, Any] | None = None  # build --traffic: collectives simulated on the wiring (topogen.traffic.overview)
 
     @property
     def valid(self) -> bool:
@@ -66,8 +67,13 @@ class BuildContext:
 BUILD_PHASES = 6  # the progress() calls of build(), for a progress bar's length
 
 
-def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildContext:
-    """Run every phase for ``spec`` (no files written); ``progress(phase)`` hears each phase start."""
+def build(spec: Spec, progress: Callable[[str], None] | None = None, traffic: bool = False) -> BuildContext:
+    """Run every phase for ``spec`` (no files written); ``progress(phase)`` hears each phase start.
+
+    ``traffic`` also simulates the training's collectives on each wiring
+    (:mod:`topogen.traffic.overview`), for the workbook's Traffic sheet and the
+    utilisation plot: opt-in, it costs more than the rest of the build.
+    """
     step = _phases(progress)
     step("catalog and closed form")
     closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}  # closed form, no wiring yet
@@ -88,6 +94,10 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildCon
     ctx.analysis = analysis.build_section(job) if spec.workload is not None else None  # analyses
     if spec.networks is not None:
         _build_networks(ctx, job)
+    if traffic:
+        from topogen.traffic import overview  # keeps scipy out of start-up (only build --traffic needs it)
+
+        ctx.traffic = overview.build_section(fabrics, analysis.hb_gbps_or_none(spec))  # traffic on the wiring
     ctx.summary = make_summary(ctx)
     return ctx
 

@@ -94,6 +94,14 @@ def hb_bandwidth(spec, override_gbps: float | None = None) -> Param:
     raise InputError([Problem("hb_bandwidth_gbps", "the HB-domain bandwidth B_F is not known", "set hb_bandwidth_gbps in the spec (7200 for NVLink 4, 14400 for NVLink 5, 7680 for DGX GH200), give --hb-bandwidth, or a workload gpu preset")])
 
 
+def hb_gbps_or_none(spec, override_gbps: float | None = None) -> float | None:
+    """B_F in Gb/s as :func:`hb_bandwidth` finds it, or None when nothing says (traffic that stays off the HB domain needs none)."""
+    try:
+        return float(hb_bandwidth(spec, override_gbps).value)
+    except InputError:
+        return None
+
+
 def scale_out(spec) -> Param:
     """B_S, Gb/s per GPU: link speed x planes, from the spec (:attr:`Spec.scale_out_gbps`)."""
     return Param("B_S, scale-out bandwidth per GPU", spec.scale_out_gbps, "Gb/s", "spec", f"spec {spec.name}: link_speed {spec.link_speed} x planes {spec.planes}")

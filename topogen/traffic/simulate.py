@@ -43,6 +43,9 @@ class Result:
     bus_GBps: float | None = None
     count: np.ndarray | None = None  # GPU pairs each entry stands for (an aggregated all-to-all), else one each
     aggregation: str = "gpu-pair"  # what one entry stands for: a GPU pair, or (all-to-all at scale) a leaf pair or leaf-group pair
+    link_utilisation: np.ndarray | None = None  # carried / capacity of every link with a capacity (bundles included)
+    link_tier: np.ndarray | None = None  # tier number of those links (0: HB domain), names in ``tier_names``
+    tier_names: dict[int, str] = field(default_factory=dict)
 
     @property
     def measured(self) -> np.ndarray:
@@ -152,4 +155,5 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         tiers.append({"tier": tier_names[tr], "links": int(sel.sum()), "mean_utilisation": float(carried[sel].sum() / cap[sel].sum()), "max_utilisation": float(util[sel].max()), "max_offered_over_capacity": float(ratio[sel].max())})
     dead = int(npairs - (count[pair_rate > 0].sum() if count is not None else np.count_nonzero(pair_rate > 0)))
     bus = float(pair_rate[t.network].min() / 8) if pattern.kind == "ring-allreduce" and t.network.any() else None
-    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, size, bus, count, aggregation)
+    has = cap > 0
+    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, size, bus, count, aggregation, util[has], tier[has], tier_names)
