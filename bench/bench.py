@@ -18,6 +18,7 @@ figures from different days compare.
     .venv/bin/python bench/bench.py --gpus 131072,2097152 --memory default   # without the program's memory policy
     .venv/bin/python bench/bench.py --search                 # topogen search: 10,752 designs screened; 200 builds of 131,072 GPUs, local and on Dask
     .venv/bin/python bench/bench.py --gpus 16384,131072 --traffic ring-allreduce,permutation,bisection --routing ecmp,spray   # topogen simulate
+    .venv/bin/python bench/bench.py --gpus 131072 --arch both --exports all --build-traffic   # topogen build --traffic
 
 Each case runs as the ``topogen`` program does: with its memory policy
 (``topogen.util.memory``: large blocks from the heap during the build's phases, glibc's
@@ -85,12 +86,13 @@ sys.path.insert(0, str(ROOT))
 PHASES = {"generate_s": "wiring", "validate_s": "validation", "layout_s": "layout", "bom_s": "bill of materials", "summary_s": "analyses and summary"}
 
 
-def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, memory: str = "program") -> dict:
-    """Run the phases for one case in this process and return the figures."""
+def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, memory: str = "program", traffic: bool = False) -> dict:
+    """Run the phases for one case in this process and return the figures (``traffic``: as ``build --traffic``)."""
     from topogen import pipeline
     from topogen.spec.cluster import build_spec
 
-    spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
+    extra = {"hb_bandwidth_gbps": 7200} if traffic else {}  # the all-to-all and the permutation cross the HB domain
+    spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch, **extra})
     row: dict = {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch}
     if not exports:
         # pipeline.build, timed phase by phase through its progress callback
@@ -100,7 +102,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
             ru = resource.getrusage(resource.RUSAGE_SELF)
             marks.append((phase, time.perf_counter(), ru.ru_utime, ru.ru_stime))
 
-        ctx = pipeline.build(spec, progress=mark)
+        ctx = pipeline.build(spec, progress=mark, traffic=traffic)
         mark("end")
         spent = {a[0]: (b[1] - a[1], (b[2] - a[2]) + (b[3] - a[3]), b[3] - a[3]) for a, b in zip(marks, marks[1:])}
         fabric = ctx.fabrics[arch]
@@ -114,7 +116,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
     formats = pipeline.resolve_formats(exports)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        ctx = pipeline.build(spec)
+        ctx = pipeline.build(spec, traffic=traffic)
         if memory == "program":
             from topogen.util.memory import usual_allocation
 
@@ -127,7 +129,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
     row["switches"] = sum(len(f.switches) for f in ctx.fabrics.values())
     row["links"] = sum(len(f.links) for f in ctx.fabrics.values())
     row["tiers"] = "/".join(str(f.tiers) for f in ctx.fabrics.values())
-    row["exports"] = exports
+    row["exports"] = exports + (" + traffic" if traffic else "")
     row["jobs"] = jobs
     return row
 
@@ -329,6 +331,8 @@ def case_command(n: int, arch: str, exports: str | None, jobs: int, args, traffi
     cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(jobs), "--memory", args.memory]
     if traffic:
         cmd += ["--traffic", traffic[0], "--routing", traffic[1]]
+    if args.build_traffic:
+        cmd += ["--build-traffic"]
     if exports:
         cmd += ["--exports", exports]
     return cmd
@@ -399,6 +403,7 @@ def main() -> None:
     ap.add_argument("--search-executors", default="local-1,local-2,dask", help="comma-separated: local-N (N worker processes), dask (a scheduler and two workers on 127.0.0.1)")
     ap.add_argument("--traffic", help="time topogen simulate instead: comma-separated patterns (ring-allreduce, permutation, bisection, shift:S, alltoall)")
     ap.add_argument("--routing", default="ecmp,spray", help="with --traffic: comma-separated routings")
+    ap.add_argument("--build-traffic", action="store_true", help="build as topogen build --traffic does (the collectives simulated on each wiring: Traffic sheet, utilisation plots)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.search:
@@ -419,7 +424,7 @@ def main() -> None:
         return
     if args.one:
         n, arch = args.one.split(":")
-        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs), args.memory)))
+        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs), args.memory, args.build_traffic)))
         return
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     speed0 = machine_speed()
