@@ -44,5 +44,5 @@ def simulated(spec, routing: str = DEFAULT_ROUTING, hb_gbps: float | None = None
         row = traffic_report.row(simulate.run(fabric, ring, routing, hb_gbps, 1, DRAW), None)
         gbps = row["bus_bandwidth_GBps"] * 8
         how = ROUTING_WORDS.get(routing, routing)
-        out.append((fabric.arch, Param(f"B_S, scale-out bandwidth per GPU ({fabric.arch}, simulated)", gbps, "Gb/s", "simulated", f"topogen simulate {spec.name} --arch {fabric.arch} --pattern ring-allreduce --routing {routing}: the DP all-reduce bus bandwidth {row['bus_bandwidth_GBps']:g} GB/s on the generated wiring ({how})")))
+        out.append((fabric.arch, Param(f"B_S, scale-out bandwidth per GPU ({fabric.arch}, simulated)", gbps, "Gb/s", "simulated", f"topogen simulate --pattern ring-allreduce --routing {routing} on the {fabric.arch} wiring of spec {spec.name}: DP all-reduce bus bandwidth {row['bus_bandwidth_GBps']:g} GB/s ({how})")))
     return out
