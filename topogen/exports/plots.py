@@ -232,14 +232,14 @@ def plot_link_utilisation(plt, spec, sec: dict[str, Any], pattern: str):
     width = edges[1] - edges[0]
     mids = [100 * (a + b) / 2 for a, b in zip(edges, edges[1:])]
     fig = plt.figure(figsize=(SIZE_IN[0], 1.4 + 1.6 * len(tiers)), layout="constrained")
-    fig.suptitle(f"{spec.name} ({spec.gpus:,} GPUs): {pattern}, link utilisation per tier", fontsize=STYLE["axes.titlesize"], fontweight="bold", x=0.01, ha="left")
+    fig.suptitle(f"{spec.name} ({spec.gpus:,} GPUs): {pattern}, link utilisation per tier ({sec['routing']})", fontsize=STYLE["axes.titlesize"], fontweight="bold", x=0.01, ha="left")
     cols = fig.subfigures(1, len(archs), squeeze=False)[0]
     axes = []
     for j, h in enumerate(hists):
         by = {t["tier"]: t for t in h["tiers"]}
         r = rows[h["arch"]]
         mean = {t["tier"]: t["mean_utilisation"] for t in r["tiers"]}
-        cols[j].suptitle(f"{h['arch']}: slowest pair {100 * r['min_rate_fraction']:.1f}% of line rate ({sec['routing']}, max-min fair)", fontsize=12, x=0.02, ha="left")
+        cols[j].suptitle(f"{h['arch']}: slowest pair at {100 * r['min_rate_fraction']:.1f}% of line rate", fontsize=12.5, x=0.02, ha="left")
         col = cols[j].subplots(len(tiers), 1, sharex=True, squeeze=False)[:, 0]
         axes.append(col)
         for i, tier in enumerate(tiers):
