@@ -92,7 +92,7 @@ def test_leaf_groups_give_the_leaf_pairs_figures(n, k, r, arch, fail):
     f = clos.generate(spec, arch)
     names = _failures(f)[fail]
     failure = Failure(names, 0) if names else None
-    pairs = run(f, parse("alltoall"), "spray", 3000.0, exact_gpus=0, failure=failure)
+    pairs = run(f, parse("alltoall"), "spray", 3000.0, exact_gpus=0, leaf_pairs=1 << 40, failure=failure)
     groups = run(f, parse("alltoall"), "spray", 3000.0, exact_gpus=0, leaf_pairs=0, failure=failure)
     assert (pairs.aggregation, groups.aggregation) == ("leaf-pair", "leaf-group-pair")
     assert any("aggregated by leaf group" in x for x in groups.notes)
