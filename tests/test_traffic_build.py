@@ -132,3 +132,10 @@ def test_libreoffice_reads_the_traffic_sheet(tmp_path):
         assert r[:3] == [want["arch"], want["pattern"], want["failed"]]
         assert float(r[6].rstrip("%")) == pytest.approx(100 * want["min_rate_fraction"], abs=0.05)  # as formatted: 0.0%
     assert np.isfinite([float(r[4].replace(",", "")) for r in got[i + 1 : i + 1 + len(ctx.traffic["rows"])]]).all()
+
+
+def test_spine_down_only_up_to_the_cap(monkeypatch):
+    monkeypatch.setattr(overview, "FAILURE_GPUS", 128)
+    c = pipeline.build(build_spec({"name": "cap", "gpus": 256, "hb_domain": 8, "radix": 16, "hb_bandwidth_gbps": 7200}), traffic=True)
+    assert {r["failed"] for r in c.traffic["rows"]} == {"none"} and len(c.traffic["rows"]) == 2 * len(overview.PATTERNS)
+    assert sum("spine-down case runs up to 128 GPUs" in n for n in c.traffic["notes"]) == 2
