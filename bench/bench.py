@@ -53,8 +53,14 @@ Columns:
 * with ``--traffic``: ``topogen simulate``'s work for one pattern and routing
   on the generated wiring (one architecture): ``generate_s`` the wiring,
   ``simulate_s`` the rest (flow network, pattern, routing, max-min rates,
-  busiest links and tiers); ``flows`` and ``min_rate_fraction`` say what was
-  computed.
+  busiest links and tiers); ``flows``, ``aggregation`` (what a flow stands
+  for: ``gpu-pair``, ``leaf-pair``, ``leaf-group-pair``), ``routed`` (the
+  routing used: an aggregated all-to-all is sprayed) and ``min_rate_fraction``
+  say what was computed. Target: every 131,072-GPU case within
+  ``TRAFFIC_131K_CPU_S`` of CPU and ``TRAFFIC_131K_MB`` (CPU, not wall: the
+  machine is shared).
+* with ``--build-traffic``: the build as ``topogen build --traffic`` runs it
+  (the spec gets ``hb_bandwidth_gbps: 7200`` so the all-to-all runs).
 
 After the tables, one line per issue target whose case ran: the figure, the
 target, ``met`` or ``NOT met``. The export targets are judged on
