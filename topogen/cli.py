@@ -139,7 +139,7 @@ def out_options(what: str):
 @click.option("--formats", help=f"Comma-separated exporters to run: {', '.join(EXPORTERS)}; 'config' for the switch configurations ({', '.join(CONFIG_FORMATS)}); 'all' (default: all but the switch configurations; validation always runs).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors (no progress, summary or file list).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
-@click.option("--traffic", "traffic", is_flag=True, help="Also simulate the DP ring, the MoE all-to-all and a permutation on each wiring (spray routing, healthy and with a spine down): the workbook's Traffic sheet and analysis/link_utilisation plots. Costs more than the rest of the build at scale.")
+@click.option("--traffic", "traffic", is_flag=True, help="Also simulate the DP ring, the MoE all-to-all and a permutation on each wiring (spray routing, healthy and, up to 16,384 GPUs, with a spine down): the workbook's Traffic sheet and analysis/link_utilisation plots. Opt-in: at 131,072 GPUs it adds about a quarter to the build's CPU.")
 def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, traffic: bool, **kwargs) -> None:
     """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/.
 

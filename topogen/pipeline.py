@@ -72,7 +72,7 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None, traffic: bo
 
     ``traffic`` also simulates the training's collectives on each wiring
     (:mod:`topogen.traffic.overview`), for the workbook's Traffic sheet and the
-    utilisation plot: opt-in, it costs more than the rest of the build.
+    utilisation plot: opt-in (at 131,072 GPUs it adds about a quarter to the CPU of a full build).
     """
     step = _phases(progress)
     step("catalog and closed form")
