@@ -141,7 +141,7 @@ def export(ctx, dest: Path) -> list[Path]:
     paths = per_arch(ctx.fabrics, dest, "cabling.csv", lambda f, p: write_cabling(f, p, layouts.get(f.arch), boms.get(f.arch)))
     nets = getattr(ctx, "networks", None) or {}
     if nets:  # the other networks (spec networks:) in a file of their own: cabling.csv stays the compute fabric's
-        paths += per_arch(nets, dest, "networks-cabling.csv", lambda n, p: network_cabling.write(n, ctx.fabrics[_arch_of(ctx, n)], p))
+        paths += per_arch(nets, dest, "networks-cabling.csv", lambda n, p: network_cabling.write(n, ctx.fabrics[_arch_of(ctx, n)], p, getattr(ctx, "network_layouts", {}).get(_arch_of(ctx, n))))
     return paths
 
 

@@ -41,7 +41,9 @@ OOB, access switches per scalable unit.
       when bonded); fabric managers of a fabric are HA pairs joined back to back.
     * Management racks: ``ceil(network switches / switches_per_rack)`` for the compute,
       storage and in-band switches, plus ``ceil(servers / switches_per_rack)`` for the
-      management servers and fabric managers.
+      management servers and fabric managers. When the build has laid out the compute
+      fabric (``compute_racks_used``), its switch racks count as laid out instead, and the
+      storage and in-band switches take racks of their own (:mod:`topogen.layout.networks`).
 
 Names: see :data:`KIND_NAMES` and :meth:`Networks.device_name`.
 """
@@ -92,6 +94,7 @@ class NetworkPlan:
     oob_radix: int = 0
     target_ports: int = 0
     skus: tuple[str, str, str] = ("", "", "")  # storage, in-band, OOB switch SKUs
+    compute_racks_used: int = -1  # racks the compute layout gives the compute fabric's switches (-1: by the rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +375,8 @@ def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple
         return compute, 0
     servers = p.net.management_servers + p.net.compute_fabric_managers + p.net.storage.fabric_managers
     spr = p.switches_per_rack
+    if p.compute_racks_used >= 0:  # as laid out: the compute fabric's switch racks, then racks of the other networks' switches
+        return compute, p.compute_racks_used + ceil((storage_switches + inband_switches) / spr) + ceil(servers / spr)
     return compute, ceil((p.compute_switches + storage_switches + inband_switches) / spr) + ceil(servers / spr)
 
 

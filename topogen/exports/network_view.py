@@ -1,0 +1,59 @@
+"""One view of the other networks' devices and cable ends, for every exporter that renders them.
+
+Names, roles and port names of the storage, in-band and OOB networks are formatted here
+once (per device kind, then gathered per cable end), and ``networks-cabling.csv``, NetBox,
+topology.json, GraphML and the diagrams render them.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from topogen.fabric import networks as nw
+
+
+class NetworkView:
+    """Device names and roles by kind, and every cable's end names, roles and ports, of one architecture.
+
+    ``compute`` is the architecture's compute fabric: its switches' names and roles name the
+    compute switches whose management ports the OOB network takes. Device roles: nodes
+    ``node``, the networks' switches ``<network>-<role>`` (``storage-leaf``, ``inband-spine``,
+    ``oob-access``), compute switches their compute role, and the other kinds their kind
+    (``mgmt``, ``ufm``, ``pdu``, ``targets``, ``nfs``, ``dc-core``).
+    """
+
+    def __init__(self, n: nw.Networks, compute) -> None:
+        self.n = n
+        cnames = [s.name for s in compute.switches]
+        self.names = {k: np.asarray(n.names(k, cnames), dtype=object) for k in range(len(nw.KIND_NAMES))}
+        roles = {k: np.full(max(len(self.names[k]), 1), nw.KIND_NAMES[k], dtype=object) for k in range(len(nw.KIND_NAMES))}
+        if n.switches:
+            roles[nw.SWITCH] = np.asarray([f"{nw.NETWORK_NAMES[s.network]}-{s.role}" for s in n.switches], dtype=object)
+        if compute.switches:
+            roles[nw.FABRIC] = np.asarray([s.role for s in compute.switches], dtype=object)
+        self.roles = roles
+
+    def _ends(self, kind: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        dev, role = np.empty(len(kind), dtype=object), np.empty(len(kind), dtype=object)
+        for k in np.unique(kind):
+            m = kind == k
+            dev[m], role[m] = self.names[int(k)][idx[m]], self.roles[int(k)][idx[m]]
+        return dev, role
+
+    def _ports(self, kind: np.ndarray, port: np.ndarray) -> list[str]:
+        c = self.n.cables
+        return [self.n.port_name(k, p, net, r) for k, p, net, r in zip(kind.tolist(), port.tolist(), c.net.tolist(), c.role.tolist())]
+
+    @cached_property
+    def a(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """``(device, role, port)`` of every cable's ``a`` end."""
+        c = self.n.cables
+        return (*self._ends(c.a_kind, c.a_idx), self._ports(c.a_kind, c.a_port))
+
+    @cached_property
+    def z(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """``(device, role, port)`` of every cable's ``z`` end."""
+        c = self.n.cables
+        return (*self._ends(c.z_kind, c.z_idx), self._ports(c.z_kind, c.z_port))
