@@ -57,3 +57,37 @@ class NetworkView:
         """``(device, role, port)`` of every cable's ``z`` end."""
         c = self.n.cables
         return (*self._ends(c.z_kind, c.z_idx), self._ports(c.z_kind, c.z_port))
+
+    # --- the graph view (topology.json, GraphML) ------------------------------------------
+
+    def graph_nodes(self) -> list[tuple[str, dict]]:
+        """``(id, attributes)`` of every device of the networks the compute fabric's graph does not hold.
+
+        Attributes: ``role`` (as in :class:`NetworkView`), ``network`` (the switch's network;
+        ``storage`` for the targets, ``inband`` for NFS and the core, ``oob`` for PDUs, ``host``
+        for nodes, management servers and fabric managers, which sit on several), and for
+        switches ``radix`` and ``group`` (its scalable unit, -1 when shared). Compute switches
+        are already in the compute graph and are not repeated.
+        """
+        n = self.n
+        out: list[tuple[str, dict]] = [(x, {"role": "node", "network": "host"}) for x in self.names[nw.NODE].tolist()]
+        for s in n.switches:
+            out.append((s.name, {"role": f"{nw.NETWORK_NAMES[s.network]}-{s.role}", "network": nw.NETWORK_NAMES[s.network], "radix": s.radix, "group": s.group}))
+        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
+        c = n.cables
+        for kind, net in homes.items():
+            count = n.endpoints[nw.KIND_NAMES[kind]] if kind in (nw.MGMT, nw.UFM, nw.PDU) else int(bool((c.a_kind == kind).any() or (c.z_kind == kind).any()))
+            out += [(x, {"role": nw.KIND_NAMES[kind], "network": net}) for x in self.names[kind].tolist()[:count]]
+        return out
+
+    def graph_edges(self) -> list[tuple[str, str, str, dict]]:
+        """``(source, target, key, attributes)`` of every cable: key ``<network>-<cable id>`` (the id of
+        ``networks-cabling.csv``); attributes ``network``, ``role`` (the cable's), ``a_port``, ``z_port``,
+        ``speed`` (Gb/s). ``source`` is the ``a`` end."""
+        c = self.n.cables
+        (ad, _, ap), (zd, _, zp) = self.a, self.z
+        nets, roles, speeds = c.net.tolist(), c.role.tolist(), c.speed.tolist()
+        return [
+            (ad[i], zd[i], f"{nw.NETWORK_NAMES[nets[i]]}-{i + 1}", {"network": nw.NETWORK_NAMES[nets[i]], "role": nw.ROLE_NAMES[roles[i]], "a_port": ap[i], "z_port": zp[i], "speed": speeds[i]})
+            for i in range(len(c))
+        ]
