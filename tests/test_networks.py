@@ -168,11 +168,25 @@ def test_validation_catches_a_cable_across_networks():
     assert "networks.separate" in checks
 
 
-def test_third_tier_is_an_input_error():
+@pytest.mark.parametrize("nodes,su,radix", [(1000, 0, 32), (2048, 32, 64)])
+def test_three_tiers_closed_form_equals_wiring(nodes, su, radix):
+    p = _plan(nodes, su, radix, targets=64)
+    closed = nw.closed_form(p)
+    assert closed["storage"]["switches"]["super-spine"] and closed["inband"]["switches"]["super-spine"]
+    wired = nw.generate(p)
+    assert wired.counts() == closed
+    assert validate_networks(wired) == []
+    c = wired.cables
+    up = (c.net == nw.STORAGE) & (c.role == nw.R_UP)
+    sup = (c.net == nw.STORAGE) & (c.role == nw.R_SUPER)
+    assert up.sum() == sup.sum()  # pod spines at 1:1
+
+
+def test_fourth_tier_is_an_input_error():
     with pytest.raises(InputError) as e:
         nw.closed_form(_plan(4096, 32, 40))
     assert e.value.problems[0].path == "networks.storage.switch"
-    assert "third tier" in e.value.problems[0].message
+    assert "fourth tier" in e.value.problems[0].message
 
 
 # --- required bandwidth ----------------------------------------------------------------------
@@ -190,7 +204,7 @@ def test_halving_storage_ports_names_the_shortfall():
     ctx = pipeline.build(build_spec(data, default_name="x"))
     assert not ctx.valid
     f = [f for f in ctx.network_findings["rail-optimized"] if f.check == "networks.storage-node"]
-    assert f and "50 GB/s" in f[0].message and "80 GB/s" in f[0].message and "needs 2 storage port(s)" in f[0].hint
+    assert f and "50 GB/s" in f[0].message and "80 GB/s" in f[0].message and "needs 2 port(s) of 400G" in f[0].hint and "networks.node_ports.storage.count: 2" in f[0].hint
 
 
 def test_bisection_shortfall_names_target_ports():
@@ -307,3 +321,47 @@ def test_workbook_networks_sheet(superpod_out):
     assert totals[("rail-optimized", "storage")] == "16 switches, 548 cables"
     assert totals[("rail-optimized", "inband")] == "8 switches, 304 cables"
     assert totals[("rail-optimized", "oob")] == "8 switches, 333 cables"
+
+
+# --- the converged Enterprise RA-style preset ------------------------------------------------
+
+
+def test_enterprise_converged_single_tier():
+    ctx = pipeline.build(load_spec("era-2-8-9-400"))
+    n = ctx.networks["rail-optimized"]
+    c = n.counts()
+    assert c["storage"] == {"switches": {}, "cables": {}}
+    assert c["inband"]["switches"] == {"leaf": 2}  # one converged leaf pair, no spine
+    # 16 nodes x 2 BlueField ports, 8 target ports, 2 servers x 2 ports, 4 ISLs, 2 x 8 uplinks to the core
+    assert c["inband"]["cables"] == {"node": 32, "target": 8, "management-server": 4, "isl": 4, "core-uplink": 16}
+    assert ctx.valid and not ctx.network_findings["rail-optimized"]
+    a, b = n.switches[0], n.switches[1]
+    assert a.pair == b.pair == 0
+
+
+@pytest.mark.parametrize("gpus,leaves", [(32, 2), (128, 2), (1024, 2)])
+def test_enterprise_grows_in_steps(gpus, leaves):
+    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": gpus}))
+    n = ctx.networks["rail-optimized"]
+    assert n.counts()["inband"]["switches"] == {"leaf": leaves}
+    assert n.counts()["oob"]["switches"]["access"] == -(-(n.counts()["oob"]["cables"]["management-port"]) // 48)
+
+
+def test_converged_past_single_tier_exits_2():
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_superpod_ports_and_transceivers_counted_apart(superpod):
+    """Ports, twin-port switch modules and device modules are counted separately (254 DGX storage transceivers)."""
+    b = {x.network: x for x in superpod.network_boms["rail-optimized"]}["storage"]
+    assert b.ports == 254 + 2 * 240 + 48 + 2 + 4  # switch ports in use
+    assert b.device_transceivers == 254 + 48 + 2 + 4  # one per node, target, fabric-manager and server port
+    n = superpod.networks["rail-optimized"]
+    c = n.cables
+    node = (c.net == nw.STORAGE) & (c.a_kind == nw.NODE)
+    assert int(node.sum()) == 254
+    # QM9700 cages hold two 400G ports: modules = ports used per switch, halved, rounded up
+    used = np.bincount(np.concatenate([c.a_idx[(c.net == nw.STORAGE) & (c.a_kind == nw.SWITCH)], c.z_idx[c.net == nw.STORAGE]]), minlength=len(n.switches))
+    assert b.transceivers == int(sum(-(-u // 2) for u in used if u))

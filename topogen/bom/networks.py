@@ -65,8 +65,9 @@ class NetworkBom:
     network: str
     switches: tuple[tuple[str, str, int, float | None], ...]  # (sku, role, quantity, unit price)
     cables: tuple[tuple[str, int, int], ...]  # (role, Gb/s, quantity)
-    transceivers: int  # optical modules: one per port end at 100G and faster (twin-port cages count once per two ports)
-    ports: int  # switch ports in use
+    transceivers: int  # modules at the switch ends of cables at 100G and faster: a twin-port cage's two ports take one
+    device_transceivers: int  # modules at the other ends (nodes, targets, servers): one per port
+    ports: int  # switch ports in use (a management port not counted)
 
     @property
     def switch_count(self) -> int:
@@ -89,10 +90,17 @@ class NetworkBom:
             "cables": self.cable_count,
             "cable_lines": [{"role": r, "speed_gbps": sp, "quantity": q} for r, sp, q in self.cables],
             "switch_ports_used": self.ports,
-            "transceivers": self.transceivers,
+            "switch_transceivers": self.transceivers,
+            "device_transceivers": self.device_transceivers,
             "switch_cost_usd": self.switch_cost,
             "media_priced": False,
         }
+
+
+def _per_cage(sku: SwitchSku | None, speed: int) -> int:
+    """Ports per cage of ``sku`` at ``speed`` (1 when the catalog does not say)."""
+    mode = next((m for m in sku.ports if m.speed == speed), None) if sku is not None else None
+    return mode.per_cage if mode is not None else 1
 
 
 def network_bom(n: nw.Networks, hw: Catalog) -> list[NetworkBom]:
@@ -110,8 +118,13 @@ def network_bom(n: nw.Networks, hw: Catalog) -> list[NetworkBom]:
         c = n.cables_of(k)
         keys, qty = np.unique(np.stack([c.role.astype(np.int64), c.speed.astype(np.int64)]), axis=1, return_counts=True) if len(c) else (np.zeros((2, 0), np.int64), np.zeros(0, np.int64))
         cables = tuple((nw.ROLE_NAMES[int(r)], int(sp), int(q)) for (r, sp), q in zip(keys.T, qty))
-        ends = int((c.a_kind == nw.SWITCH).sum() + (c.z_kind == nw.SWITCH).sum())
-        fast = c.speed >= 100
-        optical_ends = int(fast.sum() * 2)  # both ends of a fast cable take a module (a DAC would take none: not told apart yet)
-        out.append(NetworkBom(name, switches, cables, optical_ends, ends))
+        data = (c.a_kind == nw.SWITCH) & (c.role != nw.R_MPORT)
+        fast = c.speed >= 100  # taken as optical: a module at each end (a DAC would take none: not told apart yet)
+        sw = np.concatenate([c.a_idx[data & fast], c.z_idx[(c.z_kind == nw.SWITCH) & fast]])
+        per_switch = np.bincount(sw, minlength=len(n.switches))
+        cage = np.asarray([_per_cage(by_sku.get(s.sku), s.speed) for s in n.switches], np.int64)
+        modules = int((-(-per_switch // np.maximum(cage, 1))).sum())
+        device = int((fast & (c.a_kind != nw.SWITCH)).sum() + (fast & (c.z_kind != nw.SWITCH)).sum())
+        ends = int(data.sum() + (c.z_kind == nw.SWITCH).sum())
+        out.append(NetworkBom(name, switches, cables, modules, device, ends))
     return out

@@ -111,12 +111,13 @@ def _bandwidth(n: nw.Networks, required: dict, out: list[Finding]) -> None:
     p = n.plan
     per_node, aggregate = required.get("per_node_GBps"), required.get("aggregate_GBps")
     converged = p.net.storage.design == "converged"
-    sp = p.net.storage_ports
+    sp = p.net.storage_ports if p.net.storage_ports.count or not converged else p.net.inband_ports  # converged with no storage port: the in-band ports carry storage
     if per_node is not None and p.net.storage.design != "none":
         have = sp.gbps / 8
         if have < per_node:
             need = ceil(per_node * 8 / sp.speed)
-            out.append(Finding("networks.storage-node", "error", (), (), f"each node's {sp.count} x {sp.speed}G storage port(s) carry {have:g} GB/s, below the {per_node:g} GB/s required", f"needs {need} storage port(s) of {sp.speed}G per node (networks.node_ports.storage.count: {need}), or faster ports"))
+            which = "inband" if sp is p.net.inband_ports and not p.net.storage_ports.count else "storage"
+            out.append(Finding("networks.storage-node", "error", (), (), f"each node's {sp.count} x {sp.speed}G {which} port(s) carry {have:g} GB/s of storage, below the {per_node:g} GB/s required", f"needs {need} port(s) of {sp.speed}G per node (networks.node_ports.{which}.count: {need}), or faster ports"))
     if aggregate is None or p.net.storage.design == "none":
         return
     c = n.cables

@@ -13,6 +13,7 @@ from typing import Any
 from topogen import __version__
 from topogen.bom import bill as bom
 from topogen.spec import units
+from topogen.util.figures import plural
 
 
 def arch_section(fabric, closed) -> dict[str, Any]:
@@ -101,10 +102,10 @@ def network_lines(section: dict[str, Any], arch: str) -> list[str]:
         cables = ", ".join(f"{q:,} {r}" for r, q in roles["cables"].items())
         skus = ", ".join(sorted({x["sku"] for x in b["switch_lines"]}))
         cost = f", switches ${b['switch_cost_usd']:,.0f}" if b["switch_cost_usd"] is not None else ""
-        lines.append(f"{b['network']}: {b['switches']:,} switches ({sw}; {skus}), {b['cables']:,} cables ({cables}){cost}")
+        lines.append(f"{b['network']}: {plural(b['switches'], 'switch')} ({sw}; {skus}), {plural(b['cables'], 'cable')} ({cables}){cost}")
     t = a["totals"]
     errors = sum(1 for f in a["findings"] if f["severity"] == "error")
-    lines.append(f"networks: {'valid' if not errors else f'{errors} error(s)'}; racks {a['racks']['compute']:,} compute + {a['racks']['management']:,} management, {a['pdus']:,} PDUs; all networks {t['all_switches']:,} switches, {t['all_cables']:,} cables ({t['other_switches']:,} and {t['other_cables']:,} beyond the compute fabric)")
+    lines.append(f"networks: {'valid' if not errors else f'{errors} error(s)'}; racks {a['racks']['compute']:,} compute + {a['racks']['management']:,} management, {a['pdus']:,} PDUs; the other networks add {plural(t['other_switches'], 'switch')} and {plural(t['other_cables'], 'cable')} to the compute fabric's")
     for f in a["findings"][:10]:
         lines.append(f"{f['severity']} {f['check']}: {f['message']}" + (f" ({f['hint']})" if f["hint"] else ""))
     return lines

@@ -30,7 +30,9 @@ In-band, leaf pairs and spines.
       units per leaf; ``2 x ceil(units / down)`` leaves when bonded.
     * ``isl`` links join the two leaves of each pair; leaf uplinks stripe over
       ``max(inband.spines, ceil(leaves x leaf_uplinks / (radix - core_uplinks)))``
-      spines; each spine has ``core_uplinks`` to the data-centre core.
+      spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
+      single tier (the Enterprise RAs' converged leaf pair): the leaves' uplinks go to the
+      core, and more than one pair is an input error.
 
 OOB, access switches per scalable unit.
     * Per SU: the BMCs of its nodes and the PDUs of its compute racks, on
@@ -65,8 +67,8 @@ STORAGE, INBAND, OOB = range(3)
 KIND_NAMES = ("node", "switch", "mgmt", "ufm", "targets", "nfs", "pdu", "dc-core", "compute-switch")
 NODE, SWITCH, MGMT, UFM, TARGETS, NFS, PDU, CORE, FABRIC = range(len(KIND_NAMES))
 # what a cable does (its role in its network)
-ROLE_NAMES = ("node", "leaf-spine", "target", "fabric-manager", "management-server", "nfs", "isl", "core-uplink", "management-port", "oob-uplink", "back-to-back", "node-storage")
-R_NODE, R_UP, R_TARGET, R_UFM, R_MGMT, R_NFS, R_ISL, R_CORE, R_MPORT, R_OOBUP, R_B2B, R_NSTOR = range(len(ROLE_NAMES))
+ROLE_NAMES = ("node", "leaf-spine", "target", "fabric-manager", "management-server", "nfs", "isl", "core-uplink", "management-port", "oob-uplink", "back-to-back", "node-storage", "spine-super")
+R_NODE, R_UP, R_TARGET, R_UFM, R_MGMT, R_NFS, R_ISL, R_CORE, R_MPORT, R_OOBUP, R_B2B, R_NSTOR, R_SUPER = range(len(ROLE_NAMES))
 CABLE_COLUMNS = ("net", "role", "a_kind", "a_idx", "a_port", "z_kind", "z_idx", "z_port", "speed")
 _DT = {"net": np.int8, "role": np.int8, "a_kind": np.int8, "a_idx": np.int64, "a_port": np.int32, "z_kind": np.int8, "z_idx": np.int64, "z_port": np.int32, "speed": np.int32}
 
@@ -140,7 +142,11 @@ class _Cables:
 
     def add(self, n: int, **cols) -> None:
         if n:
-            self.parts.append({c: np.broadcast_to(np.asarray(cols[c], _DT[c]), (n,)) for c in CABLE_COLUMNS})
+            part = {}
+            for c in CABLE_COLUMNS:
+                v = np.asarray(cols[c], _DT[c])
+                part[c] = np.full(n, v, _DT[c]) if v.ndim == 0 else v
+            self.parts.append(part)
 
     def table(self) -> CableTable:
         if not self.parts:
@@ -265,6 +271,71 @@ def _split(total: int, parts: int) -> list[int]:
 
 
 @dataclass(frozen=True, slots=True)
+class Upper:
+    """The switches above the leaves: one spine tier, or pods of spines under super-spines.
+
+    Two tiers: one pod spanning every leaf, ``spines`` switches, uplink ``c`` of the
+    fabric on spine ``c mod S``. Three tiers (the spines a two-tier fabric needs exceed a
+    node leaf's uplinks): pods of ``radix / 2`` leaves, each with as many spines as its
+    leaves have uplinks (leaf uplink ``j`` on pod spine ``j``); each pod spine has as many
+    uplinks as down links (1:1), and the pod spines at position ``j`` form plane ``j``,
+    striped over ``planes[j]`` super-spines the same way (a whole pod's spines reach every
+    super-spine of their plane; the last, partial pod's reach some).
+    """
+
+    spines: int
+    pods: tuple[tuple[int, int, int], ...] = ()  # (first leaf, leaves, spines) per pod; () with two tiers
+    planes: tuple[int, ...] = ()  # super-spines of each plane
+
+    @property
+    def supers(self) -> int:
+        return sum(self.planes)
+
+    def spine_ups(self, up: tuple[int, ...]) -> list[int]:
+        """Uplinks of each spine (pod-major), three tiers: its down links (1:1)."""
+        out = []
+        for f, n, sp in self.pods:
+            out += [sum(1 for u in up[f : f + n] if u > j) for j in range(sp)]
+        return out
+
+
+def upper_shape(up: list[int], radix: int, min_spines: int, reserve: int, reach_leaves: int, where: str, what: str) -> Upper:
+    """The tiers above leaves with uplinks ``up``; ``reserve`` ports of every top switch go elsewhere (core uplinks).
+
+    ``reach_leaves``: the first leaves that must reach every spine (the node leaves); an
+    InputError naming ``where`` when even three tiers do not fit.
+    """
+    if not up:
+        return Upper(0)
+    room = radix - reserve
+    spines = max(min_spines, ceil(sum(up) / room))
+    reach = min(up[:reach_leaves], default=spines)
+    if spines <= reach:
+        return Upper(spines)
+    per = max(2, (radix // 2) - (radix // 2) % 2)  # leaves per pod, even: an MLAG pair stays in one pod
+    pods = tuple((f, min(per, len(up) - f), max(up[f : f + per])) for f in range(0, len(up), per))
+    if any(sp > radix // 2 for _, _, sp in pods):
+        raise InputError([Problem(where, f"a leaf's uplinks exceed the {radix // 2} a pod spine's down ports pair with", "use a larger switch or fewer uplinks per leaf")])
+    shape = Upper(sum(sp for _, _, sp in pods), pods, ())
+    ups = shape.spine_ups(tuple(up))
+    planes, at = [], 0
+    members: dict[int, list[int]] = {}
+    full: dict[int, list[int]] = {}  # spines of whole pods: they reach every super-spine of their plane (a partial pod's reach some)
+    for _, n, sp in pods:
+        for j in range(sp):
+            members.setdefault(j, []).append(ups[at])
+            if n == per:
+                full.setdefault(j, []).append(ups[at])
+            at += 1
+    for j in sorted(members):
+        sj = max(1, ceil(sum(members[j]) / room))
+        if sj > min(full.get(j, members[j])):
+            raise InputError([Problem(where, f"{what} would need a fourth tier of {radix}-port switches", "use a switch with more ports (a director)")])
+        planes.append(sj)
+    return Upper(shape.spines, pods, tuple(planes))
+
+
+@dataclass(frozen=True, slots=True)
 class StorageShape:
     """The storage fabric's leaves and spines before wiring: what the closed form and the generator share."""
 
@@ -277,7 +348,7 @@ class StorageShape:
     target_down: tuple[int, ...]  # target ports of each target leaf
     target_mgmt: tuple[int, ...]  # management-server ports on each target leaf
     up: tuple[int, ...]  # uplinks of every leaf: node leaves then target leaves
-    spines: int
+    upper: Upper
     target_ufm: tuple[int, ...] = ()  # fabric managers on each target leaf (the last SU's node leaves were full)
 
 
@@ -327,11 +398,9 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     up = [ceil(x * u / d) for x in down] + [ceil(x * tu / td) for x in tdown]
     if mports and not nt:
         raise InputError([Problem("networks.storage.target_ports", "management servers have storage ports but the storage fabric has no target leaves", "give target_ports (or a required bandwidth to size them), or storage.management_ports: 0")])
-    spines = max(st.spines or 1, ceil(sum(up) / r)) if up else 0
-    reach = min(up[: len(down)], default=spines)  # every node leaf reaches every spine; a target leaf reaches some, and through them every node leaf
-    if up and spines > reach:
-        raise InputError([Problem(where, f"{p.nodes:,} nodes x {ports} storage port(s) need {spines} spines of {r} ports, more than a node leaf's {reach} uplinks reach: the storage fabric would need a third tier", "use a switch with more ports (a director), or a higher node_oversubscription")])
-    return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), spines, tuple(tf))
+    # every node leaf reaches every spine of its pod; a target leaf reaches some, and through them every node leaf
+    upper = upper_shape(up, r, st.spines or 1, 0, len(down), where, f"{p.nodes:,} nodes x {ports} storage port(s)")
+    return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), upper, tuple(tf))
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,8 +408,17 @@ class InbandShape:
     units: int  # port units (bonded pairs or single ports) on the leaves
     per_leaf: int  # units a leaf (or leaf pair) takes
     leaves: int
-    spines: int
+    upper: Upper
     bonded: bool
+
+    @property
+    def spines(self) -> int:
+        return self.upper.spines
+
+    @property
+    def top(self) -> int:
+        """Switches with core uplinks: the super-spines with three tiers, else the spines."""
+        return self.upper.supers or self.upper.spines
 
 
 def inband_units(p: NetworkPlan, oob_switches: int) -> list[tuple[int, int, int, int, int]]:
@@ -363,11 +441,12 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     step = 2 if bonded else 1
     units = sum(devs * (ports // step + (ports % step)) for _, _, devs, ports, _ in inband_units(p, oob_switches))
     leaves = step * ceil(units / per)
-    room = p.inband_radix - n.inband.core_uplinks
-    spines = max(n.inband.spines, ceil(leaves * n.inband.leaf_uplinks / room)) if leaves else 0
-    if leaves and spines > n.inband.leaf_uplinks:
-        raise InputError([Problem("networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks need {spines} spines of {room} ports, more than a leaf's uplinks reach: the in-band network would need a third tier", f"raise leaf_uplinks to at least {spines}, or use a larger switch")])
-    return InbandShape(units, per, leaves, spines, bonded)
+    if n.inband.spines == 0:  # single tier: one leaf pair (or leaf), its uplinks to the data-centre core
+        if leaves > step:
+            raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one leaf {'pair' if bonded else ''}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit".replace("leaf  ", "leaf "), "set spines: 2 (a spine layer appears), or use a switch with more ports")])
+        return InbandShape(units, per, leaves, Upper(0), bonded)
+    upper = upper_shape([n.inband.leaf_uplinks] * leaves, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
+    return InbandShape(units, per, leaves, upper, bonded)
 
 
 def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple[int, int]:
@@ -417,11 +496,11 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
 def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
     """The three shapes, in-band and OOB sized together (each manages or carries the other)."""
     st = storage_shape(p) if p.net.storage.design == "separate" else None
-    ns = (len(st.up) + st.spines) if st else 0
+    ns = (len(st.up) + st.upper.spines + st.upper.supers) if st else 0
     oob = 0
     for _ in range(64):
         ib = inband_shape(p, oob)
-        o = oob_shape(p, ns, ib.leaves + ib.spines)
+        o = oob_shape(p, ns, ib.leaves + ib.spines + ib.upper.supers)
         if o.switches == oob:
             return st, ib, o
         oob = o.switches
@@ -435,17 +514,20 @@ def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
     out: dict[str, dict[str, dict[str, int]]] = {k: {"switches": {}, "cables": {}} for k in NETWORK_NAMES}
     if st is not None:
         nl, tl = len(st.leaf_down), len(st.target_down)
-        out["storage"]["switches"] = {k: v for k, v in (("leaf", nl), ("target-leaf", tl), ("spine", st.spines)) if v}
+        out["storage"]["switches"] = {k: v for k, v in (("leaf", nl), ("target-leaf", tl), ("spine", st.upper.spines), ("super-spine", st.upper.supers)) if v}
         mports = sum(st.target_mgmt)
-        out["storage"]["cables"] = {k: v for k, v in (("node", p.nodes * n.storage_ports.count), ("leaf-spine", sum(st.up)), ("target", p.target_ports), ("fabric-manager", n.storage.fabric_managers), ("management-server", mports)) if v}
+        sup = sum(st.upper.spine_ups(st.up)) if st.upper.pods else 0
+        out["storage"]["cables"] = {k: v for k, v in (("node", p.nodes * n.storage_ports.count), ("leaf-spine", sum(st.up)), ("target", p.target_ports), ("fabric-manager", n.storage.fabric_managers), ("management-server", mports), ("spine-super", sup)) if v}
     runs = inband_units(p, o.switches)
     ports_by = {}
     for _, _, devs, ports, role in runs:
         ports_by[ROLE_NAMES[role]] = ports_by.get(ROLE_NAMES[role], 0) + devs * ports
     oob_up = ports_by.pop("oob-uplink", 0)
     isl = (ib.leaves // 2) * n.inband.isl if ib.bonded else 0
-    out["inband"]["switches"] = {k: v for k, v in (("leaf", ib.leaves), ("spine", ib.spines)) if v}
-    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", ib.spines * n.inband.core_uplinks), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks)) if v}
+    out["inband"]["switches"] = {k: v for k, v in (("leaf", ib.leaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
+    core = ib.top * n.inband.core_uplinks if ib.spines else ib.leaves * n.inband.leaf_uplinks
+    sup = sum(ib.upper.spine_ups(tuple([n.inband.leaf_uplinks] * ib.leaves))) if ib.upper.pods else 0
+    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks if ib.spines else 0), ("spine-super", sup)) if v}
     out["oob"]["switches"] = {"access": o.switches} if o.switches else {}
     b2b = n.compute_fabric_managers // 2 + n.storage.fabric_managers // 2
     out["oob"]["cables"] = {k: v for k, v in (("management-port", sum(o.group_ports) + o.shared), ("oob-uplink", oob_up), ("back-to-back", b2b)) if v}
@@ -463,18 +545,18 @@ def generate(p: NetworkPlan) -> Networks:
     if st is not None:
         _wire_storage(p, st, switches, cables)
     ib_first = len(switches)
-    oob_first = ib_first + ib.leaves + ib.spines
+    oob_first = ib_first + ib.leaves + ib.spines + ib.upper.supers
     _wire_inband(p, ib, oob_first, o.switches, switches, cables)
     _wire_oob(p, o, ib_first, switches, cables)
     ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
-    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.spines * p.net.inband.core_uplinks}
+    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
     notes = []
     if st is not None:
-        notes.append(f"storage: {len(st.leaf_down)} node leaves at {p.net.storage.node_oversubscription}, {len(st.target_down)} target leaves ({p.net.storage.target_leaves}) at {p.net.storage.target_oversubscription}, {st.spines} spines")
+        notes.append(f"storage: {len(st.leaf_down)} node leaves at {p.net.storage.node_oversubscription}, {len(st.target_down)} target leaves ({p.net.storage.target_leaves}) at {p.net.storage.target_oversubscription}, {st.upper.spines} spines" + (f" in {len(st.upper.pods)} pods under {st.upper.supers} super-spines" if st.upper.pods else ""))
     return Networks(p, switches, cables.table(), endpoints, o.racks, notes)
 
 
-def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed: int, net: int, cables: _Cables) -> None:
+def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed: int, net: int, cables: _Cables, role: int = R_UP) -> None:
     """Uplink ``c`` of the fabric (leaves in order) to spine ``c mod S``, on the spine's port ``c div S + 1``."""
     ups = np.asarray(up, np.int64)
     if not len(ups) or not spines:
@@ -483,7 +565,42 @@ def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], u
     leaf = np.repeat(np.arange(len(ups)), ups)
     offset = np.concatenate([[0], np.cumsum(ups)[:-1]])
     j = c - offset[leaf]
-    cables.add(len(c), net=net, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids, np.int64)[leaf], a_port=np.asarray(up_start, np.int64)[leaf] + j, z_kind=SWITCH, z_idx=first_spine + c % spines, z_port=c // spines + 1, speed=speed)
+    cables.add(len(c), net=net, role=role, a_kind=SWITCH, a_idx=np.asarray(leaf_ids, np.int64)[leaf], a_port=np.asarray(up_start, np.int64)[leaf] + j, z_kind=SWITCH, z_idx=first_spine + c % spines, z_port=c // spines + 1, speed=speed)
+
+
+def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_start: list[int], name: str, network: int, sku: str, speed: int, switches: list[NetSwitch], cables: _Cables) -> int:
+    """Add the spines (and super-spines) of ``u`` and cable them; returns the index of the first top switch."""
+    first = len(switches)
+    if not u.pods:
+        for k in range(u.spines):
+            switches.append(NetSwitch(f"{name}-spine-{k:02d}", network, "spine", radix, speed, sku))
+        _stripe(up, u.spines, first, leaf_ids, up_start, speed, network, cables)
+        return first
+    pw = max(2, width(len(u.pods)))
+    spine_of: dict[tuple[int, int], int] = {}
+    for p, (f, n, sp) in enumerate(u.pods):
+        for j in range(sp):
+            spine_of[(p, j)] = len(switches)
+            switches.append(NetSwitch(f"{name}-spine-p{p:0{pw}d}-{j:02d}", network, "spine", radix, speed, sku, p))
+        ups = np.asarray(up[f : f + n], np.int64)
+        q = np.repeat(np.arange(n), ups)  # the leaf's place in the pod: its port on every pod spine
+        j = np.arange(int(ups.sum())) - np.repeat(np.cumsum(ups) - ups, ups)  # the leaf's uplink j goes to pod spine j
+        cables.add(len(q), net=network, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids[f : f + n], np.int64)[q], a_port=np.asarray(up_start[f : f + n], np.int64)[q] + j, z_kind=SWITCH, z_idx=spine_of[(p, 0)] + j, z_port=q + 1, speed=speed)
+    top = len(switches)
+    ups = u.spine_ups(tuple(up))
+    by_plane: dict[int, list[tuple[int, int]]] = {}
+    at = 0
+    for p, (_, _, sp) in enumerate(u.pods):
+        for j in range(sp):
+            by_plane.setdefault(j, []).append((spine_of[(p, j)], ups[at]))
+            at += 1
+    for j in sorted(by_plane):
+        base = len(switches)
+        for k in range(u.planes[j]):
+            switches.append(NetSwitch(f"{name}-super-{j:02d}-{k:02d}", network, "super-spine", radix, speed, sku))
+        members = by_plane[j]
+        _stripe([m[1] for m in members], u.planes[j], base, [m[0] for m in members], [radix // 2 + 1] * len(members), speed, network, cables, R_SUPER)
+    return top
 
 
 def _up_start(radix: int, down: int, up: int) -> int:
@@ -501,8 +618,6 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
         switches.append(NetSwitch(f"stor-leaf-su{st.leaf_group[i]:0{gw}d}-p{st.leaf_port[i]}" + ("" if st.leaf_nodes[i] == (p.su_nodes or st.leaf_nodes[i]) or p.su_nodes <= max_down(r, *p.net.storage.ratio("node")) else f"-{st.leaf_first[i]}"), STORAGE, "leaf", r, speed, sku, st.leaf_group[i]))
     for k in range(tl):
         switches.append(NetSwitch(f"stor-tleaf-{k:02d}", STORAGE, "target-leaf", r, speed, sku))
-    for s in range(st.spines):
-        switches.append(NetSwitch(f"stor-spine-{s:02d}", STORAGE, "spine", r, speed, sku))
     names = [s.name for s in switches[base:]]
     if len(set(names)) != len(names):  # several leaves per SU and port: number them by their first node
         for i in range(nl):
@@ -531,7 +646,7 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
             cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + nl + k, z_port=t + m + j + 1, speed=speed)
             ufm += 1
     downs = list(st.leaf_down) + [st.target_down[k] + st.target_mgmt[k] + (st.target_ufm[k] if st.target_ufm else 0) for k in range(tl)]
-    _stripe(list(st.up), st.spines, base + nl + tl, list(range(base, base + nl + tl)), [_up_start(r, d, u) for d, u in zip(downs, st.up)], speed, STORAGE, cables)
+    _wire_upper(st.upper, list(st.up), r, list(range(base, base + nl + tl)), [_up_start(r, d, u) for d, u in zip(downs, st.up)], "stor", STORAGE, sku, speed, switches, cables)
 
 
 def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: int, switches: list[NetSwitch], cables: _Cables) -> None:
@@ -541,8 +656,6 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
     for i in range(ib.leaves):
         name = f"inb-leaf-{i // 2:0{pw}d}{'ab'[i % 2]}" if ib.bonded else f"inb-leaf-{i:0{pw}d}"
         switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, pair=i // 2 if ib.bonded else -1))
-    for s in range(ib.spines):
-        switches.append(NetSwitch(f"inb-spine-{s:02d}", INBAND, "spine", r, speed, sku))
     step = 2 if ib.bonded else 1
     unit = 0
     for kind, first, devs, ports, role in inband_units(p, oob_switches):
@@ -568,10 +681,14 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
             q = r - n.inband.leaf_uplinks - np.arange(n.inband.isl)
             cables.add(n.inband.isl, net=INBAND, role=R_ISL, a_kind=SWITCH, a_idx=a, a_port=q, z_kind=SWITCH, z_idx=b, z_port=q, speed=speed)
     lu = n.inband.leaf_uplinks
-    _stripe([lu] * ib.leaves, ib.spines, base + ib.leaves, list(range(base, base + ib.leaves)), [r - lu + 1] * ib.leaves, speed, INBAND, cables)
+    if not ib.spines:  # single tier: each leaf's uplinks go to the data-centre core
+        for i in range(ib.leaves):
+            cables.add(lu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=base + i, a_port=np.arange(r - lu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(i * lu + 1, i * lu + lu + 1), speed=speed)
+        return
+    top = _wire_upper(ib.upper, [lu] * ib.leaves, r, list(range(base, base + ib.leaves)), [r - lu + 1] * ib.leaves, "inb", INBAND, sku, speed, switches, cables)
     cu = n.inband.core_uplinks
-    for s in range(ib.spines):
-        cables.add(cu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=base + ib.leaves + s, a_port=np.arange(r - cu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(s * cu + 1, s * cu + cu + 1), speed=speed)
+    for s in range(ib.top):
+        cables.add(cu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=top + s, a_port=np.arange(r - cu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(s * cu + 1, s * cu + cu + 1), speed=speed)
 
 
 def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwitch], cables: _Cables) -> None:

@@ -137,7 +137,7 @@ NODE_PORT_FIELDS: tuple[Field, ...] = (
 )
 NODE_PORTS_FIELDS: tuple[Field, ...] = (
     Field("inband", "section", "In-band management ports of each node (DGX H100: 2 x 100G, bonded).", default_doc="count 2, speed 100, bonded", sub="node_port"),
-    Field("storage", "section", "Storage ports of each node (DGX H100: 2 x 400G NDR).", default_doc="count 2, speed 400", sub="node_port"),
+    Field("storage", "section", "Storage ports of each node (DGX H100: 2 x 400G NDR); count 0 with a converged design: the in-band ports carry storage.", default_doc="count 2, speed 400", sub="node_port"),
     Field("bmc", "section", "BMC (out-of-band) ports of each node.", default_doc="count 1, speed 1", sub="node_port"),
 )
 REQUIRED_FIELDS: tuple[Field, ...] = (
@@ -165,7 +165,7 @@ INBAND_FIELDS: tuple[Field, ...] = (
     Field("nfs_ports", "int", "In-band ports of the NFS (home directory) storage.", default=0, minimum=0, example=8),
     Field("leaf_uplinks", "int", "Uplinks of each in-band leaf, striped over the spines.", default=4, minimum=1),
     Field("isl", "int", "Inter-switch links of each leaf pair (MLAG peer links) when node ports are bonded.", default=2, minimum=0),
-    Field("spines", "int", "At least this many in-band spines (the in-band network's core pair).", default=2, minimum=1),
+    Field("spines", "int", "At least this many in-band spines (the in-band network's core pair); 0: a single tier, one leaf pair whose uplinks go to the data-centre core (the Enterprise RAs' converged leaves).", default=2, minimum=0),
     Field("core_uplinks", "int", "Uplinks of each in-band spine to the data-centre core.", default=2, minimum=0),
 )
 OOB_FIELDS: tuple[Field, ...] = (
@@ -336,7 +336,7 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
     i = _section(raw.get("inband"), INBAND_FIELDS, f"{path}.inband", problems)
     if i is not None:
         _set(ib, "switch", i.text("switch"))
-        for key, lo in (("management_ports", 0), ("nfs_ports", 0), ("leaf_uplinks", 1), ("isl", 0), ("spines", 1), ("core_uplinks", 0)):
+        for key, lo in (("management_ports", 0), ("nfs_ports", 0), ("leaf_uplinks", 1), ("isl", 0), ("spines", 0), ("core_uplinks", 0)):
             _set(ib, key, i.whole(key, lo, 4096))
     ob: dict[str, Any] = {}
     o = _section(raw.get("oob"), OOB_FIELDS, f"{path}.oob", problems)
@@ -356,9 +356,9 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
 def _consistent(n: NetworksSpec, path: str, problems: list[Problem]) -> None:
     """Cross-field rules of the section: what a storage design needs, what a bond needs."""
     st = n.storage
-    if st.design != "none" and n.storage_ports.count == 0:
-        problems.append(Problem(f"{path}.node_ports.storage.count", f"storage design {st.design} but the nodes have 0 storage ports", "give node_ports.storage.count (DGX H100: 2), or storage.design: none"))
-    if st.design == "converged" and n.storage_ports.speed != n.inband_ports.speed:
+    if st.design == "separate" and n.storage_ports.count == 0:
+        problems.append(Problem(f"{path}.node_ports.storage.count", "a separate storage fabric, but the nodes have 0 storage ports", "give node_ports.storage.count (DGX H100: 2), storage.design: converged (the in-band ports carry storage), or none"))
+    if st.design == "converged" and n.storage_ports.count and n.storage_ports.speed != n.inband_ports.speed:
         problems.append(Problem(f"{path}.node_ports.storage.speed", f"a converged storage and in-band fabric runs one port speed, but storage ports are {n.storage_ports.speed}G and in-band ports {n.inband_ports.speed}G", f"set both speeds alike (e.g. {n.inband_ports.speed}), or storage.design: separate"))
     if n.inband_ports.count == 0:
         problems.append(Problem(f"{path}.node_ports.inband.count", "the nodes have no in-band ports, but the in-band network carries the OOB uplinks and management", "give node_ports.inband.count (DGX H100: 2, bonded)"))
