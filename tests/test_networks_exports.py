@@ -236,3 +236,30 @@ def test_exports_are_deterministic(superpod, tmp_path):
     for arch in ARCHES:
         for rel in ("networks-cabling.csv", "topology.json", "topology.graphml", "netbox/networks-devices.csv", "netbox/networks-interfaces.csv", "netbox/networks-cables.csv", "netbox/networks-racks.csv"):
             assert (again / arch / rel).read_bytes() == (superpod / arch / rel).read_bytes(), rel
+
+
+# --- 4. diagrams -----------------------------------------------------------------------------
+
+
+def test_networks_diagram_draws_all_four(tmp_path, ctx):
+    """``<arch>/networks.dot`` read back through Graphviz: a frame per network, bundles adding up to the model's cables."""
+    import shutil
+    import subprocess
+
+    out = build(tmp_path / "d", "dgx-h100-superpod", formats="diagrams")
+    dot = shutil.which("dot")
+    if dot is None:
+        pytest.skip("Graphviz dot not installed")
+    for arch in ARCHES:
+        p = out / arch / "networks.dot"
+        assert (out / arch / "networks.svg").exists() and (out / arch / "networks.png").exists()
+        g = json.loads(subprocess.run([dot, "-Tjson", str(p)], check=True, capture_output=True, text=True).stdout)
+        frames = {o["name"] for o in g.get("objects", []) if o["name"].startswith("cluster_")}
+        assert frames == {"cluster_compute", "cluster_storage", "cluster_inband", "cluster_oob"}
+        links = Counter()
+        for e in g["edges"]:
+            links[e["topogen_network"]] += int(e["topogen_links"])
+        n, f = ctx.networks[arch], ctx.fabrics[arch]
+        assert links == {"compute": len(f.links), **{k: sum(v["cables"].values()) for k, v in n.counts().items()}}
+        devices = {o["name"]: int(o["topogen_devices"]) for o in g["objects"] if "topogen_devices" in o}
+        assert devices["b_nodes"] == n.plan.nodes and devices["b_storage_spine"] == 4 and devices["b_oob_access"] == 8

@@ -7,6 +7,7 @@ topology.json, GraphML and the diagrams render them.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
 
 import numpy as np
@@ -91,3 +92,66 @@ class NetworkView:
             (ad[i], zd[i], f"{nw.NETWORK_NAMES[nets[i]]}-{i + 1}", {"network": nw.NETWORK_NAMES[nets[i]], "role": nw.ROLE_NAMES[roles[i]], "a_port": ap[i], "z_port": zp[i], "speed": speeds[i]})
             for i in range(len(c))
         ]
+
+    # --- the diagram view: devices grouped by role, cables bundled by network and groups ------
+
+    def bundles(self, compute) -> tuple[dict[str, tuple[str, int]], list[tuple[str, str, str, int, tuple[int, ...]]]]:
+        """Boxes and bundles of the four networks' overview diagram.
+
+        Returns ``(boxes, bundles)``: ``boxes`` maps a box id to ``(network, devices)`` (network
+        ``host`` for the nodes, servers and fabric managers every network reaches); ``bundles``
+        are ``(network, from box, to box, cables, speeds)``, the compute fabric's cables by
+        tier (nodes to leaves, then each tier to the next) and every other cable by its
+        ends' boxes. Box ids: ``nodes``, ``compute-<role>``, ``<network>-<role>`` for the
+        networks' switches, and the other kinds (``mgmt``, ``ufm``, ``pdu``, ``targets``,
+        ``nfs``, ``dc-core``).
+        """
+        n = self.n
+        boxes: dict[str, tuple[str, int]] = {"nodes": ("host", n.plan.nodes)}
+        croles = [f"compute-{s.role}" for s in compute.switches]
+        for r in croles:
+            boxes[r] = ("compute", boxes.get(r, ("compute", 0))[1] + 1)
+        sw_box = [f"{nw.NETWORK_NAMES[s.network]}-{s.role}" for s in n.switches]
+        for s, b in zip(n.switches, sw_box):
+            boxes[b] = (nw.NETWORK_NAMES[s.network], boxes.get(b, ("", 0))[1] + 1)
+        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
+        for kind, net in homes.items():
+            count = n.endpoints[nw.KIND_NAMES[kind]]
+            if kind in (nw.TARGETS, nw.NFS, nw.CORE):
+                count = int(count > 0)
+            if count:
+                boxes[nw.KIND_NAMES[kind]] = (net, count if kind in (nw.MGMT, nw.UFM, nw.PDU) else n.endpoints[nw.KIND_NAMES[kind]])
+        acc: dict[tuple[str, str, str], tuple[int, set[int]]] = {}
+
+        def add(key: tuple[str, str, str], count: int, speeds) -> None:
+            c0, s0 = acc.get(key, (0, set()))
+            acc[key] = (c0 + count, s0 | set(speeds))
+
+        L = compute.links
+        g = compute.gpus
+        if len(L):
+            zr = np.asarray(croles, dtype=object)[L.z_dev - g]
+            ar = np.where(L.a_dev < g, "nodes", np.asarray(croles + ["nodes"], dtype=object)[np.where(L.a_dev >= g, L.a_dev - g, len(croles))])
+            pairs = Counter(zip(ar.tolist(), zr.tolist(), L.tier.tolist()))
+            for (a, z, t), cnt in sorted(pairs.items()):
+                add(("compute", a, z), cnt, [compute.spec.speed_at(t)])
+        c = n.cables
+        kinds_box = {k: nw.KIND_NAMES[k] for k in homes}
+        kinds_box[nw.NODE] = "nodes"
+
+        def box_of(kind: int, idx: int) -> str:
+            if kind == nw.SWITCH:
+                return sw_box[idx]
+            if kind == nw.FABRIC:
+                return croles[idx]
+            return kinds_box[kind]
+
+        keys = Counter()
+        sp: dict[tuple[str, str, str], set[int]] = {}
+        for net, ak, ai, zk, zi, s in zip(c.net.tolist(), c.a_kind.tolist(), c.a_idx.tolist(), c.z_kind.tolist(), c.z_idx.tolist(), c.speed.tolist()):
+            key = (nw.NETWORK_NAMES[net], box_of(ak, ai), box_of(zk, zi))
+            keys[key] += 1
+            sp.setdefault(key, set()).add(s)
+        for key in sorted(keys):
+            add(key, keys[key], sp[key])
+        return boxes, [(net, a, z, cnt, tuple(sorted(s))) for (net, a, z), (cnt, s) in acc.items()]
