@@ -315,7 +315,8 @@ def networks_graph(fabric: Fabric, view: NetworkView, provenance: str) -> graphv
             continue
         with g.subgraph(name=f"cluster_{net}" if net != "host" else "hosts") as c:
             if net != "host":
-                c.attr(label=_html(NETWORK_TITLES[net], (_switches_text(sum(boxes[b][1] for b in members if b.startswith(net + "-"))),), size=13, small=9), labelloc="t", style="rounded", color=NETWORK_COLORS[net], penwidth="1.5", margin="14")
+                title = NETWORK_TITLES[net] if net != "storage" or any(b.startswith("storage-") for b in members) else "storage (converged: on the in-band leaves)"
+                c.attr(label=_html(title, (_switches_text(sum(boxes[b][1] for b in members if b.startswith(net + "-"))),), size=13, small=9), labelloc="t", style="rounded", color=NETWORK_COLORS[net], penwidth="1.5", margin="14")
             for b in members:
                 c.node(box_id[b], label(b, boxes[b][1]), fillcolor=NETWORK_FILLS[net], color=NETWORK_COLORS[net], topogen_devices=str(boxes[b][1]), topogen_network=net)
     for net, a, z, cnt, speeds in bundles:
