@@ -263,3 +263,85 @@ def test_networks_diagram_draws_all_four(tmp_path, ctx):
         assert links == {"compute": len(f.links), **{k: sum(v["cables"].values()) for k, v in n.counts().items()}}
         devices = {o["name"]: int(o["topogen_devices"]) for o in g["objects"] if "topogen_devices" in o}
         assert devices["b_nodes"] == n.plan.nodes and devices["b_storage_spine"] == 4 and devices["b_oob_access"] == 8
+
+
+# --- 5. topogen diff: LLDP of the Ethernet networks ------------------------------------------
+
+
+def _lldp(cables: list[tuple[str, str, str, str]], dest: Path) -> Path:
+    """lldpctl -f json of every device on ``cables`` ``(a_device, a_port, z_device, z_port)``; switch ports as Cumulus swp<n>."""
+
+    def ifname(port: str) -> str:
+        return f"swp{port[1:]}" if port[:1] == "p" and port[1:].isdigit() else port
+
+    per: dict[str, list] = {}
+    for a, ap, z, zp in cables:
+        for here, hp, there, tp in ((a, ap, z, zp), (z, zp, a, ap)):
+            per.setdefault(here, []).append(
+                {ifname(hp): {"chassis": {there: {"id": {"type": "mac", "value": "0c:42:a1:00:00:01"}}}, "port": {"id": {"type": "ifname", "value": ifname(tp)}, "descr": ifname(tp)}}}
+            )
+    dest.mkdir(parents=True, exist_ok=True)
+    for host, items in per.items():
+        (dest / f"{host}.json").write_text(json.dumps({"lldp": {"interface": items}}))
+    return dest
+
+
+def _diff(plan: Path, *found: Path) -> tuple[int, dict]:
+    res = CliRunner().invoke(main, ["diff", str(plan), *map(str, found), "--json"], catch_exceptions=False)
+    assert res.exit_code in (0, 1), res.output
+    return res.exit_code, json.loads(res.output)
+
+
+def _net_cables(superpod: Path, network: str) -> list[tuple[str, str, str, str]]:
+    return [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows(superpod / "rail-optimized" / "networks-cabling.csv") if r["network"] == network]
+
+
+@pytest.mark.parametrize("network", ["inband", "oob"])
+def test_diff_lldp_of_one_ethernet_network(superpod, tmp_path, network):
+    """LLDP of one network as built: identical, only that network compared, and the note names what was not covered."""
+    cables = _net_cables(superpod, network)
+    code, res = _diff(superpod / "rail-optimized", _lldp(cables, tmp_path / "lldp"))
+    assert code == 0, res
+    notes = " ".join(res["notes"])
+    title = {"inband": "the in-band network", "oob": "the OOB network"}[network]
+    assert f"compared only {title}:" in notes
+    other = {"inband": "the OOB network (333 planned cables)", "oob": "the in-band network (304 planned cables)"}[network]
+    assert "the compute fabric (2,040 planned cables)" in notes and "the storage network (548 planned cables)" in notes and other in notes
+    assert res["identical"] == len(cables)
+
+
+def test_diff_inband_lldp_that_sees_the_oob_boundary(superpod, tmp_path):
+    """In-band switches' LLDP also sees their management ports and the OOB uplinks: the OOB network is still not compared."""
+    inband = _net_cables(superpod, "inband")
+    boundary = [c for c in _net_cables(superpod, "oob") if c[2].startswith("inb-") or c[0].startswith("inb-")]
+    assert len(boundary) == 16 + 8  # 16 OOB uplinks, 8 in-band switches' management ports
+    code, res = _diff(superpod / "rail-optimized", _lldp(inband + boundary, tmp_path / "lldp"))
+    assert code == 0, res["deviations"][:3]
+    notes = " ".join(res["notes"])
+    assert "compared only the in-band network:" in notes and "24 found cable(s) of networks not covered" in notes
+
+
+def test_diff_lldp_finds_a_moved_inband_cable(superpod, tmp_path):
+    """A node's in-band port plugged into a free port of its leaf: a wrong-port deviation naming both ends; nothing else."""
+    cables = _net_cables(superpod, "inband")
+    used: dict[str, set[str]] = {}
+    for c in _net_cables(superpod, "oob") + cables:  # the OOB uplinks land on the in-band leaves too
+        for d, p in ((c[0], c[1]), (c[2], c[3])):
+            used.setdefault(d, set()).add(p)
+    i, free = next((k, f"p{q}") for k, c in enumerate(cables) if c[1] == "inb0" for q in range(1, 65) if f"p{q}" not in used[c[2]])  # a port the plan leaves free
+    a, ap, z, zp = cables[i]
+    cables[i] = (a, ap, z, free)
+    code, res = _diff(superpod / "rail-optimized", _lldp(cables, tmp_path / "lldp"))
+    assert code == 1
+    assert [d["kind"] for d in res["deviations"]] == ["wrong-port"]
+    d = res["deviations"][0]
+    assert {d["planned"][0]["a"], d["planned"][0]["z"]} == {f"{a}:{ap}", f"{z}:{zp}"}
+    assert {d["found"][0]["a"], d["found"][0]["z"]} == {f"{a}:{ap}", f"{z}:{free}"}
+
+
+def test_diff_of_the_compute_fabric_alone_still_checks_its_design(superpod, tmp_path):
+    """A compute-only as-built (its cabling.csv) compares the compute fabric, runs the design checks, names the rest."""
+    code, res = _diff(superpod / "rail-optimized", superpod / "rail-optimized" / "cabling.csv")
+    assert code == 0
+    notes = " ".join(res["notes"])
+    assert "compared only the compute fabric" in notes and "design checks skipped" not in notes
