@@ -303,7 +303,7 @@ def test_every_problem_reported_at_once():
 
 def test_radix_the_catalog_cannot_supply():
     cat = catalog.load_catalog("ndr-400g")
-    assert spec_problems(cat, radix=32) == ["radix: catalog ndr-400g has no 400G switch with radix 32; it supplies 200G: radix 128; 400G: radix 64"]
+    assert spec_problems(cat, radix=32) == ["radix: catalog ndr-400g has no 400G switch with radix 32; it supplies 1G: radix 48; 100G: radix 64; 200G: radix 128; 400G: radix 64"]
 
 
 def test_link_speed_the_catalog_cannot_supply():
@@ -371,7 +371,7 @@ def test_cli_catalog_yaml_syntax_error(tmp_path):
 def test_cli_radix_not_in_catalog(tmp_path):
     res, out = run_build(tmp_path, "--catalog", "ndr-400g", "--radix", "128")
     assert res.exit_code == 2
-    assert res.stderr == "error: radix: catalog ndr-400g has no 400G switch with radix 128; it supplies 200G: radix 128; 400G: radix 64\n"
+    assert res.stderr == "error: radix: catalog ndr-400g has no 400G switch with radix 128; it supplies 1G: radix 48; 100G: radix 64; 200G: radix 128; 400G: radix 64\n"
     assert not out.exists()
 
 

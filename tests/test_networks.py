@@ -289,7 +289,7 @@ def test_section_round_trips_through_to_dict():
 @pytest.fixture(scope="module")
 def superpod_out(superpod, tmp_path_factory):
     out = tmp_path_factory.mktemp("sp") / "out"
-    pipeline.write_outputs(superpod, out, ["cabling", "xlsx"])
+    pipeline.write_outputs(superpod, out, ["cabling", "topology", "xlsx"])
     return out
 
 
@@ -365,3 +365,73 @@ def test_superpod_ports_and_transceivers_counted_apart(superpod):
     # QM9700 cages hold two 400G ports: modules = ports used per switch, halved, rounded up
     used = np.bincount(np.concatenate([c.a_idx[(c.net == nw.STORAGE) & (c.a_kind == nw.SWITCH)], c.z_idx[c.net == nw.STORAGE]]), minlength=len(n.switches))
     assert b.transceivers == int(sum(-(-u // 2) for u in used if u))
+
+
+def test_networks_topology_json_loads_in_networkx(superpod_out):
+    import networkx as nx
+
+    g = nx.node_link_graph(json.loads((superpod_out / "rail-optimized" / "networks-topology.json").read_text()), edges="edges")
+    assert g.number_of_edges() == 548 + 304 + 333
+    for net, cables in (("storage", 548), ("inband", 304), ("oob", 333)):
+        h = g.edge_subgraph([(u, v, k) for u, v, k, d in g.edges(keys=True, data=True) if d["network"] == net])
+        assert h.number_of_edges() == cables and nx.is_connected(h.to_undirected())
+    assert g.nodes["stor-spine-00"]["network"] == "storage" and g.nodes["hb000"]["kind"] == "node"
+
+
+def _random_plan(seed: int) -> nw.NetworkPlan:
+    """A plan drawn from the whole option space (bonding, designs, ratios, radixes, SUs, servers, uplinks)."""
+    import random
+
+    r = random.Random(seed)
+    nodes = r.choice([1, 2, 3, 5, 17, 64, 127, 128, 300, 999])
+    count = r.choice([1, 2, 4])
+    inband = NodePorts(count, 100, count % 2 == 0 and r.random() < 0.7)
+    design = r.choice(["separate", "separate", "converged", "none"])
+    storage_ports = NodePorts(r.choice([0, 2]), 100) if design == "converged" else NodePorts(r.choice([1, 2, 4]), 400)
+    net = NetworksSpec(
+        inband_ports=inband, storage_ports=storage_ports, bmc_ports=NodePorts(r.choice([1, 2]), 1),
+        management_servers=r.choice([0, 1, 4]), compute_fabric_managers=r.choice([0, 2]),
+        storage=StorageSpec(design=design, node_oversubscription=r.choice(["1:1", "4:3", "3:1"]), target_leaves=r.choice(["per_su", "pair"]), fabric_managers=r.choice([0, 1, 2]) if design == "separate" else 0, management_ports=r.choice([0, 1]), spines=r.choice([None, 3])),
+        inband=InbandSpec(management_ports=2 if inband.bonded else r.choice([0, 1, 2]), nfs_ports=r.choice([0, 3, 8]), leaf_uplinks=r.choice([1, 2, 4, 8]), isl=r.choice([0, 2]), spines=r.choice([0, 1, 2]), core_uplinks=r.choice([0, 2])),
+        oob=OobSpec(uplinks=r.choice([0, 1, 2, 4])),
+    )
+    return nw.NetworkPlan(nodes, nodes * 8, 8, 8, r.choice([0, 1, 4, 32, 33]), r.choice([1, 4, 16]), 16, r.choice([0, 5, 48]), net, r.choice([8, 16, 40, 64, 128]), r.choice([8, 16, 32, 64]), r.choice([8, 24, 48]), r.choice([0, 1, 7, 48]), ("a", "b", "c"))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_plan_closed_form_equals_wiring(seed):
+    p = _random_plan(seed)
+    try:
+        closed = nw.closed_form(p)
+    except InputError as e:
+        assert e.problems[0].path.startswith("networks.")  # a plan the rules refuse names its field
+        return
+    wired = nw.generate(p)
+    assert wired.counts() == closed
+    assert validate_networks(wired) == []
+
+
+# --- the floor -------------------------------------------------------------------------------
+
+
+def test_superpod_management_racks_placed(superpod):
+    """6 management racks: the compute layout's 3 switch racks, 2 for the 24 storage and in-band switches, 1 for 8 servers."""
+    lay = superpod.layouts["rail-optimized"]
+    fabric_racks = sum(1 for k in lay.racks.kind if k != "compute")
+    nl = superpod.network_layouts["rail-optimized"]
+    assert fabric_racks + len(nl.racks) == superpod.networks["rail-optimized"].racks[1] == 6
+    assert fabric_racks + len(nl.racks) + 32 == 38
+
+
+def test_network_cable_lengths(superpod):
+    n = superpod.networks["rail-optimized"]
+    nl = superpod.network_layouts["rail-optimized"]
+    c = n.cables
+    outside = np.isin(c.a_kind, [nw.TARGETS, nw.NFS, nw.CORE]) | np.isin(c.z_kind, [nw.TARGETS, nw.NFS, nw.CORE])
+    assert np.isnan(nl.length_m[outside]).all() and not np.isnan(nl.length_m[~outside]).any()
+    sold = set(superpod.layouts["rail-optimized"].spec.lengths_m)
+    assert set(nl.length_m[~outside].tolist()) <= sold
+    assert (nl.length_m[~outside] >= nl.routed_m[~outside]).all()
+    # an OOB switch stands in its SU's compute racks: its BMC cables stay in the row
+    bmc = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+    assert {r[0] for r in nl.z_rack[bmc].tolist()} <= {r[0] for r in nl.a_rack[bmc].tolist()}

@@ -28,9 +28,9 @@ from topogen.exports.validation import write_report
 from topogen.fabric import clos
 from topogen.fabric import networks
 from topogen.fabric.model import Fabric
-from topogen.layout import networks as network_layout
 from topogen.spec import counts
 from topogen.spec.cluster import Spec
+from topogen.layout.networks import NetworkLayout, plan_networks
 from topogen.spec.layout import resolve as resolve_layout
 from topogen.util.errors import InputError, Problem
 from topogen.util.outdir import atomic_dir
@@ -53,7 +53,7 @@ class BuildContext:
     networks: dict[str, networks.Networks] = field(default_factory=dict)  # per architecture: storage, in-band, OOB (spec.networks)
     network_findings: dict[str, list[Finding]] = field(default_factory=dict)  # per architecture: the networks' validation
     network_boms: dict[str, list[network_bom.NetworkBom]] = field(default_factory=dict)
-    network_layouts: dict[str, network_layout.NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, positions, cable lengths
+    network_layouts: dict[str, NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, positions, cable lengths
     storage_required: dict[str, Any] = field(default_factory=dict)  # per_node_GBps, aggregate_GBps and where they come from
 
     @property
@@ -117,12 +117,10 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
     lay = resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node)
     per_rack = max(1, lay.gpus_per_rack // spec.gpus_per_node)
     for arch, f in ctx.fabrics.items():
-        plan = network_bom.plan_for(spec, ctx.catalog, len(f.switches), per_rack, lay.switches_per_rack, ctx.storage_required["aggregate_GBps"])
-        if arch in ctx.layouts:  # management racks as laid out: the compute fabric's switch racks, then the others'
-            plan = replace(plan, compute_racks_used=network_layout.compute_switch_racks(ctx.layouts[arch]))
+        fabric_racks = sum(1 for k in ctx.layouts[arch].racks.kind if k != "compute")
+        plan = network_bom.plan_for(spec, ctx.catalog, len(f.switches), per_rack, lay.switches_per_rack, ctx.storage_required["aggregate_GBps"], fabric_racks)
         ctx.networks[arch] = networks.generate(plan)
-        if arch in ctx.layouts:
-            ctx.network_layouts[arch] = network_layout.plan(ctx.networks[arch], ctx.layouts[arch])
+        ctx.network_layouts[arch] = plan_networks(ctx.networks[arch], ctx.layouts[arch])
         ctx.network_findings[arch] = validate_networks(ctx.networks[arch], ctx.storage_required)
         ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog)
 

@@ -37,7 +37,7 @@ def _sku(hw: Catalog, ref: str | None, speed: int, field: str, what: str) -> tup
     raise InputError([Problem(field, f"no switch of catalog {hw.label} carries {speed}G ports, the {what} port speed", f"the catalog offers {hw.supply()}; add a switch or name one with {field}")])
 
 
-def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, switches_per_rack: int, aggregate_GBps: float | None) -> nw.NetworkPlan:
+def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, switches_per_rack: int, aggregate_GBps: float | None, compute_switch_racks: int = -1) -> nw.NetworkPlan:
     """The generators' inputs for ``spec`` (with a ``networks:`` section) and one compute fabric."""
     n = spec.networks
     st = n.storage
@@ -55,7 +55,7 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
     if targets is None and st.design != "none":
         targets = ceil(aggregate_GBps * 8 / tspeed) if aggregate_GBps else 0
     su = n.scalable_unit or spec.scalable_unit or 0
-    return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus))  # type: ignore[arg-type]
+    return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,7 +110,7 @@ def _count(n: nw.Networks, kind: int) -> int:
 
 def management_rack_rows(site: str, nlay, rack_u: int) -> list[tuple]:
     """Rack rows of the management racks (after the compute layout's)."""
-    r = nlay.racks
+    r = nlay.floor
     return [(site, r.name[i], f"{r.kind[i]}-rack", RACK_STATUS, RACK_WIDTH, rack_u, f"{r.kind[i]} rack, row {int(r.row[i]) + 1}, position {int(r.col[i]) + 1}") for i in range(nlay.first_management, len(r))]
 
 
@@ -200,10 +200,10 @@ def cable_rows(site: str, n: nw.Networks, v: NetworkView, nlay) -> Iterator[tupl
     c = n.cables
     (ad, _, ap), (zd, _, zp) = v.a, v.z
     pre = site + "."
-    lengths = nlay.length_m.tolist() if nlay is not None else None
+    lengths = nlay.length_m.tolist() if nlay is not None else None  # NaN: an end outside the plan, no length
     for i in range(len(c)):
         net, role, g = nw.NETWORK_NAMES[int(c.net[i])], nw.ROLE_NAMES[int(c.role[i])], int(c.speed[i])
-        length = f"{lengths[i]:g}" if lengths is not None else ""
+        length = f"{lengths[i]:g}" if lengths is not None and lengths[i] == lengths[i] else ""
         yield (site, pre + ad[i], TERMINATION, ap[i], site, pre + zd[i], TERMINATION, zp[i], "cat6" if g <= 1 else "", STATUS, length, "m" if length else "", f"{site}/{net}-{i + 1}", f"{net} {role}")
 
 
@@ -242,7 +242,7 @@ def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
         v = NetworkView(n, ctx.fabrics[arch])
         nlay = lays.get(arch)
         if part in (None, netbox.PARTS[0]):
-            if nlay is not None and len(nlay.racks) > nlay.first_management:
+            if nlay is not None and nlay.racks:
                 p = d / "networks-racks.csv"
                 write_csv(p, RACK_COLUMNS, management_rack_rows(site, nlay, nlay_rack_u(ctx)))
                 paths.append(p)

@@ -74,9 +74,9 @@ def networks_section(ctx) -> dict[str, Any]:
     for arch, n in ctx.networks.items():
         boms = ctx.network_boms.get(arch, [])
         out_arch = {"racks": {"compute": n.racks[0], "management": n.racks[1]}, "pdus": n.endpoints["pdu"], "networks": n.counts(), "bom": [b.to_dict() for b in boms]}
-        if arch in getattr(ctx, "network_layouts", {}):  # racks on the floor and cable metres per network
-            out_arch["layout"] = ctx.network_layouts[arch].summary(n)
         out_arch["findings"] = [f.to_dict() for f in ctx.network_findings.get(arch, [])]
+        if arch in getattr(ctx, "network_layouts", {}):
+            out_arch["layout"] = ctx.network_layouts[arch].summary()
         fab = ctx.fabrics[arch]
         costs = [b.switch_cost for b in boms]
         out_arch["totals"] = {

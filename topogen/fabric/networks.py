@@ -41,11 +41,10 @@ OOB, access switches per scalable unit.
       PDUs) takes the spare ports in order, then switches of its own.
     * Each OOB switch has ``oob.uplinks`` to the in-band leaves (one pair's two leaves
       when bonded); fabric managers of a fabric are HA pairs joined back to back.
-    * Management racks: ``ceil(network switches / switches_per_rack)`` for the compute,
-      storage and in-band switches, plus ``ceil(servers / switches_per_rack)`` for the
-      management servers and fabric managers. When the build has laid out the compute
-      fabric (``compute_racks_used``), its switch racks count as laid out instead, and the
-      storage and in-band switches take racks of their own (:mod:`topogen.layout.networks`).
+    * Management racks: the compute layout's network racks (else ``ceil(compute switches /
+      switches_per_rack)``), plus ``ceil((storage + in-band switches) / switches_per_rack)``,
+      plus ``ceil(servers / switches_per_rack)`` for the management servers and fabric
+      managers (:mod:`topogen.layout.networks` places them).
 
 Names: see :data:`KIND_NAMES` and :meth:`Networks.device_name`.
 """
@@ -96,7 +95,7 @@ class NetworkPlan:
     oob_radix: int = 0
     target_ports: int = 0
     skus: tuple[str, str, str] = ("", "", "")  # storage, in-band, OOB switch SKUs
-    compute_racks_used: int = -1  # racks the compute layout gives the compute fabric's switches (-1: by the rule)
+    compute_switch_racks: int = -1  # racks the compute layout gives the compute switches (-1: ceil(compute_switches / switches_per_rack))
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,9 +455,8 @@ def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple
         return compute, 0
     servers = p.net.management_servers + p.net.compute_fabric_managers + p.net.storage.fabric_managers
     spr = p.switches_per_rack
-    if p.compute_racks_used >= 0:  # as laid out: the compute fabric's switch racks, then racks of the other networks' switches
-        return compute, p.compute_racks_used + ceil((storage_switches + inband_switches) / spr) + ceil(servers / spr)
-    return compute, ceil((p.compute_switches + storage_switches + inband_switches) / spr) + ceil(servers / spr)
+    fabric = p.compute_switch_racks if p.compute_switch_racks >= 0 else ceil(p.compute_switches / spr)
+    return compute, fabric + ceil((storage_switches + inband_switches) / spr) + ceil(servers / spr)
 
 
 @dataclass(frozen=True, slots=True)

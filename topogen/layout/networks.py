@@ -1,6 +1,6 @@
 """The other networks on the floor: management racks, every device's rack and U, every cable's length.
 
-:func:`plan` places the storage, in-band and OOB networks of one architecture
+:func:`plan_networks` places the storage, in-band and OOB networks of one architecture
 (:class:`topogen.fabric.networks.Networks`) around the compute fabric's layout, which it
 leaves as it is:
 
@@ -20,8 +20,7 @@ leaves as it is:
 * **PDUs** are zero-U, mounted at the side of their rack (U 0); their management port is
   taken at mid-height.
 * **Storage targets, the NFS appliance and the data-centre core** are outside the plan:
-  their cables run from the switch up to the tray and along it to the end of the management
-  row (the hall's edge), where they leave the plan's racks.
+  where they stand is not known, so their cables get no length (NaN; an empty cell).
 
 Cable lengths follow :mod:`.cables`: up to the overhead tray, the Manhattan distance along it,
 down again (or straight within a rack), plus slack, rounded up to a sold length. All arrays
@@ -54,35 +53,52 @@ class NetworkLayout:
     ``networks.cables``.
     """
 
-    racks: Racks
-    first_management: int  # index of the first management rack in ``racks``
+    floor: Racks  # every rack: the compute layout's, then the management racks
+    first_management: int  # index of the first management rack in ``floor``
     where: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
-    routed_m: np.ndarray
+    a_rack: np.ndarray  # object: rack name of each cable's a end ("" outside the plan)
+    z_rack: np.ndarray
+    routed_m: np.ndarray  # float64, NaN for a cable with an end outside the plan
     length_m: np.ndarray
+    net: np.ndarray  # each cable's network (the model's ``cables.net``), for the figures per network
     shared_tray: bool = False  # several nodes to a tray: a label names the node with its port
+
+    @property
+    def racks(self) -> list[str]:
+        """Names of the management racks placed (after the compute layout's racks)."""
+        return list(self.floor.name[self.first_management :])
 
     def rack_names(self, kind: int, idx: np.ndarray) -> np.ndarray:
         """Rack name of each device (empty for devices outside the plan)."""
-        names = np.asarray(list(self.racks.name) + [""], dtype=object)
+        names = np.asarray(list(self.floor.name) + [""], dtype=object)
         return names[self.where[kind][0][idx]]  # EXTERNAL (-1) picks the trailing ""
 
-    def summary(self, networks: nw.Networks) -> dict[str, Any]:
-        """Racks by kind and cable metres per network: what summary.json carries."""
+    def summary(self) -> dict[str, Any]:
+        """Racks by kind and cable metres per network (cables with a length: both ends in the plan): what summary.json carries."""
         kinds: dict[str, int] = {}
-        for k in self.racks.kind:
+        for k in self.floor.kind:
             kinds[k] = kinds.get(k, 0) + 1
+        known = ~np.isnan(self.length_m)
         per_net = {}
         for k, name in enumerate(nw.NETWORK_NAMES):
-            sel = networks.cables.net == k
+            sel = (self.net == k) & known
             if sel.any():
                 vals, counts = np.unique(self.length_m[sel], return_counts=True)
                 per_net[name] = {
-                    "cables": int(sel.sum()),
+                    "cables": int(((self.net == k)).sum()),
+                    "with_length": int(sel.sum()),
                     "max_m": _num(float(self.length_m[sel].max())),
                     "total_m": _num(round(float(self.length_m[sel].sum()), 1)),
                     "length_histogram_m": {str(_num(v)): int(c) for v, c in zip(vals.tolist(), counts.tolist())},
                 }
-        return {"racks": len(self.racks), "racks_by_kind": kinds, "management_racks": len(self.racks) - self.first_management, "cables": per_net}
+        return {
+            "racks": len(self.floor),
+            "racks_by_kind": kinds,
+            "management_racks_placed": len(self.floor) - self.first_management,
+            "cables_with_length": int(known.sum()),
+            "cable_m_total": _num(round(float(self.length_m[known].sum()), 1)),
+            "cables": per_net,
+        }
 
 
 def _num(x: float):
@@ -94,7 +110,7 @@ def compute_switch_racks(lay: Layout) -> int:
     return sum(k != "compute" for k in lay.racks.kind)
 
 
-def plan(networks: nw.Networks, lay: Layout) -> NetworkLayout:
+def plan_networks(networks: nw.Networks, lay: Layout) -> NetworkLayout:
     """Place every device of ``networks`` around the compute layout ``lay`` and give every cable a length."""
     s, p = lay.spec, lay.placement
     plan_ = networks.plan
@@ -166,8 +182,19 @@ def plan(networks: nw.Networks, lay: Layout) -> NetworkLayout:
     for k in (nw.TARGETS, nw.NFS, nw.CORE):
         where[k] = (np.full(1, EXTERNAL, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
     racks = _with_management_racks(lay.racks, n_mgmt)
-    routed = _routed(networks.cables, where, racks, s, len(lay.racks.name) + n_mgmt)
-    return NetworkLayout(racks, R, where, routed, sold_m(routed, s.lengths_m), plan_.gpus_per_node < s.gpus_per_tray)
+    c = networks.cables
+    routed = _routed(c, where, racks, s)
+    known = ~np.isnan(routed)
+    length = np.where(known, sold_m(np.where(known, routed, 0.0), s.lengths_m), np.nan)
+    names = np.asarray(list(racks.name) + [""], dtype=object)
+    ends = []
+    for kind, idx in ((c.a_kind, c.a_idx), (c.z_kind, c.z_idx)):
+        r = np.full(len(kind), EXTERNAL, np.int64)
+        for k in np.unique(kind).tolist():
+            m = kind == k
+            r[m] = where[int(k)][0][idx[m]]
+        ends.append(names[r])
+    return NetworkLayout(racks, R, where, ends[0], ends[1], routed, length, c.net.copy(), plan_.gpus_per_node < s.gpus_per_tray)
 
 
 def _group_first_nodes(p: nw.NetworkPlan) -> list[tuple[int, int]]:
@@ -195,8 +222,8 @@ def _with_management_racks(racks: Racks, count: int) -> Racks:
     return Racks(list(racks.name) + names, list(racks.kind) + ["management"] * count, np.concatenate([racks.row, rows]), np.concatenate([racks.col, cols]))
 
 
-def _routed(c: nw.CableTable, where, racks: Racks, s, placed: int) -> np.ndarray:
-    """Routed metres of every cable; an end outside the plan is taken at the end of the management row, at tray height."""
+def _routed(c: nw.CableTable, where, racks: Racks, s) -> np.ndarray:
+    """Routed metres of every cable; NaN where an end is outside the plan (its position is unknown)."""
     ends = []
     for kind, idx in ((c.a_kind, c.a_idx), (c.z_kind, c.z_idx)):
         r = np.zeros(len(kind), np.int64)
@@ -208,18 +235,16 @@ def _routed(c: nw.CableTable, where, racks: Racks, s, placed: int) -> np.ndarray
             r[m], u[m], h[m] = wr[idx[m]], wu[idx[m]], wh[idx[m]]
         ends.append((r, u, h))
     (ra, ua, ha), (rz, uz, hz) = ends
-    row = np.concatenate([racks.row, [int(racks.row.max()) if len(racks) else 0]]).astype(np.float64)
-    col = np.concatenate([racks.col, [int(racks.col.max()) + 1 if len(racks) else 0]]).astype(np.float64)
-    ra = np.where(ra < 0, placed, ra)
-    rz = np.where(rz < 0, placed, rz)
-    return route_m(s, row, col, ra, rz, _port_height(ua, ha, s, ra == placed), _port_height(uz, hz, s, rz == placed))
+    known = (ra >= 0) & (rz >= 0)
+    ra, rz = np.where(known, ra, 0), np.where(known, rz, 0)
+    routed = route_m(s, racks.row, racks.col, ra, rz, _port_height(ua, ha, s), _port_height(uz, hz, s))
+    return np.where(known, routed, np.nan)
 
 
-def _port_height(u: np.ndarray, h: np.ndarray, s, outside: np.ndarray) -> np.ndarray:
-    """Port height in metres: mid-height of the device; a zero-U PDU at mid-rack; outside the plan at the tray."""
+def _port_height(u: np.ndarray, h: np.ndarray, s) -> np.ndarray:
+    """Port height in metres: mid-height of the device; a zero-U PDU's at mid-rack."""
     mid = (u - 0.5 + h / 2) * U_M
-    mid = np.where(h == 0, s.rack_u / 2 * U_M, mid)
-    return np.where(outside, s.tray_height_m, mid)
+    return np.where(h == 0, s.rack_u / 2 * U_M, mid)
 
 
 FLOOR_COLUMNS = ("a_rack", "a_u", "z_rack", "z_u", "length_m", "label")
@@ -253,5 +278,5 @@ def floor_rows(networks: nw.Networks, nlay: NetworkLayout, a_dev: np.ndarray, a_
                 ends.append(f"{r}-U{uu:02d} {d + '-' if k == nw.NODE and shared_tray else ''}{pt}")
         out_ends.append((rack, u, ends))
     (ra, ua, ea), (rz, uz, ez) = out_ends
-    lengths = [_num(x) for x in nlay.length_m.tolist()]
+    lengths = ["" if x != x else _num(x) for x in nlay.length_m.tolist()]  # NaN: an end outside the plan
     return [(ra[i], int(ua[i]) if ra[i] else "", rz[i], int(uz[i]) if rz[i] else "", lengths[i], f"{ea[i]} / {ez[i]}") for i in range(len(c))]
