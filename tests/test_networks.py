@@ -435,3 +435,22 @@ def test_network_cable_lengths(superpod):
     # an OOB switch stands in its SU's compute racks: its BMC cables stay in the row
     bmc = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
     assert {r[0] for r in nl.z_rack[bmc].tolist()} <= {r[0] for r in nl.a_rack[bmc].tolist()}
+
+
+def test_validate_command_reports_the_networks(tmp_path):
+    """`topogen validate SPEC` runs the networks' checks too: a shortfall exits 1 and names the figure."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text("gpus: 1016\nhb_domain: 8\nradix: 64\ncatalog: ndr-400g\narch: rail-optimized\nnetworks:\n  scalable_unit: 32\n  node_ports:\n    storage: {count: 1, speed: 400}\n  storage:\n    target_ports: 48\n    required: {per_node_GBps: 80}\n")
+    out = subprocess.run([sys.executable, "-m", "topogen", "validate", str(spec)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "rail-optimized: storage, in-band and OOB networks: 1 error(s)" in out.stdout
+    assert "networks.node_ports.storage.count: 2" in out.stdout
+    ok = subprocess.run([sys.executable, "-m", "topogen", "validate", "dgx-h100-superpod", "--arch", "rail-optimized"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "storage, in-band and OOB networks: valid" in ok.stdout
+
+
+@pytest.mark.parametrize("nodes,su,radix", [(300, 64, 40), (1000, 0, 32), (127, 32, 64)])
+def test_device_names_unique(nodes, su, radix):
+    wired = nw.generate(_plan(nodes, su, radix, targets=64))
+    names = [s.name for s in wired.switches]
+    assert len(set(names)) == len(names)

@@ -23,7 +23,9 @@ from topogen.config import emulate
 from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
+from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
+from topogen.checks.networks import render as render_network_findings
 from topogen.exports.summary import network_lines
 from topogen.search import executor as search_executor
 from topogen.search import report as search_report
@@ -60,6 +62,7 @@ def spec_options(f):
         click.option("--rail-packing", "rail_packing", help="Rail-only: shared (default, small rails share a switch) or dedicated."),
         click.option("--leaf-packing", "leaf_packing", help="Rail-optimized: aligned (default, one leaf per rail per group) or shared (small groups pack rails on a leaf)."),
         click.option("--provision", help="full (default) or minimal uplinks on partly filled switches."),
+        click.option("--striping", help="Top tier: balanced (default: equal parallel links to each upper switch) or minimal (the fewest upper switches the ports need, parallel links uneven by at most one)."),
         click.option("--catalog", help="Hardware catalog name or path (default paper)."),
         click.option("--planes", help="Fabric planes (independent copies); NIC ports per GPU with --homing planes (default 1)."),
         click.option("--nic-ports", "nic_ports", help="NIC ports per GPU, each at --link-speed (default: planes x 2 when --homing dual, else planes)."),
@@ -77,7 +80,7 @@ def spec_options(f):
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "backup_nodes")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "striping", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "backup_nodes")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
@@ -210,6 +213,8 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
             )
         for note in sec["notes"]:
             lines.append(f"  {'':15s} note: {note}")
+        if "striping" in sec:
+            lines.append(f"  {'':15s} {striping_text(sec['striping'], sec['tiers'])}")
         if "validation" in sec:
             lines.append(f"  {'':15s} {summary_line(sec['validation'])}")
         if "cost" in sec:
@@ -389,6 +394,7 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
     Exit status: 0 valid, 1 errors found, 2 bad input.
     """
     notes: list[str] = []
+    network_findings: dict = {}  # the other networks' (spec networks:), when a spec was built
     try:
         if out is not None:
             outdir.check(out, force)  # before any work, as build does
@@ -404,14 +410,18 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
             s = resolve(spec if spec is not None else spec_opt, kwargs)
             ctx = pipeline.build(s)
             reports = list(ctx.reports.values())
+            network_findings = ctx.network_findings
         if out is not None:
             pipeline.write_validation(reports, s, Path(out), force=force, notes=notes)
     except InputError as exc:
         fail_input(exc)
     click.echo("\n\n".join(checks.render(r) for r in reports))
+    for arch, found in network_findings.items():
+        click.echo(render_network_findings(arch, found))
     for message in notes:
         click.echo(f"note: {message}")
-    sys.exit(0 if all(r.valid for r in reports) else 1)
+    network_errors = any(f.severity == "error" for fs in network_findings.values() for f in fs)
+    sys.exit(0 if all(r.valid for r in reports) and not network_errors else 1)
 
 
 @main.command("emulate")

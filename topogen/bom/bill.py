@@ -351,6 +351,21 @@ def summary_fields(bom: Bom) -> dict[str, Any]:
     }
 
 
+def switch_saving(bom: Bom, more: list[int]) -> dict[str, Any]:
+    """Price and power of ``more[t-1]`` extra switches per tier at this BOM's switch prices (what ``striping: minimal`` saves).
+
+    The switches that balanced striping adds carry no extra cable (the links are the
+    same), so the saving is their boxes: quantity x unit price and unit power of each tier's switch line.
+    """
+    by_tier = {x.tier: x for x in bom.lines if x.category == "switch"}
+    cost = power = 0.0
+    for tier, n in enumerate(more, start=1):
+        if n and tier in by_tier:
+            cost += n * by_tier[tier].unit_price
+            power += n * by_tier[tier].unit_power_w
+    return {"switch_cost_saved": _money(cost), "switch_power_saved_w": _money(power)}
+
+
 def reduction(before: float, after: float) -> float | None:
     """Fractional saving of ``after`` over ``before`` (None when ``before`` is 0: undefined)."""
     if not before:

@@ -2,7 +2,7 @@
 
 Ids: ``capacity.oversubscription`` (downlink against uplink capacity per
 switch), ``capacity.striping`` (same number of parallel links to each upper
-switch), ``capacity.provisioning`` (``provision: full`` builds every uplink
+switch; with ``striping: minimal`` at most one apart), ``capacity.provisioning`` (``provision: full`` builds every uplink
 port below the top tier), ``capacity.bisection`` (networkx max-flow across a
 cut, small clusters).
 """
@@ -32,7 +32,9 @@ def check(w: Wire, graph: PlaneGraph, maxflow_links: int = MAXFLOW_LINKS, expect
     bis = _bisection(w, graph, maxflow_links)
     w.report.figures["bisection"] = bis
     tiers_txt = ", ".join(f"{r} {ratio_text(v)}" for r, v in per_tier.items()) or "single tier"
-    detail = f"oversubscription {tiers_txt}; striping {'balanced' if not w.counts.get('capacity.striping') else 'UNBALANCED'}"
+    minimal = w.spec.striping == "minimal"
+    good = "minimal (parallel links per pair uneven by at most one, by design)" if minimal else "balanced"
+    detail = f"oversubscription {tiers_txt}; striping {good if not w.counts.get('capacity.striping') else 'UNBALANCED'}"
     if bis.get("checked"):
         detail += f"; max-flow {'confirms' if bis['full'] else 'REFUTES'} full bisection across {bis['cut']}"
     else:
@@ -181,7 +183,8 @@ def _striping_against(w: Wire, expected: Fabric) -> None:
         elif wrong:
             hint = "remove the extra cable(s) named, or move them to the upper switch the design gives that port"
         else:
-            hint = f"cable the missing uplink(s) of {name} to the upper switch(es) named (balanced striping: the same number of parallel links to each)"
+            even = "striping: minimal: as many parallel links to each as the design, uneven by at most one" if w.spec.striping == "minimal" else "balanced striping: the same number of parallel links to each"
+            hint = f"cable the missing uplink(s) of {name} to the upper switch(es) named ({even})"
         return (name, *uppers), ports, text, hint, tuple(cab[:LIST])
 
     w.add_many("capacity.striping", "error", np.arange(len(by_low)), msg)
@@ -191,8 +194,12 @@ def _striping(w: Wire) -> None:
     """Balanced striping (without a design table to compare with): the same number of parallel links to each upper switch, and to every upper switch of the stripe.
 
     The lower and upper switches joined by one tier of cables form complete
-    bipartite stripes in a Clos.
+    bipartite stripes in a Clos. With ``striping: minimal`` the counts may differ
+    by one (the top tier spreads uplinks that its switch count does not divide);
+    a difference of two or more, or an upper switch of the group not reached, is
+    still an error.
     """
+    slack = 1 if w.spec.striping == "minimal" else 0
     n, S = w.n, w.S
     ss = np.flatnonzero(w.adj & (w.lo >= n))
     key = (w.lo[ss] - n) * S + (w.hi[ss] - n)
@@ -209,7 +216,7 @@ def _striping(w: Wire) -> None:
     lab = components(2 * S, low, S + upp)
     stripe_uppers = np.bincount(unique(lab[S + upp] * 2 * S + upp) // (2 * S), minlength=2 * S)
     width = stripe_uppers[lab[low[starts]]]
-    bad = np.flatnonzero((mn != mx) | (deg < width))
+    bad = np.flatnonzero((mx - mn > slack) | (deg < width))
     ends = np.r_[starts[1:], len(low)]
 
     def stripe_msg(b: int):
@@ -227,8 +234,8 @@ def _striping(w: Wire) -> None:
         cab = tuple(int(w.gi[j]) for j in sel_ss[:LIST])
         free = _free_uplink_ports(w, s)
         ports.extend(f"{name}:p{p}" for p in free[:LIST])
-        if mn[b] != mx[b]:
-            text.append(f"{name} stripes its uplinks unevenly: " + ", ".join(parts))
+        if mx[b] - mn[b] > slack:
+            text.append(f"{name} stripes its uplinks unevenly{' (by more than the one link striping: minimal allows)' if slack else ''}: " + ", ".join(parts))
         if deg[b] < width[b]:
             mine = set(upp[starts[b] : ends[b]].tolist())
             stripe = np.unique(upp[lab[S + upp] == lab[low[starts[b]]]])
@@ -238,7 +245,7 @@ def _striping(w: Wire) -> None:
             (name,) + tuple(w.sw_names[int(uk[k] % S)] for k in range(starts[b], ends[b])),
             ports,
             "; ".join(text) + (f"; uplink port(s) without a cable: {port_ranges(free)}" if free else ""),
-            "give the switch the same number of parallel links to each upper switch of its group (ECMP balance)",
+            "give the switch the same number of parallel links to each upper switch of its group (ECMP balance" + ("; striping: minimal: counts that differ by at most one)" if slack else ")"),
             cab,
         )
 

@@ -136,3 +136,11 @@ def _bandwidth(n: nw.Networks, required: dict, out: list[Finding]) -> None:
     for what, have, hint in figures:
         if have < aggregate:
             out.append(Finding("networks.storage-bisection", "error", (), (), f"{what} carry {have:,.0f} GB/s towards the storage targets, below the {aggregate:,.0f} GB/s required", hint(aggregate - have)))
+
+
+def render(arch: str, findings: list[Finding]) -> str:
+    """The findings of ``arch``'s other networks as ``topogen validate`` prints them."""
+    errors = sum(1 for f in findings if f.severity == "error")
+    lines = [f"{arch}: storage, in-band and OOB networks: {'valid' if not errors else f'{errors} error(s)'} ({', '.join(NETWORK_CHECK_IDS)})"]
+    lines += [f"  {f.severity:7s} {f.check}: {f.message}" + (f" ({f.hint})" if f.hint else "") for f in findings]
+    return "\n".join(lines)

@@ -34,7 +34,7 @@ Checks and their finding ids (stable; ``validation.json`` and tests use them):
    bounded breadth-first searches (linear in cables on a Clos).
 5. ``capacity``: ``capacity.oversubscription`` (downlink against uplink capacity
    per switch), ``capacity.striping`` (same number of parallel links to each upper
-   switch), ``capacity.provisioning`` (``provision: full`` builds every uplink port
+   switch; with ``striping: minimal`` at most one apart), ``capacity.provisioning`` (``provision: full`` builds every uplink port
    below the top tier), ``capacity.bisection`` (networkx max-flow across a cut,
    small clusters).
 6. ``failure``: ``failure.switch`` / ``failure.link`` (info): for the busiest

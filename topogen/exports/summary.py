@@ -8,12 +8,13 @@ rather than change them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from topogen import __version__
 from topogen.bom import bill as bom
-from topogen.spec import units
-from topogen.util.figures import plural
+from topogen.spec import counts, units
+from topogen.util.figures import count, kw, plural, plural_noun, usd
 
 
 def arch_section(fabric, closed) -> dict[str, Any]:
@@ -32,10 +33,41 @@ def arch_section(fabric, closed) -> dict[str, Any]:
         == (closed.switches_per_tier, closed.links_per_tier, closed.unused_switch_ports),
         "notes": list(fabric.notes),
     }
+    if fabric.spec.striping == "minimal":
+        out["striping"] = striping_section(fabric.spec, fabric.arch, closed)
     budget = units.port_budget(fabric)
     if budget is not None:  # scalable units: SUs present and sized for, reserved and growth ports
         out["port_budget"] = budget
     return out
+
+
+def striping_section(spec, arch: str, closed) -> dict[str, Any]:
+    """``striping: minimal`` against balanced striping (closed form): switches per tier, saved, and the top tier's spread."""
+    bal = counts.arch_counts(replace(spec, striping="balanced"), arch)
+    out: dict[str, Any] = {
+        "mode": "minimal",
+        "switches": closed.switches,
+        "balanced_switches": bal.switches,
+        "switches_saved": bal.switches - closed.switches,
+        "switches_saved_per_tier": [b - m for b, m in zip(bal.switches_per_tier, closed.switches_per_tier)],
+    }
+    spread = counts.top_spread(spec, arch)
+    if spread is not None:
+        out.update(spread.to_dict())
+    return out
+
+
+def striping_text(st: dict[str, Any], tiers: int) -> str:
+    """The ``striping: minimal`` line of a build (console and workbook): switches against balanced striping, and the boxes' price and power saved."""
+    nouns = [f"{r} switch" if r.startswith("tier") else r for r in (counts.tier_role(j) for j in range(1, tiers + 1))]
+    fewer = ", ".join(f"{count(n)} fewer {noun if n == 1 else plural_noun(noun)}" for n, noun in zip(st["switches_saved_per_tier"], nouns) if n)
+    text = f"striping: minimal: {plural(st['switches'], 'switch')} where balanced striping needs {count(st['balanced_switches'])}"
+    if not st["switches_saved"]:
+        return text + " (no saving at this size)"
+    text += f" ({fewer})"
+    if "switch_cost_saved" in st:
+        text += f", saving {usd(st['switch_cost_saved'])} of switches" + (f" and {kw(st['switch_power_saved_w'])}" if st["switch_power_saved_w"] else "")
+    return text
 
 
 def make_summary(ctx) -> dict[str, Any]:
@@ -59,6 +91,8 @@ def make_summary(ctx) -> dict[str, Any]:
         for arch, b in boms.items():
             out["architectures"][arch].update(bom.summary_fields(b))
             out["architectures"][arch]["notes"] += list(b.notes)  # lengths the catalog does not cover
+            if "striping" in out["architectures"][arch]:
+                out["architectures"][arch]["striping"].update(bom.switch_saving(b, out["architectures"][arch]["striping"]["switches_saved_per_tier"]))
         if (cmp := bom.comparison(boms)) is not None:
             out["comparison"] = cmp
     if getattr(ctx, "analysis", None) is not None:  # the workload's analyses (topogen.analysis)

@@ -61,6 +61,7 @@ from topogen import __version__
 from topogen.analysis.render import COLUMNS, TITLES
 from topogen.checks.validate import GROUPS
 from topogen.exports.cabling import generate_rows
+from topogen.exports.summary import striping_text
 from topogen.exports.workbook_stream import (
     FIXED_DATE_TIME,
     MISSING,
@@ -906,6 +907,8 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     notes = list(lay.notes)
     for a in arches:
         notes += [f"{a}: {n}" for n in sec[a]["notes"]]
+        if "striping" in sec[a]:
+            notes.append(f"{a}: {striping_text(sec[a]['striping'], sec[a]['tiers'])}")
         if refs[a] is None:
             notes.append(f"{a}: no bill of materials was compiled, so its cost, power, transceiver and cable figures are empty.")
     notes.append("Cabling sheets: one row per cable, A = lower end, Z = upper end; A-Type/Z-Type HCA is a GPU NIC port, SW a switch port; the Cable column is the cable id of <arch>/cabling.csv.")

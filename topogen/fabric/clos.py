@@ -53,14 +53,18 @@ class _Links:
         return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(5))
 
 
-def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, links: _Links, notes: list[str] | None = None, widths: tuple[int, ...] | None = None, sized_for: str = "") -> list[tuple[int, int, int]]:
-    """Build tiers 2..t above leaves ``0 .. L-1`` (local ids), striping balanced.
+def _stack(
+    leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, links: _Links, notes: list[str] | None = None, widths: tuple | None = None, sized_for: str = "", minimal: bool = False
+) -> list[tuple[int, int, int]]:
+    """Build tiers 2..t above leaves ``0 .. L-1`` (local ids), striping balanced (or ``minimal`` at the top).
 
     Returns ``(tier, block, pos)`` of each new switch, in id order (ids L, L+1...).
     Links are appended to ``links`` with local switch ids on both ends. When a
     tier gets more switches than its ports alone need, ``notes`` says why.
     ``widths`` fixes the switches of each top stripe (a top tier sized for more
     scalable units than are present, :func:`counts.top_widths`); ``sized_for`` says for what.
+    With ``minimal`` (``striping: minimal``) the top tier joins stripes into the groups of
+    :func:`counts.minimal_groups` and spreads each lower switch's uplinks over its group.
     """
     used = list(leaf_used)
     next_id = len(leaf_used)
@@ -73,8 +77,14 @@ def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, li
         chunks = [level] if top else [level[i : i + down] for i in range(0, len(level), down)]
         if top and len(level) > down:
             raise AssertionError(f"{len(level)} pods exceed radix {down}")
-        why = counts.TierExtra(j, up, cap, down, top, full)
+        why = counts.TierExtra(j, up, cap, down, top, full, minimal)
         new_level: list[list[int]] = []
+        if top and minimal:
+            ids = _minimal_top(level, used, up, down, full, cap, widths, j, links, why, notes)
+            made.extend((j, 0, q) for q in range(len(ids)))
+            next_id += len(ids)
+            level = [ids]
+            chunks = []
         for b, chunk in enumerate(chunks):
             block_ids: list[int] = []
             for p in range(max(len(sb) for sb in chunk)):
@@ -94,7 +104,7 @@ def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, li
                 _emit_stripe(members, ups, s, first, cap, j, links)
                 block_ids.extend(range(first, first + s))
             new_level.append(block_ids)
-        level = new_level
+        level = new_level or level
         if top and widths is not None:
             ports = why.switches * down
             why.sized = (
@@ -104,6 +114,54 @@ def _stack(leaf_used: list[int], tiers: int, shape: counts.Shape, full: bool, li
         if notes is not None:
             notes.extend(why.notes())
     return made
+
+
+def _minimal_top(level: list[list[int]], used: list[int], up: int, down: int, full: bool, cap: int, widths: tuple | None, tier: int, links: _Links, why: counts.TierExtra, notes: list[str] | None) -> list[int]:
+    """The top tier of ``striping: minimal``: each group of stripes shares the fewest upper switches its ports need.
+
+    Lower switches of a group, position-major, spread their uplinks over the
+    group's ``s`` upper switches (:func:`counts.spread`: ``u // s`` links to each,
+    one more to ``u % s`` of them in turn). Appends each new switch's used down
+    ports to ``used`` and returns the new switches' ids.
+    """
+    stripes_ids = [[sb[p] for sb in level if len(sb) > p] for p in range(max(len(sb) for sb in level))]
+    stripes = tuple(tuple(used[m] for m in ids) for ids in stripes_ids)
+    groups = counts.top_plan(stripes, up, down, full, cap, widths)
+    first = len(used)
+    out: list[int] = []
+    all_ups = []
+    for g in groups:
+        members = [m for p in range(g.first, g.first + g.count) for m in stripes_ids[p]]
+        ups = counts.group_ups(stripes, g, up, full, cap)
+        why.add(tuple(used[m] for m in members), g.s, ups)
+        start = first + len(out)
+        used.extend(_emit_spread(members, ups, g.s, start, cap, tier, links))
+        out.extend(range(start, start + g.s))
+        all_ups.append(ups)
+    spread = counts.spread_of(tier, groups, all_ups)
+    if notes is not None and spread.uneven:
+        notes.append(spread.note())
+    return out
+
+
+def _emit_spread(members: list[int], ups: tuple[int, ...], s: int, first: int, h: int, tier: int, links: _Links) -> list[int]:
+    """Cable each member's uplinks over the ``s`` upper switches ``first ..`` as :func:`counts.spread` says.
+
+    Member uplink ports ``h+1 ..`` go to upper 0 first, consecutive ports per upper;
+    each upper takes the members in order on its down ports ``1 ..``. Returns each
+    upper switch's cabled down ports.
+    """
+    per = counts.spread_matrix(ups, s)  # links of each member to each upper switch
+    runs = per.ravel()
+    total = int(runs.sum())
+    before = np.cumsum(per, axis=0) - per  # links the upper switch took from earlier members
+    within = np.arange(total) - np.repeat(np.cumsum(runs) - runs, runs)  # index of a link within its (member, upper) run
+    u = np.asarray(ups, np.int64)
+    a = np.repeat(np.asarray(members, np.int64), u)
+    a_port = h + 1 + np.arange(total) - np.repeat(np.cumsum(u) - u, u)
+    z = first + np.repeat(np.tile(np.arange(s), len(members)), runs)
+    links.add(a, a_port, z, 1 + np.repeat(before.ravel(), runs) + within, tier)
+    return per.sum(axis=0).tolist()
 
 
 def _emit_stripe(members: list[int], ups: tuple[int, ...], s: int, first: int, h: int, tier: int, links: _Links) -> None:
@@ -148,6 +206,7 @@ def rail_optimized(spec) -> Fabric:
     sh = spec.shape
     shared = spec.packs_rails("rail-optimized")
     full = spec.provision == "full"
+    minimal = spec.striping == "minimal"
     domains = n // hb
     homes = spec.homes
     u = spec.units
@@ -196,9 +255,9 @@ def rail_optimized(spec) -> Fabric:
             notes.append(_pair_note(nl, "the"))
         widths, sized_for = None, ""
         if u.max:
-            widths = counts.top_widths(counts.homed(counts.rail_optimized_leaves(u.sized_domains(domains), hb, sh, shared, units=u), homes), t, sh, full)
+            widths = counts.top_widths(counts.homed(counts.rail_optimized_leaves(u.sized_domains(domains), hb, sh, shared, units=u), homes), t, sh, full, minimal)
             sized_for = _sized_for(spec, len(groups), u.max * hb * homes)
-        for tier, block, pos in _stack(leaf_used, t, sh, full, links, notes, widths, sized_for):
+        for tier, block, pos in _stack(leaf_used, t, sh, full, links, notes, widths, sized_for, minimal):
             raw.append((tier, (), 0, block, pos, sh.down_at(tier, t), "", 0))
     return _finish(spec, "rail-optimized", t, raw, links, notes, reserved)
 
@@ -223,6 +282,7 @@ def rail_only(spec) -> Fabric:
     sh = spec.shape
     shared = spec.rail_packing == "shared"
     full = spec.provision == "full"
+    minimal = spec.striping == "minimal"
     domains = n // hb
     homes = spec.homes
     u = spec.units
@@ -260,9 +320,9 @@ def rail_only(spec) -> Fabric:
         extra: list[str] = []
         widths, sized_for = None, ""
         if u.max:
-            widths = counts.top_widths(counts.homed(counts.rail_only_leaves(u.sized_domains(domains), sh, units=u), homes), t, sh, full)
+            widths = counts.top_widths(counts.homed(counts.rail_only_leaves(u.sized_domains(domains), sh, units=u), homes), t, sh, full, minimal)
             sized_for = _sized_for(spec, per_home, u.max * homes)
-        uppers = _stack(leaf_used, t, sh, full, one, extra, widths, sized_for)
+        uppers = _stack(leaf_used, t, sh, full, one, extra, widths, sized_for, minimal)
         notes.extend(f"in each rail's Clos, {x}" for x in extra)
         a, ap, z, zp, tr = one.columns()
         per_rail = len(leaf_used) + len(uppers)

@@ -442,7 +442,7 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     leaves = step * ceil(units / per)
     if n.inband.spines == 0:  # single tier: one leaf pair (or leaf), its uplinks to the data-centre core
         if leaves > step:
-            raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one leaf {'pair' if bonded else ''}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit".replace("leaf  ", "leaf "), "set spines: 2 (a spine layer appears), or use a switch with more ports")])
+            raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one {'leaf pair' if bonded else 'leaf'}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit", "set spines: 2 (a spine layer appears), or use a switch with more ports")])
         return InbandShape(units, per, leaves, Upper(0), bonded)
     upper = upper_shape([n.inband.leaf_uplinks] * leaves, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
     return InbandShape(units, per, leaves, upper, bonded)
@@ -613,7 +613,7 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
     nl, tl = len(st.leaf_down), len(st.target_down)
     gw = max(2, width(max(st.leaf_group, default=0) + 1))
     for i in range(nl):
-        switches.append(NetSwitch(f"stor-leaf-su{st.leaf_group[i]:0{gw}d}-p{st.leaf_port[i]}" + ("" if st.leaf_nodes[i] == (p.su_nodes or st.leaf_nodes[i]) or p.su_nodes <= max_down(r, *p.net.storage.ratio("node")) else f"-{st.leaf_first[i]}"), STORAGE, "leaf", r, speed, sku, st.leaf_group[i]))
+        switches.append(NetSwitch(f"stor-leaf-su{st.leaf_group[i]:0{gw}d}-p{st.leaf_port[i]}", STORAGE, "leaf", r, speed, sku, st.leaf_group[i]))
     for k in range(tl):
         switches.append(NetSwitch(f"stor-tleaf-{k:02d}", STORAGE, "target-leaf", r, speed, sku))
     names = [s.name for s in switches[base:]]

@@ -95,6 +95,8 @@ class Screener:
         row: dict[str, Any] = {"design": name, **{k: overrides[k] for k in ("arch", "catalog", "hb_domain", "gpus", "radix", "link_speed")}}
         row["planes"] = overrides.get("planes", self.search.base.get("planes", 1))
         row["oversubscription"] = overrides.get("oversubscription", self.search.base.get("oversubscription", "1:1"))
+        if overrides.get("striping", self.search.base.get("striping")) == "minimal":  # a key only when set: balanced rows as before
+            row["striping"] = "minimal"
         try:
             spec = self.spec(name, overrides)
             arch = spec.arch

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from topogen import __version__
 from topogen.spec import counts
 from topogen.spec.counts import tier_role
-from topogen.spec.fields import ARCH_CHOICES, HOMING_CHOICES, LEAF_PACKING_CHOICES, LIMITS, MAX_PLANES, PACKING_CHOICES, PROVISION_CHOICES, SPEC_FIELDS, as_int, homes_of, spec_arches, values_shape
+from topogen.spec.fields import ARCH_CHOICES, HOMING_CHOICES, LEAF_PACKING_CHOICES, LIMITS, MAX_PLANES, PACKING_CHOICES, PROVISION_CHOICES, SPEC_FIELDS, STRIPING_CHOICES, as_int, homes_of, spec_arches, values_shape
 from topogen.spec.addressing import parse_addressing
 from topogen.spec.layout import parse_layout
 from topogen.spec.networks import parse_networks
@@ -68,6 +68,7 @@ class Spec:
 
     homing: str = "planes"  # "dual": the ports of a plane go to two leaves of the GPU's rail (no leaf-leaf link)
     backup_nodes: int = 0  # spare hosts among ``gpus``: wired like the others, not part of the job
+    striping: str = "balanced"  # "minimal": the top tier has the fewest switches the ports need, parallel links uneven by one
 
     tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
     tier_oversubscription: tuple[str, ...] = ()  # per tier below the top, leaf first, when given per tier
@@ -193,6 +194,8 @@ class Spec:
                 del d[key]
         if not self.backup_nodes:
             del d["backup_nodes"]
+        if self.striping == "balanced":  # the default: the spec as before the field existed (same hash)
+            del d["striping"]
         if self.homing == "planes":  # nic_ports == planes: the spec as before the fields existed (same hash)
             del d["homing"]
         else:
@@ -296,7 +299,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
             continue
         values[key] = n
 
-    for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("provision", PROVISION_CHOICES)):
+    for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("provision", PROVISION_CHOICES), ("striping", STRIPING_CHOICES)):
         raw = merged[key]
         if raw not in choices:
             problems.append(Problem(key, f"unknown {key} {show(raw)}", f"valid values: {', '.join(choices)}"))

@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from math import ceil
 
+import numpy as np
+
 from topogen.util.figures import plural_noun
 
 TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
@@ -233,6 +235,209 @@ def stripe_ups(used: tuple[int, ...], h: int, s: int, full: bool, cap: int | Non
     return tuple(min(h, ceil(ceil(u * h / c) / s) * s) for u in used)
 
 
+@dataclass(frozen=True, slots=True)
+class TopGroup:
+    """Stripe positions ``first .. first+count-1`` of a ``striping: minimal`` top tier, sharing ``s`` upper switches.
+
+    Every lower switch of those stripes spreads its uplinks over all ``s`` upper
+    switches, as evenly as its count allows (parallel links per pair differ by at
+    most one), so each still reaches every upper switch of its group.
+    """
+
+    first: int
+    count: int
+    s: int
+
+
+def _needs(used: tuple[int, ...], h: int, cap: int) -> dict[int, int]:
+    """Uplinks each lower switch needs for its used downlinks, as {need: lower switches}."""
+    out: dict[int, int] = {}
+    for u in used:
+        nd = min(h, ceil(u * h / cap))
+        out[nd] = out.get(nd, 0) + 1
+    return out
+
+
+def _group_width(needs: list[dict[int, int]], h: int, down: int, full: bool) -> int | None:
+    """Fewest upper switches for lower switches with these needs, each reaching all of them (``None``: none fits).
+
+    With ``full`` every lower switch cables all ``h`` uplinks; otherwise its need,
+    raised to ``s`` so that it reaches each of the ``s`` upper switches: the least
+    ``s`` with ``ceil(sum(uplinks(s)) / down) <= s`` (a monotone fixed point, found
+    from below), at most ``h``.
+    """
+    lowers = sum(c for d in needs for c in d.values())
+    if full:
+        s = max(1, ceil(lowers * h / down))
+        return s if s <= h else None
+    s = max(1, ceil(sum(nd * c for d in needs for nd, c in d.items()) / down))
+    while s <= h:
+        nxt = max(1, ceil(sum(min(h, max(nd, s)) * c for d in needs for nd, c in d.items()) / down))
+        if nxt <= s:
+            return s
+        s = nxt
+    return None
+
+
+@lru_cache(maxsize=4096)
+def minimal_groups(stripes: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, cap: int | None = None) -> tuple[TopGroup, ...]:
+    """``striping: minimal`` at the top tier: the fewest upper switches the ports need.
+
+    ``stripes[p]`` holds the used downlinks of the lower switches at stripe
+    position p (one per pod), ``h`` their uplink ports, ``cap`` their downlink
+    ports, ``down`` an upper switch's ports. Consecutive stripes are joined into
+    groups of ``m`` (the last may be smaller) that share ``ceil(uplinks / down)``
+    upper switches; ``m`` is the smallest that gives the fewest switches, with
+    every lower switch reaching every upper switch of its group (``s <= h``).
+    ``m = 1`` (stripes kept apart) always fits and never needs more switches than
+    balanced striping; joining stripes lets ``9 x 32`` uplinks per stripe share
+    9 switches per pair of stripes where one stripe alone needs 5 (4.5 rounded up).
+    """
+    c = h if cap is None else cap
+    needs = [_needs(st, h, c) for st in stripes]
+    floor = max(1, ceil(sum((h if full else nd) * k for d in needs for nd, k in d.items()) / down))
+    best: tuple[TopGroup, ...] = ()
+    best_total = 0
+    for m in range(1, len(stripes) + 1):
+        groups, total = [], 0
+        for first in range(0, len(stripes), m):
+            cnt = min(m, len(stripes) - first)
+            s = _group_width(needs[first : first + cnt], h, down, full)
+            if s is None or (best and total + s >= best_total):
+                groups = []
+                break
+            groups.append(TopGroup(first, cnt, s))
+            total += s
+        if groups and (not best or total < best_total):
+            best, best_total = tuple(groups), total
+            if total <= floor:
+                break
+    return best
+
+
+def group_ups(stripes: tuple[tuple[int, ...], ...], group: TopGroup, h: int, full: bool, cap: int | None = None) -> tuple[int, ...]:
+    """Uplinks of each lower switch of a minimal-striping group, position-major (see :func:`minimal_groups`)."""
+    if full:
+        return (h,) * sum(len(stripes[p]) for p in range(group.first, group.first + group.count))
+    c = h if cap is None else cap
+    return tuple(min(h, max(ceil(u * h / c), group.s)) for p in range(group.first, group.first + group.count) for u in stripes[p])
+
+
+def spread(ups: tuple[int, ...] | list[int], s: int) -> list[tuple[int, int, int]]:
+    """Parallel links of each lower switch to the ``s`` upper switches of its group: ``(base, extra, offset)`` per lower.
+
+    A lower switch with ``u`` uplinks has ``base = u // s`` links to every upper
+    switch and one more to the ``extra = u % s`` upper switches ``offset, offset+1
+    .. (mod s)``; the offsets run on from one lower switch to the next, so the
+    upper switches' totals differ by at most one too (none exceeds ``ceil(sum/s)``).
+    """
+    out, off = [], 0
+    for u in ups:
+        b, r = divmod(u, s)
+        out.append((b, r, off))
+        off = (off + r) % s
+    return out
+
+
+def spread_matrix(ups: tuple[int, ...] | list[int], s: int) -> np.ndarray:
+    """:func:`spread` as a (lower switches x ``s``) matrix of parallel links, without a Python loop."""
+    u = np.asarray(ups, np.int64)
+    b, r = np.divmod(u, s)
+    off = (np.cumsum(r) - r) % s
+    return b[:, None] + (((np.arange(s)[None, :] - off[:, None]) % s) < r[:, None])
+
+
+def pair_shares(ups: tuple[int, ...] | list[int], s: int) -> tuple[float, float, int]:
+    """Shares of line rate between the lower switches of one group when traffic is sprayed per link: (worst, sum, pairs).
+
+    Source ``l`` sends ``x[l,q] / u[l]`` of its traffic through upper switch ``q``;
+    destination ``m`` takes ``x[m,q] / u[m]`` of its capacity from ``q``. A flow
+    from ``l`` to ``m`` at full rate fits only if the first is at most the second
+    for every ``q``, so the pair reaches ``min_q (x[m,q]/u[m]) / (x[l,q]/u[l])`` of
+    line rate: ``floor(u/s) / ceil(u/s)`` for the worst pair of equal switches (3
+    of 4 links: 75%), 1 when ``s`` divides the uplinks. Returns the worst share
+    over ordered pairs of distinct lower switches, the sum of the shares and the
+    number of such pairs (the mean is sum / pairs). Lower switches with the same
+    links are counted once with their multiplicity.
+    """
+    kinds: dict[tuple[int, int, int], int] = {}
+    for (_b, r, off), u in zip(spread(ups, s), ups):
+        key = (u, r, off if r else 0)
+        kinds[key] = kinds.get(key, 0) + 1
+    keys = sorted(kinds)
+    mult = np.asarray([kinds[k] for k in keys], np.float64)
+    u, r, off = (np.asarray(col, np.int64) for col in zip(*keys))
+    x = u[:, None] // s + (((np.arange(s)[None, :] - off[:, None]) % s) < r[:, None])  # links of each kind to each upper switch
+    a = x / u[:, None]
+    worst, total = 1.0, 0.0
+    for lo in range(0, len(keys), 64):  # (chunk x kinds x s) at a time: bounded memory for wide groups
+        share = (a[None, :, :] / a[lo : lo + 64, None, :]).min(axis=2)  # [source kind, destination kind]
+        w = mult[lo : lo + 64, None] * mult[None, :]
+        w[np.arange(share.shape[0]), lo + np.arange(share.shape[0])] -= mult[lo : lo + 64]  # a switch is not its own pair
+        if (w > 0).any():
+            worst = min(worst, float(share[w > 0].min()))
+        total += float((w * share).sum())
+    n = int(mult.sum())
+    return worst, total, n * (n - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """How a ``striping: minimal`` top tier spreads the uplinks below it (one plane; one rail in rail-only).
+
+    ``links`` is the (fewest, most) parallel links of a lower-upper pair. The
+    shares are what traffic sprayed per link from one lower switch to another of
+    its group reaches of line rate (:func:`pair_shares`): ``worst_share`` over all
+    such pairs, ``mean_share`` their mean. Balanced striping has 1 for both; the
+    cut capacity (max-flow bisection) is the same either way, since every link is
+    still there: the cost is in how evenly traffic can use it.
+    """
+
+    tier: int
+    switches: int
+    groups: int
+    stripes: tuple[int, ...]  # distinct stripes per group
+    links: tuple[int, int]
+    worst_share: float
+    mean_share: float
+
+    @property
+    def uneven(self) -> bool:
+        """Whether the minimal top differs from balanced striping's shape: joined stripes or uneven pairs."""
+        return self.links[0] != self.links[1] or self.stripes != (1,)
+
+    def to_dict(self) -> dict:
+        return {
+            "tier": tier_role(self.tier),
+            "groups": self.groups,
+            "stripes_per_group": list(self.stripes),
+            "parallel_links_per_pair": list(self.links),
+            "worst_pair_share": round(self.worst_share, 4),
+            "mean_pair_share": round(self.mean_share, 4),
+        }
+
+    def note(self) -> str:
+        role, lower = tier_role(self.tier), tier_role(self.tier - 1)
+        joined = f"groups of {'/'.join(map(str, self.stripes))} stripe(s)" if self.stripes != (1,) else "one per stripe"
+        a, b = self.links
+        pairs = f"{a} to {b} parallel links per {lower}-{role} pair (uneven by design, by at most one)" if a != b else f"{a} parallel link(s) per {lower}-{role} pair"
+        return (
+            f"striping: minimal: {self.switches} {plural_role(role)} in {self.groups} group(s) ({joined}), the fewest the ports need; "
+            f"each {lower} spreads its uplinks over every {role} of its group, {pairs}; traffic sprayed per link from one {lower} to another of its group "
+            f"reaches at worst {self.worst_share:.1%} of line rate (mean over {lower} pairs {self.mean_share:.1%}; 100% with balanced striping); "
+            "single-path routing (D-mod-K, ECMP hashing) can lose more: topogen simulate measures it"
+        )
+
+
+def spread_of(tier: int, groups: tuple[TopGroup, ...], ups: list[tuple[int, ...]]) -> Spread:
+    """The :class:`Spread` of a minimal top tier from its groups and each group's lower-switch uplinks."""
+    shares = [pair_shares(u, g.s) for g, u in zip(groups, ups)]
+    pairs = sum(x[2] for x in shares)
+    lo = min(x // g.s for g, u in zip(groups, ups) for x in u)
+    hi = max(-(-x // g.s) for g, u in zip(groups, ups) for x in u)
+    return Spread(tier, sum(g.s for g in groups), len(groups), tuple(sorted({g.count for g in groups})), (lo, hi), min(x[0] for x in shares), sum(x[1] for x in shares) / pairs if pairs else 1.0)
+
+
 class TierExtra:
     """Why a tier has more switches than its ports alone need; fed stripe by stripe.
 
@@ -245,8 +450,9 @@ class TierExtra:
     stripe position, so it reaches every stripe above).
     """
 
-    def __init__(self, tier: int, up: int, cap: int, down: int, top: bool, full: bool):
+    def __init__(self, tier: int, up: int, cap: int, down: int, top: bool, full: bool, minimal: bool = False):
         self.tier, self.up, self.cap, self.down, self.top, self.full = tier, up, cap, down, top, full
+        self.minimal = minimal and top  # striping: minimal: the top tier's groups of stripes (fed group by group)
         self.needed = self.built = self.switches = self.stripes = self.by_ports = 0
         self.wider = 0  # top stripes with more switches than their built uplinks need
         self.example: tuple[int, int, int, int] | None = None  # (members, uplinks, s, by ports) of a wider stripe
@@ -293,11 +499,22 @@ class TierExtra:
                 why.append(f"the {_plural(role)} split into stripes and blocks that cannot share switches")
             out.append(f"{role}: {self.switches} switches where ports alone need {minimum} ({self.needed} uplinks, {self.down} down ports each): " + "; ".join(why))
         for (u, nd, b, st), cnt in sorted(self.rounded.items()):
+            if self.minimal:
+                out.append(
+                    f"striping: minimal: {cnt} {lower}(s) with {u} downlink(s) in use need {nd} uplink(s) but get {b}: "
+                    f"each reaches every one of the {st} {roles} of its group, so it has at least {st} uplinks"
+                )
+                continue
             out.append(
                 f"provision: minimal: {cnt} {lower}(s) with {u} downlink(s) in use need {nd} uplink(s) but get {b}: balanced striping gives each the same number of "
                 f"parallel links to each of the {st} {roles} of its stripe, so its uplinks round up to a multiple of {st}"
             )
         return out
+
+
+def plural_role(role: str) -> str:
+    """``leaves``, ``spines``, ``tier4 switches``."""
+    return _plural(role)
 
 
 def _plural(role: str) -> str:
@@ -517,16 +734,33 @@ def _chunk_runs(runs: list[tuple[int, object]], size: int) -> list[tuple[int, tu
     return merged
 
 
+def top_stripes(chunk) -> tuple[tuple[int, ...], ...]:
+    """The stripes of a top block: per position, the used downlinks of the sub-blocks' switches there."""
+    return tuple(tuple(sb[p] for sb in chunk if len(sb) > p) for p in range(max(len(sb) for sb in chunk)))
+
+
+def top_plan(stripes: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, cap: int, widths: tuple | None = None) -> tuple[TopGroup, ...]:
+    """The groups of a ``striping: minimal`` top tier: ``widths`` (a design sized for more SUs) or the fewest switches."""
+    return widths if widths is not None else minimal_groups(stripes, h, down, full, cap)
+
+
 @lru_cache(maxsize=4096)
-def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, top: bool, cap: int, widths: tuple[int, ...] | None = None) -> tuple[tuple[int, ...], int, int]:
+def _block(chunk: tuple[tuple[int, ...], ...], h: int, down: int, full: bool, top: bool, cap: int, widths: tuple | None = None, minimal: bool = False) -> tuple[tuple[int, ...], int, int]:
     """One block built over ``chunk`` (each item: used downlinks of a sub-block's switches).
 
     ``h`` and ``cap`` are the sub-block switches' uplink and downlink ports;
-    ``widths`` (top only) fixes each stripe's switch count (sized for more SUs).
+    ``widths`` (top only) fixes each stripe's switch count (sized for more SUs),
+    or with ``minimal`` (``striping: minimal``, top only) its :class:`TopGroup` list.
 
     Returns (used downlinks of the new block's switches in position order,
     number of new switches, number of links from the sub-blocks into them).
     """
+    if top and minimal:
+        stripes = top_stripes(chunk)
+        groups = top_plan(stripes, h, down, full, cap, widths)
+        ups = [group_ups(stripes, g, h, full, cap) for g in groups]
+        per_upper = [-(-sum(u) // g.s) for g, u in zip(groups, ups)]  # the busiest upper switch of each group
+        return tuple(x for g, pu in zip(groups, per_upper) for x in (pu,) * g.s), sum(g.s for g in groups), sum(sum(u) for u in ups)
     maxpos = max(len(sb) for sb in chunk)
     new_used: list[int] = []
     links = 0
@@ -567,27 +801,32 @@ def _top_chunk(level: list[tuple[int, object]]) -> tuple:
     return tuple(items)
 
 
-def top_widths(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool) -> tuple[int, ...]:
-    """Switches of each top-tier stripe of the design over ``leaves`` (the full SUs a top tier is sized for)."""
+def top_widths(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool, minimal: bool = False) -> tuple:
+    """Switches of each top-tier stripe of the design over ``leaves`` (the full SUs a top tier is sized for).
+
+    With ``minimal`` (``striping: minimal``) the design's :class:`TopGroup` list instead.
+    """
     sh = as_shape(radix)
     *_, (_, _, _, level) = _levels_below_top(leaves, tiers, sh, full)
     chunk = _top_chunk(level)
     cap, up = sh.split(tiers - 1)
     down = sh.down_at(tiers, tiers)
+    if minimal:
+        return minimal_groups(top_stripes(chunk), up, down, full, cap)
     widths = []
     for p in range(max(len(sb) for sb in chunk)):
         widths.append(stripe_width(tuple(sb[p] for sb in chunk if len(sb) > p), up, down, full, True, cap)[0])
     return tuple(widths)
 
 
-def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool, leaf_up: int | None = None, sized: list[LeafRun] | None = None) -> tuple[list[int], list[int]]:
+def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: "int | Shape", full: bool, leaf_up: int | None = None, sized: list[LeafRun] | None = None, minimal: bool = False) -> tuple[list[int], list[int]]:
     """Switches and links of tiers 2..t above the given leaves, by arithmetic only.
 
     ``sized``: the leaves of the full design the top tier is bought for (``max_scalable_units``);
     the top tier then has that design's stripes, and only the present leaves' cables.
     """
     sh = as_shape(radix, leaf_up)
-    widths = top_widths(sized, tiers, sh, full) if sized is not None else None
+    widths = top_widths(sized, tiers, sh, full, minimal) if sized is not None else None
     switches: list[int] = []
     links: list[int] = []
     for j, nsw, nlk, level in _levels_below_top(leaves, tiers, sh, full):
@@ -596,10 +835,35 @@ def clos_upper_counts(leaves: list[LeafRun], tiers: int, radix: "int | Shape", f
             links.append(nlk)
             continue
         cap, up = sh.split(j - 1)
-        _used, s, lk = _block(_top_chunk(level), up, sh.down_at(j, tiers), full, True, cap, widths)
+        _used, s, lk = _block(_top_chunk(level), up, sh.down_at(j, tiers), full, True, cap, widths, minimal)
         switches.append(s)
         links.append(lk)
     return switches, links
+
+
+def top_spread(spec, arch: str) -> Spread | None:
+    """The closed-form :class:`Spread` of ``arch``'s top tier under ``striping: minimal`` (``None``: one tier, or balanced)."""
+    if spec.striping != "minimal":
+        return None
+    sh, u, homes, full = spec.shape, spec.units, spec.homes, spec.provision == "full"
+    domains = spec.gpus // spec.hb_domain
+    if arch == "rail-optimized":
+        shared = spec.packs_rails(arch)
+        t = rail_optimized_tiers(spec.gpus, spec.hb_domain, sh, shared, homes=homes, units=u)
+        leaves = homed(rail_optimized_leaves(domains, spec.hb_domain, sh, shared, units=u), homes)
+        sized = homed(rail_optimized_leaves(u.sized_domains(domains), spec.hb_domain, sh, shared, units=u), homes) if u.max else None
+    else:
+        t = rail_only_tiers(spec.gpus, spec.hb_domain, sh, homes=homes, units=u)
+        leaves = homed(rail_only_leaves(domains, sh, units=u), homes)
+        sized = homed(rail_only_leaves(u.sized_domains(domains), sh, units=u), homes) if u.max else None
+    if t == 1:
+        return None
+    *_, (_, _, _, level) = _levels_below_top(leaves, t, sh, full)
+    stripes = top_stripes(_top_chunk(level))
+    cap, up = sh.split(t - 1)
+    widths = top_widths(sized, t, sh, full, True) if sized is not None else None
+    groups = top_plan(stripes, up, sh.down_at(t, t), full, cap, widths)
+    return spread_of(t, groups, [group_ups(stripes, g, up, full, cap) for g in groups])
 
 
 def _ports(sh: Shape, per_tier: list[int]) -> int:
@@ -610,7 +874,7 @@ def _up_ports(sh: Shape, tiers: int) -> tuple[int, ...]:
     return tuple(sh.factor(j) for j in range(1, tiers + 1)) if sh.speeds else ()
 
 
-def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS) -> Counts:
+def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS, minimal: bool = False) -> Counts:
     sh = as_shape(radix, leaf_up)
     t = rail_optimized_tiers(gpus, hb, sh, shared, homes=homes, units=units)
     if t == 1:
@@ -618,7 +882,7 @@ def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool
     leaves = homed(rail_optimized_leaves(gpus // hb, hb, sh, shared, units=units), homes)
     nleaves = sum(r.count for r in leaves)
     sized = homed(rail_optimized_leaves(units.sized_domains(gpus // hb), hb, sh, shared, units=units), homes) if units.max else None
-    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full, sized=sized)
+    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full, sized=sized, minimal=minimal)
     sw = [nleaves, *up_sw]
     lk = [gpus * homes, *up_lk]
     return Counts(
@@ -631,7 +895,7 @@ def rail_optimized_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool
     )
 
 
-def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS) -> Counts:
+def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, full: bool, planes: int = 1, leaf_up: int | None = None, homes: int = 1, units: Units = NO_UNITS, minimal: bool = False) -> Counts:
     sh = as_shape(radix, leaf_up)
     domains = gpus // hb
     t = rail_only_tiers(gpus, hb, sh, homes=homes, units=units)
@@ -641,7 +905,7 @@ def rail_only_counts(gpus: int, hb: int, radix: "int | Shape", shared: bool, ful
         return Counts("rail-only", 1, (planes * nsw,), (planes * gpus,), planes * sh.radix_at(1) * nsw)
     leaves = homed(rail_only_leaves(domains, sh, units=units), homes)
     sized = homed(rail_only_leaves(units.sized_domains(domains), sh, units=units), homes) if units.max else None
-    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full, sized=sized)
+    up_sw, up_lk = clos_upper_counts(leaves, t, sh, full, sized=sized, minimal=minimal)
     sw = [sum(r.count for r in leaves), *up_sw]
     lk = [domains * homes, *up_lk]
     return Counts(
@@ -658,10 +922,11 @@ def arch_counts(spec, arch: str) -> Counts:
     """Closed-form counts of ``arch`` for a resolved spec."""
     shared = spec.packs_rails(arch)
     full = spec.provision == "full"
+    minimal = spec.striping == "minimal"
     if arch == "rail-optimized":
-        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units)
+        return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units, minimal=minimal)
     if arch == "rail-only":
-        return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units)
+        return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units, minimal=minimal)
     raise ValueError(f"unknown architecture {arch!r}")
 
 

@@ -107,6 +107,7 @@ ARCH_CHOICES = ("both", "rail-optimized", "rail-only")
 PACKING_CHOICES = ("shared", "dedicated")
 LEAF_PACKING_CHOICES = ("aligned", "shared")
 PROVISION_CHOICES = ("full", "minimal")
+STRIPING_CHOICES = ("balanced", "minimal")
 HOMING_CHOICES = ("planes", "dual")  # several NIC ports: each its own plane, or pairs on two leaves of one rail
 RESERVED_PER_CHOICES = ("design", "su")
 
@@ -120,6 +121,7 @@ SPEC_FIELDS: tuple[Field, ...] = (
     Field("rail_packing", "choice", "Rail-only: rails too small for a switch share it (shared) or each rail gets its own switches (dedicated).", default="shared", choices=PACKING_CHOICES),
     Field("leaf_packing", "choice", "Rail-optimized: one leaf per rail per group (aligned), or small groups pack several rails on a leaf (shared).", default="aligned", choices=LEAF_PACKING_CHOICES),
     Field("provision", "choice", "Top tier sized for the full radix (full) or for the GPUs present (minimal).", default="full", choices=PROVISION_CHOICES),
+    Field("striping", "choice", "Top tier: the same number of parallel links from each switch to each upper switch (balanced), or the fewest upper switches the ports need, with parallel-link counts that differ by at most one (minimal).", default="balanced", choices=STRIPING_CHOICES),
     Field("catalog", "catalog", "Hardware catalog for the BOM: a bundled name (topogen catalogs) or a path to a catalog .yaml file.", default="paper", example="ndr-400g"),
     Field("planes", "int", "Independent fabric planes: NIC ports per GPU, each wired to its own copy of the fabric (1 to 8).", default=1, minimum=1, example=2),
     Field("gpus_per_node", "int", "GPUs per compute node (host, tray); divides hb_domain.", default_doc="hb_domain (one node per HB domain)", minimum=1, example=4),
