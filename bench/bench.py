@@ -18,6 +18,7 @@ figures from different days compare.
     .venv/bin/python bench/bench.py --gpus 131072,2097152 --memory default   # without the program's memory policy
     .venv/bin/python bench/bench.py --search                 # topogen search: 10,752 designs screened; 200 builds of 131,072 GPUs, local and on Dask
     .venv/bin/python bench/bench.py --gpus 16384,131072 --traffic ring-allreduce,permutation,bisection --routing ecmp,spray   # topogen simulate
+    .venv/bin/python bench/bench.py --gpus 131072 --arch both --exports all --build-traffic   # topogen build --traffic
 
 Each case runs as the ``topogen`` program does: with its memory policy
 (``topogen.util.memory``: large blocks from the heap during the build's phases, glibc's
@@ -52,8 +53,14 @@ Columns:
 * with ``--traffic``: ``topogen simulate``'s work for one pattern and routing
   on the generated wiring (one architecture): ``generate_s`` the wiring,
   ``simulate_s`` the rest (flow network, pattern, routing, max-min rates,
-  busiest links and tiers); ``flows`` and ``min_rate_fraction`` say what was
-  computed.
+  busiest links and tiers); ``flows``, ``aggregation`` (what a flow stands
+  for: ``gpu-pair``, ``leaf-pair``, ``leaf-group-pair``), ``routed`` (the
+  routing used: an aggregated all-to-all is sprayed) and ``min_rate_fraction``
+  say what was computed. Target: every 131,072-GPU case within
+  ``TRAFFIC_131K_CPU_S`` of CPU and ``TRAFFIC_131K_MB`` (CPU, not wall: the
+  machine is shared).
+* with ``--build-traffic``: the build as ``topogen build --traffic`` runs it
+  (the spec gets ``hb_bandwidth_gbps: 7200`` so the all-to-all runs).
 
 After the tables, one line per issue target whose case ran: the figure, the
 target, ``met`` or ``NOT met``. The export targets are judged on
@@ -85,12 +92,13 @@ sys.path.insert(0, str(ROOT))
 PHASES = {"generate_s": "wiring", "validate_s": "validation", "layout_s": "layout", "bom_s": "bill of materials", "summary_s": "analyses and summary"}
 
 
-def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, memory: str = "program") -> dict:
-    """Run the phases for one case in this process and return the figures."""
+def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, memory: str = "program", traffic: bool = False) -> dict:
+    """Run the phases for one case in this process and return the figures (``traffic``: as ``build --traffic``)."""
     from topogen import pipeline
     from topogen.spec.cluster import build_spec
 
-    spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})
+    extra = {"hb_bandwidth_gbps": 7200} if traffic else {}  # the all-to-all and the permutation cross the HB domain
+    spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch, **extra})
     row: dict = {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch}
     if not exports:
         # pipeline.build, timed phase by phase through its progress callback
@@ -100,7 +108,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
             ru = resource.getrusage(resource.RUSAGE_SELF)
             marks.append((phase, time.perf_counter(), ru.ru_utime, ru.ru_stime))
 
-        ctx = pipeline.build(spec, progress=mark)
+        ctx = pipeline.build(spec, progress=mark, traffic=traffic)
         mark("end")
         spent = {a[0]: (b[1] - a[1], (b[2] - a[2]) + (b[3] - a[3]), b[3] - a[3]) for a, b in zip(marks, marks[1:])}
         fabric = ctx.fabrics[arch]
@@ -114,7 +122,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
     formats = pipeline.resolve_formats(exports)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        ctx = pipeline.build(spec)
+        ctx = pipeline.build(spec, traffic=traffic)
         if memory == "program":
             from topogen.util.memory import usual_allocation
 
@@ -127,7 +135,7 @@ def one(n: int, k: int, radix: int, arch: str, exports: str | None, jobs: int, m
     row["switches"] = sum(len(f.switches) for f in ctx.fabrics.values())
     row["links"] = sum(len(f.links) for f in ctx.fabrics.values())
     row["tiers"] = "/".join(str(f.tiers) for f in ctx.fabrics.values())
-    row["exports"] = exports
+    row["exports"] = exports + (" + traffic" if traffic else "")
     row["jobs"] = jobs
     return row
 
@@ -144,7 +152,7 @@ def one_traffic(n: int, k: int, radix: int, arch: str, pattern: str, routing: st
     t1 = time.perf_counter()
     res = simulate.run(fabric, patterns.parse(pattern), routing, 7200.0)
     t2 = time.perf_counter()
-    return {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch, "tiers": fabric.tiers, "pattern": pattern, "routing": routing, "flows": res.flows, "min_rate_fraction": res.min_rate_fraction, "generate_s": t1 - t0, "simulate_s": t2 - t1}
+    return {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch, "tiers": fabric.tiers, "pattern": pattern, "routing": routing, "routed": res.routing, "aggregation": res.aggregation, "flows": res.flows, "min_rate_fraction": res.min_rate_fraction, "generate_s": t1 - t0, "simulate_s": t2 - t1}
 
 
 def shares(n: int, k: int, radix: int, arch: str, memory: str = "program") -> str:
@@ -261,6 +269,8 @@ WALL_131K_S, PEAK_131K_MB = 10.0, 400.0  # 131,072 GPUs, both architectures, eve
 WALL_1M_S, PEAK_1M_MB = 60.0, 2048.0  # 1,048,576 GPUs, one architecture, every export
 X_CSV_CABLING = 1.5  # cabling-only build against the bare csv dump, >= 131,072 GPUs
 FLAT_VALIDATE = 1.2  # validation CPU per cable, largest over smallest, 131,072 .. 2,097,152 GPUs
+# issue 22: topogen simulate at 131,072 GPUs, "seconds, not minutes" (CPU: the machine is shared), in linear memory
+TRAFFIC_131K_CPU_S, TRAFFIC_131K_MB = 30.0, 2048.0
 
 # --targets: every case the targets need, (gpus, arch, exports); each runs in its own process
 TARGET_CASES = [
@@ -291,7 +301,10 @@ def target_lines(rows: list[dict]) -> list[str]:
             out.append(f"target 1,048,576 GPUs, {r['arch']}, every export (jobs {r['jobs']}): <= {WALL_1M_S:g} s wall, <= {PEAK_1M_MB:g} MB peak; measured {r['build_and_export_s']:.2f} s, {r['peak_rss_mb']:.0f} MB: {met(ok)}")
         if r.get("exports") == "cabling" and r["gpus"] >= 131072:
             out.append(f"target cabling-only build within {X_CSV_CABLING:g}x the bare csv dump, {r['gpus']:,} GPUs, {r['arch']}: measured {r['x_csv']:.2f}x: {met(r['x_csv'] <= X_CSV_CABLING)}")
-    phase = [r for r in rows if not r.get("exports") and 131072 <= r["gpus"] <= 2097152]
+        if "simulate_s" in r and r["gpus"] == 131072:
+            ok = r["cpu_s"] <= TRAFFIC_131K_CPU_S and r["peak_rss_mb"] <= TRAFFIC_131K_MB
+            out.append(f"target simulate 131,072 GPUs, {r['arch']}, {r['pattern']} {r['routing']}: <= {TRAFFIC_131K_CPU_S:g} s CPU, <= {TRAFFIC_131K_MB:g} MB peak; measured {r['cpu_s']:.2f} s CPU ({r['wall_s']:.2f} s wall), {r['peak_rss_mb']:.0f} MB: {met(ok)}")
+    phase = [r for r in rows if "simulate_s" not in r and not r.get("exports") and 131072 <= r["gpus"] <= 2097152]
     for arch in sorted({r["arch"] for r in phase}):
         mine = sorted((r for r in phase if r["arch"] == arch), key=lambda r: r["gpus"])
         if len(mine) >= 2 and mine[0]["gpus"] == 131072 and mine[-1]["gpus"] == 2097152:
@@ -307,7 +320,7 @@ def target_lines(rows: list[dict]) -> list[str]:
 
 def print_table(rows: list[dict], exports: bool) -> None:
     if rows and "simulate_s" in rows[0]:
-        cols = ["gpus", "arch", "tiers", "pattern", "routing", "flows", "min_rate_fraction", "generate_s", "simulate_s"]
+        cols = ["gpus", "arch", "tiers", "pattern", "routing", "routed", "aggregation", "flows", "min_rate_fraction", "generate_s", "simulate_s"]
     elif exports:
         cols = ["gpus", "arch", "tiers", "switches", "links", "exports", "jobs", "build_and_export_s", "csv_dump_s", "x_csv", "output_mb"]
     else:
@@ -324,6 +337,8 @@ def case_command(n: int, arch: str, exports: str | None, jobs: int, args, traffi
     cmd = [sys.executable, __file__, "--one", f"{n}:{arch}", "--hb-domain", str(args.hb_domain), "--radix", str(args.radix), "--jobs", str(jobs), "--memory", args.memory]
     if traffic:
         cmd += ["--traffic", traffic[0], "--routing", traffic[1]]
+    if args.build_traffic:
+        cmd += ["--build-traffic"]
     if exports:
         cmd += ["--exports", exports]
     return cmd
@@ -394,6 +409,7 @@ def main() -> None:
     ap.add_argument("--search-executors", default="local-1,local-2,dask", help="comma-separated: local-N (N worker processes), dask (a scheduler and two workers on 127.0.0.1)")
     ap.add_argument("--traffic", help="time topogen simulate instead: comma-separated patterns (ring-allreduce, permutation, bisection, shift:S, alltoall)")
     ap.add_argument("--routing", default="ecmp,spray", help="with --traffic: comma-separated routings")
+    ap.add_argument("--build-traffic", action="store_true", help="build as topogen build --traffic does (the collectives simulated on each wiring: Traffic sheet, utilisation plots)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.search:
@@ -414,7 +430,7 @@ def main() -> None:
         return
     if args.one:
         n, arch = args.one.split(":")
-        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs), args.memory)))
+        print(json.dumps(one(int(n), args.hb_domain, args.radix, arch, args.exports, int(args.jobs), args.memory, args.build_traffic)))
         return
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     speed0 = machine_speed()

@@ -76,12 +76,19 @@ def test_twin_port_bom_matches_closed_form_when_full(k, r, t, arch):
     q = {(x.sku, x.tier, x.end): x.quantity for x in b.lines}
     assert tuple(by_tier(b, "switch")) == closed.switches_per_tier
     lpt = closed.links_per_tier
-    assert q[("MMA4Z00-NS", 1, "switch")] == lpt[0] // 2
+    # GPU-leaf runs beyond multimode reach (50 m) are single-mode (twin-port DR8 at the leaf, DR4 at the NIC)
+    sm = q.get(("MMS4X00-NM", 1, "switch"), 0)
+    if not sm:
+        assert q[("MMA4Z00-NS", 1, "switch")] == lpt[0] // 2
+    else:  # a leaf with ports of both kinds may round up one module of each
+        leaves = closed.switches_per_tier[0]
+        assert lpt[0] // 2 <= q[("MMA4Z00-NS", 1, "switch")] + sm <= lpt[0] // 2 + leaves
+        assert (b.link_media.length_m[(clos.generate(spec, arch).links.tier == 1)] > 50).any()
     if k == 8:  # DGX H100-class node (gpus_per_node 8): twin-port flat-top modules in its 4 NIC cages
         assert q[("MMA4Z00-NS-FLT", 1, "gpu")] == lpt[0] // 2
     else:
-        assert q[("MMA4Z00-NS400", 1, "gpu")] == lpt[0]
-    assert sum(v for (sku, t, _), v in q.items() if t == 1 and sku.startswith("MFP7E10")) == lpt[0]  # one fibre per link, by length
+        assert q[("MMA4Z00-NS400", 1, "gpu")] + q.get(("MMS4X00-NS400", 1, "gpu"), 0) == lpt[0]
+    assert sum(v for (sku, t, _), v in q.items() if t == 1 and sku.startswith(("MFP7E10", "SMF"))) == lpt[0]  # one fibre per link, by length
     for tier in range(2, closed.tiers + 1):
         assert q[("MMS4X00-NM", tier, "switch")] == lpt[tier - 1]  # 2 ends / 2 ports per module
         assert sum(v for (sku, t, _), v in q.items() if t == tier and sku.startswith("SMF")) == lpt[tier - 1]
@@ -165,7 +172,7 @@ def test_splitter_cables_counted_per_switch_and_no_optics_in_rack():
     for arch in spec.arches:
         b = bom.compile_bom(clos.generate(spec, arch), NDR)
         assert b.transceivers == 0
-        assert {x.sku: x.quantity for x in b.lines if x.category == "cable"} == {"MCP7Y00-N003": 4}
+        assert {x.sku: x.quantity for x in b.lines if x.category == "cable"} == {"MCP7Y00-N002": 4}  # the 2 m splitter reaches the in-rack runs
         assert b.media[1].length_class == "in-rack" and b.media[1].kind == "copper"
 
 
@@ -178,14 +185,18 @@ def test_dgx_h100_class_bom_with_ndr_400g():
         "MQM9700-NS2F": 48,  # 32 leaves + 16 spines
         "MMA4Z00-NS": 512,  # twin-port SR8 at the leaves: 32 x 32 ports / 2
         "MMA4Z00-NS-FLT": 512,  # twin-port flat-top SR8 at the nodes: 4 per DGX H100-class node
-        "MFP7E10-N015": 1024,  # multimode fibre: every GPU-leaf run is at most 15 m on this floor
+        # multimode fibre, the shortest that reaches each GPU-leaf run (all at most 15 m on this floor)
+        "MFP7E10-N005": 14,
+        "MFP7E10-N007": 350,
+        "MFP7E10-N010": 612,
+        "MFP7E10-N015": 48,
         "MMS4X00-NM": 1024,  # twin-port DR8: (32 + 16) switches x 32 uplink/downlink ports / 2
         "SMF-MPO12APC-015M": 1024,  # single-mode trunk: 2 compute rows with the spine row between, <= 15 m
     }
     assert all(x.price_source and x.power_source for x in lines.values())
-    expect = 48 * 30000 + 512 * 1600 + 512 * 1600 + 1024 * 90 + 1024 * 2000 + 1024 * 80
+    expect = 48 * 30000 + 512 * 1600 + 512 * 1600 + (14 * 65 + 350 * 70 + 612 * 80 + 48 * 90) + 1024 * 2000 + 1024 * 80
     assert b.cost == expect
-    assert b.totals()["cost_per_gpu"] == expect / 1024
+    assert b.totals()["cost_per_gpu"] == round(expect / 1024, 2)
     assert b.power_w == 48 * 750 + 512 * 17 + 512 * 17 + 1024 * 17
     assert [m.length_class for m in b.media.values()] == ["in-row", "in-row"]
     assert b.link_media.length_m.max() <= 15

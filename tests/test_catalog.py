@@ -253,7 +253,7 @@ def test_radix_not_whole_cages():
 
 def test_bad_cable_kind():
     assert problems(MINIMAL.replace("kind: fiber\n        length_m: 15", "kind: rope\n        length_m: 15")) == [
-        "catalog t: cables[0].kind: unknown cable kind 'rope'; valid kinds: dac, acc, aec, fiber"
+        "catalog t: cables[0].kind: unknown cable kind 'rope'; valid kinds: dac, acc, aec, cat6, fiber"
     ]
 
 
@@ -319,10 +319,11 @@ def test_no_media_for_a_link_tier():
 
 
 def test_module_ports_must_fit_the_cage():
-    cat = parse(MINIMAL.replace("per_cage: 2", "per_cage: 1"))
-    assert spec_problems(cat) == [
-        "catalog t: media[0].transceiver: twin has 2 ports per module but sw64 has 1 port(s) per cage at 400G; use a module whose ports fit the switch cage",
-        "catalog t: media[1].transceiver: twin has 2 ports per module but sw64 has 1 port(s) per cage at 400G; use a module whose ports fit the switch cage",
+    """No rule can build the only port mode's links: the loader refuses the catalog, naming the mode and why."""
+    assert problems(MINIMAL.replace("per_cage: 2", "per_cage: 1")) == [
+        "catalog t: switches[0].ports[0]: sw64 offers 400G ports, but no media rule builds 400G links on it at any length "
+        "(media[0].transceiver: twin has 2 ports per module but sw64 has 1 port(s) per cage at 400G); "
+        "add a media rule with speed: 400 (transceivers at 400G, or a 400G copper cable), or remove this port mode"
     ]
 
 

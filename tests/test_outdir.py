@@ -308,7 +308,8 @@ def test_killed_builds_keep_previous_output(tmp_path):
             os.killpg(p.pid, signal.SIGKILL) if _alive_group(p.pid) else None
             assert p.returncode == -signal.SIGKILL
         else:
-            assert p.returncode == 128 + sig, (sig, moment, err)
+            assert p.returncode == 128 + sig, (sig, moment, "the interrupt was lost: the build ran to the end" if p.returncode == 0 else err)
+            assert _wait_for(lambda: not _group_members(p.pid), 10), (sig, moment, "processes of the run left behind", _group_members(p.pid))
             said = [ln for ln in err.splitlines() if not ln.startswith("topogen: [")]  # progress lines (phase, elapsed) may come first
             assert "Traceback" not in err and said == [f"topogen: interrupted ({signal.Signals(sig).name}); no partial output was left behind"], err
             assert sorted(q.name for q in tmp_path.iterdir()) == ["big"], (sig, moment)
@@ -317,6 +318,20 @@ def test_killed_builds_keep_previous_output(tmp_path):
     res = subprocess.run([*TOPOGEN, "build", "demo", "--formats", "cabling", "--out", str(out)], cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0 and "leftover(s) of an interrupted run" in res.stdout
     assert sorted(q.name for q in tmp_path.iterdir()) == ["big"]  # no junk
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The processes (not zombies) of process group ``pgid``: a run's workers and children."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                out.append(int(d.name))
+    return out
 
 
 def _alive_group(pgid: int) -> bool:

@@ -220,3 +220,49 @@ def test_block_names_compress_in_slurm(tmp_path, preset, args):
         names = [ln.split()[0].split("=", 1)[1] for ln in (arch_dir / "slurm" / "block" / "topology.conf").read_text().splitlines() if ln.startswith("BlockName=")]
         got = subprocess.run(["scontrol", "show", "hostlist", ",".join(names)], env={**os.environ, "SLURM_CONF": str(conf)}, capture_output=True, text=True, check=True).stdout.strip()
         assert "," not in got and "[" in got and got.startswith("block-hb"), got
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_folded_tree_loads_and_keeps_every_node_once(arch, munge, tmp_path, monkeypatch):
+    """Over the switch cap, leaves fold into pods: fewer Slurm switches, each node under one leaf, slurmctld loads it.
+
+    The cap is lowered so that a 3-tier fabric of 4,096 GPUs (radix 16) folds; at the
+    shipped cap it is the 262,144-GPU tree (1,289 switches) that folds, to 265.
+    """
+    from topogen.exports import slurm
+
+    spec = build_spec({"name": "fold", "gpus": 4096, "hb_domain": 8, "radix": 16, "arch": arch})
+    ctx = pipeline.build(spec)
+    fabric = ctx.fabrics[arch]
+    full = slurm.aggregated_tree(fabric, max_switches=10**9)
+    monkeypatch.setattr(slurm, "MAX_TREE_SWITCHES", len(full) - 1)
+    tree = slurm.aggregated_tree(fabric)
+    if arch == "rail-only":  # rail 0 of rail-only is small: nothing to fold, or fewer switches
+        assert len(tree) <= len(full)
+    else:
+        assert len(tree) < len(full) and all(t.leaves for t in tree if t.domains)
+    doms = sorted(d for t in tree for d in t.domains)
+    assert doms == list(range(spec.domains))  # every HB domain under exactly one Slurm leaf
+    assert all(re.search(r"\d$", t.name) or not t.domains for t in tree)
+    out = tmp_path / "out"
+    for name in ("netbox", "slurm"):
+        EXPORTERS[name](ctx, out)
+    topo = out / arch / "slurm" / "tree" / "topology.conf"
+    lines = [ln for ln in topo.read_text().splitlines() if ln.startswith("SwitchName=")]
+    assert len(lines) == len(tree)
+    log, _ = run_slurmctld(tmp_path / "ctld", munge, topo, gpu_nodes(out / arch / "netbox"))
+    assert topology_trouble(log) == []
+    assert log.count("_log_switches: Switch level:") == len(lines)
+
+
+def test_262144_gpu_tree_is_folded_to_pods(tmp_path):
+    """Through the program: the 262,144-GPU tree (1,289 Slurm switches with leaves) is written with 265, one leaf per pod."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", "--gpus", "262144", "--hb-domain", "8", "--radix", "64", "--arch", "rail-optimized", "--formats", "slurm", "--out", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    text = (out / "rail-optimized" / "slurm" / "tree" / "topology.conf").read_text()
+    lines = [ln for ln in text.splitlines() if ln.startswith("SwitchName=")]
+    leaves = [ln for ln in lines if " Nodes=" in ln]
+    assert len(lines) == 265 and len(leaves) == 256
+    assert leaves[0] == "SwitchName=spine-b000 Nodes=hb[00000-00127]"
+    assert "# Leaves: the rail-0 tree has 1,289 Slurm switches" in text

@@ -352,7 +352,11 @@ def test_breakout_cable_must_fit_the_cage(tmp_path):
     bad.write_text(text.replace("{speed: 200, radix: 128, per_cage: 2}", "{speed: 200, radix: 128, per_cage: 1}"))
     with pytest.raises(InputError) as e:
         pipeline.build(spec(gpus=8, hb_domain=8, radix=128, link_speed=200, catalog=str(bad), arch="rail-optimized"))
-    assert [p.message for p in e.value.problems] == ["DAC-400G-2X200G-3M fans out to 2 links from one cage, but FIXED-64X400G has 1 port(s) per cage at 200G"]
+    # the loader refuses it: no rule can build that mode's links at any length, and it says why
+    assert [p.message for p in e.value.problems] == [
+        "FIXED-64X400G offers 200G ports, but no media rule builds 200G links on it at any length "
+        "(media[0].cable: DAC-400G-2X200G-3M fans out to 2 links from one cage, but FIXED-64X400G has 1 port(s) per cage at 200G)"
+    ]
     assert pipeline.build(spec(gpus=8, hb_domain=8, radix=128, link_speed=200, catalog="chassis-400g", arch="rail-optimized")).valid
 
 

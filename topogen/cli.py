@@ -139,7 +139,8 @@ def out_options(what: str):
 @click.option("--formats", help=f"Comma-separated exporters to run: {', '.join(EXPORTERS)}; 'config' for the switch configurations ({', '.join(CONFIG_FORMATS)}); 'all' (default: all but the switch configurations; validation always runs).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors (no progress, summary or file list).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
-def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, **kwargs) -> None:
+@click.option("--traffic", "traffic", is_flag=True, help="Also simulate the DP ring, the MoE all-to-all and a permutation on each wiring (spray routing, healthy and, up to 16,384 GPUs, with a spine down): the workbook's Traffic sheet and analysis/link_utilisation plots. Opt-in: at 131,072 GPUs it adds about a quarter to the build's CPU.")
+def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, traffic: bool, **kwargs) -> None:
     """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/.
 
     Progress goes to stderr (a bar on a terminal, one line per phase
@@ -154,7 +155,7 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
         warn_size(s, fmts)
         warn_depth(s)
         progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
-        ctx = pipeline.build(s, progress)
+        ctx = pipeline.build(s, progress, traffic=traffic)
         usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
         written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
         progress.done()
@@ -512,8 +513,8 @@ def _wiring_spec(raw, spec_opt: str | None, kwargs: dict) -> Spec:
 @main.command("simulate")
 @spec_options
 @click.option("--pattern", "pattern", default="ring-allreduce", show_default=True, help="ring-allreduce, alltoall, permutation, shift:S, bisection or matrix:FILE (a CSV of src,dst,bytes); several comma-separated.")
-@click.option("--routing", "routing", default="spray", show_default=True, help="spray (even split over every shortest path), ecmp (a hash per flow) or dmodk (InfiniBand ftree destination-mod-k); several comma-separated.")
-@click.option("--flows-per-pair", "flows_per_pair", type=click.IntRange(1, 64), default=1, show_default=True, help="ecmp: queue pairs per GPU pair and NIC port, each hashed on its own (NCCL uses several).")
+@click.option("--routing", "routing", default="spray", show_default=True, help="spray (even split over every shortest path), ecmp (a hash per flow), dmodk (InfiniBand ftree destination-mod-k) or opensm (the LFTs OpenSM computes for the ibnetdiscover export under ibsim: opensm:ENGINE with ENGINE ftree (default), updn, dnup, minhop or sssp, and :lmc=L for 2^L LIDs per port, spread over --flows-per-pair queue pairs; needs ibsim-utils and opensm); several comma-separated.")
+@click.option("--flows-per-pair", "flows_per_pair", type=click.IntRange(1, 64), default=1, show_default=True, help="ecmp: queue pairs per GPU pair and NIC port, each hashed on its own (NCCL uses several); opensm with LMC > 0: queue pair q goes to the destination's LID base + q mod 2^LMC.")
 @click.option("--size", "size", help="Bytes each GPU pair moves (1G, 64M...): gives the completion time.")
 @click.option("--fail", "fail", help="Devices or cable ends to take out, comma-separated: spine-3, leaf-g0-r0:p33, hb00-gpu1.")
 @click.option("--fail-random", "fail_random", help="Share of the switch-to-switch cables to take out at random, e.g. 1%.")
@@ -531,23 +532,29 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     topogen simulate gh200-32k --pattern permutation --routing ecmp --flows-per-pair 4
     topogen simulate out/demo --fail spine-0 --size 1G
     topogen simulate out/demo/rail-optimized --as-built discovered.topo
+    topogen simulate demo --pattern shift:8 --routing opensm:ftree,dmodk
 
     Both architectures side by side (the spec's arch picks one). Rates are
     fractions of the sender's NIC line rate; a failure is reported as the
-    change against the intact fabric.
+    change against the intact fabric. --routing opensm follows the forwarding
+    tables OpenSM computes for each subnet of the ibnetdiscover export under
+    ibsim (Debian ibsim-utils and opensm; a subnet must fit 49,151 LIDs;
+    minutes from about 4,096 GPUs on).
     """
     from topogen import traffic  # keeps scipy out of start-up
     from topogen.traffic import failures, patterns, report, source  # keeps scipy out of start-up
     from topogen.traffic.routing import ROUTINGS  # keeps scipy out of start-up
+    from topogen.traffic import lft  # keeps scipy out of start-up
+    from topogen.exports import opensm_routes  # keeps scipy out of start-up
 
     try:
         pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []
         if not pats:
             raise InputError([Problem("pattern", "--pattern names no pattern", f"use one of {', '.join(patterns.PATTERNS)}")])
-        routes = [x.strip() for x in routing.split(",")]
-        bad = [x for x in routes if x not in ROUTINGS]
+        routes = [lft.parse(x).label if lft.is_opensm(x) else x for x in (y.strip() for y in routing.split(","))]
+        bad = [x for x in routes if x not in ROUTINGS and not lft.is_opensm(x)]
         if bad:
-            raise InputError([Problem("routing", f"unknown routing {bad[0]!r:.40}", f"use {', '.join(ROUTINGS)}")])
+            raise InputError([Problem("routing", f"unknown routing {bad[0]!r:.40}", f"use {', '.join(ROUTINGS)} or opensm[:ENGINE]")])
         size_bytes = None
         if size is not None:
             size_bytes = parse_number(size)
@@ -563,7 +570,11 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
         else:
             src = source.from_spec(resolve(spec if spec is not None else spec_opt, kwargs))
         matrices = {p.label: patterns.read_matrix(Path(p.arg), src.spec) for p in pats if p.kind == "matrix"}
-        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices)
+        for r in (x for x in routes if lft.is_opensm(x)):  # before any run: a fabric beyond the LID space, or no tools
+            for f in src.fabrics:
+                opensm_routes.check(f, lft.parse(r))
+            opensm_routes.tools()
+        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices, opensm_routes.tables)
     except InputError as exc:
         fail_input(exc)
     notes = [f"fabric: {src.origin}"] + src.notes
@@ -577,10 +588,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
 
 def _hb_gbps(spec: Spec, override: float | None) -> float | None:
     """B_F for simulate: --hb-bandwidth, else the spec's, else its workload GPU's; None when none says (needed only if traffic crosses the HB domain)."""
-    try:
-        return float(analysis.hb_bandwidth(spec, override).value)
-    except InputError:
-        return None
+    return analysis.hb_gbps_or_none(spec, override)
 
 
 def analysis_options(f):
@@ -638,9 +646,15 @@ def analyze() -> None:
 @analyze.command("iteration", short_help="Iteration time (Eq. 1 of the rail-only paper), the ideal (Eq. 3) and each term.")
 @analysis_options
 @click.option("--nm-rule", "nm_rule", type=click.Choice(["workload", "derived", "derived-pow2", "printed", "tp"]), default="workload", show_default=True, help="N_M: workload = the workload's tp when it sets one, else derived (what topogen build uses); derived = the optimum of Eq. 1 (capped at K); derived-pow2 = it rounded to a power of two dividing K; printed = the paper's Eq. 2; tp = the workload's TP.")
-def analyze_iteration(nm_rule: str, **kwargs) -> None:
+@click.option("--bandwidth", "bandwidth", type=click.Choice(["nominal", "simulated"]), default="nominal", show_default=True, help="B_S: nominal = link speed x planes; simulated = the DP all-reduce bus bandwidth topogen simulate --pattern ring-allreduce finds on each architecture's wiring (a row per architecture).")
+@click.option("--routing", "routing", default="spray", show_default=True, help="With --bandwidth simulated: spray, ecmp or dmodk (as topogen simulate --routing).")
+def analyze_iteration(nm_rule: str, bandwidth: str, routing: str, **kwargs) -> None:
     """Iteration time (Eq. 1), the ideal any-to-any (Eq. 3) and each term, per GPUs x K x batch."""
-    _analyze(kwargs, lambda specs, batches, kw: analysis.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"]))
+    from topogen.traffic.routing import ROUTINGS  # keeps scipy out of start-up
+
+    if routing not in ROUTINGS:
+        fail_input(InputError([Problem("routing", f"unknown routing {routing!r:.40}", f"use {', '.join(ROUTINGS)}")]))
+    _analyze(kwargs, lambda specs, batches, kw: analysis.iteration_report(specs, nm_rule, batches, kw["hb_bandwidth"], bandwidth=bandwidth, routing=routing))
 
 
 @analyze.command("alltoall")

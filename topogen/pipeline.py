@@ -32,6 +32,7 @@ from topogen.spec import counts
 from topogen.spec.cluster import Spec
 from topogen.layout.networks import NetworkLayout, plan_networks
 from topogen.spec.layout import resolve as resolve_layout
+from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
 from topogen.util.outdir import atomic_dir
 
@@ -55,6 +56,7 @@ class BuildContext:
     network_boms: dict[str, list[network_bom.NetworkBom]] = field(default_factory=dict)
     network_layouts: dict[str, NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, positions, cable lengths
     storage_required: dict[str, Any] = field(default_factory=dict)  # per_node_GBps, aggregate_GBps and where they come from
+    traffic: dict[str, Any] | None = None  # build --traffic: collectives simulated on the wiring (topogen.traffic.overview)
 
     @property
     def valid(self) -> bool:
@@ -65,9 +67,14 @@ class BuildContext:
 BUILD_PHASES = 6  # the progress() calls of build(), for a progress bar's length
 
 
-def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildContext:
-    """Run every phase for ``spec`` (no files written); ``progress(phase)`` hears each phase start."""
-    step = progress or (lambda _phase: None)
+def build(spec: Spec, progress: Callable[[str], None] | None = None, traffic: bool = False) -> BuildContext:
+    """Run every phase for ``spec`` (no files written); ``progress(phase)`` hears each phase start.
+
+    ``traffic`` also simulates the training's collectives on each wiring
+    (:mod:`topogen.traffic.overview`), for the workbook's Traffic sheet and the
+    utilisation plot: opt-in (at 131,072 GPUs it adds about a quarter to the CPU of a full build).
+    """
+    step = _phases(progress)
     step("catalog and closed form")
     closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}  # closed form, no wiring yet
     hw = catalog.load_catalog(spec.catalog_ref)  # catalog, checked against the spec before any wiring
@@ -87,8 +94,23 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None) -> BuildCon
     ctx.analysis = analysis.build_section(job) if spec.workload is not None else None  # analyses
     if spec.networks is not None:
         _build_networks(ctx, job)
+    if traffic:
+        from topogen.traffic import overview  # keeps scipy out of start-up (only build --traffic needs it)
+
+        ctx.traffic = overview.build_section(fabrics, analysis.hb_gbps_or_none(spec))  # traffic on the wiring
     ctx.summary = make_summary(ctx)
     return ctx
+
+
+def _phases(progress: Callable[[str], None] | None) -> Callable[[str], None]:
+    """``progress`` called at each phase start, after :func:`~topogen.util.interrupts.checkpoint`: a lost Ctrl-C stops the next phase."""
+
+    def step(phase: str) -> None:
+        interrupts.checkpoint()
+        if progress is not None:
+            progress(phase)
+
+    return step
 
 
 def storage_required(spec: Spec, job: Spec) -> dict[str, Any]:
@@ -163,7 +185,7 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
     ``jobs > 1`` runs the exporters in that many worker processes forked after
     the build (:mod:`topogen.exports.workers`); the files are byte-identical.
     """
-    step = progress or (lambda _phase: None)
+    step = _phases(progress)
     if any(f in ADDRESSED for f in formats):
         addressing.check(ctx.fabrics)  # a pool too small: exit 2 before the output directory is touched
     with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from topogen.analysis import alltoall as a2a
+from topogen.analysis import bus_bandwidth as bus
 from topogen.analysis import checkpoint as ckpt
 from topogen.analysis import dp_traffic as dpt
 from topogen.analysis import iteration as it
@@ -30,6 +31,10 @@ CAVEAT_EQ2 = (
     "the paper's figures. Rule used here: {rule}."
 )
 CAVEAT_EQ1 = "Eq. 1 counts compute at 100% of C, no overlap of communication with compute, no pipeline parallelism and no all-to-all; N_M and N_Ds are continuous."
+CAVEAT_SIMULATED = (
+    "B_S simulated: the DP ring alone on the wiring (rank r of each HB domain to rank r of the next, {routing} routing, max-min fair rates), "
+    "each architecture at its slowest ring hop, as topogen simulate --pattern ring-allreduce reports it; no other traffic shares the links."
+)
 CAVEAT_GPT3 = "GPT-3's batch: the rail-only paper prints '32M tokens'; GPT-3's own paper used 3.2M. The paper's figures need 32M."
 CAVEAT_MOE = "{model} is a mixture of experts: M_flop uses its {active:.3g} active parameters, gradients all {total:.3g}; its expert all-to-all is not in Eq. 1 (see topogen analyze alltoall)."
 CAVEAT_READ = "'Restore read = DP x write' assumes every replica reads its own copy at once; one replica reading and broadcasting over the rails needs only S/t from storage plus the broadcast (restore_one_replica_read_GBps, broadcast_s)."
@@ -57,6 +62,10 @@ class Report:
             if p not in self.params:
                 self.params.append(p)
 
+    def add_note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
     def add_caveat(self, text: str) -> None:
         if text not in self.caveats:
             self.caveats.append(text)
@@ -83,6 +92,14 @@ def hb_bandwidth(spec, override_gbps: float | None = None) -> Param:
         p = wl.gpu.param("hb_bandwidth_gbps", "B_F, HB-domain bandwidth per GPU", wl.gpu.hb_bandwidth_gbps)
         return Param("B_F, HB-domain bandwidth per GPU", p.value, p.unit, p.status, f"gpu {wl.gpu.name}: {p.source}")
     raise InputError([Problem("hb_bandwidth_gbps", "the HB-domain bandwidth B_F is not known", "set hb_bandwidth_gbps in the spec (7200 for NVLink 4, 14400 for NVLink 5, 7680 for DGX GH200), give --hb-bandwidth, or a workload gpu preset")])
+
+
+def hb_gbps_or_none(spec, override_gbps: float | None = None) -> float | None:
+    """B_F in Gb/s as :func:`hb_bandwidth` finds it, or None when nothing says (traffic that stays off the HB domain needs none)."""
+    try:
+        return float(hb_bandwidth(spec, override_gbps).value)
+    except InputError:
+        return None
 
 
 def scale_out(spec) -> Param:
@@ -122,13 +139,19 @@ def flops_param(wl: Workload) -> Param:
     return wl.gpu.param("flops", "C, dense BF16 FLOP/s per GPU", wl.gpu.flops)
 
 
-def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence[float] | None = None, hb_gbps: float | None = None, batches_from: Param | None = None) -> Report:
+def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence[float] | None = None, hb_gbps: float | None = None, batches_from: Param | None = None, bandwidth: str = "nominal", routing: str = bus.DEFAULT_ROUTING) -> Report:
     """Eq. 1 / Eq. 3 for every spec and batch: the rows of ``topogen analyze iteration``.
 
     ``batches_from`` names where a list of ``batches`` came from (default: the --batch flag).
     ``rule`` None (or ``workload``) takes N_M = the workload's tp when it sets one, else
     the derived optimum (:func:`iteration.resolve_rule`): build and analyze agree.
+    ``bandwidth`` ``simulated`` takes B_S per architecture from the DP ring simulated
+    on the spec's wiring under ``routing`` (:mod:`.bus_bandwidth`): a row per
+    architecture, with ``arch``, ``bandwidth`` and ``routing``; ``nominal`` (link
+    speed x planes) gives one row per spec, as before.
     """
+    if bandwidth not in bus.BANDWIDTHS:
+        raise InputError([Problem("bandwidth", f"unknown bandwidth {bandwidth!r:.40}", f"use {' or '.join(bus.BANDWIDTHS)}")])
     rep = Report("iteration")
     last: dict[tuple, dict[str, Any]] = {}  # (N, batch, model) -> its previous row: change_vs_smaller_k
     used: list[str] = []
@@ -145,8 +168,14 @@ def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence
         bf, bs, c = hb_bandwidth(spec, hb_gbps), scale_out(spec), flops_param(wl)
         m = wl.model
         rep.add_params(_cluster_params(spec) if len(specs) == 1 else [])
-        rep.add_params([bs, bf, c, *_model_params(wl, ("layers", "d_model", "params", "m_cc", "active_params", "training_flop", "training_tokens"))])
-        for b in batches or [wl.batch_tokens]:
+        cases: list[tuple[str | None, Param]] = [(None, bs)]
+        if bandwidth == "simulated":
+            cases = [(arch, p if p is not None else bs) for arch, p in bus.simulated(spec, routing, bf.value)]
+            for arch, p in cases:
+                if p is bs:
+                    rep.add_note(f"{spec.name} ({arch}): one HB domain, the DP ring never crosses the network; B_S is nominal and Eq. 1's network term is 0")
+        rep.add_params([p for _a, p in cases] + [bf, c, *_model_params(wl, ("layers", "d_model", "params", "m_cc", "active_params", "training_flop", "training_tokens"))])
+        for (arch, bs), b in ((case, b) for b in batches or [wl.batch_tokens] for case in cases):
             swept = bool(batches) and len(batches) > 1
             rep.add_params([batches_from if swept and batches_from is not None else batch_param(wl, b, swept)])
             r = it.iteration_time(
@@ -161,6 +190,8 @@ def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence
                 "compute_s": r.compute_s, "dp_network_s": r.dp_network_s, "dp_hb_s": r.dp_hb_s, "mp_hb_s": r.mp_hb_s,
                 "scale_out_gbps": bs.value, "hb_bandwidth_gbps": bf.value,
             }
+            if bandwidth == "simulated":
+                row = {"arch": arch, **row, "bandwidth": "simulated", "routing": routing}
             total_flop = m.training_flop if m.training_flop is not None else (it.step_flop(m.active_params or m.params, m.training_tokens) if m.training_tokens else None)
             if m.training_tokens:
                 row["train_days"] = m.training_tokens / b * r.iteration_s / 86_400.0
@@ -169,9 +200,9 @@ def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence
                 note = f"{m.name} on one HB domain ({spec.hb_domain} x {wl.gpu.name}) at 100% of C: {row['one_domain_train_days']:,.1f} days ({total_flop:.3g} FLOP)"
                 if note not in rep.notes:
                     rep.notes.append(note)
-            prev = last.get((spec.gpus, b, m.name))
+            prev = last.get((spec.gpus, b, m.name, arch))
             row["change_vs_smaller_k"] = row["iteration_s"] / prev["iteration_s"] - 1 if prev and prev["hb_domain"] < spec.hb_domain else None
-            last[(spec.gpus, b, m.name)] = row
+            last[(spec.gpus, b, m.name, arch)] = row
             rep.rows.append(row)
         if m.name.startswith("gpt-3"):
             rep.add_caveat(CAVEAT_GPT3)
@@ -180,6 +211,8 @@ def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence
         if m.training_flop is None and m.training_tokens:
             rep.add_params([Param(f"training FLOP ({m.name})", "6 x P x training tokens", "", "derived", "the model gives no training_flop")])
     rep.add_params([EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, EQ1_ACTIVATION_BYTES])
+    if bandwidth == "simulated":
+        rep.add_caveat(CAVEAT_SIMULATED.format(routing=routing))
     rep.caveats.insert(0, CAVEAT_EQ2.format(rule=", ".join(used)))
     rep.caveats.insert(1, CAVEAT_EQ1)
     return rep

@@ -86,7 +86,10 @@ def table(columns: Sequence[Column], rows: Sequence[dict[str, Any]]) -> list[str
 
 def render(report: Report) -> str:
     """The table, the parameters (value, unit, [status], source) and the caveats."""
-    lines = [TITLES[report.analysis], *table(COLUMNS[report.analysis], report.rows)]
+    columns = COLUMNS[report.analysis]
+    if report.analysis == "iteration" and any("arch" in r for r in report.rows):  # B_S simulated per architecture
+        columns = [("arch", "arch", str), *columns[:4], ("B_S Gb/s", "scale_out_gbps", _f(1)), *columns[4:]]
+    lines = [TITLES[report.analysis], *table(columns, report.rows)]
     lines += [f"note: {n}" for n in report.notes]
     lines += [f"skipped {x}" for x in report.skipped]
     lines += ["", "parameters:"]

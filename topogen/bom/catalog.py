@@ -71,7 +71,7 @@ LENGTH_CLASSES: dict[str, int] = {
     "cross-hall": 50,
     "building": 100,
 }
-COPPER_KINDS = ("dac", "acc", "aec")
+COPPER_KINDS = ("dac", "acc", "aec", "cat6")
 CABLE_KINDS = (*COPPER_KINDS, "fiber")
 
 SKU = Field("sku", "ref", "Unique SKU of the item (letters, digits and . _ / + ( ) -; at most 80 characters).", required=True, example="MQM9790-NS2F")
@@ -125,7 +125,7 @@ TRANSCEIVER_FIELDS: tuple[Field, ...] = (
 CABLE_FIELDS: tuple[Field, ...] = (
     SKU,
     DESCRIPTION,
-    Field("kind", "choice", "dac, acc or aec (copper, no transceiver) or fiber.", required=True, choices=CABLE_KINDS),
+    Field("kind", "choice", "dac, acc or aec (copper, no transceiver), cat6 (twisted pair, RJ45 ports) or fiber.", required=True, choices=CABLE_KINDS),
     Field("length_m", "number", "Length in metres.", required=True, minimum=0, example=3),
     Field("speed", "int", "Speed per link in Gb/s (copper).", minimum=1, example=400),
     Field("links_per_cable", "int", "Links one cable carries (a breakout cable: its legs).", default=1, minimum=1, example=2),
@@ -451,7 +451,78 @@ def parse_catalog(data: Any, label: str, path: str = "", default_name: str = "ca
     rules = tuple(x for i, item in enumerate(r.items(data, "media", required=True)) if (x := _rule(r, item, f"media[{i}]", i, tx, cb, sw_skus, declared)))
     if r.problems:
         raise InputError(r.problems)
-    return Catalog(name, label, path, description, switches, tx, cb, nics, rules)
+    catalog = Catalog(name, label, path, description, switches, tx, cb, nics, rules)
+    problems = coverage_problems(catalog)
+    if problems:
+        raise InputError(problems)
+    return catalog
+
+
+def coverage_problems(catalog: Catalog) -> list[Problem]:
+    """A problem for each switch port mode whose speed no media rule can build at any length.
+
+    A port mode offers links at its speed, so some rule must build them: one
+    that matches the switch and speed on some link tier, with transceivers at
+    that speed and cables whose legs fit the cage. Without this check a catalog
+    offering, say, a 200G mode with only 400G optics fails only when a build at
+    200G reaches the BOM. Gaps at some lengths only (no media for runs beyond
+    50 m) are not refused here: a build whose runs fall in them is refused with
+    the run named (:mod:`topogen.bom.media`); :func:`coverage_gaps` lists them.
+    """
+    problems: list[Problem] = []
+    for (i, j), missing in coverage_gaps(catalog).items():
+        if len(missing) < len(LENGTH_CLASSES):
+            continue
+        sw, mode = catalog.switches[i], catalog.switches[i].ports[j]
+        problems.append(
+            Problem(
+                f"catalog {catalog.label}: switches[{i}].ports[{j}]",
+                f"{sw.sku} offers {mode.speed}G ports, but no media rule builds {mode.speed}G links on it at any length ({_why_not(catalog, sw, mode)})",
+                f"add a media rule with speed: {mode.speed} (transceivers at {mode.speed}G, or a {mode.speed}G copper cable), or remove this port mode",
+            )
+        )
+    return problems
+
+
+def coverage_gaps(catalog: Catalog) -> dict[tuple[int, int], list[str]]:
+    """For each switch port mode (``(switch index, mode index)``), the length classes no rule builds its links in.
+
+    A class is covered when a rule matching the switch and the mode's speed on
+    some link tier builds links up to the class's longest cable: transceivers at
+    that speed reaching it, a cable at least that long, legs that fit the cage.
+    ``gpus_per_node`` rules are left aside (a rule for any node must exist
+    anyway). Modes with no gap are left out.
+    """
+    out: dict[tuple[int, int], list[str]] = {}
+    for i, sw in enumerate(catalog.switches):
+        for j, mode in enumerate(sw.ports):
+            missing = [c for c, need_m in LENGTH_CLASSES.items() if not _covered(catalog, sw, mode, c, need_m)]
+            if missing:
+                out[(i, j)] = missing
+    return out
+
+
+def _why_not(catalog: Catalog, sw: SwitchSku, mode: PortMode) -> str:
+    """Why no rule builds ``mode``'s links: the first matching rule's first problem, or that none matches."""
+    for rule in catalog.rules:
+        for tier in rule.tiers or range(1, MAX_TIERS + 1):
+            for c, need_m in LENGTH_CLASSES.items():
+                if rule.nodes is None and rule.matches(tier, c, sw.sku, mode.speed):
+                    problems = _rule_media(catalog, rule, tier, c, need_m, sw, mode, mode.speed)[1]
+                    return f"{problems[0].path.removeprefix(f'catalog {catalog.label}: ')}: {problems[0].message}"
+    return f"no rule matches {sw.sku} at {mode.speed}G"
+
+
+def _covered(catalog: Catalog, sw: SwitchSku, mode: PortMode, length: str, need_m: int) -> bool:
+    """Whether some rule builds ``mode``'s links of class ``length`` on ``sw`` on some link tier."""
+    for rule in catalog.rules:
+        if rule.nodes is not None:
+            continue  # only for some hosts' NIC cages: another rule must serve the rest
+        for tier in rule.tiers or range(1, MAX_TIERS + 1):
+            if rule.matches(tier, length, sw.sku, mode.speed):
+                if not _rule_media(catalog, rule, tier, length, need_m, sw, mode, mode.speed)[1]:
+                    return True
+    return False
 
 
 
@@ -824,14 +895,15 @@ def _tuple(x: list | None) -> tuple | None:
 # --- catalog against a spec -----------------------------------------------------------
 
 
-def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None, length: str | None = None, skip_unfit: bool = False) -> tuple[Media | None, list[Problem]]:
+def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None, length: str | None = None, skip_unfit: bool = False, run_m: float = 0) -> tuple[Media | None, list[Problem]]:
     """The media of one link tier, or ``None`` and the problems that prevent it.
 
     ``length`` is the length class of the cables (default: the tier's class,
     :func:`length_class`). The first matching rule decides; with
     ``skip_unfit`` a matching rule that cannot build these cables (reach,
     cable length) gives way to the next matching one, as when media are
-    chosen per cable by its length.
+    chosen per cable by its length. ``run_m``, a cable's own length, must be
+    reached too where it exceeds the class (a run beyond the last class).
     """
     length = length or length_class(tier, domains)
     need_m = LENGTH_CLASSES[length]
@@ -839,7 +911,7 @@ def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, 
     where = f"catalog {catalog.label}: media"
     first: list[Problem] | None = None
     for rule in (x for x in catalog.rules if x.matches(tier, length, switch.sku, speed, gpus_per_node)):
-        m, problems = _rule_media(catalog, rule, tier, length, need_m, switch, mode, speed)
+        m, problems = _rule_media(catalog, rule, tier, length, need_m, switch, mode, speed, run_m)
         if not problems:
             return m, []
         if not skip_unfit:
@@ -850,8 +922,9 @@ def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, 
     return None, [Problem(where, f"no media rule for link tier {link} ({length}, <= {need_m} m) at {speed}G on switch {switch.sku}", f"add a media rule matching tier: {link}")]
 
 
-def _rule_media(catalog: Catalog, rule: MediaRule, tier: int, length: str, need_m: int, switch: SwitchSku, mode: PortMode, speed: int) -> tuple[Media | None, list[Problem]]:
-    """The media ``rule`` gives links of ``tier`` and class ``length``, or the problems that prevent it."""
+def _rule_media(catalog: Catalog, rule: MediaRule, tier: int, length: str, class_m: int, switch: SwitchSku, mode: PortMode, speed: int, run_m: float = 0) -> tuple[Media | None, list[Problem]]:
+    """The media ``rule`` gives links of ``tier`` and class ``length`` (and runs of ``run_m``), or the problems that prevent it."""
+    need_m = _num(max(class_m, run_m))
     link = link_tier_name(tier)
     at = f"catalog {catalog.label}: media[{rule.index}]"
     problems: list[Problem] = []
@@ -880,7 +953,27 @@ def _rule_media(catalog: Catalog, rule: MediaRule, tier: int, length: str, need_
         return None, problems
     kind = "copper" if cable is not None and cable.copper else "optical"
     name = rule.name or _media_name(kind, tx, gtx, cable)
-    return Media(tier, name, kind, length, need_m, tx, gtx, cable, rule.index), []
+    return Media(tier, name, kind, length, class_m, tx, gtx, cable, rule.index), []
+
+
+def longest_reach(catalog: Catalog, tier: int, switch: SwitchSku, speed: int, gpus_per_node: int | None = None) -> tuple[float, str]:
+    """The longest run any rule builds for ``tier`` links at ``speed`` on ``switch``, and the rule's name.
+
+    A rule reaches as far as its shortest-reaching transceiver and its
+    longest cable (no limit where it has none); transceivers at another speed
+    build nothing. ``(0, "")`` when no rule matches at all.
+    """
+    best, label = 0.0, ""
+    for rule in catalog.rules:
+        if not any(rule.matches(tier, c, switch.sku, speed, gpus_per_node) for c in LENGTH_CLASSES):
+            continue
+        txs = [catalog.transceivers[t] for t in (rule.transceiver, rule.gpu_transceiver if tier == 1 else None) if t]
+        if any(t.speed != speed for t in txs):
+            continue
+        reach = min([t.reach_m for t in txs if t.reach_m is not None] + [catalog.cables[rule.cables[-1]].length_m if rule.cables else float("inf")], default=float("inf"))
+        if reach > best:
+            best, label = reach, rule.name or f"media[{rule.index}]"
+    return best, label
 
 
 def _media_name(kind: str, tx: Transceiver | None, gtx: Transceiver | None, cable: Cable | None) -> str:

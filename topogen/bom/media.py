@@ -3,16 +3,21 @@
 The layout gives every cable a sold length (:mod:`topogen.layout`). A cable's
 length class is the shortest class that holds it (``in-rack`` <= 3 m,
 ``in-row`` <= 15 m, ``cross-row`` <= 30 m, ``cross-hall`` <= 50 m,
-``building`` <= 100 m and beyond), and the catalog's first media rule for
-its link tier and class whose transceivers reach it and whose cables are
-long enough is its media: copper (DAC) within reach in a rack, multimode
-optics or AOC across a row, single-mode beyond, as the catalog says. Its cable
-SKU is the shortest cable of that rule at least as long as the cable; a
-cable longer than every SKU of its rule is counted as the longest and the
-build notes it (order custom lengths). A class no rule can build falls back
-to the tier's default media, with a note.
+``building`` above: typical reaches of copper DAC, of multimode optics, and
+single-mode beyond), and its media is the catalog's first rule for its link
+tier and class whose transceivers reach both the class and the cable's own
+length and that has a cable at least that long: copper (DAC) within reach in
+a rack, multimode optics or AOC across a row, single-mode beyond, as the
+catalog says. Its cable SKU is the shortest cable of that rule at least as
+long as the cable.
 
-Everything is per (link tier, class) group and numpy columns over links.
+A run that no rule reaches (a 140 m run where the longest single-mode trunk
+is 100 m, or a 60 m GPU-leaf run in a catalog with 50 m multimode only) is an
+input error naming one such run, its length, and the longest reach the
+catalog has for its links: pricing it as a shorter SKU would buy a cable
+that does not reach.
+
+Everything is per (link tier, sold length) group and numpy columns over links.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ import numpy as np
 from topogen.bom import catalog as cat
 from topogen.bom.catalog import LENGTH_CLASSES, Cable, Catalog, Media
 from topogen.fabric.model import Fabric
+from topogen.fabric.naming import GpuNames, nic_port, switch_port
 from topogen.spec.counts import link_tier_name
-from topogen.util.errors import InputError
+from topogen.util.errors import InputError, Problem
 
 CLASS_NAMES = tuple(LENGTH_CLASSES)
 CLASS_MAX = np.asarray([LENGTH_CLASSES[c] for c in CLASS_NAMES], dtype=np.float64)
@@ -61,26 +67,26 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
     spec = fabric.spec
     cat.check_spec(catalog, spec, {fabric.arch: fabric.tiers})
     tiers = fabric.links.tier.astype(np.int64)
-    cls = length_classes(length_m)
-    key = tiers * len(CLASS_NAMES) + cls
+    runs, run_of = np.unique(length_m, return_inverse=True)  # a few sold lengths
+    run_of = run_of.reshape(-1)
+    key = tiers * len(runs) + run_of
     media: list[Media] = []
     index = np.zeros(len(tiers), dtype=np.int32)
-    notes: list[str] = []
+    problems: list[Problem] = []
     for k in np.unique(key).tolist():
-        tier, c = divmod(k, len(CLASS_NAMES))
+        tier, r = divmod(k, len(runs))
+        run_m = float(runs[r])
         sel = key == k
         sw, mode = catalog.switch_at(spec, tier, fabric.tiers)  # type: ignore[misc]  # the link tier's upper switch
         speed = spec.speed_at(tier)
-        m, problems = cat.resolve_media(catalog, tier, spec.domains, sw, mode, speed, spec.gpus_per_node, length=CLASS_NAMES[c], skip_unfit=True)
-        if problems:
-            m, fallback = cat.resolve_media(catalog, tier, spec.domains, sw, mode, speed, spec.gpus_per_node)
-            if fallback:  # pragma: no cover - check_spec raised already
-                raise InputError(fallback)
-            notes.append(
-                f"{int(sel.sum())} {link_tier_name(tier)} cable(s) of {CLASS_NAMES[c]} length (up to {_m(float(length_m[sel].max()))} m): "
-                f"catalog {catalog.label} has no media for them ({problems[0].message}); counted as {m.name}"
-            )
+        cls = CLASS_NAMES[int(length_classes(np.asarray([run_m]))[0])]
+        m, unfit = cat.resolve_media(catalog, tier, spec.domains, sw, mode, speed, spec.gpus_per_node, length=cls, skip_unfit=True, run_m=run_m)
+        if unfit:
+            problems.append(_unreachable(fabric, catalog, tier, sw, speed, run_m, np.flatnonzero(sel)))
+            continue
         index[sel] = _add(media, m)
+    if problems:
+        raise InputError(problems)
     cables: list[Cable] = []
     cable = np.full(len(tiers), -1, dtype=np.int32)
     for i, m in enumerate(media):
@@ -90,17 +96,32 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
         sel = np.flatnonzero(index == i)
         skus = [catalog.cables[s] for s in rule.cables]
         lens = np.asarray([c.length_m for c in skus], dtype=np.float64)
-        pick = np.searchsorted(lens, length_m[sel] - 1e-9, side="left")
-        over = pick >= len(skus)
-        if over.any():
-            notes.append(
-                f"{int(over.sum())} {link_tier_name(m.tier)} cable(s) of up to {_m(float(length_m[sel][over].max()))} m are longer than "
-                f"{skus[-1].sku} ({_m(skus[-1].length_m)} m), the longest of media {m.name!r}: counted as it; order custom lengths"
-            )
-        pick = np.minimum(pick, len(skus) - 1)
+        pick = np.searchsorted(lens, length_m[sel] - 1e-9, side="left")  # every run is reached (checked above)
         ids = np.asarray([_add(cables, c) for c in skus], dtype=np.int32)
         cable[sel] = ids[pick]
-    return LinkMedia(media, index, cables, cable, length_m, notes)
+    return LinkMedia(media, index, cables, cable, length_m, [])
+
+
+def _unreachable(fabric: Fabric, catalog: Catalog, tier: int, sw, speed: int, run_m: float, links: np.ndarray) -> Problem:
+    """The problem of ``links`` (runs of ``run_m`` on link tier ``tier``) that no media rule reaches: one named, and the longest reach."""
+    L = fabric.links
+    i = int(links[0])
+    gpu = GpuNames(fabric.gpus, fabric.hb_domain)
+
+    def end(dev: int, port: int) -> str:
+        if dev < fabric.gpus:
+            return f"{gpu.name(dev)}:{nic_port(int(L.plane[i]))}"
+        return f"{fabric.switch(dev).name}:{switch_port(port)}"
+
+    reach, rule = cat.longest_reach(catalog, tier, sw, speed, fabric.spec.gpus_per_node)
+    link = link_tier_name(tier)
+    has = f"the longest reach it has for {link} links at {speed}G is {_m(reach)} m ({rule})" if reach else f"it has no media for {link} links at {speed}G"
+    return Problem(
+        f"catalog {catalog.label}: media",
+        f"{len(links):,} {link} cable run(s) of {_m(run_m)} m (e.g. {end(int(L.a_dev[i]), int(L.a_port[i]))} to {end(int(L.z_dev[i]), int(L.z_port[i]))}) "
+        f"are longer than any media of catalog {catalog.label} reaches: {has}",
+        f"add media for these runs to the catalog (single-mode transceivers whose reach_m is at least {_m(run_m)} and a cable at least that long), or shorten the runs (layout: racks_per_row, row_pitch_m)",
+    )
 
 
 def _add(items: list, x) -> int:

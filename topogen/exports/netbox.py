@@ -112,7 +112,7 @@ RACK_ROLE_COLORS = {"compute": "4caf50", "leaf": "2196f3"}  # upper tiers: the d
 PORT_TYPES = {100: "100gbase-x-qsfp28", 200: "200gbase-x-qsfp56", 400: "400gbase-x-osfp", 800: "800gbase-x-osfp"}
 NIC_TYPE = "other"
 # NetBox cable types of the catalog's copper cable kinds (optical ones follow the fiber)
-COPPER_TYPES = {"dac": "dac-passive", "acc": "dac-active", "aec": "dac-active"}
+COPPER_TYPES = {"dac": "dac-passive", "acc": "dac-active", "aec": "dac-active", "cat6": "cat6"}
 # device role colours (NetBox wants 6 hex digits), by tier; GPU nodes green
 ROLE_COLORS = ("4caf50", "2196f3", "9c27b0", "ff9800", "f44336", "795548", "607d8b")
 

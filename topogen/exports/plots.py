@@ -9,12 +9,18 @@ Written only when the spec has a ``workload:``; each plot renders rows that
 ``time_breakdown``      the terms of Eq. 1 stacked, per K, at the spec's N;
 ``dp_rail_bytes``       bytes per NIC (one rail) per step of each DP scheme, with its rail time.
 
+With ``build --traffic`` (``ctx.traffic``, :mod:`topogen.traffic.overview`), with or without a workload:
+
+``link_utilisation_<pattern>``  per link tier, the share of its links at each utilisation (5 % bins) under
+                                the DP ring, the all-to-all and the permutation, the architectures side by side.
+
 Deterministic: fixed metadata (no date, no software string), a fixed SVG hash
 salt, and matplotlib's bundled DejaVu fonts; the same spec gives the same bytes.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +215,60 @@ def plot_dp_rail_bytes(plt, spec, sec: dict[str, Any]):
     return fig
 
 
+TIER_COLORS = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#C44E52")
+
+
+def plot_link_utilisation(plt, spec, sec: dict[str, Any], pattern: str):
+    """Small multiples: a row per link tier, a column per architecture; bars = share of the tier's links per utilisation bin."""
+    hists = [h for h in sec["histograms"] if h["pattern"] == pattern and h["failed"] == "none"]
+    rows = {r["arch"]: r for r in sec["rows"] if r["pattern"] == pattern and r["failed"] == "none"}
+    archs = [h["arch"] for h in hists]
+    tiers: list[str] = []
+    for h in hists:
+        tiers += [t["tier"] for t in h["tiers"] if t["tier"] not in tiers and t["tier"] != "hb-domain"]
+    if any(t["tier"] == "hb-domain" for h in hists for t in h["tiers"]):
+        tiers.append("hb-domain")
+    edges = sec["bins"]
+    width = edges[1] - edges[0]
+    mids = [100 * (a + b) / 2 for a, b in zip(edges, edges[1:])]
+    fig = plt.figure(figsize=(SIZE_IN[0], 1.4 + 1.6 * len(tiers)), layout="constrained")
+    fig.suptitle(f"{spec.name} ({spec.gpus:,} GPUs): {pattern}, link utilisation per tier ({sec['routing']})", fontsize=STYLE["axes.titlesize"], fontweight="bold", x=0.01, ha="left")
+    cols = fig.subfigures(1, len(archs), squeeze=False)[0]
+    axes = []
+    for j, h in enumerate(hists):
+        by = {t["tier"]: t for t in h["tiers"]}
+        r = rows[h["arch"]]
+        mean = {t["tier"]: t["mean_utilisation"] for t in r["tiers"]}
+        cols[j].suptitle(f"{h['arch']}: slowest pair at {100 * r['min_rate_fraction']:.1f}% of line rate", fontsize=12.5, x=0.02, ha="left")
+        col = cols[j].subplots(len(tiers), 1, sharex=True, squeeze=False)[:, 0]
+        axes.append(col)
+        for i, tier in enumerate(tiers):
+            ax = col[i]
+            t = by.get(tier)
+            if t is None or not t["links"]:
+                ax.text(0.5, 0.5, "no such links", transform=ax.transAxes, ha="center", va="center", color="#888888", fontsize=11)
+            else:
+                share = [100 * c / t["links"] for c in t["counts"]]
+                ax.bar(mids, share, width=100 * width * 0.9, color=TIER_COLORS[i % len(TIER_COLORS)])
+                ax.set_title(f"{t['links']:,} links, mean {100 * mean.get(tier, 0.0):.1f}%", fontsize=10.5, loc="right", color="#444444")
+            if j == 0:
+                ax.set_ylabel(f"{tier}\n% of links", fontsize=11)
+            ax.set_ylim(0, 105)
+            ax.set_yticks([0, 50, 100])
+            ax.set_xlim(0, 100)
+            ax.tick_params(labelsize=10)
+    for col in axes:
+        col[-1].set_xlabel("utilisation (% of link capacity)", fontsize=12)
+    notes = list(dict.fromkeys(n for a in archs for n in rows[a]["notes"]))
+    if notes:
+        fig.text(0.01, -0.01, "\n".join(_wrap(n, 170) for n in notes[:2]), fontsize=9, color="#666666", ha="left", va="top")
+    return fig
+
+
+def _wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width))
+
+
 PLOTS = (
     ("iteration_vs_k", "iteration_vs_k", plot_iteration_vs_k),
     ("relative_vs_batch", "iteration_vs_batch", plot_relative_vs_batch),
@@ -219,8 +279,9 @@ PLOTS = (
 
 def export(ctx, dest: Path) -> list[Path]:
     """Write every plot whose analysis ran; nothing when the spec has no workload."""
-    sections = getattr(ctx, "analysis", None)
-    if not sections:
+    sections = getattr(ctx, "analysis", None) or {}
+    traffic = getattr(ctx, "traffic", None)
+    if not sections and not traffic:
         return []
     import matplotlib
 
@@ -230,7 +291,7 @@ def export(ctx, dest: Path) -> list[Path]:
     out = Path(dest) / "analysis"
     paths: list[Path] = []
     with matplotlib.rc_context(STYLE):
-        for name, key, draw in PLOTS:
+        for name, key, draw in PLOTS if sections else ():
             sec = sections.get(key) or {}
             if not sec.get("rows"):
                 ctx.messages.append(f"analysis/{name} not drawn: {sec.get('skipped', 'no rows')}")
@@ -239,6 +300,13 @@ def export(ctx, dest: Path) -> list[Path]:
             fig = draw(plt, ctx.spec, sec)
             try:
                 paths += _save(fig, out / name)
+            finally:
+                plt.close(fig)
+        for pattern in dict.fromkeys(h["pattern"] for h in (traffic or {}).get("histograms", ())):
+            out.mkdir(parents=True, exist_ok=True)
+            fig = plot_link_utilisation(plt, ctx.spec, traffic, pattern)
+            try:
+                paths += _save(fig, out / f"link_utilisation_{pattern}")
             finally:
                 plt.close(fig)
     return paths

@@ -37,7 +37,10 @@ listing all 10,752 rail-0 switches of a 131,072-GPU rail-optimized fabric took
 slurmctld 26.05 22 minutes, while the aggregated tree (a few hundred
 switches) loads in seconds and places jobs on the same leaves and pods.
 Checked with slurmctld 22.05 (``tests/test_slurm_ctld.py``): no topology
-warning, a node under exactly one leaf.
+warning, a node under exactly one leaf. Above :data:`MAX_TREE_SWITCHES` Slurm
+switches (past 131,072 GPUs at radix 64, K = 8) the leaves fold into their
+pods (:func:`collapse_leaves`): jobs are then packed by pod, and the tree of
+524,288 GPUs has 529 Slurm switches instead of 2,577.
 
 Block (``topology/block``, Slurm 23.11+): one block per HB domain,
 ``BlockName=block-<domain> Nodes=<its nodes>`` (``block-hb03 Nodes=hb03``;
@@ -152,14 +155,62 @@ class SlurmSwitch:
     members: list[str]  # the real switches it stands for (one for a leaf)
     domains: list[int]  # leaves: the HB domains below it
     children: list[str]  # upper switches: child Slurm switch names
+    leaves: tuple[str, ...] = ()  # a collapsed level: the real leaves it stands for too (see collapse_leaves)
 
 
-def aggregated_tree(fabric: Fabric) -> list[SlurmSwitch]:
+MAX_TREE_SWITCHES = 768  # above this, leaves of one pod become one Slurm switch (collapse_leaves)
+
+
+def aggregated_tree(fabric: Fabric, max_switches: int | None = None) -> list[SlurmSwitch]:
     """Rail 0's tree with the switches of a tier that join the same children merged (module docstring).
 
     Leaves first, then tier by tier; within a tier, groups in the order of
-    their first member's id, so the output is deterministic.
+    their first member's id, so the output is deterministic. While the tree
+    has more than ``max_switches`` Slurm switches, its leaf level is folded
+    into the level above (:func:`collapse_leaves`).
     """
+    cap = MAX_TREE_SWITCHES if max_switches is None else max_switches
+    tree = _merged_tree(fabric)
+    while len(tree) > cap:
+        folded = collapse_leaves(tree)
+        if folded is None:
+            break
+        tree = folded
+    return tree
+
+
+def collapse_leaves(tree: list[SlurmSwitch]) -> list[SlurmSwitch] | None:
+    """The tree with each leaf-level parent made a leaf holding its children's nodes; None if it cannot be.
+
+    slurmctld's tree plugin computes switch distances in time that grows with
+    the cube of the Slurm switch count (2,577 switches: about 5 minutes), so a
+    large tree gives up its lowest level: the switches above the leaves (a
+    pod's spines, in a Clos) hold the nodes of their leaves, and jobs are
+    packed by pod instead of by leaf. Possible only when every leaf has one
+    parent and those parents have only leaves below them (true of Clos pods).
+    """
+    leaves = {t.name: t for t in tree if t.domains}
+    parent_of: dict[str, str] = {}
+    parents = [t for t in tree if any(c in leaves for c in t.children)]
+    for p in parents:
+        if not all(c in leaves for c in p.children):
+            return None
+        for c in p.children:
+            if parent_of.setdefault(c, p.name) != p.name:
+                return None
+    if not parents or set(parent_of) != set(leaves):
+        return None
+    out = []
+    for p in parents:
+        kids = [leaves[c] for c in p.children]
+        doms = sorted(d for k in kids for d in k.domains)
+        below = tuple(x for k in kids for x in (k.leaves or tuple(k.members)))
+        out.append(SlurmSwitch(p.name, p.tier, p.members, doms, [], below))
+    return out + [t for t in tree if not t.domains and t not in parents]
+
+
+def _merged_tree(fabric: Fabric) -> list[SlurmSwitch]:
+    """Rail 0's tree with the switches of a tier that join the same children merged."""
     by_tier: dict[int, list[tuple[int, list[int]]]] = {}
     for sw, children in rail0_tree(fabric):
         by_tier.setdefault(fabric.switch(sw).tier, []).append((sw, children))
@@ -264,10 +315,20 @@ def tree_lines(fabric: Fabric) -> Iterator[str]:
         yield "# on its own GPUs' rails only, but reaches the other rails through the HB domain (NVLink), and"
         yield "# every rail groups the same HB domains on its leaves, so that leaf is the node's locality."
     tree = aggregated_tree(fabric)
-    merged = [t for t in tree if len(t.members) > 1]
-    yield "# Leaves are real switches. Above them, switches that join the same children are one Slurm"
-    yield "# switch (same placement, and slurmctld loads a few hundred switches in seconds where all of"
-    yield "# a large fabric's switches take many minutes):"
+    merged = [t for t in tree if len(t.members) > 1 and not t.leaves]
+    folded = [t for t in tree if t.leaves]
+    if folded:
+        full = len(_merged_tree(fabric))
+        yield f"# Leaves: the rail-0 tree has {full:,} Slurm switches even with equivalent upper switches merged,"
+        yield f"# more than {MAX_TREE_SWITCHES:,}: slurmctld's start grows with the cube of that count (minutes here),"
+        yield "# so each pod is one Slurm leaf holding its leaves' nodes (jobs are packed by pod, not by leaf):"
+        for t in folded:
+            yield f"#   {t.name} = {len(t.leaves):,} leaves {hostlist(list(t.leaves))} with {len(t.members):,} switches {hostlist(t.members)}"
+        yield "# Above them, switches that join the same children are one Slurm switch:"
+    else:
+        yield "# Leaves are real switches. Above them, switches that join the same children are one Slurm"
+        yield "# switch (same placement, and slurmctld loads a few hundred switches in seconds where all of"
+        yield "# a large fabric's switches take many minutes):"
     if not merged:
         yield "#   (none: every upper switch here joins different children)"
     for t in merged:
@@ -283,7 +344,7 @@ def tree_lines(fabric: Fabric) -> Iterator[str]:
         yield f"# switch holds one SU's nodes (SU s: HB domains {per}*s to {per}*s+{per - 1}), and jobs packed under one leaf stay in one SU."
     yield "# HB domains as blocks: ../block/topology.conf (TopologyPlugin=topology/block, Slurm 23.11+)."
     for t in tree:
-        if t.tier == 1:
+        if t.domains:
             yield f"SwitchName={t.name} Nodes={domain_hostlist(nn, t.domains)}"
         else:
             yield f"SwitchName={t.name} Switches={hostlist(t.children)}"

@@ -25,6 +25,12 @@ Sheets, in order:
     (``hb0003-gpu7:nic0``) on each used port, empty on a free port.
 ``Validation``
     each architecture's findings and key figures.
+``Analysis``
+    with a workload: each analysis's table, parameters and caveats.
+``Traffic``
+    with ``build --traffic``: the DP ring, the MoE all-to-all and a permutation
+    simulated on each wiring, healthy and with a spine down (figures, utilisation
+    per link tier, busiest links).
 
 Text from user input (catalog descriptions, sources, media names...) is never a
 formula: every string is written as a string cell, and one starting with
@@ -43,6 +49,7 @@ them through openpyxl, one cell per value, and gives the same cells.
 from __future__ import annotations
 
 import datetime as _dt
+import textwrap
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -1068,6 +1075,76 @@ def write_analysis(wb, ctx) -> None:
         ws.append([])
 
 
+TRAFFIC_COLUMNS = (
+    ("Architecture", "arch", None), ("Pattern", "pattern", None), ("Failed", "failed", None), ("Flows stand for", "aggregation", None),
+    ("GPU pairs", "pairs", COUNT), ("Flows", "flows", COUNT), ("Slowest pair (of NIC line rate)", "min_rate_fraction", "0.0%"),
+    ("Mean pair (of NIC line rate)", "mean_rate_fraction", "0.0%"), ("Busiest link: offered / capacity", "max_link_load", "0.00"),
+    ("DP all-reduce bus bandwidth (GB/s)", "bus_bandwidth_GBps", "#,##0.0"), ("Slowest pair vs intact", "change.min_rate_fraction", "+0.0%;-0.0%;0.0%"),
+)
+TIER_COLUMNS = (("Link tier", "tier", None), ("Links", "links", COUNT), ("Mean utilisation", "mean_utilisation", "0.0%"), ("Max utilisation", "max_utilisation", "0.0%"), ("Max offered / capacity", "max_offered_over_capacity", "0.00"))
+BUSY_COLUMNS = (("Link", "link", None), ("Link tier", "tier", None), ("Direction", "direction", None), ("Capacity (Gb/s)", "capacity_gbps", "#,##0"), ("Offered / capacity", "offered_over_capacity", "0.00"), ("Utilisation", "utilisation", "0.0%"))
+
+
+def write_traffic(wb, ctx) -> None:
+    """*Traffic*: the collectives simulated on each wiring (``build --traffic``, :mod:`topogen.traffic.overview`).
+
+    Per architecture x pattern x failure case: the figures ``topogen simulate``
+    prints (rates as fractions of NIC line rate, the busiest link's offered
+    load over capacity, the DP ring's bus bandwidth), then utilisation per link
+    tier, then the busiest links by name, then notes.
+    """
+    sec = getattr(ctx, "traffic", None)
+    if not sec:
+        return
+    ws = wb.create_sheet("Traffic")
+    print_setup(ws, None)
+    widths = (15, 15, 16, 40, 14, 12, 14, 14, 14, 14, 14)
+    set_widths(ws, widths)
+    bold = Font(bold=True, size=12)
+    at = [0]  # rows written so far
+
+    def append(values: list) -> None:
+        at[0] += 1
+        ws.append(values)
+
+    def head(names: list[str]) -> None:
+        lines = max(-(-len(h) // max(1, widths[i] - 2)) for i, h in enumerate(names))
+        ws.row_dimensions[at[0] + 1].height = 15 * max(1, lines)  # readers that do not fit rows to wrapped text
+        append(header_row(ws, names))
+
+    def get(r: dict, key: str) -> Any:
+        top, _, rest = key.partition(".")
+        v = r.get(top)
+        return v.get(rest) if rest and isinstance(v, dict) else v
+
+    def value(r: dict, key: str, fmt: str | None) -> Any:
+        v = get(r, key)
+        return cell(ws, "-") if v is None else cell(ws, v, fmt if not isinstance(v, str) else None)
+
+    def table(rows: list[tuple[str, str, str, dict]], columns) -> None:
+        head(["Architecture", "Pattern", "Failed", *[h for h, _k, _f in columns]])
+        for arch, pattern, failed, r in rows:
+            append([cell(ws, arch), cell(ws, pattern), cell(ws, failed), *[value(r, k, f) for _h, k, f in columns]])
+
+    append([cell(ws, f"Traffic on the wiring: {sec['routing']} routing, max-min fair rates (topogen simulate)", font=_TITLE)])
+    append([cell(ws, "Rates are fractions of the sender's NIC line rate; all-to-all: per GPU, over the pairs that cross the network. A failure row: one spine down.")])
+    append([])
+    head([h for h, _k, _f in TRAFFIC_COLUMNS])
+    for r in sec["rows"]:
+        append([value(r, k, f) for _h, k, f in TRAFFIC_COLUMNS])
+    append([])
+    append([cell(ws, "Utilisation per link tier (at the max-min rates)", font=bold)])
+    table([(r["arch"], r["pattern"], r["failed"], t) for r in sec["rows"] for t in r["tiers"]], TIER_COLUMNS)
+    append([])
+    append([cell(ws, "Busiest links (offered load over capacity before any sharing, then utilisation)", font=bold)])
+    table([(r["arch"], r["pattern"], r["failed"], b) for r in sec["rows"] for b in r["busiest_links"]], BUSY_COLUMNS)
+    append([])
+    notes = [f"note ({r['arch']}, {r['pattern']}, {r['failed']}): {n}" for r in sec["rows"] for n in r["notes"]] + [f"note: {n}" for n in sec["notes"]]
+    for n in notes:  # lines that fit the printed page (the sheet is about 180 characters wide)
+        for line in textwrap.wrap(n, 170, subsequent_indent="    "):
+            append([cell(ws, line)])
+
+
 PERCENT_KEYS = ("relative", "overhead", "overhead_pipelined", "overhead_serial", "nic_share", "change_vs_smaller_k")
 
 
@@ -1144,6 +1221,7 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
         write_port_map(wb, fabric, lay.ports[arch], strings[arch], arch)
     write_validation(wb, ctx)
     write_analysis(wb, ctx)
+    write_traffic(wb, ctx)
     set_properties(wb, ctx)
     save_package(wb, path, sst, COMPRESSLEVEL)
 

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from topogen.traffic.network import Network
 from topogen.traffic.patterns import Pairs
-from topogen.traffic import rates, spray
+from topogen.traffic import lft, rates, spray
 from topogen.traffic.routing import mix, route
 
 
@@ -44,8 +44,12 @@ class Traffic:
         return self.direct.shape[0]
 
 
-def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key: int = 0) -> Traffic:
-    """Route ``pairs`` on ``net`` (see the module); vectorised over pairs, ports and queue pairs."""
+def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key: int = 0, tables: lft.Tables | None = None) -> Traffic:
+    """Route ``pairs`` on ``net`` (see the module); vectorised over pairs, ports and queue pairs.
+
+    ``tables`` (OpenSM's LFTs, :mod:`.lft`) route an ``opensm`` routing; with
+    LMC > 0 its queue pairs spread over each destination's LIDs.
+    """
     f = net.fabric
     n, k = f.gpus, f.hb_domain
     src, dst = pairs.src, pairs.dst
@@ -53,7 +57,7 @@ def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key
     relay = np.where((f.arch == "rail-only") & ~same & (src % k != dst % k), (src // k) * k + dst % k, -1)
     sender = np.where(relay >= 0, relay, src)
     ports = net.nic_link.shape[1]
-    q = flows_per_pair if routing == "ecmp" else 1
+    q = flows_per_pair if routing == "ecmp" or (tables is not None and tables.choice.lmc) else 1
     sub = ports * q
 
     # HB-only pairs: one flow each
@@ -89,6 +93,12 @@ def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key
         for lv in levels:
             factors.append(rates.factor(np.where(cls_all >= 0, lv.group[np.maximum(cls_all, 0)], -1), lv.matrix))
         alive &= ~dead[cls]
+    elif tables is not None:
+        seg = lft.walk(tables, sender[fp], port, dst[fp], qp, 2 * d_cab + 1)
+        rows.append(seg.row)
+        cols.append(seg.link)
+        vals.append(seg.frac)
+        alive &= ~seg.dead
     else:
         fkey = mix(mix(sender[fp].astype(np.uint64) * np.uint64(n) + dst[fp].astype(np.uint64)) ^ (port * 1024 + qp).astype(np.uint64) ^ mix(np.full(nf, key, np.uint64)))
         host = net.host_index[dst[fp], port]

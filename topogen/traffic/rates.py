@@ -45,9 +45,12 @@ def max_min(direct: sp.csr_matrix, capacity: np.ndarray, weight: np.ndarray, fac
         # cut the incidence down to the live flows and their links
         d = direct[live]
         fs = [(g[live], m) for g, m in factors]
-        used_groups = [np.unique(g) for g, _ in fs]
-        parts = [d.indices] + [m[u].indices for (g, m), u in zip(fs, used_groups)]
-        cols = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        used_groups = [np.flatnonzero(np.bincount(g, minlength=m.shape[0])) for g, m in fs]
+        seen = np.zeros(direct.shape[1], bool)  # the links they cross (a mask: np.unique would sort or hash them all)
+        seen[d.indices] = True
+        for (g, m), u in zip(fs, used_groups):
+            seen[m[u].indices] = True
+        cols = np.flatnonzero(seen)
         remap = np.full(direct.shape[1], -1, np.int64)
         remap[cols] = np.arange(len(cols))
         d = sp.csr_matrix((d.data, remap[d.indices], d.indptr), shape=(len(live), len(cols)))

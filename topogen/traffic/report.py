@@ -1,7 +1,9 @@
 """Rows and text of a traffic study: one row per architecture x pattern x routing x failure case.
 
 Row keys (``--json``): ``arch``, ``pattern``, ``routing``, ``failed`` ("none"
-for the intact fabric), ``pairs``, ``flows``, ``unroutable_pairs``,
+for the intact fabric), ``pairs``, ``flows``, ``aggregation`` (what a flow stands for:
+``gpu-pair``; an ``alltoall`` beyond 1,024 GPUs ``leaf-pair``, or
+``leaf-group-pair`` where leaf pairs are too many), ``unroutable_pairs``,
 ``min_rate_fraction`` and ``mean_rate_fraction`` (of the sender's NIC line
 rate, over the pairs that cross the network; for ``alltoall``, per GPU: a
 pair's rate times the N-K pairs each GPU sends across the network), ``max_link_load`` (offered load
@@ -33,6 +35,7 @@ def row(res: Result, size_bytes: float | None, intact: dict[str, Any] | None = N
         "failed": res.failed,
         "pairs": res.pairs,
         "flows": res.flows,
+        "aggregation": res.aggregation,
         "unroutable_pairs": res.unroutable,
         "min_rate_fraction": round(res.min_rate_fraction, 6),
         "mean_rate_fraction": round(res.mean_rate_fraction, 6),

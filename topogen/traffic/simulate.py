@@ -8,13 +8,14 @@ NIC line rate (every NIC port of the GPU).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from topogen.util.errors import InputError, Problem
 from topogen.fabric.model import Fabric
 from topogen.traffic import alltoall as a2a
-from topogen.traffic import flows, network, patterns, rates
+from topogen.traffic import flows, lft, network, patterns, rates
 from topogen.traffic.failures import Failure, apply
 
 TOP_LINKS = 5
@@ -41,6 +42,10 @@ class Result:
     size: np.ndarray | None = None  # relative bytes per pair
     bus_GBps: float | None = None
     count: np.ndarray | None = None  # GPU pairs each entry stands for (an aggregated all-to-all), else one each
+    aggregation: str = "gpu-pair"  # what one entry stands for: a GPU pair, or (all-to-all at scale) a leaf pair or leaf-group pair
+    link_utilisation: np.ndarray | None = None  # carried / capacity of every link with a capacity (bundles included)
+    link_tier: np.ndarray | None = None  # tier number of those links (0: HB domain), names in ``tier_names``
+    tier_names: dict[int, str] = field(default_factory=dict)
 
     @property
     def measured(self) -> np.ndarray:
@@ -70,8 +75,14 @@ class Result:
         return float(np.max(rel * size_bytes * 8 / (self.pair_rate * 1e9)))
 
 
-def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = (), exact_gpus: int | None = None) -> Result:
-    """Route ``pattern`` on ``fabric`` (less ``failure``) with ``routing`` and fill it max-min fairly."""
+def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float | None, flows_per_pair: int = 1, key: int = 0, failure: Failure | None = None, matrix: patterns.Pairs | None = None, top: int = TOP_LINKS, skip: tuple[str, ...] = (), exact_gpus: int | None = None, leaf_pairs: int | None = None, routes: Callable[[Fabric, lft.Choice], lft.Tables] | None = None) -> Result:
+    """Route ``pattern`` on ``fabric`` (less ``failure``) with ``routing`` and fill it max-min fairly.
+
+    An ``opensm`` routing takes its forwarding tables from ``routes`` (the
+    fabric, less the failure, as OpenSM routes it: :mod:`.lft`). ``exact_gpus``
+    and ``leaf_pairs`` move the all-to-all's aggregation thresholds
+    (:data:`.alltoall.EXACT_GPUS`, :data:`.alltoall.LEAF_PAIRS`).
+    """
     failed = "none"
     if failure:
         failure = Failure(tuple(x for x in failure.names if x not in skip), failure.random_pct)
@@ -81,8 +92,9 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
     notes: list[str] = []
     cap, tier, extra = net.capacity, net.tier, []
     count = None
+    aggregation = "gpu-pair"
     if pattern.kind == "alltoall" and fabric.gpus > (exact_gpus if exact_gpus is not None else a2a.EXACT_GPUS):
-        t, cap, count, extra, note = a2a.aggregate(net)
+        t, cap, count, extra, note, aggregation = a2a.aggregate(net, a2a.LEAF_PAIRS if leaf_pairs is None else leaf_pairs)
         tier = np.concatenate([net.tier, np.ones(len(cap) - len(net.tier) - (len(extra) - 2 * (len(extra) // 2)), np.int8)])
         groups = sum(1 for x in extra if x.endswith("HB out"))
         tier[len(tier) - 2 * groups :] = 0
@@ -99,7 +111,13 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
             prs = matrix
         else:
             prs = patterns.pairs(pattern, fabric.gpus, fabric.hb_domain, key)
-        t = flows.build(net, prs, routing, flows_per_pair, key)
+        tables = None
+        if lft.is_opensm(routing):
+            if routes is None:
+                raise InputError([Problem("routing", f"{routing} needs OpenSM's forwarding tables, and this caller gives no way to compute them", "run it through topogen simulate")])
+            tables = routes(fabric, lft.parse(routing))
+            notes += tables.notes()
+        t = flows.build(net, prs, routing, flows_per_pair, key, tables)
         npairs = len(prs.src)
     if hb_gbps is None and t.direct[:, 2 * net.cables :].nnz:
         raise InputError([Problem("hb_bandwidth", f"{pattern.label} on {fabric.arch} crosses the HB domain, whose bandwidth is not known", "give --hb-bandwidth (Gb/s per GPU: 7200 for NVLink 4, 14400 for NVLink 5), or set hb_bandwidth_gbps in the spec")])
@@ -137,4 +155,5 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         tiers.append({"tier": tier_names[tr], "links": int(sel.sum()), "mean_utilisation": float(carried[sel].sum() / cap[sel].sum()), "max_utilisation": float(util[sel].max()), "max_offered_over_capacity": float(ratio[sel].max())})
     dead = int(npairs - (count[pair_rate > 0].sum() if count is not None else np.count_nonzero(pair_rate > 0)))
     bus = float(pair_rate[t.network].min() / 8) if pattern.kind == "ring-allreduce" and t.network.any() else None
-    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, size, bus, count)
+    has = cap > 0
+    return Result(fabric.arch, pattern.label, routing, failed, npairs, t.flows, dead, pair_rate, frac, t.network, float(ratio.max()) if len(ratio) else 0.0, busiest, tiers, notes, size, bus, count, aggregation, util[has], tier[has], tier_names)

@@ -11,6 +11,8 @@ import reprlib
 from dataclasses import dataclass
 from typing import Any
 
+from topogen.util.interrupts import Interrupted  # noqa: F401  (SIGINT/SIGTERM; it lives beside its handler)
+
 
 class _Short(reprlib.Repr):
     """``repr`` cut to a readable length at every level: no input value can blow up a message."""
@@ -128,19 +130,3 @@ class InputError(Exception):
         head = "error: " if n == 1 else f"error: {n} problems in the input:\n  "
         sep = "\n  "
         return head + sep.join(p.render() for p in self.problems)
-
-
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived (the CLI turns both into this): clean up, exit 128 + signal.
-
-    A ``BaseException`` like :class:`KeyboardInterrupt`, so ``except Exception`` never
-    swallows it, but not one, so click does not turn it into "Aborted!" and exit 1.
-    """
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(signum)
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum

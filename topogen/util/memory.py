@@ -29,7 +29,6 @@ kept free memory.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 
 # mallopt(3) parameters (glibc's malloc.h)
@@ -42,9 +41,14 @@ KEEP_FREE = (1 << 31) - 1  # bytes of free heap kept at the top before glibc ret
 
 @functools.cache
 def _glibc(name: str, *argtypes):
-    """glibc's function ``name`` (returning int, taking ``argtypes``), or None elsewhere."""
+    """glibc's function ``name`` (returning int, taking ``argtypes``), or None elsewhere.
+
+    Looked up among the symbols the process has loaded (libc is one), not with
+    ``ctypes.util.find_library``, which runs ``ldconfig -p`` at start-up: a child a
+    Ctrl-C could leave behind.
+    """
     try:
-        fn = getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
+        fn = getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
     fn.argtypes, fn.restype = argtypes, ctypes.c_int

@@ -30,7 +30,9 @@ through :func:`check` (before any work) and :func:`atomic_dir` (to write):
 * A run that fails or is interrupted removes its temporary directory and marker, and
   the parent directories it created (``out/`` of ``out/<name>``): nothing is left.
 * SIGINT/SIGTERM during the swap are held until it is complete; an interrupted run
-  removes its temporary directory (see :class:`~topogen.util.errors.Interrupted`).
+  removes its temporary directory (see :class:`~topogen.util.interrupts.Interrupted`).
+  A run that got one never swaps its output in, even when the exception its handler
+  raised was lost (:func:`~topogen.util.interrupts.checkpoint`).
 """
 
 from __future__ import annotations
@@ -43,11 +45,11 @@ import os
 import re
 import secrets
 import shutil
-import signal
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
 
 MANIFEST = "manifest.json"
@@ -55,7 +57,6 @@ MAX_MANIFEST_BYTES = 16 << 20
 SHOWN = 3  # foreign files named in a refusal
 TOKEN_HEX = 16  # hex digits of a run's random token (in its marker and directory names)
 MAX_MARKER_BYTES = 256
-_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _refuse(out_dir: Path, message: str, hint: str = "choose another --out directory") -> InputError:
@@ -325,14 +326,7 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-@contextmanager
-def held_signals() -> Iterator[None]:
-    """SIGINT/SIGTERM wait until the block ends (then act): a swap or a clean-up is never cut."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+held_signals = interrupts.held  # SIGINT/SIGTERM wait until the block ends: a swap or a clean-up is never cut
 
 
 def _commit(run: Run, real: Path, shown: str, force: bool) -> None:
@@ -409,6 +403,7 @@ def atomic_dir(out_dir: str | Path, force: bool = False, notes: list[str] | None
             try:
                 yield run.tmp
                 with held_signals():
+                    interrupts.checkpoint()  # a Ctrl-C whose exception was lost: the previous output stays
                     _commit(run, real, shown, force)
             finally:
                 with held_signals():

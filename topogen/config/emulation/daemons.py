@@ -1,0 +1,93 @@
+"""FRR in the switch namespaces: zebra, bgpd and bfdd started, each router's file loaded, their state read over the vty sockets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import time
+from pathlib import Path
+
+from topogen.config.emulation.lab import DAEMONS, FRR_DIR, Router
+
+
+def vty(sock: Path, command: str, timeout: float = 10.0) -> str:
+    """One command on a daemon's vty socket (the protocol vtysh speaks): its output."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(sock))
+        s.sendall(command.encode() + b"\0")
+        buf = bytearray()
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            if len(buf) >= 4 and buf[-4:-1] == b"\0\0\0":
+                break
+    return buf[:-4].decode(errors="replace")
+
+
+def vty_json(sock: Path, command: str) -> dict:
+    text = vty(sock, command)
+    try:
+        return json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+
+
+class Daemons:
+    """The FRR part of :class:`~topogen.config.emulate.Emulation`: start the daemons, read sessions and routes."""
+
+    def start_frr(self) -> None:
+        for r in self.lab.routers:
+            d = self.res.tmp / r.ns
+            d.mkdir()
+            shutil.chown(d, "frr", "frr")
+            (d / "frr.conf").write_text(r.config)
+            (d / "empty.conf").write_text("")
+            for daemon in DAEMONS:
+                cmd = ["ip", "netns", "exec", r.ns, str(FRR_DIR / daemon), "-N", r.ns, "--vty_socket", str(d), "-i", str(d / f"{daemon}.pid"), "-f", str(d / "empty.conf"), "-P", "0", "--log", f"file:{d / daemon}.log", "-z", str(d / "zserv.api")]
+                if daemon == "bfdd":
+                    cmd += ["--bfdctl", str(d / "bfdd.sock")]
+                self.res.start(cmd, d / f"{daemon}.out")
+        end = time.monotonic() + 30
+        pending = list(self.lab.routers)
+        while pending and time.monotonic() < end:
+            pending = [r for r in pending if not all((self.res.tmp / r.ns / f"{dm}.vty").exists() for dm in DAEMONS)]
+            time.sleep(0.1)
+        if pending:
+            raise RuntimeError(f"FRR did not start in {pending[0].name} (see its logs)")
+        loads = []
+        for r in self.lab.routers:  # every router's file at once: no router waits for the one before
+            d = self.res.tmp / r.ns
+            loads.append((r, self.res.start(["vtysh", "--vty_socket", str(d), "-f", str(d / "frr.conf")])))
+        for r, proc in loads:
+            out, _ = proc.communicate()
+            errs = [ln for ln in out.splitlines() if "Unknown command" in ln or ln.startswith("% ") or "line " in ln and "%" in ln]
+            if proc.returncode != 0 or errs:
+                self.fail(f"{r.name}: FRR refused lines of its frr.conf: {'; '.join(errs[:3]) or out.strip()[:300]}")
+
+    def sock(self, r: Router, daemon: str) -> Path:
+        return self.res.tmp / r.ns / f"{daemon}.vty"
+
+    # -- state
+
+    def sessions(self) -> dict[str, dict[str, str]]:
+        """Router name -> {peer: state} from bgpd."""
+        out = {}
+        for r in self.lab.routers:
+            data = vty_json(self.sock(r, "bgpd"), "show bgp summary json")
+            peers = (data.get("ipv4Unicast") or {}).get("peers", {})
+            out[r.name] = {p: v.get("state", "?") for p, v in peers.items()}
+        return out
+
+    def leaf_routes(self, r: Router) -> dict[str, int]:
+        """Prefix -> next hops in the kernel (FIB) of router ``r``, from zebra."""
+        data = vty_json(self.sock(r, "zebra"), "show ip route json")
+        out = {}
+        for prefix, entries in data.items():
+            for e in entries:
+                if e.get("selected"):
+                    out[prefix] = sum(1 for nh in e.get("nexthops", []) if nh.get("fib"))
+        return out

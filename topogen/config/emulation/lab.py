@@ -1,0 +1,230 @@
+"""The lab an emulation boots, read from a build: routers (a switch, or one VRF of it), sampled GPU NICs and cables.
+
+Also what the plan says about BGP against each router's ``frr.conf`` (:func:`bgp_mismatches`).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from topogen.util.errors import InputError, Problem
+
+FRR_DIR = Path("/usr/lib/frr")
+DAEMONS = ("zebra", "bgpd", "bfdd")
+ROLE_ORDER = {"gpu": 0, "leaf": 1, "spine": 2, "core": 3}
+GPU_NAME = re.compile(r"hb([0-9]+)-gpu([0-9]+)")
+
+
+def role_rank(role: str) -> int:
+    return ROLE_ORDER.get(role, int(role[4:]) if role.startswith("tier") and role[4:].isdigit() else 99)
+
+
+@dataclass
+class Port:
+    device: str
+    name: str
+    vrf: str
+    vlan: str
+    address: str  # a.b.c.d/len or ""
+    peer: str
+    peer_port: str
+    peer_address: str
+
+
+@dataclass
+class Router:
+    """One FRR instance: a switch, or one VRF of a switch carrying several rails."""
+
+    name: str  # the switch, or <switch>/<vrf>
+    switch: str
+    role: str
+    vrf: str
+    config: str
+    ports: list[Port] = field(default_factory=list)
+    ns: str = ""
+    asn: str = ""
+
+    def uplinks(self, roles: dict[str, str]) -> list[Port]:
+        return [p for p in self.ports if roles.get(p.peer, "gpu") != "gpu" and role_rank(roles[p.peer]) > role_rank(self.role)]
+
+
+@dataclass
+class Host:
+    """One GPU NIC port: a namespace with one interface."""
+
+    gpu: str
+    nic: str
+    rail: int
+    address: str
+    gateway: str
+    route: str
+    leaf: str
+    leaf_port: str
+    ns: str = ""
+
+    @property
+    def ip(self) -> str:
+        return self.address.split("/")[0]
+
+
+@dataclass
+class Lab:
+    arch: str
+    routers: list[Router]
+    hosts: list[Host]
+    cables: list[tuple[str, str, str, str]]  # a device, a port, z device, z port
+    roles: dict[str, str]
+    gpus_total: int
+    configs: dict[str, Path]  # switch -> its frr.conf as built
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _arch_dir(build: Path, arch: str | None) -> tuple[str, Path]:
+    if not build.is_dir():
+        raise InputError([Problem("build_dir", f"{build} is not a directory", "give a build directory written by topogen build --formats cabling,addressing,frr (e.g. out/demo)")])
+    have = [a for a in ("rail-optimized", "rail-only") if (build / a / "addressing.csv").is_file()]
+    if arch is not None:
+        if arch not in have:
+            raise InputError([Problem("arch", f"{build} has no {arch}/addressing.csv", f"architectures there: {', '.join(have) or 'none'}; build with --formats cabling,addressing,frr")])
+        return arch, build / arch
+    if len(have) != 1:
+        raise InputError([Problem("arch", f"{build} holds {len(have)} architectures with addressing.csv ({', '.join(have) or 'none'})", "pick one with --arch rail-optimized or --arch rail-only; build with --formats cabling,addressing,frr")])
+    return have[0], build / have[0]
+
+
+def split_vrfs(text: str) -> dict[str, str]:
+    """A ``frr.conf`` cut into one configuration per VRF (``""`` the default): what a router per VRF loads.
+
+    ``vrf X`` blocks go away, ``interface P vrf X`` and ``router bgp N vrf X``
+    go to X's router without the ``vrf X``, other interface and BGP blocks to
+    the default router, every other line (hostname, prefix lists, route maps,
+    BFD profiles) to all.
+    """
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if line and not line[0].isspace() and line != "!" and not line.startswith("exit"):
+            blocks.append([line])
+        elif blocks:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    vrfs = sorted({b[0].split()[1] for b in blocks if b[0].startswith("vrf ")})
+    out = {v: [] for v in [""] + vrfs}
+    for b in blocks:
+        head = b[0].split()
+        if head[:1] == ["vrf"]:
+            continue
+        if head[:1] == ["interface"] or head[:2] == ["router", "bgp"]:
+            v = head[head.index("vrf") + 1] if "vrf" in head else ""
+            out[v].append("\n".join([" ".join(head[: head.index("vrf")]) if v else b[0]] + b[1:]))
+        else:
+            for v in out:
+                out[v].append("\n".join(b))
+    return {v: "\n".join(lines) + "\n" for v, lines in out.items()}
+
+
+def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
+    """The routers, GPU hosts and cables of one architecture of a build; GPUs sampled to ``max_gpus``."""
+    arch, root = _arch_dir(Path(build), arch)
+    problems = []
+    for need in ("cabling.csv", "addressing.csv", "frr"):
+        if not (root / need).exists():
+            problems.append(Problem("build", f"{root / need} is missing", "build with --formats cabling,addressing,frr"))
+    if problems:
+        raise InputError(problems)
+    configs = {p.stem: p for p in sorted((root / "frr").rglob("*.conf"))}
+    rows = _read_csv(root / "addressing.csv")
+    roles = {r["device"]: r["role"] for r in rows}
+    asns = {r["device"]: r["asn"] for r in rows if r["role"] != "gpu"}
+    ports: dict[str, list[Port]] = {}
+    gpu_rows = []
+    for r in rows:
+        if r["role"] == "gpu":
+            gpu_rows.append(r)
+        elif r["interface"].startswith("p"):
+            ports.setdefault(r["device"], []).append(Port(r["device"], r["interface"], r["vrf"], r["vlan"], r["address"], r["peer_device"], r["peer_interface"], r["peer_address"]))
+    switches = [d for d in dict.fromkeys(r["device"] for r in rows if r["role"] != "gpu")]
+    missing = [s for s in switches if s not in configs]
+    if missing:
+        raise InputError([Problem("build", f"no frr.conf for {len(missing)} switch(es): {', '.join(missing[:3])}", f"expected {root / 'frr'}/**/<switch>.conf; build with --formats frr")])
+    routers = []
+    for s in switches:
+        text = configs[s].read_text(encoding="utf-8")
+        parts = split_vrfs(text)
+        for vrf, conf in parts.items():
+            name = s if vrf == "" else f"{s}/{vrf}"
+            routers.append(Router(name, s, roles[s], vrf, conf if len(parts) > 1 else text, [p for p in ports.get(s, []) if p.vrf == vrf], asn=asns.get(s, "")))
+    hosts = []
+    for r in gpu_rows:
+        m = GPU_NAME.fullmatch(r["device"])
+        rail = int(m.group(2)) if m else -1
+        hosts.append(Host(r["device"], r["interface"], rail, r["address"], r["peer_address"].split("/")[0], r["route"], r["peer_device"], r["peer_interface"]))
+    gpus = sorted({h.gpu for h in hosts}, key=_gpu_key)
+    picked = set(sample_gpus(gpus, max_gpus))
+    hosts = [h for h in hosts if h.gpu in picked]
+    cables = [(c["a_device"], c["a_port"], c["z_device"], c["z_port"]) for c in _read_csv(root / "cabling.csv")]
+    return Lab(arch, routers, hosts, cables, roles, len(gpus), {s: configs[s] for s in switches})
+
+
+def _gpu_key(name: str) -> tuple[int, int]:
+    m = GPU_NAME.fullmatch(name)
+    return (int(m.group(1)), int(m.group(2))) if m else (1 << 62, 0)
+
+
+def sample_gpus(gpus: list[str], limit: int) -> list[str]:
+    """Every GPU when there are at most ``limit``; else whole HB domains spread evenly from first to last.
+
+    Whole domains keep every rail in the sample (the cross-rail checks need
+    them); the spread reaches the leaves of the first and the last group. The
+    choice depends only on the names and ``limit``: the same build samples alike.
+    """
+    if len(gpus) <= limit:
+        return list(gpus)
+    domains: dict[int, list[str]] = {}
+    for g in gpus:
+        domains.setdefault(_gpu_key(g)[0], []).append(g)
+    keys = sorted(domains)
+    per = max(len(v) for v in domains.values())
+    want = max(2, min(len(keys), limit // per))
+    idx = sorted({round(i * (len(keys) - 1) / (want - 1)) for i in range(want)})
+    return [g for i in idx for g in domains[keys[i]]]
+
+
+NEIGHBOR_RE = re.compile(r"^ neighbor (\S+)( interface)? remote-as (\S+)\s*$")
+
+
+def bgp_mismatches(r: Router, roles: dict[str, str], asns: dict[str, str]) -> list[str]:
+    """What router ``r``'s configuration says about BGP that the plan does not: ASN, neighbours, their ASNs."""
+    out = []
+    local = [ln.split() for ln in r.config.splitlines() if ln.startswith("router bgp ")]
+    if not local and r.ports:
+        out.append(f"{r.name}: no 'router bgp' section; the plan gives AS {r.asn}")
+    elif local and local[0][2] != r.asn:
+        out.append(f"{r.name}: router bgp {local[0][2]}, the plan gives AS {r.asn}")
+    said = {}
+    for ln in r.config.splitlines():
+        m = NEIGHBOR_RE.match(ln)
+        if m:
+            said[m.group(1)] = m.group(3)
+    wanted = {}
+    for p in r.ports:
+        if roles.get(p.peer, "gpu") == "gpu":
+            continue
+        key = p.peer_address.split("/")[0] if p.peer_address else p.name
+        wanted[key] = (p, asns.get(p.peer, "?"))
+    for key, (p, asn) in wanted.items():
+        if key not in said:
+            out.append(f"{r.name}: no BGP neighbour {key} on {p.name} (to {p.peer}:{p.peer_port}, AS {asn})")
+        elif said[key] != asn:
+            out.append(f"{r.name}: neighbour {key} on {p.name} has remote-as {said[key]}, but {p.peer} is AS {asn}")
+    for key in said:
+        if key not in wanted:
+            out.append(f"{r.name}: BGP neighbour {key} is on no cabled port of the plan")
+    return out
