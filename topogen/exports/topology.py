@@ -29,7 +29,6 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from topogen.exports import network_topology
 from topogen.exports.files import open_output, per_arch
 from topogen.exports.network_view import NetworkView
 from topogen.fabric.graph import edge_columns, gpu_columns, graph_attrs, switch_attrs
@@ -104,9 +103,4 @@ def write_topology(fabric: Fabric, path: Path, view: NetworkView | None = None) 
 
 def export(ctx, dest: Path) -> list[Path]:
     nets = getattr(ctx, "networks", None) or {}
-    paths = per_arch(ctx.fabrics, dest, "topology.json", lambda f, p: write_topology(f, p, NetworkView(nets[f.arch], f) if f.arch in nets else None))
-    for arch, n in nets.items():  # the other networks alone (spec networks:), beside the compute fabric's
-        path = Path(dest) / arch / "networks-topology.json"
-        network_topology.write(n, ctx.fabrics[arch], path, ctx.spec.provenance())
-        paths.append(path)
-    return paths
+    return per_arch(ctx.fabrics, dest, "topology.json", lambda f, p: write_topology(f, p, NetworkView(nets[f.arch], f) if f.arch in nets else None))
