@@ -370,12 +370,13 @@ def test_superpod_ports_and_transceivers_counted_apart(superpod):
 def test_networks_topology_json_loads_in_networkx(superpod_out):
     import networkx as nx
 
-    g = nx.node_link_graph(json.loads((superpod_out / "rail-optimized" / "networks-topology.json").read_text()), edges="edges")
+    whole = nx.node_link_graph(json.loads((superpod_out / "rail-optimized" / "topology.json").read_text()), edges="edges")
+    g = whole.edge_subgraph([(u, v, k) for u, v, k, d in whole.edges(keys=True, data=True) if d["network"] != "compute"])
     assert g.number_of_edges() == 548 + 304 + 333
     for net, cables in (("storage", 548), ("inband", 304), ("oob", 333)):
         h = g.edge_subgraph([(u, v, k) for u, v, k, d in g.edges(keys=True, data=True) if d["network"] == net])
         assert h.number_of_edges() == cables and nx.is_connected(h.to_undirected())
-    assert g.nodes["stor-spine-00"]["network"] == "storage" and g.nodes["hb000"]["kind"] == "node"
+    assert g.nodes["stor-spine-00"]["network"] == "storage" and g.nodes["hb000"]["role"] == "node"
 
 
 def _random_plan(seed: int) -> nw.NetworkPlan:

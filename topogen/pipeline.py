@@ -54,7 +54,7 @@ class BuildContext:
     networks: dict[str, networks.Networks] = field(default_factory=dict)  # per architecture: storage, in-band, OOB (spec.networks)
     network_findings: dict[str, list[Finding]] = field(default_factory=dict)  # per architecture: the networks' validation
     network_boms: dict[str, list[network_bom.NetworkBom]] = field(default_factory=dict)
-    network_layouts: dict[str, NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, cable lengths
+    network_layouts: dict[str, NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, positions, cable lengths
     storage_required: dict[str, Any] = field(default_factory=dict)  # per_node_GBps, aggregate_GBps and where they come from
     traffic: dict[str, Any] | None = None  # build --traffic: collectives simulated on the wiring (topogen.traffic.overview)
 

@@ -17,7 +17,9 @@ none of these is refused without quoting it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import csv
+
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from topogen.asbuilt import Cable, End, Found, cabling, ibnetdiscover, identity, lldp, wiring
@@ -43,6 +45,8 @@ class Plan:
     places: dict[str, str] | None = None  # device -> "rack A01 U12", from cabling.csv's floor columns
     ids: dict[str, str] | None = None  # node GUID -> plan device, from the build's ibnetdiscover export
     port_ids: dict[str, End] | None = None  # port GUID -> plan GPU port
+    networks: dict[tuple[End, End], str] | None = None  # cable key -> its network, when the build has networks-cabling.csv
+    homes: dict[str, str] | None = None  # switch -> its own network (storage-leaf: storage; compute switches: compute)
 
     def locate(self, device: str) -> str:
         return (self.places or {}).get(device, "")
@@ -145,9 +149,91 @@ def load_plan(ref: str, arch: str | None, spec_ref: str | None, found: Found | N
         raise InputError([Problem("arch", f"{path} is the {file_arch} plan, but --arch says {arch}", "drop --arch or give the other plan")])
     chosen = arch or file_arch or (spec.arch if spec is not None and spec.arch in ARCHES else None)
     plan = Plan(plan_found, path, chosen, spec, sheet.places)
+    if path.name == "cabling.csv" and (path.parent / NETWORKS_CSV).is_file():
+        _add_networks(plan, path.parent / NETWORKS_CSV)
     if found is not None and found.kind == "ibnetdiscover":
         plan.ids, plan.port_ids = _guids(path.parent / "ibnetdiscover")
     return plan
+
+
+NETWORKS_CSV = "networks-cabling.csv"  # the build's storage, in-band and OOB cables (spec networks:)
+NETWORK_TITLES = {"compute": "the compute fabric", "storage": "the storage network", "inband": "the in-band network", "oob": "the OOB network"}
+
+
+def _add_networks(plan: Plan, path: Path) -> None:
+    """The other networks' cables join the plan, each cable tagged with its network (the compute fabric's ``compute``).
+
+    Also notes each switch's own network (``homes``: a storage leaf's is ``storage``, a
+    compute leaf's ``compute``), which tells a network's own cables from those at its
+    boundary (an OOB switch's uplink to an in-band leaf, a switch's management port).
+    """
+    sheet = cabling.Sheet()
+    other = cabling.read(path, sheet, "plan")
+    tags = {c.key(): "compute" for c in plan.found.cables}
+    homes = {e.device: "compute" for c in plan.found.cables for e in (c.a, c.z) if not e.port.startswith("nic")}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            tags[Cable(End(r["a_device"], r["a_port"]), End(r["z_device"], r["z_port"]), "").key()] = r["network"]
+            for end in "az":
+                net = r[f"{end}_role"].split("-", 1)[0]
+                if net in NETWORK_TITLES:  # storage-leaf, inband-spine, oob-access
+                    homes[r[f"{end}_device"]] = net
+    plan.found.cables.extend(other.cables)
+    plan.found.sources.append(str(path))
+    plan.networks = tags
+    plan.homes = homes
+    if plan.places is not None and sheet.places:
+        plan.places = {**sheet.places, **plan.places}
+
+
+def _order(nets) -> list[str]:
+    return sorted(nets, key=lambda x: (list(NETWORK_TITLES).index(x) if x in NETWORK_TITLES else 9, x))
+
+
+def network_scope(plan: Plan, found: Found) -> tuple[Found, Found, set[str], list[str]]:
+    """The networks ``found`` covers: the plan's and the found cables of those networks, the networks, and notes.
+
+    A found cable is in the network of the planned cable at its ends (device and port), else
+    of the switch it reaches. A network is covered when ``found`` holds one of its own
+    cables: not one at its boundary, which joins a switch of another network (an OOB
+    uplink to an in-band leaf, a switch's management port), so the in-band switches'
+    LLDP, which sees their management ports, does not make the OOB network covered. Found
+    cables of networks not covered are left out of the comparison, and said so.
+    """
+    tags = plan.networks or {}
+    homes = plan.homes or {}
+    by_end: dict[End, str] = {e: net for key, net in tags.items() for e in key}
+
+    def network(c: Cable) -> tuple[str | None, bool]:
+        """(network, own cable) of a found cable."""
+        net = tags.get(c.key()) or by_end.get(c.a) or by_end.get(c.z)
+        if net is None:
+            for e in (c.a, c.z):
+                net = net or homes.get(e.device)
+        if net is None:
+            return None, False
+        own = all(homes.get(e.device, net) == net for e in (c.a, c.z))
+        return net, own
+
+    nets = [network(c) for c in found.cables]
+    touched = {net for net, own in nets if own}
+    if not touched:
+        return plan.found, found, set(tags.values()) or {"compute"}, []
+    keep = [c for c in plan.found.cables if tags.get(c.key(), "compute") in touched]
+    left: dict[str, int] = {}
+    for c in plan.found.cables:
+        net = tags.get(c.key(), "compute")
+        if net not in touched:
+            left[net] = left.get(net, 0) + 1
+    kept = [c for c, (net, _) in zip(found.cables, nets) if net is None or net in touched]
+    notes = []
+    if left:
+        parts = ", ".join(f"{NETWORK_TITLES.get(k, k)} ({left[k]:,} planned cables)" for k in _order(left))
+        notes.append(f"not covered by the as-built input: {parts}; compared only {' and '.join(NETWORK_TITLES.get(k, k) for k in _order(touched))}: give their discovery output (ibnetdiscover for InfiniBand, lldpctl -f json for Ethernet) to compare them")
+    dropped = len(found.cables) - len(kept)
+    if dropped:
+        notes.append(f"{dropped:,} found cable(s) of networks not covered (at their boundary: OOB uplinks, switches' management ports) were not compared")
+    return Found(plan.found.kind, plan.found.sources, keep), replace(found, cables=kept), touched, notes
 
 
 def _guids(folder: Path) -> tuple[dict[str, str], dict[str, End]]:
@@ -230,9 +316,13 @@ def diff(plan: Plan, found: Found, names: identity.Names | None = None) -> Compa
     """Match devices, compare, then run the design checks on the as-built wiring when the spec is known and all of it was read."""
     matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids)
     found = matched.found
-    cmp = compare(plan.found, found, matched.covered)
+    scoped, found, touched, scope_notes = network_scope(plan, found) if plan.networks else (plan.found, found, {"compute"}, [])
+    cmp = compare(scoped, found, matched.covered)
     cmp.renames = matched.renames
-    cmp.notes = matched.notes + cmp.notes
+    cmp.notes = matched.notes + scope_notes + cmp.notes
+    if touched != {"compute"}:
+        cmp.notes.append(f"design checks skipped: they check the compute fabric, and the as-built input covers {' and '.join(NETWORK_TITLES.get(k, k) for k in _order(touched))} (topogen build validates the other networks' plan)")
+        return cmp
     if plan.spec is None or plan.arch is None:
         cmp.notes.append("design checks skipped: the plan's spec is unknown (give --spec, or the plan's build directory)")
         return cmp

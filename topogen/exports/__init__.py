@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from topogen.exports import addressing, air, bom, cabling, diagrams, frr, graphml, ibnetdiscover, ipam, netbox, netplan, nvue, opensm, plots, pullsheets, slurm, sonic, topology, validation, workbook
+from topogen.exports import addressing, air, bom, cabling, diagrams, frr, graphml, ibnetdiscover, ipam, netbox, netbox_networks, netplan, nvue, opensm, plots, pullsheets, slurm, sonic, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
@@ -23,7 +23,7 @@ EXPORTERS: dict[str, Exporter] = {
     "xlsx": workbook.export,
     "diagrams": diagrams.export,
     "plots": plots.export,
-    "netbox": netbox.export,
+    "netbox": netbox_networks.export,  # the compute fabric's files (netbox.export), then the other networks'
     "graphml": graphml.export,
     "slurm": slurm.export,
     "ibnetdiscover": ibnetdiscover.export,

@@ -13,6 +13,11 @@ separate edges). Node ids are device names. Attributes follow topology.json:
 * graph: ``arch``, ``tiers``, ``generator`` (provenance), ``spec_sha256``
   and ``spec`` (the spec as JSON).
 
+With the spec's ``networks:`` section: keys ``network`` (nodes and edges; ``compute`` on
+the compute fabric's), ``group`` (nodes) and ``role`` (edges: the cable's role), and the
+storage, in-band and OOB devices and cables after the compute fabric's, as topology.json
+holds them (edge ids ``<network>-<id>``). Without it the file is as before.
+
 Counts: ``gpus + switches`` nodes, one edge per cable. The provenance is also
 an XML comment at the top. Written as a stream, one element per line, so a
 10^6-GPU fabric needs no in-memory graph (networkx.write_graphml would hold
@@ -29,6 +34,7 @@ from typing import Iterator
 from xml.sax.saxutils import escape
 
 from topogen.exports.files import open_output, per_arch
+from topogen.exports.network_view import NetworkView
 from topogen.fabric.graph import edge_columns, gpu_columns
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import plain_switch_text
@@ -56,6 +62,13 @@ KEYS = (
     ("e_z_port", "edge", "z_port", "string"),
     ("e_speed", "edge", "speed", "int"),
 )
+# keys added with the spec's networks: section (the other networks, and a network on everything)
+NETWORK_KEYS = (
+    ("n_network", "node", "network", "string"),
+    ("n_group", "node", "group", "int"),
+    ("e_network", "edge", "network", "string"),
+    ("e_role", "edge", "role", "string"),
+)
 
 
 def rails_text(rails: tuple[int, ...]) -> str:
@@ -75,10 +88,12 @@ def _attrs(names: list[str]) -> list[str]:
     return [_attr(x) for x in names]
 
 
-def generate_graphml(fabric: Fabric, plain: bool | None = None) -> Iterator[str]:
+def generate_graphml(fabric: Fabric, plain: bool | None = None, view: NetworkView | None = None) -> Iterator[str]:
     """Yield the GraphML document in pieces (each ends with a newline).
 
-    ``plain`` says the switch names need no escaping (default: checked).
+    ``plain`` says the switch names need no escaping (default: checked). With ``view``
+    (the spec's other networks) every node and edge gets a ``network`` (``compute`` on
+    the compute fabric's) and the networks' devices and cables follow.
     """
     spec = fabric.spec
     if plain is None:
@@ -92,7 +107,9 @@ def generate_graphml(fabric: Fabric, plain: bool | None = None) -> Iterator[str]
         'xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns '
         'http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">\n'
     )
-    for kid, dom, name, typ in KEYS:
+    tag = '<data key="n_network">compute</data>' if view is not None else ""
+    etag = '<data key="e_network">compute</data>' if view is not None else ""
+    for kid, dom, name, typ in KEYS + (NETWORK_KEYS if view is not None else ()):
         yield f'<key id="{kid}" for="{dom}" attr.name="{name}" attr.type="{typ}"/>\n'
     yield '<graph edgedefault="undirected">\n'
     graph = {
@@ -108,7 +125,7 @@ def generate_graphml(fabric: Fabric, plain: bool | None = None) -> Iterator[str]
         yield "".join(
             [
                 f'<node id="{nm}"><data key="n_role">gpu</data><data key="n_tier">0</data>'
-                f'<data key="n_rail">{r}</data><data key="n_hb_domain">{d}</data></node>\n'
+                f'<data key="n_rail">{r}</data><data key="n_hb_domain">{d}</data>{tag}</node>\n'
                 for nm, r, d in zip(names, rails, doms)
             ]
         )
@@ -116,7 +133,7 @@ def generate_graphml(fabric: Fabric, plain: bool | None = None) -> Iterator[str]
         [
             f"<node id=\"{nm}\"><data key=\"n_role\">{escape(s.role)}</data><data key=\"n_tier\">{s.tier}</data>"
             f'<data key="n_plane">{s.plane}</data><data key="n_rails">{rails_text(s.rails)}</data>'
-            f'<data key="n_radix">{s.radix}</data></node>\n'
+            f'<data key="n_radix">{s.radix}</data>{tag}</node>\n'
             for s, nm in zip(fabric.switches, names_in([s.name for s in fabric.switches]))
         ]
     )
@@ -125,18 +142,31 @@ def generate_graphml(fabric: Fabric, plain: bool | None = None) -> Iterator[str]
             [
                 f'<edge id="{cid}" source="{s_}" target="{t_}"><data key="e_tier">{ti}</data>'
                 f'<data key="e_plane">{pl}</data><data key="e_a_port">{ap}</data>'
-                f'<data key="e_z_port">{zp}</data><data key="e_speed">{sp}</data></edge>\n'
+                f'<data key="e_z_port">{zp}</data><data key="e_speed">{sp}</data>{etag}</edge>\n'
                 for cid, s_, t_, ti, pl, ap, zp, sp in zip(c["key"], names_in(c["source"]), names_in(c["target"]), c["tier"], c["plane"], c["a_port"], c["z_port"], c["speed"])
             ]
         )
+    if view is not None:
+        yield from _network_elements(view)
     yield "</graph>\n</graphml>\n"
 
 
-def write_graphml(fabric: Fabric, path: Path) -> None:
+def _network_elements(view: NetworkView) -> Iterator[str]:
+    """The other networks' nodes and edges (attributes as topology.json's), every text escaped."""
+    for nid, attrs in view.graph_nodes():
+        data = "".join(f'<data key="n_{k}">{escape(str(v))}</data>' for k, v in attrs.items())
+        yield f'<node id="{_attr(nid)}">{data}</node>\n'
+    for a, z, key, attrs in view.graph_edges():
+        data = "".join(f'<data key="e_{k}">{escape(str(v))}</data>' for k, v in attrs.items())
+        yield f'<edge id="{_attr(key)}" source="{_attr(a)}" target="{_attr(z)}">{data}</edge>\n'
+
+
+def write_graphml(fabric: Fabric, path: Path, view: NetworkView | None = None) -> None:
     with open_output(path, newline="\n") as fh:
-        for piece in generate_graphml(fabric):
+        for piece in generate_graphml(fabric, view=view):
             fh.write(piece)
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    return per_arch(ctx.fabrics, dest, "topology.graphml", write_graphml)
+    nets = getattr(ctx, "networks", None) or {}
+    return per_arch(ctx.fabrics, dest, "topology.graphml", lambda f, p: write_graphml(f, p, NetworkView(nets[f.arch], f) if f.arch in nets else None))

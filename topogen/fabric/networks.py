@@ -235,6 +235,8 @@ class Networks:
 
     def port_name(self, kind: int, port: int, network: int, role: int) -> str:
         """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere."""
+        if kind == SWITCH and role == R_MPORT and port == 0:  # a managed switch's own management port (its ports count from 1)
+            return "mgmt0"
         if kind in (SWITCH, TARGETS, NFS, CORE):
             return f"p{port}"
         if kind in (NODE, MGMT):

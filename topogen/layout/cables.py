@@ -21,11 +21,16 @@ from topogen.spec.layout import LayoutSpec
 def routed_m(fabric: Fabric, lay: LayoutSpec, p: Placement) -> np.ndarray:
     """Routed length in metres of every cable (float64, one per link)."""
     L = fabric.links
-    x = (p.racks.col.astype(np.float64) + 0.5) * lay.rack_width_m
-    y = p.racks.row.astype(np.float64) * lay.row_pitch_m
     ra, rz = p.rack[L.a_dev], p.rack[L.z_dev]
     ha = (p.u[L.a_dev].astype(np.float64) - 0.5 + p.height_u[L.a_dev] / 2) * U_M  # port at mid-height of the device
     hz = (p.u[L.z_dev].astype(np.float64) - 0.5 + p.height_u[L.z_dev] / 2) * U_M
+    return route_m(lay, p.racks.row, p.racks.col, ra, rz, ha, hz)
+
+
+def route_m(lay: LayoutSpec, row: np.ndarray, col: np.ndarray, ra: np.ndarray, rz: np.ndarray, ha: np.ndarray, hz: np.ndarray) -> np.ndarray:
+    """Routed metres between racks ``ra`` and ``rz`` (indexes into ``row``/``col``) from port heights ``ha``, ``hz`` (metres)."""
+    x = (col.astype(np.float64) + 0.5) * lay.rack_width_m
+    y = row.astype(np.float64) * lay.row_pitch_m
     same = ra == rz
     flat = np.abs(x[ra] - x[rz]) + np.abs(y[ra] - y[rz])
     up = (lay.tray_height_m - ha) + (lay.tray_height_m - hz)

@@ -1,158 +1,282 @@
-"""The other networks on the floor: management racks, a rack for every device, a length for every cable.
+"""The other networks on the floor: management racks, every device's rack and U, every cable's length.
 
 :func:`plan_networks` places the storage, in-band and OOB networks of one architecture
-beside its compute layout (:func:`topogen.layout.plan`), with the same routing rule
-(:mod:`.cables`: up to the tray, along it, down again; slack; rounded up to a sold length):
+(:class:`topogen.fabric.networks.Networks`) around the compute fabric's layout, which it
+leaves as it is:
 
-* nodes and compute switches stand where the compute layout put them (a node at its first
-  GPU's tray);
-* management racks stand in one row after the compute layout's last row: first the storage
-  and in-band switches, ``switches_per_rack`` to a rack, ``switch_u`` each from ``first_u``;
-  then the management servers and fabric managers, as many to a rack;
-* an OOB access switch stands at the top of its scalable unit's compute racks (one per rack
-  in turn), an extra one in the management racks' row after them;
-* a compute rack's PDUs are at its mid-height, a management rack's likewise;
-* the storage targets, the NFS storage and the data-centre core stand outside the plan:
-  their cables get no length (NaN).
+* **Nodes** are where the compute layout put their trays; their storage, in-band and BMC
+  ports sit on the tray, like their GPU NICs. **Compute switches** (whose management ports
+  the OOB network takes) stay in their leaf and spine racks.
+* **Management racks** stand in a row of their own at the end of the hall (after every
+  compute and network row), ``switches_per_rack`` devices of ``switch_u`` to a rack, from
+  ``first_u`` up: first the storage and in-band switches (storage, then in-band, in the
+  model's order), then the management servers and fabric managers in racks of their own.
+  The model counts the same racks (its management racks are the compute fabric's switch
+  racks plus these), so every rack has its PDUs.
+* **OOB access switches** of a scalable unit stand in that unit's compute racks, above the
+  trays (switch ``i`` of ``s`` in the rack of the unit's node ``i x nodes / s``), as in a
+  DGX SuperPOD; a rack without room sends its switch to the management racks. The shared
+  OOB switches (``oob-mgmt-*``) take the free slots of the management racks.
+* **PDUs** are zero-U, mounted at the side of their rack (U 0); their management port is
+  taken at mid-height.
+* **Storage targets, the NFS appliance and the data-centre core** are outside the plan:
+  where they stand is not known, so their cables get no length (NaN; an empty cell).
 
-Management racks here are the compute layout's network racks plus these, which is the
-count :class:`~topogen.fabric.networks.Networks` reports (``racks[1]``) when the pipeline
-passes the compute layout's network racks to the plan.
+Cable lengths follow :mod:`.cables`: up to the overhead tray, the Manhattan distance along it,
+down again (or straight within a rack), plus slack, rounded up to a sold length. All arrays
+are numpy columns over the networks' cable table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import ceil
+from typing import Any
+
 import numpy as np
 
 from topogen.fabric import networks as nw
-from topogen.layout.cables import sold_m
-from topogen.layout.floor import U_M, row_name
+from topogen.layout import Layout
+from topogen.layout.cables import route_m, sold_m
+from topogen.layout.floor import U_M, Racks, row_name
+
+EXTERNAL = -1  # rack of a device outside the plan (storage targets, NFS, data-centre core)
 
 
 @dataclass
 class NetworkLayout:
-    """Management racks (names), and per cable of the networks: each end's rack name and the lengths."""
+    """Racks (the compute layout's, then the management racks) and where every device of the networks stands.
 
-    racks: list[str]
-    a_rack: np.ndarray  # object: rack name per cable ("" outside the plan)
+    ``where[kind]`` is ``(rack, u, height_u)`` per device index of that kind
+    (:data:`topogen.fabric.networks.KIND_NAMES`); ``rack`` is :data:`EXTERNAL` for devices
+    outside the plan, ``u`` 0 for zero-U PDUs. ``routed_m`` and ``length_m`` are per cable of
+    ``networks.cables``.
+    """
+
+    floor: Racks  # every rack: the compute layout's, then the management racks
+    first_management: int  # index of the first management rack in ``floor``
+    where: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
+    a_rack: np.ndarray  # object: rack name of each cable's a end ("" outside the plan)
     z_rack: np.ndarray
-    routed_m: np.ndarray  # float64, NaN outside the plan
+    routed_m: np.ndarray  # float64, NaN for a cable with an end outside the plan
     length_m: np.ndarray
+    net: np.ndarray  # each cable's network (the model's ``cables.net``), for the figures per network
+    shared_tray: bool = False  # several nodes to a tray: a label names the node with its port
 
-    def summary(self) -> dict:
+    @property
+    def racks(self) -> list[str]:
+        """Names of the management racks placed (after the compute layout's racks)."""
+        return list(self.floor.name[self.first_management :])
+
+    def rack_names(self, kind: int, idx: np.ndarray) -> np.ndarray:
+        """Rack name of each device (empty for devices outside the plan)."""
+        names = np.asarray(list(self.floor.name) + [""], dtype=object)
+        return names[self.where[kind][0][idx]]  # EXTERNAL (-1) picks the trailing ""
+
+    def summary(self) -> dict[str, Any]:
+        """Racks by kind and cable metres per network (cables with a length: both ends in the plan): what summary.json carries."""
+        kinds: dict[str, int] = {}
+        for k in self.floor.kind:
+            kinds[k] = kinds.get(k, 0) + 1
         known = ~np.isnan(self.length_m)
-        return {"management_racks_placed": len(self.racks), "cables_with_length": int(known.sum()), "cable_m_total": round(float(self.length_m[known].sum()), 1)}
+        per_net = {}
+        for k, name in enumerate(nw.NETWORK_NAMES):
+            sel = (self.net == k) & known
+            if sel.any():
+                vals, counts = np.unique(self.length_m[sel], return_counts=True)
+                per_net[name] = {
+                    "cables": int(((self.net == k)).sum()),
+                    "with_length": int(sel.sum()),
+                    "max_m": _num(float(self.length_m[sel].max())),
+                    "total_m": _num(round(float(self.length_m[sel].sum()), 1)),
+                    "length_histogram_m": {str(_num(v)): int(c) for v, c in zip(vals.tolist(), counts.tolist())},
+                }
+        return {
+            "racks": len(self.floor),
+            "racks_by_kind": kinds,
+            "management_racks_placed": len(self.floor) - self.first_management,
+            "cables_with_length": int(known.sum()),
+            "cable_m_total": _num(round(float(self.length_m[known].sum()), 1)),
+            "cables": per_net,
+        }
 
 
-def plan_networks(n: nw.Networks, layout) -> NetworkLayout:
-    """Place ``n`` beside the compute ``layout`` (:class:`topogen.layout.Layout`) and route its cables."""
-    lay, p = layout.spec, layout.placement
-    racks = p.racks
-    row = int(racks.row.max()) + 1 if len(racks) else 0
-    spr = lay.switches_per_rack
-    x_of = list(((racks.col.astype(np.float64) + 0.5) * lay.rack_width_m).tolist())
-    y_of = list((racks.row.astype(np.float64) * lay.row_pitch_m).tolist())
-    names = list(racks.name)
-
-    def new_rack(col: int) -> int:
-        names.append(f"{row_name(row)}{col + 1:02d}")
-        x_of.append((col + 0.5) * lay.rack_width_m)
-        y_of.append(row * lay.row_pitch_m)
-        return len(names) - 1
-
-    # management racks: storage and in-band switches, then servers
-    sw_rack = np.full(len(n.switches), -1, np.int64)
-    sw_u = np.zeros(len(n.switches), np.float64)
-    mgmt = [i for i, s in enumerate(n.switches) if s.network != nw.OOB]
-    col = 0
-    first = len(names)
-    for k, i in enumerate(mgmt):
-        if k % spr == 0:
-            new_rack(col)
-            col += 1
-        sw_rack[i], sw_u[i] = len(names) - 1, lay.first_u + (k % spr) * lay.switch_u
-    servers = n.endpoints["mgmt"] + n.endpoints["ufm"]
-    srv_rack = np.zeros(max(servers, 1), np.int64)
-    srv_u = np.zeros(max(servers, 1), np.float64)
-    for k in range(servers):
-        if k % spr == 0:
-            new_rack(col)
-            col += 1
-        srv_rack[k], srv_u[k] = len(names) - 1, lay.first_u + (k % spr) * lay.switch_u
-    # OOB access switches: the top of their SU's compute racks; extra ones in the management row
-    compute_racks = np.flatnonzero(np.asarray(racks.kind) == "compute")
-    node_rack = p.rack[np.arange(n.plan.nodes) * n.plan.gpus_per_node]
-    per_group: dict[int, int] = {}
-    extra = 0
-    last_compute = int(compute_racks.max()) if len(compute_racks) else 0
-    for i, s in enumerate(n.switches):
-        if s.network != nw.OOB:
-            continue
-        if s.group >= 0:  # the k-th access switch of an SU: the top U of the SU's k-th compute rack
-            k = per_group.get(s.group, 0)
-            per_group[s.group] = k + 1
-            r0 = int(node_rack[min(_first_node(n, s.group), n.plan.nodes - 1)])
-            sw_rack[i], sw_u[i] = min(r0 + k, last_compute), lay.rack_u - lay.switch_u + 1
-        else:  # the shared devices' own access switches: racks of their own in the management row
-            if extra % spr == 0:
-                new_rack(col)
-                col += 1
-            sw_rack[i], sw_u[i] = len(names) - 1, lay.first_u + (extra % spr) * lay.switch_u
-            extra += 1
-    mgmt_racks = names[first:]
-    # positions of every cable end
-    c = n.cables
-    pdu_racks = np.asarray(range(first, len(names)) or [-1], np.int64)  # a management rack's PDUs: the placed management racks in turn
-    rack_a, u_a = _ends(n, c.a_kind, c.a_idx, p, layout, sw_rack, sw_u, srv_rack, srv_u, compute_racks, pdu_racks)
-    rack_z, u_z = _ends(n, c.z_kind, c.z_idx, p, layout, sw_rack, sw_u, srv_rack, srv_u, compute_racks, pdu_racks)
-    x, y = np.asarray(x_of), np.asarray(y_of)
-    known = (rack_a >= 0) & (rack_z >= 0)
-    ra, rz = np.where(known, rack_a, 0), np.where(known, rack_z, 0)
-    ha, hz = (u_a - 0.5) * U_M, (u_z - 0.5) * U_M
-    flat = np.abs(x[ra] - x[rz]) + np.abs(y[ra] - y[rz])
-    routed = np.where(ra == rz, np.abs(ha - hz), flat + (lay.tray_height_m - ha) + (lay.tray_height_m - hz)) + lay.slack_m
-    routed = np.where(known, routed, np.nan)
-    length = np.where(known, sold_m(np.where(known, routed, 0.0), lay.lengths_m), np.nan)
-    name_arr = np.asarray(names + [""], dtype=object)
-    return NetworkLayout(mgmt_racks, name_arr[np.where(rack_a >= 0, rack_a, len(names))], name_arr[np.where(rack_z >= 0, rack_z, len(names))], routed, length)
+def _num(x: float):
+    return int(x) if float(x).is_integer() else x
 
 
-def _first_node(n: nw.Networks, group: int) -> int:
-    """First node of scalable unit (or node group) ``group``, as the OOB rule groups them."""
-    p = n.plan
-    size = p.su_nodes or max(1, p.oob_radix // max(1, p.net.bmc_ports.count))
-    return group * size
+def compute_switch_racks(lay: Layout) -> int:
+    """Racks of the compute layout that hold switches (every rack that is not a compute rack)."""
+    return sum(k != "compute" for k in lay.racks.kind)
 
 
-def _ends(n, kind, idx, p, layout, sw_rack, sw_u, srv_rack, srv_u, compute_racks, pdu_racks) -> tuple[np.ndarray, np.ndarray]:
-    """Rack index and U (float) of every cable end; rack -1 outside the plan."""
-    rack = np.full(len(kind), -1, np.int64)
-    u = np.zeros(len(kind), np.float64)
-    g = n.plan.gpus_per_node
-    m = kind == nw.NODE
-    dev = idx[m] * g
-    rack[m], u[m] = p.rack[dev], p.u[dev] + p.height_u[dev] / 2
-    m = kind == nw.FABRIC
-    dev = n.plan.gpus + idx[m]
-    rack[m], u[m] = p.rack[dev], p.u[dev] + p.height_u[dev] / 2
-    m = kind == nw.SWITCH
-    rack[m], u[m] = sw_rack[idx[m]], sw_u[idx[m]] + 0.5
-    for k in (nw.MGMT, nw.UFM):
-        m = kind == k
-        j = idx[m] + (n.endpoints["mgmt"] if k == nw.UFM else 0)
-        rack[m], u[m] = srv_rack[j], srv_u[j] + 0.5
-    m = kind == nw.PDU
-    pc = n.plan.net.oob.pdus_per_compute_rack
-    compute_pdus = n.racks[0] * pc
-    mid = layout.spec.rack_u / 2
-    in_compute = m & (idx < compute_pdus)
-    rack[in_compute] = compute_racks[np.minimum(idx[in_compute] // max(pc, 1), len(compute_racks) - 1)]
-    u[m] = mid
-    in_mgmt = m & (idx >= compute_pdus)
-    pm = max(1, n.plan.net.oob.pdus_per_management_rack)
-    rack[in_mgmt] = pdu_racks[((idx[in_mgmt] - compute_pdus) // pm) % len(pdu_racks)]
-    return rack, u
+def plan_networks(networks: nw.Networks, lay: Layout) -> NetworkLayout:
+    """Place every device of ``networks`` around the compute layout ``lay`` and give every cable a length."""
+    s, p = lay.spec, lay.placement
+    plan_ = networks.plan
+    n_gpus = lay.gpus
+    spr = s.switches_per_rack
+    R = len(lay.racks)
+    # nodes: their first GPU's tray
+    node_gpu = np.arange(plan_.nodes, dtype=np.int64) * plan_.gpus_per_node
+    where: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {
+        nw.NODE: (p.rack[node_gpu].astype(np.int64), p.u[node_gpu].astype(np.int64), p.height_u[node_gpu].astype(np.int64)),
+        nw.FABRIC: (p.rack[n_gpus:].astype(np.int64), p.u[n_gpus:].astype(np.int64), p.height_u[n_gpus:].astype(np.int64)),
+    }
+    # management racks: switch racks (storage, in-band), then server racks
+    sw = networks.switches
+    net_sw = [i for i, x in enumerate(sw) if x.network != nw.OOB]
+    servers = plan_.net.management_servers + plan_.net.compute_fabric_managers + plan_.net.storage.fabric_managers
+    sw_racks, srv_racks = ceil(len(net_sw) / spr), ceil(servers / spr)
+    slots: list[tuple[int, int]] = []  # (management rack, slot) of every device placed there, in order
+    free: list[tuple[int, int]] = [(r, k) for r in range(sw_racks) for k in range(spr)][len(net_sw):]
+    free += [(sw_racks + r, k) for r in range(srv_racks) for k in range(spr)][servers:]
+    mgmt_rack = np.zeros(len(sw), np.int64)
+    mgmt_slot = np.zeros(len(sw), np.int64)
+    for j, i in enumerate(net_sw):
+        mgmt_rack[i], mgmt_slot[i] = divmod(j, spr)
+    srv = np.arange(servers, dtype=np.int64)
+    srv_rack, srv_slot = sw_racks + srv // spr, srv % spr
+    # OOB access switches: per group in the group's compute racks, above the trays; the rest in the free slots
+    top = np.full(R, s.first_u, np.int64)
+    np.maximum.at(top, p.rack.astype(np.int64), (p.u + p.height_u).astype(np.int64))
+    sw_rack = np.full(len(sw), -1, np.int64)
+    sw_u = np.zeros(len(sw), np.int64)
+    groups = _group_first_nodes(plan_)
+    per_group: dict[int, list[int]] = {}
+    for i, x in enumerate(sw):
+        if x.network == nw.OOB and x.group >= 0:
+            per_group.setdefault(x.group, []).append(i)
+    for g, ids in per_group.items():
+        first, cnt = groups[g]
+        for k, i in enumerate(ids):
+            rack = int(where[nw.NODE][0][first + k * cnt // len(ids)]) if cnt else -1
+            if rack >= 0 and top[rack] + s.switch_u - 1 <= s.rack_u and lay.racks.kind[rack] == "compute":
+                sw_rack[i], sw_u[i] = rack, top[rack]
+                top[rack] += s.switch_u
+    extra_racks = 0
+    for i, x in enumerate(sw):
+        if x.network == nw.OOB and sw_rack[i] < 0:
+            if not free:  # no slot left: a management rack of its own (the model counts none for it)
+                base = sw_racks + srv_racks + extra_racks
+                free = [(base, k) for k in range(spr)]
+                extra_racks += 1
+            mgmt_rack[i], mgmt_slot[i] = free.pop(0)
+            net_sw.append(i)
+    n_mgmt = sw_racks + srv_racks + extra_racks
+    for i in net_sw:
+        sw_rack[i] = R + mgmt_rack[i]
+        sw_u[i] = s.first_u + mgmt_slot[i] * s.switch_u
+    where[nw.SWITCH] = (sw_rack, sw_u, np.full(len(sw), s.switch_u, np.int64))
+    srv_where = (R + srv_rack, s.first_u + srv_slot * s.switch_u, np.full(servers, s.switch_u, np.int64))
+    nm = plan_.net.management_servers
+    where[nw.MGMT] = tuple(a[:nm] for a in srv_where)  # type: ignore[assignment]
+    where[nw.UFM] = tuple(a[nm:] for a in srv_where)  # type: ignore[assignment]
+    # PDUs: compute racks' first, then the management racks' (the compute layout's switch racks, then ours)
+    pc, pm = plan_.net.oob.pdus_per_compute_rack, plan_.net.oob.pdus_per_management_rack
+    cr, mr = networks.racks
+    compute_ids = np.asarray([i for i, k in enumerate(lay.racks.kind) if k == "compute"], np.int64)
+    switch_ids = np.asarray([i for i, k in enumerate(lay.racks.kind) if k != "compute"] + [R + r for r in range(n_mgmt)], np.int64)
+    pdu_rack = np.concatenate([np.repeat(compute_ids[:cr], pc), np.repeat(switch_ids[:mr], pm)]).astype(np.int64)
+    where[nw.PDU] = (pdu_rack, np.zeros(len(pdu_rack), np.int64), np.zeros(len(pdu_rack), np.int64))
+    for k in (nw.TARGETS, nw.NFS, nw.CORE):
+        where[k] = (np.full(1, EXTERNAL, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
+    racks = _with_management_racks(lay.racks, n_mgmt)
+    c = networks.cables
+    routed = _routed(c, where, racks, s)
+    known = ~np.isnan(routed)
+    length = np.where(known, sold_m(np.where(known, routed, 0.0), s.lengths_m), np.nan)
+    names = np.asarray(list(racks.name) + [""], dtype=object)
+    ends = []
+    for kind, idx in ((c.a_kind, c.a_idx), (c.z_kind, c.z_idx)):
+        r = np.full(len(kind), EXTERNAL, np.int64)
+        for k in np.unique(kind).tolist():
+            m = kind == k
+            r[m] = where[int(k)][0][idx[m]]
+        ends.append(names[r])
+    return NetworkLayout(racks, R, where, ends[0], ends[1], routed, length, c.net.copy(), plan_.gpus_per_node < s.gpus_per_tray)
 
 
-__all__ = ["NetworkLayout", "plan_networks"]
+def _group_first_nodes(p: nw.NetworkPlan) -> list[tuple[int, int]]:
+    """``(first node, nodes)`` of every OOB group (the model's grouping: scalable units, or an access switch's worth)."""
+    a = max(1, p.oob_radix // max(1, p.net.bmc_ports.count))
+    sizes = nw._groups(p.nodes, p.su_nodes, a)
+    out, first = [], 0
+    for c in sizes:
+        out.append((first, c))
+        first += c
+    return out
+
+
+def _with_management_racks(racks: Racks, count: int) -> Racks:
+    """The compute layout's racks and ``count`` management racks in a row of their own at the end of the hall."""
+    if not count:
+        return racks
+    width = int(racks.col.max()) + 1 if len(racks) else count
+    width = max(width, 1)
+    row0 = int(racks.row.max()) + 1 if len(racks) else 0
+    k = np.arange(count, dtype=np.int64)
+    rows, cols = row0 + k // width, k % width
+    cw = max(2, len(str(width)))
+    names = [f"{row_name(r)}{c + 1:0{cw}d}" for r, c in zip(rows.tolist(), cols.tolist())]
+    return Racks(list(racks.name) + names, list(racks.kind) + ["management"] * count, np.concatenate([racks.row, rows]), np.concatenate([racks.col, cols]))
+
+
+def _routed(c: nw.CableTable, where, racks: Racks, s) -> np.ndarray:
+    """Routed metres of every cable; NaN where an end is outside the plan (its position is unknown)."""
+    ends = []
+    for kind, idx in ((c.a_kind, c.a_idx), (c.z_kind, c.z_idx)):
+        r = np.zeros(len(kind), np.int64)
+        u = np.zeros(len(kind), np.float64)
+        h = np.zeros(len(kind), np.float64)
+        for k in np.unique(kind).tolist():
+            m = kind == k
+            wr, wu, wh = where[int(k)]
+            r[m], u[m], h[m] = wr[idx[m]], wu[idx[m]], wh[idx[m]]
+        ends.append((r, u, h))
+    (ra, ua, ha), (rz, uz, hz) = ends
+    known = (ra >= 0) & (rz >= 0)
+    ra, rz = np.where(known, ra, 0), np.where(known, rz, 0)
+    routed = route_m(s, racks.row, racks.col, ra, rz, _port_height(ua, ha, s), _port_height(uz, hz, s))
+    return np.where(known, routed, np.nan)
+
+
+def _port_height(u: np.ndarray, h: np.ndarray, s) -> np.ndarray:
+    """Port height in metres: mid-height of the device; a zero-U PDU's at mid-rack."""
+    mid = (u - 0.5 + h / 2) * U_M
+    return np.where(h == 0, s.rack_u / 2 * U_M, mid)
+
+
+FLOOR_COLUMNS = ("a_rack", "a_u", "z_rack", "z_u", "length_m", "label")
+
+
+def floor_rows(networks: nw.Networks, nlay: NetworkLayout, a_dev: np.ndarray, a_port: np.ndarray, z_dev: np.ndarray, z_port: np.ndarray) -> list[tuple]:
+    """:data:`FLOOR_COLUMNS` of every cable, given each end's device and port names (in cable order).
+
+    A label names both ends, ``a`` first: ``<rack>-U<u> <port>`` for a racked device
+    (a node's port carries its host name when several nodes share a tray), the device
+    name for a zero-U PDU or a device outside the plan: ``A01-U02 stor0 / C01-U03 p1``,
+    ``A01 pdu-c00-1 mgmt0 / A01-U35 p9``. Every port holds one cable, so every label is unique.
+    """
+    c = networks.cables
+    shared_tray = nlay.shared_tray
+    out_ends = []
+    for kind, idx, dev, port in ((c.a_kind, c.a_idx, a_dev, a_port), (c.z_kind, c.z_idx, z_dev, z_port)):
+        rack = np.empty(len(kind), object)
+        u = np.zeros(len(kind), np.int64)
+        for k in np.unique(kind).tolist():
+            m = kind == k
+            rack[m] = nlay.rack_names(int(k), idx[m])
+            u[m] = nlay.where[int(k)][1][idx[m]]
+        ends = []
+        for r, uu, d, pt, k in zip(rack.tolist(), u.tolist(), dev, port, kind.tolist()):
+            if not r:
+                ends.append(f"{d} {pt}")
+            elif not uu:
+                ends.append(f"{r} {d} {pt}")
+            else:
+                ends.append(f"{r}-U{uu:02d} {d + '-' if k == nw.NODE and shared_tray else ''}{pt}")
+        out_ends.append((rack, u, ends))
+    (ra, ua, ea), (rz, uz, ez) = out_ends
+    lengths = ["" if x != x else _num(x) for x in nlay.length_m.tolist()]  # NaN: an end outside the plan
+    return [(ra[i], int(ua[i]) if ra[i] else "", rz[i], int(uz[i]) if rz[i] else "", lengths[i], f"{ea[i]} / {ez[i]}") for i in range(len(c))]
