@@ -54,9 +54,10 @@ def sheets(rows: list[tuple]) -> Iterator[tuple[str, list[tuple]]]:
 def export(ctx, dest: Path, max_files: int) -> list[Path]:
     """The other networks' pull sheets of every architecture with networks and a floor plan; notes in ``ctx.messages``."""
     paths: list[Path] = []
-    for arch, n in (getattr(ctx, "networks", None) or {}).items():
-        nlay = (getattr(ctx, "network_layouts", None) or {}).get(arch)
-        if nlay is None or not len(n.cables):
+    nets = getattr(ctx, "networks", None) or {}
+    for arch in ctx.fabrics:
+        n, nlay = nets.get(arch), (getattr(ctx, "network_layouts", None) or {}).get(arch)
+        if n is None or nlay is None or not len(n.cables):
             continue
         rows = sheet_rows(n, ctx.fabrics[arch], nlay)
         d = arch_dir(dest, arch)

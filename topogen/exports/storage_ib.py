@@ -141,9 +141,10 @@ class StorageSubnet:
 
 
 def _subnets(ctx):
-    for arch, n in (getattr(ctx, "networks", None) or {}).items():
-        if is_infiniband(n, getattr(ctx, "catalog", None)):
-            fabric = ctx.fabrics[arch]
+    nets = getattr(ctx, "networks", None) or {}
+    for arch, fabric in ctx.fabrics.items():
+        n = nets.get(arch)
+        if n is not None and is_infiniband(n, getattr(ctx, "catalog", None)):
             yield arch, fabric, StorageSubnet(n, [s.name for s in fabric.switches])
 
 
