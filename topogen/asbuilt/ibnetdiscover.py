@@ -14,6 +14,9 @@ switches stay two devices. Ports become topogen's port names: switch port ``[n]`
 Each device keeps its node GUID and each adapter port its port GUID
 (:attr:`Found.ids`, :attr:`Found.port_ids`), and each cable the link rate of
 its comment (``4xNDR``: 400 Gb/s), for :mod:`.identity` and :mod:`.diff`.
+A one-port adapter described ``"<device> <port>"`` with a port named as the
+plan names the other networks' ports (``stor<i>``, ``p<n>``: the storage fabric's
+file, :mod:`topogen.exports.storage_ib`) is that device's port.
 
 A line that fits none of these shapes is an input error naming the file and
 line; a file with no node line at all is not ibnetdiscover output and is
@@ -41,6 +44,7 @@ NODE_RE = re.compile(r'^(?P<type>Switch|Ca|Rt)\s+(?P<ports>[0-9]{1,9})\s+"(?P<id
 PORT_RE = re.compile(r'^\[(?P<port>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\((?P<pguid>[0-9a-fA-F]{1,16})\))?\s*"(?P<peer>[^"]+)"\[(?P<pport>[0-9]{1,9})\](?:\[ext [0-9]{1,9}\])?(?:\([0-9a-fA-F]+\))?\s*(?:#(?P<comment>.*))?$', re.ASCII)
 DESC_RE = re.compile(r'"([^"]*)"')
 KEYVAL_RE = re.compile(r"^[A-Za-z]+=\S*")
+NET_PORT_RE = re.compile(r"^(?P<device>\S+) (?P<port>stor[0-9]{1,4}|p[0-9]{1,5})$", re.ASCII)  # a storage port's adapter: "<device> <port>"
 GUID_RE = re.compile(r"^[SHR]-(?P<guid>[0-9a-fA-F]{1,16})$", re.ASCII)
 RATE_RE = re.compile(r"\b(?P<width>1|2|4|8|12)x(?P<lane>SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b|\b(?P<gbps>[0-9]{1,5})G\b", re.ASCII)
 LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
@@ -86,6 +90,9 @@ def _end(node: tuple[str, str, tuple[str, str, int] | None], port: int) -> tuple
     """A port as topogen names it, and whether it is a director's internal port (see :mod:`topogen.fabric.director`)."""
     kind, name, asic = node
     if asic is None:
+        m = NET_PORT_RE.match(name) if kind == "Ca" and port == 1 else None
+        if m:
+            return End(m.group("device"), m.group("port")), False
         return End(name, _port_name(kind, port)), False
     pname, inner = director.port_name(asic, port)
     return End(asic[0], pname), inner

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from topogen.exports import addressing, air, bom, cabling, diagrams, frr, graphml, ibnetdiscover, ipam, netbox, netbox_networks, netplan, nvue, opensm, plots, pullsheets, slurm, sonic, topology, validation, workbook
+from topogen.exports import addressing, air, bom, cabling, diagrams, frr, graphml, ibnetdiscover, ipam, netbox, netbox_networks, netplan, nvue, opensm, plots, pullsheets, slurm, sonic, storage_ib, topology, validation, workbook
 
 Exporter = Callable[..., list]
 
@@ -26,7 +26,7 @@ EXPORTERS: dict[str, Exporter] = {
     "netbox": netbox_networks.export,  # the compute fabric's files (netbox.export), then the other networks'
     "graphml": graphml.export,
     "slurm": slurm.export,
-    "ibnetdiscover": ibnetdiscover.export,
+    "ibnetdiscover": storage_ib.export,  # the compute fabric's subnets (ibnetdiscover.export), then an InfiniBand storage fabric's
     "opensm": opensm.export,
     "addressing": addressing.export,
     "frr": frr.export,

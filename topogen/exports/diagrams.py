@@ -278,8 +278,9 @@ def diagrams(ctx) -> list[tuple[str, graphviz.Digraph]]:
         if n is not None:  # the spec's networks: all four in one picture
             out.append((f"{arch}/networks", networks_graph(fabric, NetworkView(n, fabric), prov)))
         lay = (getattr(ctx, "layouts", None) or {}).get(arch)
-        if lay is not None:  # one rack elevation per rack type
-            out.extend((f"{arch}/racks/{kind}", rack_graph(kind, title, table, prov)) for kind, title, table in elevations(fabric, lay))
+        if lay is not None:  # one rack elevation per rack type (the management racks' too, with the spec's networks)
+            nlay = (getattr(ctx, "network_layouts", None) or {}).get(arch)
+            out.extend((f"{arch}/racks/{kind}", rack_graph(kind, title, table, prov)) for kind, title, table in elevations(fabric, lay, n, nlay))
     return out
 
 

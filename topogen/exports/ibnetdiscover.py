@@ -40,6 +40,9 @@ file that needs more says so in its header with the ``ibsim`` options that
 raise the limits (:func:`ibsim_options`), and the build prints a note. The
 file is valid ibnetdiscover output at any size, for comparing with what the
 real fabric reports (``topogen diff``).
+
+An InfiniBand storage fabric (spec ``networks:``) gets ``storage.topo`` beside
+these (:func:`topogen.exports.storage_ib.export`, the registered exporter).
 """
 
 from __future__ import annotations

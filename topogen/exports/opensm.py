@@ -3,14 +3,15 @@
 One folder per file of the ibnetdiscover export (same subnet names), holding
 ``opensm.conf``, ``partitions.conf``, ``root_guids.conf`` and ``cn_guids.conf``
 (a one-switch subnet: no root or CN file). What each holds:
-:mod:`topogen.exports.opensm_files`.
+:mod:`topogen.exports.opensm_files`. An InfiniBand storage fabric (spec ``networks:``)
+gets ``storage/`` (:mod:`topogen.exports.storage_ib`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from topogen.exports import ibnetdiscover
+from topogen.exports import ibnetdiscover, storage_ib
 from topogen.exports import opensm_files as opensm
 from topogen.exports.files import arch_dir, open_output
 
@@ -30,4 +31,4 @@ def export(ctx, dest: Path) -> list[Path]:
                     for text in pieces:
                         fh.write(text)
                 paths.append(d / name)
-    return paths
+    return paths + storage_ib.export_opensm(ctx, dest)

@@ -7,7 +7,9 @@ under the pair of racks it joins (``A01_A09``; a cable inside one rack under
 a_port, z_rack, z_u, z_device, z_port``, and on a fabric with breakout cables
 ``breakout_cable`` (as in cabling.csv: the legs of one harness name it). With at most
 :data:`MAX_SHEET_FILES` rack pairs each also gets its own CSV; above that the
-one grouped file is written (a note says so).
+one grouped file is written (a note says so). A spec with a ``networks:`` section
+also gets the storage, in-band and OOB cables' sheets beside them,
+``<arch>/networks-pull-sheets.csv`` (:mod:`.network_pullsheets`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from topogen.exports import network_pullsheets
 from topogen.exports.cabling import BREAKOUT_COLUMN, breakout_names
 from topogen.exports.files import arch_dir, open_output
 from topogen.fabric.model import CHUNK, Fabric
@@ -121,4 +124,4 @@ def export(ctx, dest: Path) -> list[Path]:
                 paths.append(q)
         else:
             ctx.messages.append(f"{arch}: {len(sheets):,} rack pairs: pull sheets are in one file, {arch}/pull-sheets.csv, grouped by its 'sheet' column (one CSV per pair only up to {MAX_SHEET_FILES} pairs)")
-    return paths
+    return paths + network_pullsheets.export(ctx, dest, MAX_SHEET_FILES)
