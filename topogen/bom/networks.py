@@ -19,10 +19,12 @@ Media per cable, the rules:
   cable to a device outside the plan (storage targets, NFS storage, data-centre core) has
   none and is priced at :data:`ASSUMED_M` (30 m, the longest ``cross-row`` run), a stated
   assumption in the BOM's notes;
-* the first rule that matches and reaches the run wins, skipping splitter cables (these
-  networks cable one port to one port); the cable SKU is the rule's shortest cable at least
-  as long as the run; a run no rule reaches is an input error naming it, as for the compute
-  fabric;
+* the first rule that matches and reaches the run wins, one-to-one cables first (a
+  splitter DAC in a rack is the compute fabric's, not a management port's); a splitter rule
+  only where no other fits (the xdr-800g catalog's 200G media on the SN5600: its legs from
+  one switch, ``links_per_cable`` to a splitter, each splitter the SKU of its longest leg);
+  the cable SKU is the rule's shortest cable at least as long as the run; a run no rule
+  reaches is an input error naming it, as for the compute fabric;
 * transceivers: the media's module at each optical end, counted per device as ``ceil(ports /
   ports_per_module)`` per SKU and cable role (a twin-port module serves two ports of one
   switch); the modules at devices outside the plan are counted too (the BOM buys both ends
@@ -37,11 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from topogen.bom import catalog as cat
 from topogen.bom.bill import BomLine, SkuLine, _money
 from topogen.bom.catalog import Cable, Catalog, Media, PortMode, SwitchSku
-from topogen.bom import catalog as cat
 from topogen.bom.media import CLASS_NAMES, length_classes
 from topogen.fabric import networks as nw
+from topogen.spec.counts import link_tier_name
 from topogen.util.errors import InputError, Problem
 
 
@@ -104,6 +107,7 @@ class NetworkBom:
     assumed: int  # cables priced at ASSUMED_M (an end outside the plan)
     media: tuple[tuple[str, str, int, int], ...] = ()  # (cable role, media name, Gb/s, cables)
     cable_skus: tuple[Cable, ...] = ()  # the catalog cables the lines use
+    cables_priced: int = 0  # cables given a cable SKU (a splitter's legs each count: its line counts splitters)
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -192,6 +196,7 @@ class NetworkBom:
             "cost_usd": self.cost,
             "power_w": self.power_w,
             "cables_at_assumed_length": self.assumed,
+            "cables_priced": self.cables_priced,
             "media_priced": True,
         }
 
@@ -232,20 +237,20 @@ def network_bom(n: nw.Networks, hw: Catalog, length_m: np.ndarray | None = None)
         run = length[sel]
         assumed = np.isnan(run)
         run = np.where(assumed, ASSUMED_M, run)
-        priced, media, problems_k = _price(n, hw, k, c, run, sws, by_sku)
+        priced, media, problems_k, legs = _price(n, hw, k, c, run, sws, by_sku)
         problems += problems_k
         lines += priced
         data = (c.a_kind == nw.SWITCH) & (c.role != nw.R_MPORT)
         ends = int(data.sum() + (c.z_kind == nw.SWITCH).sum())
         used = tuple(hw.cables[x.sku] for x in priced if x.category == "cable")
-        out.append(NetworkBom(name, tuple(lines), cables, ends, int(assumed.sum()), media, tuple(dict.fromkeys(used))))
+        out.append(NetworkBom(name, tuple(lines), cables, ends, int(assumed.sum()), media, tuple(dict.fromkeys(used)), legs))
     if problems:
         raise InputError(problems)
     return out
 
 
-def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarray, sws: list, by_sku: dict[str, SwitchSku]) -> tuple[list[BomLine], tuple, list[Problem]]:
-    """Transceiver and cable lines of network ``k``'s cables ``c`` (runs ``run`` metres), the media used, and the runs no rule reaches."""
+def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarray, sws: list, by_sku: dict[str, SwitchSku]) -> tuple[list[BomLine], tuple, list[Problem], int]:
+    """Transceiver and cable lines of network ``k``'s cables ``c`` (runs ``run`` metres), the media used, the runs no rule reaches, and the cables given a cable SKU."""
     skus = sorted(by_sku)
     sku_id = np.asarray([skus.index(s.sku) for s in n.switches] or [0], dtype=np.int64)
     z_sku = np.where(c.z_kind == nw.SWITCH, sku_id[np.where(c.z_kind == nw.SWITCH, c.z_idx, 0)], -1)
@@ -260,23 +265,31 @@ def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarra
     media: list[Media] = []
     index = np.zeros(len(c), dtype=np.int64)
     cable_sku = np.full(len(c), "", dtype=object)
+    holder = np.full(len(c), -1, dtype=np.int64)
     problems: list[Problem] = []
     for g, (t, zs, as_, speed, r) in enumerate(groups.T.tolist()):
         sw, mode = _switch_for(hw, [skus[i] for i in (zs, as_) if i >= 0], sws[0].sku, int(speed), by_sku)
         run_m = float(runs[r])
         cls = CLASS_NAMES[int(length_classes(np.asarray([run_m]))[0])]
         m, unfit = cat.resolve_media(hw, int(t), 1, sw, mode, int(speed), None, length=cls, skip_unfit=True, run_m=run_m, breakouts=False)
+        if m is None:  # no one-to-one cable: a splitter from one cage (the xdr-800g catalog's 200G media)
+            m, unfit = cat.resolve_media(hw, int(t), 1, sw, mode, int(speed), None, length=cls, skip_unfit=True, run_m=run_m)
         on = group_of == g
         if m is None:
-            problems.append(_unreachable(n, hw, k, c, np.flatnonzero(on), int(t), sw, int(speed), run_m))
+            if cat.longest_reach(hw, int(t), sw, int(speed))[0] < run_m:
+                problems.append(_unreachable(n, hw, k, c, np.flatnonzero(on), int(t), sw, int(speed), run_m))
+            else:  # a rule reaches but cannot build these cables (speed, cage): the catalog's own problems
+                problems += [x for x in unfit if x not in problems]
             continue
+        # the switch whose cage a splitter leaves: the end whose SKU gave the media
+        holder[on] = np.where(z_sku[on] == skus.index(sw.sku), c.z_idx[on], np.where(a_sku[on] == skus.index(sw.sku), c.a_idx[on], -1))
         index[on] = _add(media, m)
         rule = hw.rules[m.rule]
         fit = next((hw.cables[s] for s in rule.cables if hw.cables[s].length_m >= run_m - 1e-9), None)
         if fit is not None:
             cable_sku[on] = fit.sku
     if problems:
-        return [], (), problems
+        return [], (), problems, 0
     lines: list[BomLine] = []
     roles = c.role.astype(np.int64)
     for role in np.unique(roles).tolist():
@@ -297,9 +310,12 @@ def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarra
                     qty = int((-(-per // tx.ports_per_module)).sum())
                     lines.append(BomLine("transceiver", sku, tx.description, t, rname, label, qty, tx.price_usd, tx.power_w, tx.price_source, tx.power_source))
         cs = cable_sku[of]
+        harness = _harnesses(hw, cs, run[of], holder[of])
         for sku in sorted(set(cs.tolist()) - {""}, key=lambda s: (hw.cables[s].length_m, s)):
             cb = hw.cables[sku]
-            lines.append(BomLine("cable", sku, cb.description, t, rname, "", int((cs == sku).sum()), cb.price_usd, cb.power_w, cb.price_source, cb.power_source))
+            qty = harness.get(sku, 0) if cb.links_per_cable > 1 else int((cs == sku).sum())
+            if qty:
+                lines.append(BomLine("cable", sku, cb.description, t, rname, "", qty, cb.price_usd, cb.power_w, cb.price_source, cb.power_source))
     lines = _merge(lines)
     used: dict[tuple[str, str, int], int] = {}  # a rule's Media differ by length class: one entry per rule name
     keys = np.stack([roles, index, c.speed.astype(np.int64)])
@@ -307,7 +323,32 @@ def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarra
     for (role, i, sp), q in zip(uk.T.tolist(), uq.tolist()):
         key = (nw.ROLE_NAMES[role], media[i].name, int(sp))
         used[key] = used.get(key, 0) + int(q)
-    return lines, tuple((*key, q) for key, q in used.items()), []
+    return lines, tuple((*key, q) for key, q in used.items()), [], int((cable_sku != "").sum())
+
+
+def _harnesses(hw: Catalog, cable_sku: np.ndarray, run: np.ndarray, holder: np.ndarray) -> dict[str, int]:
+    """Splitter cables by SKU: the legs of one cable role on one switch, shortest first, ``links_per_cable`` to a cable.
+
+    A splitter's legs leave one cage, so they share a switch; each cable takes the SKU of
+    its longest leg (the compute BOM's rule for breakout cables). ``cable_sku`` is updated
+    to that SKU for every leg.
+    """
+    lpc = np.asarray([hw.cables[x].links_per_cable if x else 1 for x in cable_sku.tolist()], dtype=np.int64)
+    split = np.flatnonzero(lpc > 1)
+    out: dict[str, int] = {}
+    if not len(split):
+        return out
+    order = split[np.lexsort((run[split], holder[split]))]
+    h = holder[order]
+    start = np.r_[0, np.flatnonzero(np.diff(h)) + 1]
+    pos = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start, len(order)]))
+    per = lpc[order]
+    chunk = np.cumsum(np.r_[True, (np.diff(h) != 0) | (pos[1:] // per[1:] != pos[:-1] // per[:-1])]) - 1
+    last = np.r_[np.flatnonzero(np.diff(chunk)), len(order) - 1]  # each cable's longest leg (sorted by run)
+    per_chunk = cable_sku[order[last]]
+    cable_sku[order] = per_chunk[chunk]
+    skus, counts = np.unique(per_chunk.astype(str), return_counts=True)
+    return {str(k): int(q) for k, q in zip(skus.tolist(), counts.tolist())}
 
 
 def _ends(c: nw.CableTable, tier: int):
@@ -353,10 +394,17 @@ def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: 
 
     reach, rule = cat.longest_reach(hw, tier, sw, speed)
     what = f"{nw.NETWORK_NAMES[k]} {nw.ROLE_NAMES[role]}"
-    has = f"the longest reach it has for {what} links at {speed}G is {_m(reach)} m ({rule})" if reach else f"it has no media for {what} links at {speed}G on {sw.sku}"
+    example = f"e.g. {end(c.a_kind[i], c.a_idx[i], c.a_port[i])} to {end(c.z_kind[i], c.z_idx[i], c.z_port[i])}"
+    if not reach:
+        return Problem(
+            f"catalog {hw.label}: media",
+            f"no media rule of catalog {hw.label} matches the {len(cables):,} {what} cable(s) at {speed}G ({example}; {link_tier_name(tier)}-like links on {sw.sku})",
+            f"add a media rule with speed: {speed} (and transceivers and cables at that speed), or change the port speed in the spec's networks section",
+        )
+    has = f"the longest reach it has for {what} links at {speed}G is {_m(reach)} m ({rule})"
     return Problem(
         f"catalog {hw.label}: media",
-        f"{len(cables):,} {what} cable run(s) of {_m(run_m)} m (e.g. {end(c.a_kind[i], c.a_idx[i], c.a_port[i])} to {end(c.z_kind[i], c.z_idx[i], c.z_port[i])}) "
+        f"{len(cables):,} {what} cable run(s) of {_m(run_m)} m ({example}) "
         f"are longer than any media of catalog {hw.label} reaches: {has}",
         f"add media for these runs to the catalog (transceivers whose reach_m is at least {_m(run_m)} and a cable at least that long), or shorten the runs (layout: racks_per_row, row_pitch_m)",
     )
