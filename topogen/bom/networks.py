@@ -292,23 +292,26 @@ def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarra
         return [], (), problems, 0
     lines: list[BomLine] = []
     roles = c.role.astype(np.int64)
+    mod_of = {attr: np.asarray([getattr(m, attr).sku if getattr(m, attr) is not None else "" for m in media] + [""], dtype=object) for attr in ("transceiver", "gpu_transceiver")}
+    ends = []  # (module SKU, end label, device key, role) of every cable end, all roles: a module serves ports of one device
+    for side, kinds, idxs in (("a", c.a_kind, c.a_idx), ("z", c.z_kind, c.z_idx)):
+        mods = mod_of["transceiver"][index] if side == "z" else np.where(tier == ACCESS, mod_of["gpu_transceiver"][index], mod_of["transceiver"][index])
+        ends.append((mods, np.where(kinds == nw.SWITCH, "switch", "device"), kinds.astype(np.int64) * (1 << 40) + idxs.astype(np.int64), roles))
+    mods, label, dev, end_role = (np.concatenate(x) for x in zip(*ends))
+    for sku in sorted(set(mods.tolist()) - {""}):
+        tx = hw.transceivers[sku]
+        for end in ("switch", "device"):
+            on = (mods == sku) & (label == end)
+            if not on.any():
+                continue
+            _, per = np.unique(dev[on], return_counts=True)
+            qty = int((-(-per // tx.ports_per_module)).sum())
+            used = ", ".join(nw.ROLE_NAMES[r] for r in np.unique(end_role[on]).tolist())
+            lines.append(BomLine("transceiver", sku, tx.description, int(tier[np.flatnonzero(on) % len(c)].min()), used, end, qty, tx.price_usd, tx.power_w, tx.price_source, tx.power_source))
     for role in np.unique(roles).tolist():
         of = roles == role
         rname = nw.ROLE_NAMES[role]
         t = int(tier[of][0])
-        for end_name, side_kind, side_idx, attr in _ends(c, t):
-            kinds, idxs = side_kind[of], side_idx[of]
-            mods = np.asarray([getattr(media[i], attr).sku if getattr(media[i], attr) is not None else "" for i in range(len(media))] + [""], dtype=object)[index[of]]
-            is_sw = kinds == nw.SWITCH
-            for want, label in ((True, "switch"), (False, "device")):
-                side = is_sw == want
-                for sku in sorted(set(mods[side].tolist()) - {""}):
-                    tx = hw.transceivers[sku]
-                    on = side & (mods == sku)
-                    dev = kinds[on].astype(np.int64) * (1 << 40) + idxs[on].astype(np.int64)
-                    _, per = np.unique(dev, return_counts=True)
-                    qty = int((-(-per // tx.ports_per_module)).sum())
-                    lines.append(BomLine("transceiver", sku, tx.description, t, rname, label, qty, tx.price_usd, tx.power_w, tx.price_source, tx.power_source))
         cs = cable_sku[of]
         harness = _harnesses(hw, cs, run[of], holder[of])
         for sku in sorted(set(cs.tolist()) - {""}, key=lambda s: (hw.cables[s].length_m, s)):
@@ -349,11 +352,6 @@ def _harnesses(hw: Catalog, cable_sku: np.ndarray, run: np.ndarray, holder: np.n
     cable_sku[order] = per_chunk[chunk]
     skus, counts = np.unique(per_chunk.astype(str), return_counts=True)
     return {str(k): int(q) for k, q in zip(skus.tolist(), counts.tolist())}
-
-
-def _ends(c: nw.CableTable, tier: int):
-    """Each cable end with the media attribute its module comes from: the device end of an access cable takes the ``gpu_transceiver``."""
-    return (("a", c.a_kind, c.a_idx, "gpu_transceiver" if tier == ACCESS else "transceiver"), ("z", c.z_kind, c.z_idx, "transceiver"))
 
 
 def _merge(lines: list[BomLine]) -> list[BomLine]:
