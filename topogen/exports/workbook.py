@@ -969,7 +969,7 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 NETWORK_COLUMNS = ("Architecture", "Network", "Category", "SKU", "Used in", "Quantity", "Unit price", "Extended price", "Unit power (W)", "Total power (kW)")
-NETWORK_WIDTHS = (16, 10, 12, 22, 46, 10, 12, 15, 13, 14)
+NETWORK_WIDTHS = (16, 10, 12, 22, 80, 10, 12, 15, 15, 16)  # 208 of the page's 220 units: "Used in" mostly on one line
 
 
 def write_networks(wb, ctx) -> None:
