@@ -30,6 +30,7 @@ PRESET_ARGS = {
     "demo": (),
     "dgx-h100-su": ("--gpus", "504"),
     "dgx-h100-superpod": ("--gpus", "256"),
+    "era-2-8-9-400": (),
     "gb200-nvl72": ("--gpus", "288"),
     "gb300-nvl72": ("--gpus", "288"),
     "gh200-32k": ("--gpus", "512"),

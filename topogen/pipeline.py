@@ -144,7 +144,7 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
         ctx.networks[arch] = networks.generate(plan)
         ctx.network_layouts[arch] = plan_networks(ctx.networks[arch], ctx.layouts[arch])
         ctx.network_findings[arch] = validate_networks(ctx.networks[arch], ctx.storage_required)
-        ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog)
+        ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog, ctx.network_layouts[arch].length_m)
 
 
 def resolve_formats(formats: str | None) -> list[str]:

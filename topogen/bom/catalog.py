@@ -895,7 +895,7 @@ def _tuple(x: list | None) -> tuple | None:
 # --- catalog against a spec -----------------------------------------------------------
 
 
-def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None, length: str | None = None, skip_unfit: bool = False, run_m: float = 0) -> tuple[Media | None, list[Problem]]:
+def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None, length: str | None = None, skip_unfit: bool = False, run_m: float = 0, breakouts: bool = True) -> tuple[Media | None, list[Problem]]:
     """The media of one link tier, or ``None`` and the problems that prevent it.
 
     ``length`` is the length class of the cables (default: the tier's class,
@@ -904,6 +904,8 @@ def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, 
     cable length) gives way to the next matching one, as when media are
     chosen per cable by its length. ``run_m``, a cable's own length, must be
     reached too where it exceeds the class (a run beyond the last class).
+    ``breakouts=False`` skips rules whose cables carry several links (splitters):
+    the other networks cable one port to one port.
     """
     length = length or length_class(tier, domains)
     need_m = LENGTH_CLASSES[length]
@@ -911,6 +913,8 @@ def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, 
     where = f"catalog {catalog.label}: media"
     first: list[Problem] | None = None
     for rule in (x for x in catalog.rules if x.matches(tier, length, switch.sku, speed, gpus_per_node)):
+        if not breakouts and any(catalog.cables[c].links_per_cable > 1 for c in rule.cables):
+            continue
         m, problems = _rule_media(catalog, rule, tier, length, need_m, switch, mode, speed, run_m)
         if not problems:
             return m, []

@@ -113,6 +113,8 @@ def networks_section(ctx) -> dict[str, Any]:
             out_arch["layout"] = ctx.network_layouts[arch].summary()
         fab = ctx.fabrics[arch]
         costs = [b.switch_cost for b in boms]
+        other_cost, other_power = bom._money(sum(b.cost for b in boms)), bom._money(sum(b.power_w for b in boms))
+        compute = ctx.boms.get(arch) if getattr(ctx, "boms", None) else None
         out_arch["totals"] = {
             "compute_switches": len(fab.switches),
             "compute_cables": len(fab.links),
@@ -121,7 +123,14 @@ def networks_section(ctx) -> dict[str, Any]:
             "all_switches": len(fab.switches) + sum(b.switch_count for b in boms),
             "all_cables": len(fab.links) + sum(b.cable_count for b in boms),
             "other_switch_cost_usd": float(sum(costs)) if costs and None not in costs else None,
+            "other_cost_usd": other_cost,
+            "other_power_w": other_power,
+            "compute_cost_usd": compute.cost if compute is not None else None,
+            "compute_power_w": compute.power_w if compute is not None else None,
+            "cluster_cost_usd": bom._money(compute.cost + other_cost) if compute is not None else None,
+            "cluster_power_w": bom._money(compute.power_w + other_power) if compute is not None else None,
         }
+        out_arch["notes"] = [t for b in boms for t in b.notes()]
         out["architectures"][arch] = out_arch
     return out
 
@@ -135,11 +144,13 @@ def network_lines(section: dict[str, Any], arch: str) -> list[str]:
         sw = " + ".join(f"{q:,} {r}" for r, q in roles["switches"].items())
         cables = ", ".join(f"{q:,} {r}" for r, q in roles["cables"].items())
         skus = ", ".join(sorted({x["sku"] for x in b["switch_lines"]}))
-        cost = f", switches ${b['switch_cost_usd']:,.0f}" if b["switch_cost_usd"] is not None else ""
+        cost = f", {usd(b['cost_usd'])} (switches {usd(b['switch_cost_usd'])}, optics {usd(b['transceiver_cost_usd'])}, cables {usd(b['cable_cost_usd'])}), {kw(b['power_w'])}"
         lines.append(f"{b['network']}: {plural(b['switches'], 'switch')} ({sw}; {skus}), {plural(b['cables'], 'cable')} ({cables}){cost}")
     t = a["totals"]
     errors = sum(1 for f in a["findings"] if f["severity"] == "error")
     lines.append(f"networks: {'valid' if not errors else f'{errors} error(s)'}; racks {a['racks']['compute']:,} compute + {a['racks']['management']:,} management, {a['pdus']:,} PDUs; the other networks add {plural(t['other_switches'], 'switch')} and {plural(t['other_cables'], 'cable')} to the compute fabric's")
+    if t["cluster_cost_usd"] is not None:
+        lines.append(f"cluster: {usd(t['cluster_cost_usd'])}, {kw(t['cluster_power_w'])} (compute fabric {usd(t['compute_cost_usd'])}, other networks {usd(t['other_cost_usd'])})")
     for f in a["findings"][:10]:
         lines.append(f"{f['severity']} {f['check']}: {f['message']}" + (f" ({f['hint']})" if f["hint"] else ""))
     return lines

@@ -968,31 +968,45 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, str(value))]
 
 
-NETWORK_COLUMNS = ("Architecture", "Network", "Item", "Role", "Gb/s", "Quantity", "Unit price", "Extended price")
+NETWORK_COLUMNS = ("Architecture", "Network", "Category", "SKU", "Used in", "Quantity", "Unit price", "Extended price", "Unit power (W)", "Total power (kW)")
+NETWORK_WIDTHS = (16, 10, 12, 22, 80, 10, 12, 15, 15, 16)  # 208 of the page's 220 units: "Used in" mostly on one line
 
 
 def write_networks(wb, ctx) -> None:
-    """The storage, in-band and OOB networks (spec ``networks:``): switches priced, cables counted, per network and in total."""
+    """The storage, in-band and OOB networks (spec ``networks:``): every SKU priced, per network, the other networks' and the cluster's totals."""
     ws = wb.create_sheet("Networks")
     print_setup(ws)
     ws.freeze_panes = "A2"
-    set_widths(ws, (16, 10, 22, 20, 8, 10, 12, 14))
+    set_widths(ws, NETWORK_WIDTHS)
     ws.append(header_row(ws, NETWORK_COLUMNS))
     r = 1
+    sections = ctx.summary.get("networks", {}).get("architectures", {})
     for arch, boms in ctx.network_boms.items():
+        subtotals = []
         for b in boms:
             first = r + 1
-            for sku, role, q, unit in b.switches:
+            for x in b.sku_lines():
                 r += 1
-                ws.append([cell(ws, arch), cell(ws, b.network), cell(ws, sku), cell(ws, role), None, cell(ws, q, COUNT), cell(ws, unit, MONEY), cell(ws, Formula(f"=F{r}*G{r}"), MONEY)])
-            for role, speed, q in b.cables:
-                r += 1
-                ws.append([cell(ws, arch), cell(ws, b.network), cell(ws, "cable (not priced)"), cell(ws, role), cell(ws, speed, COUNT), cell(ws, q, COUNT), None, None])
+                row = [cell(ws, arch), cell(ws, b.network), cell(ws, x.category), cell(ws, x.sku), wrapped(ws, x.used_in), cell(ws, x.quantity, COUNT), cell(ws, x.unit_price, MONEY), cell(ws, Formula(f"=F{r}*G{r}"), MONEY), cell(ws, x.unit_power_w, WATTS), cell(ws, Formula(f"=F{r}*I{r}/1000"), KILOWATTS)]
+                ws.row_dimensions[r].height = 15 * max(1, -(-len(x.used_in) // (NETWORK_WIDTHS[4] - 2)))
+                ws.append(row)
             r += 1
-            ws.append([cell(ws, arch), cell(ws, b.network, font=_BOLD), cell(ws, f"{b.switch_count:,} switches, {b.cable_count:,} cables", font=_BOLD), None, None, None, None, cell(ws, Formula(f"=SUM(H{first}:H{r - 1})"), MONEY, font=_BOLD)])
-    for arch, sec in ctx.summary.get("networks", {}).get("architectures", {}).items():
-        t = sec["totals"]
-        ws.append([cell(ws, arch), cell(ws, "all", font=_BOLD), cell(ws, f"compute {t['compute_switches']:,} switches, {t['compute_cables']:,} cables; all networks {t['all_switches']:,} switches, {t['all_cables']:,} cables", font=_BOLD)])
+            subtotals.append(r)
+            ws.append([cell(ws, arch), cell(ws, b.network, font=_BOLD), None, cell(ws, f"{b.switch_count:,} switches, {b.cable_count:,} cables", font=_BOLD), None, None, None, cell(ws, Formula(f"=SUM(H{first}:H{r - 1})"), MONEY, font=_BOLD), None, cell(ws, Formula(f"=SUM(J{first}:J{r - 1})"), KILOWATTS, font=_BOLD)])
+        t = sections.get(arch, {}).get("totals")
+        if t is None:
+            continue
+        r += 1
+        other = r
+        ws.append([cell(ws, arch), cell(ws, "others", font=_BOLD), None, cell(ws, f"{t['other_switches']:,} switches, {t['other_cables']:,} cables", font=_BOLD), None, None, None, cell(ws, Formula("=" + "+".join(f"H{i}" for i in subtotals)) if subtotals else 0, MONEY, font=_BOLD), None, cell(ws, Formula("=" + "+".join(f"J{i}" for i in subtotals)) if subtotals else 0, KILOWATTS, font=_BOLD)])
+        if t.get("compute_cost_usd") is None:
+            continue
+        r += 2
+        ws.append([cell(ws, arch), cell(ws, "compute", font=_BOLD), None, cell(ws, f"{t['compute_switches']:,} switches, {t['compute_cables']:,} cables", font=_BOLD), None, None, None, cell(ws, t["compute_cost_usd"], MONEY, font=_BOLD), None, cell(ws, t["compute_power_w"] / 1000, KILOWATTS, font=_BOLD)])
+        ws.append([cell(ws, arch), cell(ws, "all", font=_BOLD), None, cell(ws, f"all networks: {t['all_switches']:,} switches, {t['all_cables']:,} cables", font=_BOLD), None, None, None, cell(ws, Formula(f"=H{r - 1}+H{other}"), MONEY, font=_BOLD), None, cell(ws, Formula(f"=J{r - 1}+J{other}"), KILOWATTS, font=_BOLD)])
+    notes = [t for sec in sections.values() for t in sec.get("notes", [])]
+    for text in dict.fromkeys(notes):
+        ws.append([cell(ws, "note"), None, None, cell(ws, text)])
 
 
 def write_validation(wb, ctx) -> None:
