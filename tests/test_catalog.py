@@ -180,7 +180,7 @@ def test_unknown_top_level_key():
 def test_unknown_switch_key():
     text = MINIMAL.replace("        power_w: 100\n", "        power_w: 100\n        colour: blue\n")
     assert problems(text) == [
-        "catalog t: switches[0].colour: unknown key 'colour'; allowed keys: sku, description, ports, price_usd, price_per_port_usd, power_w, interface_type, manufacturer, price_source, power_source"
+        "catalog t: switches[0].colour: unknown key 'colour'; allowed keys: sku, description, ports, price_usd, price_per_port_usd, power_w, interface_type, manufacturer, role, price_source, power_source"
     ]
 
 
@@ -303,7 +303,7 @@ def test_every_problem_reported_at_once():
 
 def test_radix_the_catalog_cannot_supply():
     cat = catalog.load_catalog("ndr-400g")
-    assert spec_problems(cat, radix=32) == ["radix: catalog ndr-400g has no 400G switch with radix 32; it supplies 1G: radix 48; 100G: radix 64; 200G: radix 128; 400G: radix 64"]
+    assert spec_problems(cat, radix=32) == ["radix: catalog ndr-400g has no 400G switch with radix 32; it supplies 200G: radix 128; 400G: radix 64"]
 
 
 def test_link_speed_the_catalog_cannot_supply():
@@ -372,7 +372,7 @@ def test_cli_catalog_yaml_syntax_error(tmp_path):
 def test_cli_radix_not_in_catalog(tmp_path):
     res, out = run_build(tmp_path, "--catalog", "ndr-400g", "--radix", "128")
     assert res.exit_code == 2
-    assert res.stderr == "error: radix: catalog ndr-400g has no 400G switch with radix 128; it supplies 1G: radix 48; 100G: radix 64; 200G: radix 128; 400G: radix 64\n"
+    assert res.stderr == "error: radix: catalog ndr-400g has no 400G switch with radix 128; it supplies 200G: radix 128; 400G: radix 64\n"
     assert not out.exists()
 
 
@@ -395,3 +395,18 @@ def test_bad_interface_type():
     assert problems(text) == [
         "catalog t: switches[0].interface_type: 'InfiniBand NDR' is not a NetBox interface type slug; lower-case letters, digits, '.' and '-', e.g. infiniband-ndr or 400gbase-x-osfp"
     ]
+
+
+def test_management_switches_never_serve_the_compute_fabric(tmp_path):
+    """A role: management switch (the in-band SN4600C at 100G) is not picked for a 100G GPU fabric, nor offered in hints."""
+    res = CliRunner().invoke(main, ["build", "demo", "--catalog", "ndr-400g", "--link-speed", "100", "--radix", "64", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and res.exception is None or isinstance(res.exception, SystemExit)
+    assert "catalog ndr-400g has no switch with 100G ports" in res.output and "1G" not in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_switch_role_is_checked():
+    bad = {"name": "t", "switches": [{"sku": "S", "ports": [{"speed": 400, "radix": 64}], "price_usd": 1, "role": "spine"}], "media": []}
+    with pytest.raises(InputError) as e:
+        catalog.parse_catalog(bad, "t")
+    assert any(p.path.endswith("switches[0].role") and "valid roles: compute" in p.hint for p in e.value.problems)

@@ -102,6 +102,7 @@ SWITCH_FIELDS: tuple[Field, ...] = (
     POWER,
     INTERFACE_TYPE,
     MANUFACTURER,
+    Field("role", "choice", "compute: it may serve the GPU fabric; management: only the storage, in-band and OOB networks (never picked for the compute fabric or a search).", default="compute", choices=("compute", "management")),
     *SOURCES,
 )
 PORT_FIELDS: tuple[Field, ...] = (
@@ -217,6 +218,11 @@ class SwitchSku:
     power_source: str
     interface_type: str = ""  # NetBox interface type of its ports (e.g. infiniband-ndr); "" = from the speed
     manufacturer: str = ""
+    role: str = "compute"  # "management": only the other networks take it (never the compute fabric)
+
+    @property
+    def compute(self) -> bool:
+        return self.role == "compute"
 
     def mode(self, speed: int, radix: int) -> PortMode | None:
         for m in self.ports:
@@ -285,6 +291,11 @@ class Nic:
     power_source: str
     interface_type: str = ""  # NetBox interface type of its ports (e.g. infiniband-ndr); "" = from the speed
     manufacturer: str = ""
+    role: str = "compute"  # "management": only the other networks take it (never the compute fabric)
+
+    @property
+    def compute(self) -> bool:
+        return self.role == "compute"
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,9 +370,9 @@ class Catalog:
     sha256: str = ""  # of the catalog file's bytes: outputs name the exact catalog they were priced with
 
     def switch_for(self, speed: int, radix: int) -> tuple[SwitchSku, PortMode] | None:
-        """The first switch (catalog order) that runs ``radix`` ports at ``speed``."""
+        """The first compute switch (catalog order) that runs ``radix`` ports at ``speed``."""
         for sw in self.switches:
-            m = sw.mode(speed, radix)
+            m = sw.mode(speed, radix) if sw.compute else None
             if m is not None:
                 return sw, m
         return None
@@ -380,7 +391,7 @@ class Catalog:
         if top is None or tier >= top or up == down:
             return self.switch_for(down, r)
         for sw in self.switches:
-            m = sw.mode(down, r)
+            m = sw.mode(down, r) if sw.compute else None
             if m is not None and sw.cage_mode(up, r // m.per_cage if m.radix is not None else None) is not None:
                 return sw, m
         return None
@@ -388,11 +399,11 @@ class Catalog:
     def nic_for(self, speed: int) -> Nic | None:
         return next((n for n in self.nics if n.speed == speed), None)
 
-    def supply(self) -> str:
-        """What switches the catalog offers, for hints: ``400G: radix 64; 800G: radix 64, 144``."""
+    def supply(self, management: bool = False) -> str:
+        """What switches the catalog offers the compute fabric (``management``: every switch), for hints: ``400G: radix 64; 800G: radix 64, 144``."""
         by_speed: dict[int, list[str]] = {}
         for sw in self.switches:
-            for m in sw.ports:
+            for m in sw.ports if management or sw.compute else ():
                 by_speed.setdefault(m.speed, []).append("any" if m.radix is None else str(m.radix))
         parts = []
         for speed in sorted(by_speed):
@@ -700,9 +711,12 @@ def _switch(r: _Reader, d: dict | None, path: str) -> SwitchSku | None:
     if len(r.problems) > n0:
         return None
     itype, maker = _interface_type(r, d, path), _manufacturer(r, d, path)
+    role = d.get("role", "compute")
+    if role not in ("compute", "management"):
+        r.add(_join(path, "role"), f"unknown switch role {show(role)}", "valid roles: compute (the GPU fabric may use it), management (only the storage, in-band and OOB networks)")
     if len(r.problems) > n0:
         return None
-    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src, itype, maker)  # type: ignore[arg-type]
+    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src, itype, maker, role)  # type: ignore[arg-type]
 
 
 def _transceiver(r: _Reader, d: dict | None, path: str) -> Transceiver | None:
@@ -1004,7 +1018,7 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
         r, speed = radix_at(tier), speed_at(tier)
         hit = catalog.switch_at(spec, tier, top)
         if hit is None:
-            speeds = {m.speed for sw in catalog.switches for m in sw.ports}
+            speeds = {m.speed for sw in catalog.switches if sw.compute for m in sw.ports}
             field = "link_speed" if not getattr(spec, "tier_speed", ()) else f"link_speed[{min(tier, len(spec.tier_speed)) - 1}]"
             where = "" if tier == 1 else f" (the {tier_role(tier)} tier)"
             if speed not in speeds:

@@ -62,7 +62,7 @@ def _sku(hw: Catalog, ref: str | None, speed: int, field: str, what: str) -> tup
         mode = next((m for m in sw.ports if m.speed == speed and m.radix), None)
         if mode is not None:
             return sw, int(mode.radix), mode.per_cage
-    raise InputError([Problem(field, f"no switch of catalog {hw.label} carries {speed}G ports, the {what} port speed", f"the catalog offers {hw.supply()}; add a switch or name one with {field}")])
+    raise InputError([Problem(field, f"no switch of catalog {hw.label} carries {speed}G ports, the {what} port speed", f"the catalog offers {hw.supply(management=True)}; add a switch or name one with {field}")])
 
 
 def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, switches_per_rack: int, aggregate_GBps: float | None, compute_switch_racks: int = -1) -> nw.NetworkPlan:

@@ -349,10 +349,10 @@ def gpus_for(search: Search, k: int, su_nodes: int | None, gpus_per_node: int) -
 
 
 def catalog_modes(hw) -> list[tuple[int, int]]:
-    """``(speed, radix)`` of every fixed port mode of the catalog's switches, in catalog order."""
+    """``(speed, radix)`` of every fixed port mode of the catalog's compute switches, in catalog order."""
     out: list[tuple[int, int]] = []
     for sw in hw.switches:
-        for m in sw.ports:
+        for m in sw.ports if sw.compute else ():  # management switches serve only the other networks
             if m.radix is not None and (m.speed, m.radix) not in out:
                 out.append((m.speed, m.radix))
     return out
