@@ -30,7 +30,7 @@ from topogen.fabric import networks
 from topogen.fabric.model import Fabric
 from topogen.spec import counts
 from topogen.spec.cluster import Spec
-from topogen.layout.networks import NetworkLayout, plan_networks
+from topogen.layout.networks import NetworkLayout, plan_networks, too_far
 from topogen.spec.layout import resolve as resolve_layout
 from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
@@ -141,10 +141,29 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
     for arch, f in ctx.fabrics.items():
         fabric_racks = sum(1 for k in ctx.layouts[arch].racks.kind if k != "compute")
         plan = network_bom.plan_for(spec, ctx.catalog, len(f.switches), per_rack, lay.switches_per_rack, ctx.storage_required["aggregate_GBps"], fabric_racks)
-        ctx.networks[arch] = networks.generate(plan)
-        ctx.network_layouts[arch] = plan_networks(ctx.networks[arch], ctx.layouts[arch])
+        ctx.networks[arch], ctx.network_layouts[arch] = _placed_networks(plan, ctx.layouts[arch])
         ctx.network_findings[arch] = validate_networks(ctx.networks[arch], ctx.storage_required)
         ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog, ctx.network_layouts[arch].length_m)
+
+
+def _placed_networks(plan: networks.NetworkPlan, lay) -> tuple[networks.Networks, NetworkLayout]:
+    """Wire and place the networks: leaves in the management row, or with their nodes when a node run from there is too long.
+
+    With the leaves out of the management row its rack count (and so its PDUs, their OOB
+    ports and the OOB switches) changes; the model is wired again with the placed count until
+    the placement agrees with it (a few rounds: each count only follows the last).
+    """
+    net = networks.generate(plan)
+    nlay = plan_networks(net, lay)
+    if not too_far(net, nlay):
+        return net, nlay
+    for _ in range(8):
+        nlay = plan_networks(net, lay, leaves_with_su=True)
+        if nlay.leaves_with_su == plan.leaves_with_su:
+            return net, nlay
+        plan = replace(plan, leaves_with_su=nlay.leaves_with_su)
+        net = networks.generate(plan)
+    raise AssertionError("the leaves placed with their nodes do not settle")
 
 
 def resolve_formats(formats: str | None) -> list[str]:

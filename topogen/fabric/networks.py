@@ -42,7 +42,8 @@ OOB, access switches per scalable unit.
     * Each OOB switch has ``oob.uplinks`` to the in-band leaves (one pair's two leaves
       when bonded); fabric managers of a fabric are HA pairs joined back to back.
     * Management racks: the compute layout's network racks (else ``ceil(compute switches /
-      switches_per_rack)``), plus ``ceil((storage + in-band switches) / switches_per_rack)``,
+      switches_per_rack)``), plus ``ceil((storage + in-band switches) / switches_per_rack)``
+      (less the leaves that stand with their nodes in a large hall: ``leaves_with_su``),
       plus ``ceil(servers / switches_per_rack)`` for the management servers and fabric
       managers (:mod:`topogen.layout.networks` places them).
 
@@ -96,6 +97,7 @@ class NetworkPlan:
     target_ports: int = 0
     skus: tuple[str, str, str] = ("", "", "")  # storage, in-band, OOB switch SKUs
     compute_switch_racks: int = -1  # racks the compute layout gives the compute switches (-1: ceil(compute_switches / switches_per_rack))
+    leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,14 +451,17 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
 
 
 def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple[int, int]:
-    """Compute racks (nodes_per_rack each) and management racks (the module docstring's rule)."""
+    """Compute racks (nodes_per_rack each) and management racks (the module docstring's rule).
+
+    ``p.leaves_with_su`` leaves stand in compute racks, not in the management racks.
+    """
     compute = ceil(p.nodes / p.nodes_per_rack)
     if not (p.net.management_servers or p.net.compute_fabric_managers or p.net.storage.fabric_managers or storage_switches or inband_switches):
         return compute, 0
     servers = p.net.management_servers + p.net.compute_fabric_managers + p.net.storage.fabric_managers
     spr = p.switches_per_rack
     fabric = p.compute_switch_racks if p.compute_switch_racks >= 0 else ceil(p.compute_switches / spr)
-    return compute, fabric + ceil((storage_switches + inband_switches) / spr) + ceil(servers / spr)
+    return compute, fabric + ceil((storage_switches + inband_switches - p.leaves_with_su) / spr) + ceil(servers / spr)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ class NetworkLayout:
     length_m: np.ndarray
     net: np.ndarray  # each cable's network (the model's ``cables.net``), for the figures per network
     shared_tray: bool = False  # several nodes to a tray: a label names the node with its port
+    leaves_with_su: int = 0  # storage and in-band leaves standing in compute racks (the model's ``NetworkPlan.leaves_with_su``)
 
     @property
     def racks(self) -> list[str]:
@@ -110,8 +111,13 @@ def compute_switch_racks(lay: Layout) -> int:
     return sum(k != "compute" for k in lay.racks.kind)
 
 
-def plan_networks(networks: nw.Networks, lay: Layout) -> NetworkLayout:
-    """Place every device of ``networks`` around the compute layout ``lay`` and give every cable a length."""
+def plan_networks(networks: nw.Networks, lay: Layout, leaves_with_su: bool = False) -> NetworkLayout:
+    """Place every device of ``networks`` around the compute layout ``lay`` and give every cable a length.
+
+    ``leaves_with_su``: the storage node leaves and in-band leaves stand in the compute racks
+    of the nodes they serve (above the trays, where there is room), not in the management row;
+    :func:`too_far` says when a hall needs it.
+    """
     s, p = lay.spec, lay.placement
     plan_ = networks.plan
     n_gpus = lay.gpus
@@ -125,7 +131,13 @@ def plan_networks(networks: nw.Networks, lay: Layout) -> NetworkLayout:
     }
     # management racks: switch racks (storage, in-band), then server racks
     sw = networks.switches
-    net_sw = [i for i, x in enumerate(sw) if x.network != nw.OOB]
+    top = np.full(R, s.first_u, np.int64)
+    np.maximum.at(top, p.rack.astype(np.int64), (p.u + p.height_u).astype(np.int64))
+    sw_rack = np.full(len(sw), -1, np.int64)
+    sw_u = np.zeros(len(sw), np.int64)
+    if leaves_with_su:
+        _leaves_with_nodes(networks, where[nw.NODE][0], lay, top, sw_rack, sw_u)
+    net_sw = [i for i, x in enumerate(sw) if x.network != nw.OOB and sw_rack[i] < 0]
     servers = plan_.net.management_servers + plan_.net.compute_fabric_managers + plan_.net.storage.fabric_managers
     sw_racks, srv_racks = ceil(len(net_sw) / spr), ceil(servers / spr)
     slots: list[tuple[int, int]] = []  # (management rack, slot) of every device placed there, in order
@@ -138,10 +150,6 @@ def plan_networks(networks: nw.Networks, lay: Layout) -> NetworkLayout:
     srv = np.arange(servers, dtype=np.int64)
     srv_rack, srv_slot = sw_racks + srv // spr, srv % spr
     # OOB access switches: per group in the group's compute racks, above the trays; the rest in the free slots
-    top = np.full(R, s.first_u, np.int64)
-    np.maximum.at(top, p.rack.astype(np.int64), (p.u + p.height_u).astype(np.int64))
-    sw_rack = np.full(len(sw), -1, np.int64)
-    sw_u = np.zeros(len(sw), np.int64)
     groups = _group_first_nodes(plan_)
     per_group: dict[int, list[int]] = {}
     for i, x in enumerate(sw):
@@ -177,6 +185,8 @@ def plan_networks(networks: nw.Networks, lay: Layout) -> NetworkLayout:
     cr, mr = networks.racks
     compute_ids = np.asarray([i for i, k in enumerate(lay.racks.kind) if k == "compute"], np.int64)
     switch_ids = np.asarray([i for i, k in enumerate(lay.racks.kind) if k != "compute"] + [R + r for r in range(n_mgmt)], np.int64)
+    if mr > len(switch_ids):  # a model wired for more management racks (leaves not yet placed with their nodes): the caller places again
+        switch_ids = np.concatenate([switch_ids, np.full(mr - len(switch_ids), switch_ids[-1] if len(switch_ids) else 0, np.int64)])
     pdu_rack = np.concatenate([np.repeat(compute_ids[:cr], pc), np.repeat(switch_ids[:mr], pm)]).astype(np.int64)
     where[nw.PDU] = (pdu_rack, np.zeros(len(pdu_rack), np.int64), np.zeros(len(pdu_rack), np.int64))
     for k in (nw.TARGETS, nw.NFS, nw.CORE):
@@ -194,7 +204,52 @@ def plan_networks(networks: nw.Networks, lay: Layout) -> NetworkLayout:
             m = kind == k
             r[m] = where[int(k)][0][idx[m]]
         ends.append(names[r])
-    return NetworkLayout(racks, R, where, ends[0], ends[1], routed, length, c.net.copy(), plan_.gpus_per_node < s.gpus_per_tray)
+    placed = int(sum(1 for i, x in enumerate(sw) if x.network != nw.OOB and 0 <= sw_rack[i] < R))
+    return NetworkLayout(racks, R, where, ends[0], ends[1], routed, length, c.net.copy(), plan_.gpus_per_node < s.gpus_per_tray, placed)
+
+
+ACCESS_REACH_M = 100.0  # the shortest reach of the networks' access media (multimode SR4, Cat6, a node's DR4 module)
+
+
+def too_far(networks: nw.Networks, nlay: NetworkLayout) -> bool:
+    """Whether a node's storage or in-band run to its leaf in the management row exceeds :data:`ACCESS_REACH_M`.
+
+    The rule: the leaves stand in the central management row while every node run from it
+    fits (a small hall: one row of network racks, as in a DGX SuperPOD); past that they
+    stand with their nodes (:func:`plan_networks` with ``leaves_with_su``).
+    """
+    c = networks.cables
+    node_runs = (c.role == nw.R_NODE) & (c.net != nw.OOB) & ~np.isnan(nlay.routed_m)
+    return bool(node_runs.any() and float(nlay.length_m[node_runs].max()) > ACCESS_REACH_M)
+
+
+def _leaves_with_nodes(networks: nw.Networks, node_rack: np.ndarray, lay: Layout, top: np.ndarray, sw_rack: np.ndarray, sw_u: np.ndarray) -> None:
+    """Put every storage node leaf and in-band leaf in a compute rack of the nodes it serves, above the trays.
+
+    The leaf goes to the rack of its middle node (by node index), else the nearest rack of
+    its nodes with room for a switch; a leaf with no room anywhere among its nodes' racks
+    stays unplaced (``sw_rack`` -1: the management row takes it).
+    """
+    s = lay.spec
+    c = networks.cables
+    m = (c.role == nw.R_NODE) & (c.net != nw.OOB) & (c.z_kind == nw.SWITCH)
+    leaf, node = c.z_idx[m], c.a_idx[m]
+    order = np.lexsort((node, leaf))
+    leaf, node = leaf[order], node[order]
+    ids, first, count = np.unique(leaf, return_index=True, return_counts=True)
+    kind = lay.racks.kind
+    for i, f, n in zip(ids.tolist(), first.tolist(), count.tolist()):
+        sw = networks.switches[i]
+        if sw.role != "leaf":
+            continue
+        racks = node_rack[node[f : f + n]]
+        mid = int(racks[n // 2])
+        cand = sorted(set(racks.tolist()), key=lambda r: (abs(r - mid), r))
+        for r in cand:
+            if kind[r] == "compute" and top[r] + s.switch_u - 1 <= s.rack_u:
+                sw_rack[i], sw_u[i] = r, top[r]
+                top[r] += s.switch_u
+                break
 
 
 def _group_first_nodes(p: nw.NetworkPlan) -> list[tuple[int, int]]:
