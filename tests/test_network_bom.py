@@ -213,8 +213,10 @@ def test_run_beyond_reach_exits_2(tmp_path):
     spec.write_text(yaml.safe_dump(d, sort_keys=False))
     out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--out", str(tmp_path / "o"), "-q"], capture_output=True, text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "storage node cable run(s) of 190 m (e.g. hb000:stor0 to stor-leaf-su00-p0:p1)" in out.stderr
-    assert "longest reach it has for storage node links at 400G is 100 m" in out.stderr
+    # the storage and in-band leaves now stand with their nodes: no node run is too long; the OOB
+    # management ports of far switches still are (the shared devices' OOB placement is not yet fixed)
+    assert "node cable run(s)" not in out.stderr
+    assert "oob management-port cable run(s) of 110 m" in out.stderr and "longest reach it has for oob management-port links at 1G is 100 m" in out.stderr
     assert not (tmp_path / "o").exists()
 
 
