@@ -30,7 +30,7 @@ from topogen.fabric import networks
 from topogen.fabric.model import Fabric
 from topogen.spec import counts
 from topogen.spec.cluster import Spec
-from topogen.layout.networks import NetworkLayout, plan_networks, too_far
+from topogen.layout.networks import NetworkLayout, oob_homes, oob_too_far, plan_networks, too_far
 from topogen.spec.layout import resolve as resolve_layout
 from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
@@ -147,23 +147,28 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
 
 
 def _placed_networks(plan: networks.NetworkPlan, lay) -> tuple[networks.Networks, NetworkLayout]:
-    """Wire and place the networks: leaves in the management row, or with their nodes when a node run from there is too long.
+    """Wire and place the networks; in a hall too large for the management row's reach, place what serves the nodes near them.
 
-    With the leaves out of the management row its rack count (and so its PDUs, their OOB
-    ports and the OOB switches) changes; the model is wired again with the placed count until
-    the placement agrees with it (a few rounds: each count only follows the last).
+    Two rules (:mod:`topogen.layout.networks`), each only when a run would outgrow its access
+    medium's reach: the storage and in-band leaves stand with their nodes
+    (:func:`too_far`), and shared devices take the OOB switches nearest them
+    (:func:`oob_too_far`, :func:`oob_homes`). Both change the model (management racks, PDUs, OOB
+    switches, in-band units), so it is wired again until the placement agrees with it.
     """
     net = networks.generate(plan)
     nlay = plan_networks(net, lay)
-    if not too_far(net, nlay):
+    with_su, homed = too_far(net, nlay), oob_too_far(net, nlay)
+    if not (with_su or homed):
         return net, nlay
-    for _ in range(8):
-        nlay = plan_networks(net, lay, leaves_with_su=True)
-        if nlay.leaves_with_su == plan.leaves_with_su:
+    for _ in range(16):
+        nlay = plan_networks(net, lay, leaves_with_su=with_su)
+        homed = homed or oob_too_far(net, nlay)
+        new = replace(plan, leaves_with_su=nlay.leaves_with_su, oob_home=oob_homes(net, nlay, lay) if homed else ())
+        if new == plan:
             return net, nlay
-        plan = replace(plan, leaves_with_su=nlay.leaves_with_su)
+        plan = new
         net = networks.generate(plan)
-    raise AssertionError("the leaves placed with their nodes do not settle")
+    raise AssertionError("the networks' placement does not settle")
 
 
 def resolve_formats(formats: str | None) -> list[str]:

@@ -97,6 +97,7 @@ class NetworkPlan:
     target_ports: int = 0
     skus: tuple[str, str, str] = ("", "", "")  # storage, in-band, OOB switch SKUs
     compute_switch_racks: int = -1  # racks the compute layout gives the compute switches (-1: ceil(compute_switches / switches_per_rack))
+    oob_home: tuple[int, ...] = ()  # per shared device (the OOB wiring's order): the OOB group whose switches take its management port, -1 the management row's; () the spare ports in order
     leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
 
 
@@ -488,12 +489,36 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
         gr.append(rk)
         gp.append(cnt * n.bmc_ports.count + rk * n.oob.pdus_per_compute_rack)
         first += cnt
-    gs = [ceil(x / a) for x in gp]
     ufms = n.compute_fabric_managers + n.storage.fabric_managers
     shared = p.compute_switches + storage_switches + inband_switches + n.management_servers + ufms + racks[1] * n.oob.pdus_per_management_rack
-    spare = sum(s * a for s in gs) - sum(gp)
-    extra = ceil(max(0, shared - spare) / a)
+    homed = _homed(p, shared, len(groups))
+    if homed is None:
+        gs = [ceil(x / a) for x in gp]
+        spare = sum(s * a for s in gs) - sum(gp)
+        extra = ceil(max(0, shared - spare) / a)
+    else:
+        gs = [ceil((x + h) / a) for x, h in zip(gp, homed[:-1])]
+        extra = ceil(homed[-1] / a)
     return OobShape(tuple(gp), tuple(gr), tuple(gs), shared, extra, racks)
+
+
+def _homed(p: NetworkPlan, shared: int, groups: int) -> list[int] | None:
+    """Shared devices per OOB group (and last, for the management row's OOB switches) under ``p.oob_home``; None without homes.
+
+    Homes given for another count of shared devices (the layout placed an earlier model) are
+    stretched over this one: the last home repeats, so the caller's next round settles them.
+    """
+    if not p.oob_home:
+        return None
+    h = np.asarray(_homes(p, shared), np.int64)
+    out = np.bincount(np.where(h < 0, groups, np.minimum(h, groups - 1)), minlength=groups + 1)
+    return out.tolist()
+
+
+def _homes(p: NetworkPlan, shared: int) -> list[int]:
+    """``p.oob_home`` fitted to ``shared`` devices (cut, or the last home repeated)."""
+    h = list(p.oob_home[:shared])
+    return h + [h[-1] if h else -1] * (shared - len(h))
 
 
 def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
@@ -705,7 +730,8 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
     for i in range(o.extra):
         switches.append(NetSwitch(f"oob-mgmt-{i}", OOB, "access", a, n.bmc_ports.speed, sku))
     first_node, first_rack, sw = 0, 0, base
-    free: list[tuple[int, int]] = []  # (switch, first free port, free ports) of every group switch
+    free: list[tuple[int, int, int]] = []  # (switch, first free port, free ports) of every group switch
+    by_group: dict[int, list[tuple[int, int, int]]] = {}  # the same, per group (-1: the management row's switches)
     bmc = n.bmc_ports.count
     pc = n.oob.pdus_per_compute_rack
     for g, nsw in enumerate(o.group_switches):
@@ -721,18 +747,30 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
             used = min(a, max(0, slot - i * a))
             if used < a:
                 free.append((sw + i, used + 1, a - used))
+                by_group.setdefault(g, []).append((sw + i, used + 1, a - used))
         first_node += cnt
         first_rack += o.group_racks[g]
         sw += nsw
     for i in range(o.extra):
         free.append((sw + i, 1, a))
+        by_group.setdefault(-1, []).append((sw + i, 1, a))
     # the shared devices, in order: compute-fabric switches, storage and in-band switches, servers, management-rack PDUs
     shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, np.arange(0, base)), (MGMT, np.arange(n.management_servers)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
     kind = np.concatenate([np.full(len(i), k, np.int8) for k, i in shared])
     idx = np.concatenate([i for _, i in shared]).astype(np.int64)
+    m = len(idx)
     zs = np.concatenate([np.full(c, s, np.int64) for s, _, c in free]) if free else np.zeros(0, np.int64)
     zp = np.concatenate([np.arange(f, f + c) for _, f, c in free]) if free else np.zeros(0, np.int64)
-    m = len(idx)
+    if p.oob_home:  # each device on its home group's free ports, the devices of a group in order
+        home = np.asarray(_homes(p, m), np.int64)
+        home = np.where(home < 0, -1, np.minimum(home, len(o.group_switches) - 1))
+        zs, zp = np.zeros(m, np.int64), np.zeros(m, np.int64)
+        for g in np.unique(home).tolist():
+            sel = np.flatnonzero(home == g)
+            ports = by_group.get(g, [])
+            gz = np.concatenate([np.full(c, s, np.int64) for s, _, c in ports]) if ports else np.zeros(0, np.int64)
+            gp = np.concatenate([np.arange(f, f + c) for _, f, c in ports]) if ports else np.zeros(0, np.int64)
+            zs[sel], zp[sel] = gz[: len(sel)], gp[: len(sel)]  # the shape gives every group room for its homed devices
     cables.add(m, net=OOB, role=R_MPORT, a_kind=kind, a_idx=idx, a_port=0, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
     nf = n.compute_fabric_managers
     for first, cnt in ((0, nf), (nf, n.storage.fabric_managers)):

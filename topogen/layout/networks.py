@@ -223,6 +223,49 @@ def too_far(networks: nw.Networks, nlay: NetworkLayout) -> bool:
     return bool(node_runs.any() and float(nlay.length_m[node_runs].max()) > ACCESS_REACH_M)
 
 
+def oob_too_far(networks: nw.Networks, nlay: NetworkLayout) -> bool:
+    """Whether a shared device's management port (any but a node's BMC or a compute rack's PDU) runs past :data:`ACCESS_REACH_M`."""
+    runs = _shared_ports(networks) & ~np.isnan(nlay.routed_m)
+    return bool(runs.any() and float(nlay.length_m[runs].max()) > ACCESS_REACH_M)
+
+
+def oob_homes(networks: nw.Networks, nlay: NetworkLayout, lay: Layout) -> tuple[int, ...]:
+    """The OOB group nearest each shared device (the model's ``NetworkPlan.oob_home``), -1 for a device in the management row.
+
+    The rule, used only where the spare ports in order would run a Cat6 cord past its reach
+    (:func:`oob_too_far`): a device in the management row (spines, servers, the row's PDUs)
+    takes an OOB switch of that row; any other (a compute switch, a leaf standing with its
+    nodes, a compute switch rack's PDU) the OOB switches of the scalable unit whose middle node's
+    rack is nearest along the cable trays.
+    """
+    c = networks.cables
+    sel = np.flatnonzero(_shared_ports(networks))
+    kind, idx = c.a_kind[sel], c.a_idx[sel]
+    rack = np.zeros(len(sel), np.int64)
+    for k in np.unique(kind).tolist():
+        m = kind == k
+        rack[m] = nlay.where[int(k)][0][idx[m]]
+    groups = _group_first_nodes(networks.plan)
+    ref = np.asarray([nlay.where[nw.NODE][0][f + n // 2] for f, n in groups], np.int64)
+    R = nlay.first_management
+    home = np.full(len(sel), -1, np.int64)
+    out = np.flatnonzero((rack >= 0) & (rack < R))
+    fl = nlay.floor
+    zero = np.zeros(len(ref), np.float64)
+    for j in out.tolist():  # one row of distances per device: a few thousand devices x a few hundred groups
+        d = route_m(lay.spec, fl.row, fl.col, np.full(len(ref), rack[j], np.int64), ref, zero, zero)
+        home[j] = int(np.argmin(d))
+    return tuple(home.tolist())
+
+
+def _shared_ports(networks: nw.Networks) -> np.ndarray:
+    """Mask of the OOB management-port cables of the shared devices (the model's OOB wiring puts them last)."""
+    c = networks.cables
+    p = networks.plan
+    compute_pdus = networks.racks[0] * p.net.oob.pdus_per_compute_rack
+    return (c.net == nw.OOB) & (c.role == nw.R_MPORT) & (c.a_kind != nw.NODE) & ~((c.a_kind == nw.PDU) & (c.a_idx < compute_pdus))
+
+
 def _leaves_with_nodes(networks: nw.Networks, node_rack: np.ndarray, lay: Layout, top: np.ndarray, sw_rack: np.ndarray, sw_u: np.ndarray) -> None:
     """Put every storage node leaf and in-band leaf in a compute rack of the nodes it serves, above the trays.
 
