@@ -14,6 +14,7 @@ import yaml
 
 from topogen import pipeline
 from topogen.bom import networks as nb
+from topogen.bom.catalog import resolve_catalog_path
 from topogen.fabric import networks as nw
 from topogen.spec.cluster import build_spec, load_spec, read_spec_file, resolve_spec_path
 from topogen.util.errors import InputError
@@ -207,17 +208,37 @@ def test_run_beyond_reach_is_an_input_error(superpod):
 
 
 def test_run_beyond_reach_exits_2(tmp_path):
+    """A catalog whose Cat6 cords stop at 10 m: the OOB runs between racks reach past them, exit 2 naming them."""
+    hw = yaml.safe_load(resolve_catalog_path("ndr-400g").read_text())
+    for m in hw["media"]:
+        if m.get("speed") == 1:
+            m["cable"] = [c for c in m["cable"] if c in ("CAT6-RJ45-001M", "CAT6-RJ45-002M", "CAT6-RJ45-003M", "CAT6-RJ45-005M", "CAT6-RJ45-007M", "CAT6-RJ45-010M")]
+    (tmp_path / "short.yaml").write_text(yaml.safe_dump(hw, sort_keys=False))
     d = read_spec_file(resolve_spec_path("dgx-h100-superpod"))
-    d["layout"] = {"row_pitch_m": 20, "racks_per_row": 4}  # eight rows: the far rows' nodes are 190 m from the management racks
-    spec = tmp_path / "far.yaml"
+    d["catalog"] = str(tmp_path / "short.yaml")
+    spec = tmp_path / "short-cat6.yaml"
     spec.write_text(yaml.safe_dump(d, sort_keys=False))
     out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--out", str(tmp_path / "o"), "-q"], capture_output=True, text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    # the storage and in-band leaves now stand with their nodes: no node run is too long; the OOB
-    # management ports of far switches still are (the shared devices' OOB placement is not yet fixed)
-    assert "node cable run(s)" not in out.stderr
-    assert "oob management-port cable run(s) of 110 m" in out.stderr and "longest reach it has for oob management-port links at 1G is 100 m" in out.stderr
+    assert "oob management-port cable run(s) of" in out.stderr
+    assert "longest reach it has for oob management-port links at 1G is 10 m" in out.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_far_rows_place_the_leaves_with_their_nodes(tmp_path):
+    """Eight rows (the far rows' nodes 190 m from the management racks, which stopped the build): the leaves stand with their nodes."""
+    d = read_spec_file(resolve_spec_path("dgx-h100-superpod"))
+    d["layout"] = {"row_pitch_m": 20, "racks_per_row": 4}
+    ctx = pipeline.build(build_spec(d, default_name="far"))
+    for arch, n in ctx.networks.items():
+        nl = ctx.network_layouts[arch]
+        c = n.cables
+        node = (c.role == nw.R_NODE) & ~np.isnan(nl.length_m)
+        assert node.any() and nl.length_m[node].max() <= 100
+        mport = (c.role == nw.R_MPORT) & ~np.isnan(nl.length_m)
+        assert nl.length_m[mport].max() <= 100
+        assert n.plan.leaves_with_su == nl.leaves_with_su > 0
+        assert nw.closed_form(n.plan) == n.counts()
 
 
 def test_speed_without_media_names_it():
