@@ -38,7 +38,9 @@ OOB, access switches per scalable unit.
     * Per SU: the BMCs of its nodes and the PDUs of its compute racks, on
       ``ceil(ports / access ports)`` switches. Every other managed device (every
       switch of every network, management servers, fabric managers, management-rack
-      PDUs) takes the spare ports in order, then switches of its own.
+      PDUs) takes the spare ports in order, then switches of its own. With ``oob_home``
+      (the layout's, in a hall where those runs are too long) each such device takes its
+      home group's switches instead, sized to hold it, or (home -1) switches of its own.
     * Each OOB switch has ``oob.uplinks`` to the in-band leaves (one pair's two leaves
       when bonded); fabric managers of a fabric are HA pairs joined back to back.
     * Management racks: the compute layout's network racks (else ``ceil(compute switches /
