@@ -405,7 +405,7 @@ def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: 
         f"{len(cables):,} {what} cable run(s) of {_m(run_m)} m ({example}) "
         f"are longer than any media of catalog {hw.label} reaches: {has}",
         f"add media for these runs to the catalog (transceivers whose reach_m is at least {_m(run_m)} and a cable at least that long), or shorten the runs (layout: racks_per_row, row_pitch_m); "
-        "the storage and in-band switches stand in management racks in one row at the end of the hall, so the far rows' runs grow with the hall",
+        "the spines, servers and (in a hall whose node runs fit) the leaves stand in a management row at the end of the hall, so runs to it grow with the hall; in a larger hall the leaves and OOB switches stand near what they serve",
     )
 
 
