@@ -253,12 +253,14 @@ def oob_homes(networks: nw.Networks, nlay: NetworkLayout, lay: Layout) -> tuple[
     ref = np.asarray([nlay.where[nw.NODE][0][f + n // 2] for f, n in groups], np.int64)
     R = nlay.first_management
     home = np.full(len(sel), -1, np.int64)
-    out = np.flatnonzero((rack >= 0) & (rack < R))
-    fl = nlay.floor
-    zero = np.zeros(len(ref), np.float64)
-    for j in out.tolist():  # one row of distances per device: a few thousand devices x a few hundred groups
-        d = route_m(lay.spec, fl.row, fl.col, np.full(len(ref), rack[j], np.int64), ref, zero, zero)
-        home[j] = int(np.argmin(d))
+    out = (rack >= 0) & (rack < R)
+    uniq, inv = np.unique(rack[out], return_inverse=True)
+    if len(uniq):  # distances of every rack holding such a device to every group's rack: a few thousand x a few hundred
+        fl = nlay.floor
+        ra, rz = np.repeat(uniq, len(ref)), np.tile(ref, len(uniq))
+        zero = np.zeros(len(ra), np.float64)
+        d = route_m(lay.spec, fl.row, fl.col, ra, rz, zero, zero).reshape(len(uniq), len(ref))
+        home[out] = np.argmin(d, axis=1)[inv]
     return tuple(home.tolist())
 
 
