@@ -1,9 +1,9 @@
 """Benchmark: the storage, in-band and OOB networks of ``dgx-h100-superpod`` at scale (time, cables).
 
 Plans the networks against the bundled catalog and the compute fabric's switch count, then
-times :func:`topogen.fabric.networks.generate`, the closed form,
-:func:`topogen.checks.networks.validate_networks`, the floor plan
-(:func:`topogen.layout.networks.plan_networks`) and the priced BOM
+times the wiring with its floor plan (:func:`topogen.layout.networks.wire_and_place`: in a
+large hall the model is wired again until it agrees with the placement), the closed form,
+:func:`topogen.checks.networks.validate_networks` and the priced BOM
 (:func:`topogen.bom.networks.network_bom`: media per cable), and checks the closed form
 equals the wiring.
 
@@ -24,7 +24,7 @@ from topogen.bom import networks as network_bom
 from topogen.checks.networks import validate_networks
 from topogen.fabric import clos
 from topogen.fabric import networks as nw
-from topogen.layout.networks import plan_networks
+from topogen.layout.networks import wire_and_place
 from topogen.spec.layout import resolve as resolve_layout
 from topogen.spec.cluster import load_spec
 
@@ -37,14 +37,13 @@ def run(gpus: int) -> str:
     per_rack = max(1, resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node).gpus_per_rack // spec.gpus_per_node)
     plan = network_bom.plan_for(spec, hw, len(compute.switches), per_rack, 16, None, sum(1 for k in lay.racks.kind if k != "compute"))
     t0 = time.perf_counter()
-    wired = nw.generate(plan)
+    wired, nlay = wire_and_place(plan, lay)  # wiring and floor plan (in a large hall: wired again until they agree)
+    plan = wired.plan
     t1 = time.perf_counter()
     closed = nw.closed_form(plan)
     t2 = time.perf_counter()
     findings = validate_networks(wired, {"per_node_GBps": 40})
     t3 = time.perf_counter()
-    nlay = plan_networks(wired, lay)
-    t4 = time.perf_counter()
     boms = network_bom.network_bom(wired, hw, nlay.length_m)
     t5 = time.perf_counter()
     assert all(b.cables_priced == b.cable_count for b in boms), "a cable left unpriced"
@@ -52,15 +51,15 @@ def run(gpus: int) -> str:
     counts = wired.counts()
     assert counts == closed, "closed form differs from the wiring"
     per = "; ".join(f"{k} {sum(v['switches'].values()):,} sw / {sum(v['cables'].values()):,} cables" for k, v in counts.items())
-    return f"| {gpus:,} | {plan.nodes:,} | {per} | {t1 - t0:.2f} | {t2 - t1:.2f} | {t3 - t2:.2f} | {t4 - t3:.2f} | {t5 - t4:.2f} | ${cost:,.0f} | {len(findings)} |"
+    return f"| {gpus:,} | {plan.nodes:,} | {per} | {t1 - t0:.2f} | {t2 - t1:.2f} | {t3 - t2:.2f} | {t5 - t3:.2f} | ${cost:,.0f} | {len(findings)} |"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpus", type=int, action="append", help="GPUs (repeatable); default 16384 and 131072")
     args = ap.parse_args()
-    print("| GPUs | nodes | networks | generate s | closed form s | validate s | layout s | price s | cost | findings |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| GPUs | nodes | networks | wire + place s | closed form s | validate s | price s | cost | findings |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for g in args.gpus or [16384, 131072]:
         print(run(g), flush=True)
 

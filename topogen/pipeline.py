@@ -30,7 +30,7 @@ from topogen.fabric import networks
 from topogen.fabric.model import Fabric
 from topogen.spec import counts
 from topogen.spec.cluster import Spec
-from topogen.layout.networks import NetworkLayout, oob_homes, oob_too_far, plan_networks, too_far
+from topogen.layout.networks import NetworkLayout, wire_and_place
 from topogen.spec.layout import resolve as resolve_layout
 from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
@@ -141,34 +141,9 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
     for arch, f in ctx.fabrics.items():
         fabric_racks = sum(1 for k in ctx.layouts[arch].racks.kind if k != "compute")
         plan = network_bom.plan_for(spec, ctx.catalog, len(f.switches), per_rack, lay.switches_per_rack, ctx.storage_required["aggregate_GBps"], fabric_racks)
-        ctx.networks[arch], ctx.network_layouts[arch] = _placed_networks(plan, ctx.layouts[arch])
+        ctx.networks[arch], ctx.network_layouts[arch] = wire_and_place(plan, ctx.layouts[arch])
         ctx.network_findings[arch] = validate_networks(ctx.networks[arch], ctx.storage_required)
         ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog, ctx.network_layouts[arch].length_m)
-
-
-def _placed_networks(plan: networks.NetworkPlan, lay) -> tuple[networks.Networks, NetworkLayout]:
-    """Wire and place the networks; in a hall too large for the management row's reach, place what serves the nodes near them.
-
-    Two rules (:mod:`topogen.layout.networks`), each only when a run would outgrow its access
-    medium's reach: the storage and in-band leaves stand with their nodes
-    (:func:`too_far`), and shared devices take the OOB switches nearest them
-    (:func:`oob_too_far`, :func:`oob_homes`). Both change the model (management racks, PDUs, OOB
-    switches, in-band units), so it is wired again until the placement agrees with it.
-    """
-    net = networks.generate(plan)
-    nlay = plan_networks(net, lay)
-    with_su, homed = too_far(net, nlay), oob_too_far(net, nlay)
-    if not (with_su or homed):
-        return net, nlay
-    for _ in range(16):
-        nlay = plan_networks(net, lay, leaves_with_su=with_su)
-        homed = homed or oob_too_far(net, nlay)
-        new = replace(plan, leaves_with_su=nlay.leaves_with_su, oob_home=oob_homes(net, nlay, lay) if homed else ())
-        if new == plan:
-            return net, nlay
-        plan = new
-        net = networks.generate(plan)
-    raise AssertionError("the networks' placement does not settle")
 
 
 def resolve_formats(formats: str | None) -> list[str]:

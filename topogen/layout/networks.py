@@ -33,7 +33,7 @@ are numpy columns over the networks' cable table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil
 from typing import Any
 
@@ -299,6 +299,31 @@ def _leaves_with_nodes(networks: nw.Networks, node_rack: np.ndarray, lay: Layout
                 sw_rack[i], sw_u[i] = r, top[r]
                 top[r] += s.switch_u
                 break
+
+
+def wire_and_place(plan: nw.NetworkPlan, lay: Layout) -> tuple[nw.Networks, NetworkLayout]:
+    """Wire and place the networks; in a hall too large for the management row's reach, place what serves the nodes near them.
+
+    Two rules (this module's), each only when a run would outgrow its access
+    medium's reach: the storage and in-band leaves stand with their nodes
+    (:func:`too_far`), and shared devices take the OOB switches nearest them
+    (:func:`oob_too_far`, :func:`oob_homes`). Both change the model (management racks, PDUs, OOB
+    switches, in-band units), so it is wired again until the placement agrees with it.
+    """
+    net = nw.generate(plan)
+    nlay = plan_networks(net, lay)
+    with_su, homed = too_far(net, nlay), oob_too_far(net, nlay)
+    if not (with_su or homed):
+        return net, nlay
+    for _ in range(16):
+        nlay = plan_networks(net, lay, leaves_with_su=with_su)
+        homed = homed or oob_too_far(net, nlay)
+        new = replace(plan, leaves_with_su=nlay.leaves_with_su, oob_home=oob_homes(net, nlay, lay) if homed else ())
+        if new == plan:
+            return net, nlay
+        plan = new
+        net = nw.generate(plan)
+    raise AssertionError("the networks' placement does not settle")
 
 
 def _group_first_nodes(p: nw.NetworkPlan) -> list[tuple[int, int]]:
