@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -90,3 +91,31 @@ def test_cli_builds_the_bom(tmp_path, gpus):
         a = s["networks"]["architectures"][arch]
         assert a["racks"]["compute"] == gpus // 32
         assert (tmp_path / "o" / arch / "bom.csv").exists()
+
+
+@pytest.fixture(scope="module")
+def small_plan():
+    return pipeline.build(load_spec("dgx-h100-superpod")).networks["rail-optimized"].plan
+
+
+@pytest.mark.parametrize("draw", range(6))
+@pytest.mark.parametrize("extra", [-7, 0, 9])
+def test_oob_homes_are_honoured_and_closed_form_holds(small_plan, draw, extra):
+    """Any homes (some for the management row, any count: cut or stretched) give a wiring equal to the closed form, each device on its home's switches."""
+    shared = nw.solve(small_plan)[2].shared
+    rng = np.random.default_rng(draw)
+    groups = len(nw.oob_shape(small_plan, 0, 0).group_switches)
+    homes = tuple(int(x) for x in rng.integers(-1, groups, max(1, shared + extra)))
+    plan = replace(small_plan, oob_home=homes)
+    n = nw.generate(plan)
+    assert nw.closed_form(plan) == n.counts()
+    c = n.cables
+    m = (c.net == nw.OOB) & (c.role == nw.R_MPORT)
+    assert len(np.unique(np.stack([c.z_idx[m], c.z_port[m]], axis=1), axis=0)) == int(m.sum())
+    # the shared block is last; each device's switch belongs to its home group (or is an oob-mgmt switch for -1)
+    st, ib, o = nw.solve(plan)
+    sel = np.flatnonzero(m)[-o.shared :]
+    want = nw._homes(plan, o.shared)
+    for j, h in zip(sel.tolist(), want):
+        s = n.switches[int(c.z_idx[j])]
+        assert (s.group == min(h, groups - 1)) if h >= 0 else s.name.startswith("oob-mgmt-")
