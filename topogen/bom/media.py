@@ -84,7 +84,7 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
         if unfit:
             problems.append(_unreachable(fabric, catalog, tier, sw, speed, run_m, np.flatnonzero(sel)))
             continue
-        index[sel] = _add(media, m)
+        index[sel] = add_unique(media, m)
     if problems:
         raise InputError(problems)
     cables: list[Cable] = []
@@ -97,7 +97,7 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
         skus = [catalog.cables[s] for s in rule.cables]
         lens = np.asarray([c.length_m for c in skus], dtype=np.float64)
         pick = np.searchsorted(lens, length_m[sel] - 1e-9, side="left")  # every run is reached (checked above)
-        ids = np.asarray([_add(cables, c) for c in skus], dtype=np.int32)
+        ids = np.asarray([add_unique(cables, c) for c in skus], dtype=np.int32)
         cable[sel] = ids[pick]
     return LinkMedia(media, index, cables, cable, length_m, [])
 
@@ -115,16 +115,17 @@ def _unreachable(fabric: Fabric, catalog: Catalog, tier: int, sw, speed: int, ru
 
     reach, rule = cat.longest_reach(catalog, tier, sw, speed, fabric.spec.gpus_per_node)
     link = link_tier_name(tier)
-    has = f"the longest reach it has for {link} links at {speed}G is {_m(reach)} m ({rule})" if reach else f"it has no media for {link} links at {speed}G"
+    has = f"the longest reach it has for {link} links at {speed}G is {metres(reach)} m ({rule})" if reach else f"it has no media for {link} links at {speed}G"
     return Problem(
         f"catalog {catalog.label}: media",
-        f"{len(links):,} {link} cable run(s) of {_m(run_m)} m (e.g. {end(int(L.a_dev[i]), int(L.a_port[i]))} to {end(int(L.z_dev[i]), int(L.z_port[i]))}) "
+        f"{len(links):,} {link} cable run(s) of {metres(run_m)} m (e.g. {end(int(L.a_dev[i]), int(L.a_port[i]))} to {end(int(L.z_dev[i]), int(L.z_port[i]))}) "
         f"are longer than any media of catalog {catalog.label} reaches: {has}",
-        f"add media for these runs to the catalog (single-mode transceivers whose reach_m is at least {_m(run_m)} and a cable at least that long), or shorten the runs (layout: racks_per_row, row_pitch_m)",
+        f"add media for these runs to the catalog (single-mode transceivers whose reach_m is at least {metres(run_m)} and a cable at least that long), or shorten the runs (layout: racks_per_row, row_pitch_m)",
     )
 
 
-def _add(items: list, x) -> int:
+def add_unique(items: list, x) -> int:
+    """Index of ``x`` in ``items``, appended when absent (items are few: a linear scan)."""
     for i, y in enumerate(items):
         if y == x:
             return i
@@ -132,5 +133,6 @@ def _add(items: list, x) -> int:
     return len(items) - 1
 
 
-def _m(x: float):
+def metres(x: float):
+    """A length for messages: whole metres as an int, else one decimal."""
     return int(x) if float(x).is_integer() else round(x, 1)

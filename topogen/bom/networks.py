@@ -42,7 +42,7 @@ import numpy as np
 from topogen.bom import catalog as cat
 from topogen.bom.bill import BomLine, SkuLine, _money
 from topogen.bom.catalog import Cable, Catalog, Media, PortMode, SwitchSku
-from topogen.bom.media import CLASS_NAMES, length_classes
+from topogen.bom.media import CLASS_NAMES, add_unique, length_classes, metres
 from topogen.fabric import networks as nw
 from topogen.spec.counts import link_tier_name
 from topogen.util.errors import InputError, Problem
@@ -283,7 +283,7 @@ def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarra
             continue
         # the switch whose cage a splitter leaves: the end whose SKU gave the media
         holder[on] = np.where(z_sku[on] == skus.index(sw.sku), c.z_idx[on], np.where(a_sku[on] == skus.index(sw.sku), c.a_idx[on], -1))
-        index[on] = _add(media, m)
+        index[on] = add_unique(media, m)
         rule = hw.rules[m.rule]
         fit = next((hw.cables[s] for s in rule.cables if hw.cables[s].length_m >= run_m - 1e-9), None)
         if fit is not None:
@@ -399,23 +399,12 @@ def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: 
             f"no media rule of catalog {hw.label} matches the {len(cables):,} {what} cable(s) at {speed}G ({example}; {link_tier_name(tier)}-like links on {sw.sku})",
             f"add a media rule with speed: {speed} (and transceivers and cables at that speed), or change the port speed in the spec's networks section",
         )
-    has = f"the longest reach it has for {what} links at {speed}G is {_m(reach)} m ({rule})"
+    has = f"the longest reach it has for {what} links at {speed}G is {metres(reach)} m ({rule})"
     return Problem(
         f"catalog {hw.label}: media",
-        f"{len(cables):,} {what} cable run(s) of {_m(run_m)} m ({example}) "
+        f"{len(cables):,} {what} cable run(s) of {metres(run_m)} m ({example}) "
         f"are longer than any media of catalog {hw.label} reaches: {has}",
-        f"add media for these runs to the catalog (transceivers whose reach_m is at least {_m(run_m)} and a cable at least that long), or shorten the runs (layout: racks_per_row, row_pitch_m); "
+        f"add media for these runs to the catalog (transceivers whose reach_m is at least {metres(run_m)} and a cable at least that long), or shorten the runs (layout: racks_per_row, row_pitch_m); "
         "the spines, servers and (in a hall whose node runs fit) the leaves stand in a management row at the end of the hall, so runs to it grow with the hall; in a larger hall the leaves and OOB switches stand near what they serve",
     )
 
-
-def _add(items: list, x) -> int:
-    for i, y in enumerate(items):
-        if y == x:
-            return i
-    items.append(x)
-    return len(items) - 1
-
-
-def _m(x: float):
-    return int(x) if float(x).is_integer() else round(x, 1)
