@@ -17,6 +17,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from topogen.util import processes
+
 TOOLS = ("ibsim", "ibsim-run", "ibnetdiscover", "opensm")
 _PATH = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"  # ibnetdiscover and opensm live in sbin
 WHERE = {t: shutil.which(t, path=_PATH) for t in TOOLS}
@@ -49,12 +51,7 @@ def simulated(topo: Path, workdir: Path):
             time.sleep(0.05)
         yield env
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        processes.stop(proc, 10)
 
 
 def discover(env: dict, out: Path) -> Path:

@@ -35,6 +35,7 @@ from topogen import pipeline
 from topogen.cli import main
 from topogen.exports import EXPORTERS
 from topogen.exports.slurm import hostlist
+from topogen.util import processes
 from topogen.spec.cluster import build_spec, load_spec
 
 SLURMCTLD = shutil.which("slurmctld") or "/usr/sbin/slurmctld"
@@ -130,12 +131,7 @@ def run_slurmctld(d: Path, sock: Path, topology: Path, nodes: list[str], debug: 
                 break
             time.sleep(0.05)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        processes.stop(proc, 30)
     text = log.read_text(errors="replace") if log.exists() else ""
     assert ready_s is not None, f"slurmctld did not become ready (exit {proc.returncode}); log tail:\n{text[-3000:]}"
     return text, ready_s

@@ -56,11 +56,11 @@ class _Extended:
 
     @property
     def extended_price(self) -> float:
-        return _money(self.quantity * self.unit_price)
+        return money(self.quantity * self.unit_price)
 
     @property
     def total_power_w(self) -> float:
-        return _money(self.quantity * self.unit_power_w)
+        return money(self.quantity * self.unit_power_w)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,17 +136,17 @@ class Bom:
 
     @property
     def cost(self) -> float:
-        return _money(sum(x.quantity * x.unit_price for x in self.lines))
+        return money(sum(x.quantity * x.unit_price for x in self.lines))
 
     @property
     def power_w(self) -> float:
-        return _money(sum(x.quantity * x.unit_power_w for x in self.lines))
+        return money(sum(x.quantity * x.unit_power_w for x in self.lines))
 
     def cost_per_tier(self) -> list[float]:
-        return [_money(sum(x.quantity * x.unit_price for x in self.lines if x.tier == t)) for t in range(1, self.tiers + 1)]
+        return [money(sum(x.quantity * x.unit_price for x in self.lines if x.tier == t)) for t in range(1, self.tiers + 1)]
 
     def power_per_tier(self) -> list[float]:
-        return [_money(sum(x.quantity * x.unit_power_w for x in self.lines if x.tier == t)) for t in range(1, self.tiers + 1)]
+        return [money(sum(x.quantity * x.unit_power_w for x in self.lines if x.tier == t)) for t in range(1, self.tiers + 1)]
 
     def sku_lines(self) -> list[SkuLine]:
         """Lines aggregated per SKU, in first-use order (tier, then category)."""
@@ -174,8 +174,8 @@ class Bom:
             "nics": self.quantity("nic"),
             "cost": self.cost,
             "power_w": self.power_w,
-            "cost_per_gpu": _money(self.cost / self.gpus),
-            "power_per_gpu_w": _money(self.power_w / self.gpus, 3),
+            "cost_per_gpu": money(self.cost / self.gpus),
+            "power_per_gpu_w": money(self.power_w / self.gpus, 3),
             "cost_per_tier": self.cost_per_tier(),
             "power_per_tier_w": self.power_per_tier(),
         }
@@ -203,7 +203,7 @@ class Bom:
         out = []
         for t, length, mi, ci, c in zip(ti.tolist(), lengths[li].tolist(), mi.tolist(), (ci - 1).tolist(), counts.tolist()):
             sku = lm.cables[int(ci)].sku if ci >= 0 else ""
-            out.append((int(t), link_tier_name(int(t)), _money(length, 1), lm.media[int(mi)].name, sku, int(c)))
+            out.append((int(t), link_tier_name(int(t)), money(length, 1), lm.media[int(mi)].name, sku, int(c)))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -231,7 +231,7 @@ def _line_dict(x) -> dict[str, Any]:
     return d
 
 
-def _money(x: float, digits: int = 2) -> float:
+def money(x: float, digits: int = 2) -> float:
     """Cents, with whole amounts as int so JSON shows ``47872`` and not ``47872.0``."""
     x = round(float(x), digits)
     return int(x) if x.is_integer() else x
@@ -363,7 +363,7 @@ def switch_saving(bom: Bom, more: list[int]) -> dict[str, Any]:
         if n and tier in by_tier:
             cost += n * by_tier[tier].unit_price
             power += n * by_tier[tier].unit_power_w
-    return {"switch_cost_saved": _money(cost), "switch_power_saved_w": _money(power)}
+    return {"switch_cost_saved": money(cost), "switch_power_saved_w": money(power)}
 
 
 def reduction(before: float, after: float) -> float | None:

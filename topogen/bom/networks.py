@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from topogen.bom import catalog as cat
-from topogen.bom.bill import BomLine, SkuLine, _money
+from topogen.bom.bill import BomLine, SkuLine, money
 from topogen.bom.catalog import Cable, Catalog, Media, PortMode, SwitchSku
 from topogen.bom.media import CLASS_NAMES, add_unique, length_classes, metres
 from topogen.fabric import networks as nw
@@ -125,10 +125,10 @@ class NetworkBom:
         return sum(q for _, _, q in self.cables)
 
     def cost_of(self, category: str | None = None) -> float:
-        return _money(sum(x.quantity * x.unit_price for x in self.lines if category in (None, x.category)))
+        return money(sum(x.quantity * x.unit_price for x in self.lines if category in (None, x.category)))
 
     def power_of(self, category: str | None = None) -> float:
-        return _money(sum(x.quantity * x.unit_power_w for x in self.lines if category in (None, x.category)))
+        return money(sum(x.quantity * x.unit_power_w for x in self.lines if category in (None, x.category)))
 
     @property
     def cost(self) -> float:
@@ -150,7 +150,7 @@ class NetworkBom:
         """What the reader must know to trust the lines: the assumed runs."""
         if not self.assumed:
             return []
-        return [f"{self.network}: {self.assumed:,} cable(s) to devices outside the plan (storage targets, NFS storage, data-centre core) have no length; priced at {_money(ASSUMED_M)} m (an assumption: the longest cross-row run)"]
+        return [f"{self.network}: {self.assumed:,} cable(s) to devices outside the plan (storage targets, NFS storage, data-centre core) have no length; priced at {money(ASSUMED_M)} m (an assumption: the longest cross-row run)"]
 
     def sku_lines(self) -> list[SkuLine]:
         """Lines aggregated per SKU, in first-use order, ``used_in`` naming the roles (and transceiver ends)."""

@@ -34,7 +34,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from topogen.bom.bill import Bom, _money
+from topogen.bom.bill import Bom, money
 from topogen.bom.networks import NetworkBom
 from topogen.exports.files import arch_dir, write_csv, write_output_text
 
@@ -100,8 +100,8 @@ def networks_doc(bom: Bom, nets: list[NetworkBom]) -> dict[str, Any]:
     return {
         "networks": {b.network: {"lines": [_sku_dict(x) for x in b.sku_lines()], "totals": b.totals()} for b in nets},
         "notes": [t for b in nets for t in b.notes()],
-        "other_networks": {"cost": _money(cost), "power_w": _money(power)},
-        "cluster": {"cost": _money(bom.cost + cost), "power_w": _money(bom.power_w + power)},
+        "other_networks": {"cost": money(cost), "power_w": money(power)},
+        "cluster": {"cost": money(bom.cost + cost), "power_w": money(bom.power_w + power)},
     }
 
 

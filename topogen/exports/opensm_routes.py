@@ -45,6 +45,7 @@ from topogen.fabric import director
 from topogen.fabric.model import Fabric
 from topogen.traffic import lft
 from topogen.util.errors import InputError, Problem
+from topogen.util import processes
 
 TOOLS = ("ibsim", "ibsim-run", "opensm")
 SEARCH = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"  # opensm lives in sbin
@@ -200,12 +201,7 @@ def _route(fabric: Fabric, sub: ib.Subnet, dirs, radix: np.ndarray, choice: lft.
         except subprocess.TimeoutExpired:
             raise InputError([Problem("routing", f"OpenSM did not finish routing subnet {sub.name} of the {fabric.arch} fabric within {ROUTE_S:.0f} s", "simulate a smaller fabric, or use --routing dmodk")]) from None
     finally:
-        sim.terminate()
-        try:
-            sim.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            sim.kill()
-            sim.wait()
+        processes.stop(sim, 30)
     osm_log = (work / "opensm.log").read_text(errors="replace") if (work / "opensm.log").is_file() else ""
     dump = work / "opensm-lfts.dump"
     g2l = work / "guid2lid"

@@ -113,7 +113,7 @@ def networks_section(ctx) -> dict[str, Any]:
             out_arch["layout"] = ctx.network_layouts[arch].summary()
         fab = ctx.fabrics[arch]
         costs = [b.switch_cost for b in boms]
-        other_cost, other_power = bom._money(sum(b.cost for b in boms)), bom._money(sum(b.power_w for b in boms))
+        other_cost, other_power = bom.money(sum(b.cost for b in boms)), bom.money(sum(b.power_w for b in boms))
         compute = ctx.boms.get(arch) if getattr(ctx, "boms", None) else None
         out_arch["totals"] = {
             "compute_switches": len(fab.switches),
@@ -127,8 +127,8 @@ def networks_section(ctx) -> dict[str, Any]:
             "other_power_w": other_power,
             "compute_cost_usd": compute.cost if compute is not None else None,
             "compute_power_w": compute.power_w if compute is not None else None,
-            "cluster_cost_usd": bom._money(compute.cost + other_cost) if compute is not None else None,
-            "cluster_power_w": bom._money(compute.power_w + other_power) if compute is not None else None,
+            "cluster_cost_usd": bom.money(compute.cost + other_cost) if compute is not None else None,
+            "cluster_power_w": bom.money(compute.power_w + other_power) if compute is not None else None,
         }
         out_arch["notes"] = [t for b in boms for t in b.notes()]
         out["architectures"][arch] = out_arch
