@@ -21,8 +21,9 @@ from math import ceil
 
 import numpy as np
 
+from topogen.fabric.leafpair import leaf_pair
 from topogen.fabric.model import Fabric, LinkTable, Switch
-from topogen.fabric.naming import width
+from topogen.fabric.naming import units_note, width
 from topogen.spec import counts
 from topogen.spec.counts import tier_role
 from topogen.util.figures import count, plural
@@ -402,14 +403,6 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
     return Fabric(spec, arch, t, switches, table, notes, kept)
 
 
-def units_note(spec, names: list[str], first: int, last: int) -> str:
-    """The build note listing the leaf ports kept free (``reserved_leaf_ports``)."""
-    where = "every SU's" if spec.units.every else "the last SU's" if spec.scalable_unit else "the last group's"
-    ports = f"p{first}" if first == last else f"p{first}-p{last}"
-    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-    return f"reserved_leaf_ports {spec.reserved_leaf_ports}: port(s) {ports} of {plural(len(names), 'switch')} ({where}: {shown}) kept free for management / fabric-manager (UFM) links, {len(names) * (last - first + 1)} port(s) in all"
-
-
 def _switch_names(raw: list[tuple], arch: str, t: int, hb: int, homes: int = 1) -> list[str]:
     """Deterministic names (see :mod:`topogen.fabric.naming`), zero-padded per field; a dual-homed leaf pair ends in ``-a`` and ``-b``."""
     rw = width(hb)
@@ -447,5 +440,7 @@ GENERATORS = {"rail-optimized": rail_optimized, "rail-only": rail_only}
 
 
 def generate(spec, arch: str) -> Fabric:
-    """Explicit wiring of ``arch`` for ``spec``."""
+    """Explicit wiring of ``arch`` for ``spec`` (a Clos, or the single-tier leaf pair of ``design: leaf-pair``)."""
+    if getattr(spec, "design", "clos") == "leaf-pair":
+        return leaf_pair(spec, arch)
     return GENERATORS[arch](spec)

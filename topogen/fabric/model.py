@@ -137,6 +137,10 @@ class Fabric:
         notes: plain-language statements about choices made (rail packing...).
         reserved: ``(switch index, first port, last port)`` of the leaf ports kept
             free for management or fabric-manager links (``reserved_leaf_ports``).
+        isls: the inter-switch links of a leaf pair (``design: leaf-pair``,
+            :mod:`topogen.fabric.leafpair`): cables between two leaves of one tier,
+            ``a`` the A leaf, ``z`` its B partner, ``tier`` 1. Empty in a Clos. They are
+            not in ``links``, whose every row joins a lower device to an upper one.
     """
 
     spec: object
@@ -146,6 +150,7 @@ class Fabric:
     links: LinkTable
     notes: list[str] = field(default_factory=list)
     reserved: tuple[tuple[int, int, int], ...] = ()
+    isls: LinkTable = field(default_factory=lambda: LinkTable.concat([]))
 
     @property
     def gpus(self) -> int:
@@ -177,6 +182,11 @@ class Fabric:
         counts = np.bincount(self.links.tier, minlength=self.tiers + 1)
         return [int(c) for c in counts[1 : self.tiers + 1]]
 
+    @property
+    def cables(self) -> int:
+        """Every cable of the fabric: the links and the inter-switch links."""
+        return len(self.links) + len(self.isls)
+
     def ports_used(self) -> np.ndarray:
         """Ports in use on each switch, indexed by ``dev - gpus``.
 
@@ -191,6 +201,8 @@ class Fabric:
             f = np.asarray([shape.factor(j) for j in range(self.tiers + 2)], np.int64)
             up = up * f[self.switch_tiers()]
         used[: n] += up
+        if len(self.isls):
+            used += np.bincount(self.isls.a_dev - self.gpus, minlength=n) + np.bincount(self.isls.z_dev - self.gpus, minlength=n)
         return used
 
     def switch_ports(self) -> np.ndarray:

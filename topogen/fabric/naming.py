@@ -37,6 +37,8 @@ import re
 
 import numpy as np
 
+from topogen.util.figures import plural
+
 # ASCII digits only ("p１" is no port), at most 9 of them (no 5,000-digit int()); used with fullmatch
 GPU_RE = re.compile(r"hb([0-9]{1,9})-gpu([0-9]{1,9})", re.ASCII)
 NIC_RE = re.compile(r"nic([0-9]{1,9})", re.ASCII)
@@ -176,3 +178,11 @@ def device_roles(fabric, ids: np.ndarray, switch_roles: np.ndarray) -> np.ndarra
     s = ids >= fabric.gpus
     out[s] = switch_roles[ids[s] - fabric.gpus]
     return out
+
+
+def units_note(spec, names: list[str], first: int, last: int) -> str:
+    """The build note listing the leaf ports kept free (``reserved_leaf_ports``)."""
+    where = "every SU's" if spec.units.every else "the last SU's" if spec.scalable_unit else "the last group's"
+    ports = f"p{first}" if first == last else f"p{first}-p{last}"
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f"reserved_leaf_ports {spec.reserved_leaf_ports}: port(s) {ports} of {plural(len(names), 'switch')} ({where}: {shown}) kept free for management / fabric-manager (UFM) links, {len(names) * (last - first + 1)} port(s) in all"

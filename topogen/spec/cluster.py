@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from topogen import __version__
-from topogen.spec import counts
+from topogen.spec import counts, leafpair
 from topogen.spec.counts import tier_role
-from topogen.spec.fields import ARCH_CHOICES, HOMING_CHOICES, LEAF_PACKING_CHOICES, LIMITS, MAX_PLANES, PACKING_CHOICES, PROVISION_CHOICES, SPEC_FIELDS, STRIPING_CHOICES, as_int, homes_of, spec_arches, values_shape
+from topogen.spec.fields import ARCH_CHOICES, DESIGN_CHOICES, HOMING_CHOICES, LEAF_PACKING_CHOICES, LIMITS, MAX_PLANES, PACKING_CHOICES, PROVISION_CHOICES, SPEC_FIELDS, STRIPING_CHOICES, as_int, homes_of, spec_arches, values_shape
 from topogen.spec.addressing import parse_addressing
 from topogen.spec.layout import parse_layout
 from topogen.spec.networks import parse_networks
@@ -68,6 +68,7 @@ class Spec:
 
     homing: str = "planes"  # "dual": the ports of a plane go to two leaves of the GPU's rail (no leaf-leaf link)
     backup_nodes: int = 0  # spare hosts among ``gpus``: wired like the others, not part of the job
+    design: str = "clos"  # "leaf-pair": the Enterprise RA single tier, two leaves per plane joined by ISLs (topogen/fabric/leafpair.py)
     striping: str = "balanced"  # "minimal": the top tier has the fewest switches the ports need, parallel links uneven by one
 
     tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
@@ -194,6 +195,8 @@ class Spec:
                 del d[key]
         if not self.backup_nodes:
             del d["backup_nodes"]
+        if self.design == "clos":  # the default: the spec as before the field existed (same hash)
+            del d["design"]
         if self.striping == "balanced":  # the default: the spec as before the field existed (same hash)
             del d["striping"]
         if self.homing == "planes":  # nic_ports == planes: the spec as before the fields existed (same hash)
@@ -299,7 +302,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
             continue
         values[key] = n
 
-    for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("provision", PROVISION_CHOICES), ("striping", STRIPING_CHOICES)):
+    for key, choices in (("arch", ARCH_CHOICES), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("provision", PROVISION_CHOICES), ("striping", STRIPING_CHOICES), ("design", DESIGN_CHOICES)):
         raw = merged[key]
         if raw not in choices:
             problems.append(Problem(key, f"unknown {key} {show(raw)}", f"valid values: {', '.join(choices)}"))
@@ -331,6 +334,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     parse_units(merged, values, problems)
     _backups(merged["backup_nodes"], values, problems)
     _cross_checks(values, problems)
+    _leaf_pair_checks(values, problems)
     _analysis_fields(merged, values, problems)
     if problems:
         raise InputError(problems)
@@ -557,7 +561,8 @@ def _ratios(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
 def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem], field: str = "oversubscription", tier: int = 1) -> str | None:
     """One down:up ratio as ``"d:u"`` (or a number d meaning d:1), at least 1:1, for switch tier ``tier``.
 
-    The tier's ports must split exactly: ``radix·u/(d+u)`` uplinks. Stored reduced ("48:16" -> "3:1").
+    The tier's ports must split exactly: ``radix·u/(d+u)`` uplinks (not with ``design: leaf-pair``,
+    whose ISLs are the GPU ports' share, rounded up). Stored reduced ("48:16" -> "3:1").
     """
     from math import gcd
 
@@ -581,7 +586,7 @@ def _ratio(raw: Any, values: dict[str, Any], problems: list[Problem], field: str
     tr = values.get("tier_radix")
     r = (tr[min(tier, len(tr)) - 1] if tr else values.get("radix")) if "radix" in values else None
     f = _factor(values, tier)  # ports one uplink takes (an uplink f times faster than the downlinks)
-    if r is not None and (d, u) != (1, 1) and (r * u) % (f * (d + u)):
+    if r is not None and (d, u) != (1, 1) and values.get("design") != "leaf-pair" and (r * u) % (f * (d + u)):  # a leaf pair's GPU:ISL ports need no exact split
         def name(up: int) -> str:
             g2 = gcd(r - f * up, f * up)
             return f"{(r - f * up) // g2}:{f * up // g2} ({r - f * up} down, {up} up)"
@@ -623,8 +628,8 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
         near = f"{lo} or {hi}" if lo else f"{hi}"
         problems.append(Problem("gpus", f"gpus {n} is not a whole number of HB domains of {k}", f"use a multiple of hb_domain, e.g. {near}"))
         return
-    if not all(k in v for k in ("gpus", "hb_domain", "radix")):
-        return
+    if not all(k in v for k in ("gpus", "hb_domain", "radix")) or v.get("design") == "leaf-pair":
+        return  # a leaf pair is one tier: _leaf_pair_checks
     n, k, r = v["gpus"], v["hb_domain"], v["radix"]
     leaf_shared = v.get("leaf_packing", "aligned") == "shared"
     radixes = v.get("tier_radix") or (r,)
@@ -663,6 +668,39 @@ def _cross_checks(v: dict[str, Any], problems: list[Problem]) -> None:
         a, t = next(iter(deep.items()))
         need = f"{t} tiers" if t <= 64 else "more tiers than any real fabric"
         problems.append(Problem("radix", f"{n} GPUs in HB domains of {k} with radix {r} would need {need} ({a})", f"at most {counts.MAX_TIERS} tiers are supported; use a larger radix or fewer GPUs"))
+
+
+def _leaf_pair_checks(v: dict[str, Any], problems: list[Problem]) -> None:
+    """``design: leaf-pair``: one tier, NICs split A-B-B-A per node, and the pair's ports must hold GPUs and ISLs."""
+    if v.get("design") != "leaf-pair":
+        return
+    why = "design: leaf-pair is one tier of two leaves per plane"
+    if v.get("homing") == "dual":
+        problems.append(Problem("homing", "design: leaf-pair already puts each node's NICs on two leaves (A-B-B-A), so homing: dual has no second pair to go to", "use homing: planes (the default), or design: clos for dual-homed leaves"))
+    gpn = v.get("gpus_per_node")
+    if gpn is not None and gpn % 2:
+        problems.append(Problem("gpus_per_node", f"design: leaf-pair splits each node's NICs A-B-B-A over two leaves, but a node has {gpn} GPU(s), an odd number", "use an even gpus_per_node (8 for HGX/DGX nodes), or design: clos"))
+    if v.get("max_scalable_units"):
+        problems.append(Problem("max_scalable_units", f"{why}: there is no tier above the leaves to size for growth", "drop max_scalable_units, or use design: clos"))
+    for key, per_tier in (("radix", "tier_radix"), ("link_speed", "tier_speed"), ("oversubscription", "tier_oversubscription")):
+        if len(v.get(per_tier) or ()) > 1:
+            problems.append(Problem(key, f"{why}: {key} is given per tier", f"give one {key} (the leaves'), or use design: clos"))
+    if problems or not all(k in v for k in ("gpus", "radix", "oversubscription")):
+        return
+    reserved = v.get("reserved_leaf_ports") or 0
+    for arch in spec_arches(v):
+        lp = leafpair.plan(v["gpus"], v["radix"], v["oversubscription"], arch == "rail-only", reserved)
+        if not lp.fits:
+            d, u = (int(x) for x in v["oversubscription"].split(":"))
+            most = lp.max_gpus(d, 0 if arch == "rail-only" else u)
+            isl = f" and {lp.isls} inter-switch link port(s) (GPU:ISL ports {v['oversubscription']})" if lp.isls else ""
+            res = f" and {reserved} reserved port(s)" if reserved else ""
+            problems.append(Problem(
+                "design",
+                f"design: leaf-pair ({arch}) holds at most {most:,} GPUs on {v['radix']}-port leaves: {v['gpus']:,} GPUs need {lp.gpu_ports:,} GPU port(s) on each leaf{isl}{res}, {lp.ports_needed:,} in all",
+                "use design: clos (a spine tier joins the leaves), a larger radix, or an oversubscription such as '2:1' (fewer ISLs)",
+            ))
+            return
 
 
 def load_spec(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Spec:

@@ -28,6 +28,7 @@ from math import ceil
 
 import numpy as np
 
+from topogen.spec import leafpair
 from topogen.util.figures import plural_noun
 
 TIER_ROLES = {1: "leaf", 2: "spine", 3: "core"}
@@ -686,6 +687,7 @@ class Counts:
     links_per_tier: tuple[int, ...]
     switch_ports: int
     up_ports: tuple[int, ...] = ()  # per switch tier: ports one uplink takes (a faster uplink takes several); () = 1 each
+    isls: int = 0  # inter-switch links between the leaves of a pair (design: leaf-pair), not in links_per_tier
 
     @property
     def switches(self) -> int:
@@ -693,13 +695,14 @@ class Counts:
 
     @property
     def links(self) -> int:
-        return sum(self.links_per_tier)
+        """Every cable: the links of each tier and the inter-switch links."""
+        return sum(self.links_per_tier) + self.isls
 
     @property
     def unused_switch_ports(self) -> int:
         f = self.up_ports or (1,) * len(self.links_per_tier)
         used = self.links_per_tier[0] + sum((1 + f[j - 1]) * x for j, x in enumerate(self.links_per_tier[1:], start=1))
-        return self.switch_ports - used
+        return self.switch_ports - used - 2 * self.isls
 
 
 def _chunk_runs(runs: list[tuple[int, object]], size: int) -> list[tuple[int, tuple]]:
@@ -923,11 +926,22 @@ def arch_counts(spec, arch: str) -> Counts:
     shared = spec.packs_rails(arch)
     full = spec.provision == "full"
     minimal = spec.striping == "minimal"
+    if spec.design == "leaf-pair":
+        return leaf_pair_counts(spec, arch)
     if arch == "rail-optimized":
         return rail_optimized_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units, minimal=minimal)
     if arch == "rail-only":
         return rail_only_counts(spec.gpus, spec.hb_domain, spec.shape, shared, full, spec.planes, homes=spec.homes, units=spec.units, minimal=minimal)
     raise ValueError(f"unknown architecture {arch!r}")
+
+
+def leaf_pair_counts(spec, arch: str) -> Counts:
+    """Closed form of ``design: leaf-pair`` (:mod:`topogen.spec.leafpair`): two leaves per plane, every GPU on one, ISLs between them."""
+    if arch not in ("rail-optimized", "rail-only"):
+        raise ValueError(f"unknown architecture {arch!r}")
+    lp = leafpair.plan(spec.gpus, spec.radix, spec.oversubscription, arch == "rail-only", spec.reserved_leaf_ports or 0)
+    p = spec.planes
+    return Counts(arch, 1, (2 * p,), (spec.gpus * p,), 2 * p * spec.radix, (), p * lp.isls)
 
 
 MAX_SENSIBLE_TIERS = 4  # deployed GPU fabrics stop at 3 tiers; 4 serve 2,097,152 GPUs on 64-port switches

@@ -108,6 +108,7 @@ PACKING_CHOICES = ("shared", "dedicated")
 LEAF_PACKING_CHOICES = ("aligned", "shared")
 PROVISION_CHOICES = ("full", "minimal")
 STRIPING_CHOICES = ("balanced", "minimal")
+DESIGN_CHOICES = ("clos", "leaf-pair")  # the compute fabric: a Clos of as many tiers as needed, or the Enterprise RA single-tier leaf pair
 HOMING_CHOICES = ("planes", "dual")  # several NIC ports: each its own plane, or pairs on two leaves of one rail
 RESERVED_PER_CHOICES = ("design", "su")
 
@@ -121,6 +122,7 @@ SPEC_FIELDS: tuple[Field, ...] = (
     Field("rail_packing", "choice", "Rail-only: rails too small for a switch share it (shared) or each rail gets its own switches (dedicated).", default="shared", choices=PACKING_CHOICES),
     Field("leaf_packing", "choice", "Rail-optimized: one leaf per rail per group (aligned), or small groups pack several rails on a leaf (shared).", default="aligned", choices=LEAF_PACKING_CHOICES),
     Field("provision", "choice", "Top tier sized for the full radix (full) or for the GPUs present (minimal).", default="full", choices=PROVISION_CHOICES),
+    Field("design", "choice", "Compute fabric: clos (leaves, then spines and cores as the GPUs need) or leaf-pair (NVIDIA's Enterprise RA single tier: each node's NICs alternate A-B-B-A over two leaves per plane, joined by inter-switch links; oversubscription is GPU ports to ISL ports; rail-only gets no ISL).", default="clos", choices=DESIGN_CHOICES),
     Field("striping", "choice", "Top tier: the same number of parallel links from each switch to each upper switch (balanced), or the fewest upper switches the ports need, with parallel-link counts that differ by at most one (minimal).", default="balanced", choices=STRIPING_CHOICES),
     Field("catalog", "catalog", "Hardware catalog for the BOM: a bundled name (topogen catalogs) or a path to a catalog .yaml file.", default="paper", example="ndr-400g"),
     Field("planes", "int", "Independent fabric planes: NIC ports per GPU, each wired to its own copy of the fabric (1 to 8).", default=1, minimum=1, example=2),

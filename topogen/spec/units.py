@@ -93,6 +93,9 @@ def parse_units(merged: Mapping[str, Any], values: dict[str, Any], problems: lis
             )
             return
 
+    if values.get("design") == "leaf-pair":  # one tier: no leaf groups; the pair's port budget is checked with its ISLs
+        values["units"] = units
+        return
     shape = values_shape(values)
     leaf_down = shape.split(1)[0]
     domains = n // k
