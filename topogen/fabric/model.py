@@ -187,6 +187,15 @@ class Fabric:
         """Every cable of the fabric: the links and the inter-switch links."""
         return len(self.links) + len(self.isls)
 
+    def cable_table(self) -> LinkTable:
+        """Every cable as one table: the links (cable ids ``1 .. len(links)``), then the ISLs.
+
+        Exporters that list every cable (cabling.csv, NetBox, topology.json...) read
+        this; a row at or past ``len(links)`` is an ISL (link name
+        :data:`topogen.fabric.naming.ISL_LINK`, tier 1). Without ISLs it is ``links`` itself.
+        """
+        return self.links if not len(self.isls) else LinkTable.concat([self.links, self.isls])
+
     def ports_used(self) -> np.ndarray:
         """Ports in use on each switch, indexed by ``dev - gpus``.
 

@@ -39,6 +39,8 @@ import numpy as np
 
 from topogen.util.figures import plural
 
+ISL_LINK = "leaf-leaf"  # the link name of an inter-switch link between the two leaves of a pair (design: leaf-pair)
+
 # ASCII digits only ("p１" is no port), at most 9 of them (no 5,000-digit int()); used with fullmatch
 GPU_RE = re.compile(r"hb([0-9]{1,9})-gpu([0-9]{1,9})", re.ASCII)
 NIC_RE = re.compile(r"nic([0-9]{1,9})", re.ASCII)
