@@ -13,7 +13,11 @@ Rules (the defaults follow RFC 7938 and Spectrum-X-style RoCE fabrics):
   address ``i + 1`` as a /32 (the pool's network address is never used).
 * **Switch-to-switch links** (``p2p: numbered``): link ``j`` of the
   switch-to-switch links, in cable order, gets the /31 ``fabric + 2j``: the
-  upper switch (``z`` end) the even address, the lower one the odd.
+  upper switch (``z`` end) the even address, the lower one the odd. The
+  inter-switch links (ISLs) of a leaf pair (``design: leaf-pair``) are
+  switch-to-switch links after every link (cable order: ``Fabric.cable_table``),
+  leaf-b (their ``z`` end) the even address, leaf-a the odd; the two leaves
+  peer over each (eBGP, one ASN each), ECMP across all of them.
   ``p2p: unnumbered``: no IPv4 address; BGP runs over the IPv6 link-local
   address of the port (RFC 5549), and the address columns are 0.
 * **GPU NIC links**: the ``gpus`` pool is split into one block per (plane,
@@ -41,7 +45,11 @@ raises :class:`~topogen.errors.InputError` naming the pool, the size it has and
 the size needed (exit 2).
 
 API for renderers (every array is numpy; switch arrays are indexed by
-``dev - gpus``; link arrays by the row of ``fabric.links``):
+``dev - gpus``; link arrays by cable row, see below):
+
+Link arrays cover every cable, the links and then a leaf pair's ISLs (the rows of
+``fabric.cable_table()``; an ISL's row is ``len(fabric.links) + j``, its cable id
+one more), so a Clos's arrays are those of ``fabric.links``.
 
 ``Addressing.loopback[s]``          uint32 IPv4 of switch ``s``'s loopback (/32)
 ``Addressing.asn[s]``               int64 ASN of switch ``s``
@@ -99,8 +107,9 @@ class Ends:
     ``plen`` (this end's IPv4 and prefix length; 0 unnumbered), ``peer`` (device
     id: a GPU below ``gpus``), ``peer_port``, ``peer_addr``, ``peer_asn`` (0 for a
     GPU), ``vrf`` (rail whose VRF the port is in, -1 default), ``rail`` (the
-    link's rail, -1 all), ``link`` (row in ``fabric.links``), ``up`` (True: the
-    peer is above this switch).
+    link's rail, -1 all), ``link`` (row in ``fabric.cable_table()``), ``up`` (True:
+    this end is the cable's lower ``a`` end, its peer above; on a leaf pair's ISL,
+    leaf-a's end, whose peer leaf-b is of the same tier).
     """
 
     switch: np.ndarray
@@ -203,7 +212,7 @@ def cidr_text(addrs: np.ndarray, plen: np.ndarray) -> np.ndarray:
 def needs(fabric) -> dict[str, tuple[int, str]]:
     """Addresses each pool needs for ``fabric``: ``{pool: (addresses, what for)}``."""
     spec = spec_of(fabric)
-    L = fabric.links
+    L = fabric.cable_table()
     nsw = len(fabric.switches)
     sw_links = int((L.a_dev >= fabric.gpus).sum())
     out = {"loopbacks": (nsw + 1, f"{nsw:,} switch loopbacks and the unused network address")}
@@ -307,7 +316,7 @@ def plan(fabric) -> Addressing:
 
 
 def _plan(fabric, spec: AddressingSpec) -> Addressing:
-    L = fabric.links
+    L = fabric.cable_table()  # the links, then a leaf pair's ISLs (switch-to-switch: a /31 each)
     n, k = fabric.gpus, fabric.hb_domain
     nsw = len(fabric.switches)
     rails, shared = _switch_rails(fabric)
@@ -386,8 +395,8 @@ def _plan(fabric, spec: AddressingSpec) -> Addressing:
 
 
 def _ends(fabric, a_addr, z_addr, plen, asn, vrf_rail, rail) -> Ends:
-    """Both switch ends of every switch link and the switch end of every GPU link, sorted by (switch, port)."""
-    L = fabric.links
+    """Both switch ends of every switch link (ISLs too) and the switch end of every GPU link, sorted by (switch, port)."""
+    L = fabric.cable_table()
     n = fabric.gpus
     nsw = len(fabric.switches)
     rows = np.arange(len(L), dtype=np.int64)

@@ -6,7 +6,8 @@ are named as in the NVUE files (``swp<n>``, ``swp<n>s<j>`` for a breakout
 leg, :mod:`topogen.config.ports`), so each switch boots its generated
 ``startup.yaml``; a node's NIC port ``i`` is ``eth<i+1>`` (``eth0`` is Air's
 management port), in the order of the node's netplan file. Links: switch
-links then GPU links, in cable order.
+links then GPU links, in cable order; a leaf pair's inter-switch links
+(``design: leaf-pair``) are switch links, after the others (leaf-a first).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _interface_names(ctx, fabric) -> tuple[np.ndarray, np.ndarray]:
     """The interface at each end of every link (object arrays): switch ports as Cumulus names them, node NICs ``eth<n>``."""
     ad = plan(fabric)
     e = ad.ends
-    L = fabric.links
+    L = fabric.cable_table()  # the links, then a leaf pair's ISLs
     names = np.asarray(port_names(ctx, fabric, ad).cumulus(np.arange(len(e.switch))), dtype=object)
     z_name = np.empty(len(L), dtype=object)
     a_name = np.empty(len(L), dtype=object)
@@ -45,7 +46,7 @@ def _interface_names(ctx, fabric) -> tuple[np.ndarray, np.ndarray]:
 
 def topology(ctx, fabric) -> dict:
     """The Air topology of one fabric, as a dict."""
-    L = fabric.links
+    L = fabric.cable_table()
     n = fabric.gpus
     a_name, z_name = _interface_names(ctx, fabric)
     nn = nodes(fabric)
@@ -72,7 +73,7 @@ def reference_text(ctx, fabric) -> str:
 
 def _link_ends(ctx, fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """JSON-escaped (node, interface) of both ends of every link, in :func:`topology`'s link order."""
-    L = fabric.links
+    L = fabric.cable_table()
     n = fabric.gpus
     a_name, z_name = _interface_names(ctx, fabric)
     nn = nodes(fabric)

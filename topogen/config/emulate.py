@@ -15,7 +15,7 @@ for one architecture (``cabling.csv``, ``addressing.csv``, ``frr/**.conf``) and:
    full ECMP width (the *convergence time*), then checks (:class:`Report`):
    every BGP session Established; each sampled GPU reaches every sampled GPU
    of its rail (and, rail-optimized, of every rail) by ``ip route get`` and an
-   ICMP echo; the ECMP next hops at each leaf equal its uplinks; rail-only: no
+   ICMP echo; the ECMP next hops at each leaf equal its uplinks (a leaf pair: its ISLs to the other leaf); rail-only: no
    route between rails, at the GPU and at its leaf;
 4. takes one leaf uplink down, waits for the routes one next hop narrower
    (the reconvergence time) and checks reachability again, then brings the link

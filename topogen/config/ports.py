@@ -63,12 +63,14 @@ class PortNames:
 def port_names(ctx, fabric, ad) -> PortNames:
     """Cage, leg and speed of every switch-side end of the plan ``ad`` (breakouts from the build's BOM)."""
     e = ad.ends
-    L = fabric.links
+    L = fabric.cable_table()  # e.link: the links, then a leaf pair's ISLs
     legs = np.ones(len(e.switch), np.int64)
     bom = getattr(ctx, "boms", {}).get(fabric.arch) if ctx is not None else None
     br = getattr(bom, "breakouts", None)
     if br is not None and len(br):
-        g = br.group[e.link]
+        g = np.full(len(e.link), -1, np.int64)  # breakouts group links; an ISL past them is a cable of its own
+        on = e.link < len(br.group)
+        g[on] = br.group[e.link[on]]
         at = (g >= 0) & ~e.up  # a breakout cable leaves the upper switch's cage: its down ends
         legs[at] = br.legs[g[at]]
     port0 = e.port.astype(np.int64) - 1

@@ -9,7 +9,9 @@ separate edges). Node ids are device names. Attributes follow topology.json:
   (GraphML has no lists: comma-separated rails, ``all`` for rail-optimized
   spines and cores, which topology.json writes as ``[]``);
 * edges: ``tier``, ``plane``, ``a_port``, ``z_port``, ``speed`` (Gb/s);
-  ``source`` is the lower end;
+  ``source`` is the lower end; the inter-switch links of a leaf pair
+  (``design: leaf-pair``) also ``link`` = ``leaf-leaf``, a key declared only
+  when the fabric has ISLs (``source`` leaf-a);
 * graph: ``arch``, ``tiers``, ``generator`` (provenance), ``spec_sha256``
   and ``spec`` (the spec as JSON).
 
@@ -62,6 +64,8 @@ KEYS = (
     ("e_z_port", "edge", "z_port", "string"),
     ("e_speed", "edge", "speed", "int"),
 )
+# the key of the ISLs' edges, declared only for a fabric that has ISLs (a Clos file stays as it was)
+ISL_KEYS = (("e_link", "edge", "link", "string"),)
 # keys added with the spec's networks: section (the other networks, and a network on everything)
 NETWORK_KEYS = (
     ("n_network", "node", "network", "string"),
@@ -109,7 +113,7 @@ def generate_graphml(fabric: Fabric, plain: bool | None = None, view: NetworkVie
     )
     tag = '<data key="n_network">compute</data>' if view is not None else ""
     etag = '<data key="e_network">compute</data>' if view is not None else ""
-    for kid, dom, name, typ in KEYS + (NETWORK_KEYS if view is not None else ()):
+    for kid, dom, name, typ in KEYS + (ISL_KEYS if len(fabric.isls) else ()) + (NETWORK_KEYS if view is not None else ()):
         yield f'<key id="{kid}" for="{dom}" attr.name="{name}" attr.type="{typ}"/>\n'
     yield '<graph edgedefault="undirected">\n'
     graph = {
@@ -138,11 +142,12 @@ def generate_graphml(fabric: Fabric, plain: bool | None = None, view: NetworkVie
         ]
     )
     for c in edge_columns(fabric):
+        ltag = f'<data key="e_link">{c["link"][0]}</data>' if "link" in c else ""  # the ISLs' chunks
         yield "".join(
             [
                 f'<edge id="{cid}" source="{s_}" target="{t_}"><data key="e_tier">{ti}</data>'
                 f'<data key="e_plane">{pl}</data><data key="e_a_port">{ap}</data>'
-                f'<data key="e_z_port">{zp}</data><data key="e_speed">{sp}</data>{etag}</edge>\n'
+                f'<data key="e_z_port">{zp}</data><data key="e_speed">{sp}</data>{ltag}{etag}</edge>\n'
                 for cid, s_, t_, ti, pl, ap, zp, sp in zip(c["key"], names_in(c["source"]), names_in(c["target"]), c["tier"], c["plane"], c["a_port"], c["z_port"], c["speed"])
             ]
         )

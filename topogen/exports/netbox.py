@@ -33,7 +33,10 @@ GPU–leaf link, else from the NIC's, else by speed (``400gbase-x-osfp``),
 (``side_a_site, side_a_device, side_a_type, side_a_name, side_b_site,
 side_b_device, side_b_type, side_b_name, type, status, length, length_unit,
 label, comments``; ``a`` = lower end as in cabling.csv; ``type`` and
-``length`` from the BOM's media, empty where the catalog does not say).
+``length`` from the BOM's media, empty where the catalog does not say; the
+inter-switch links of a leaf pair (``design: leaf-pair``) follow the links,
+``a`` = leaf-a, comment ``leaf-leaf plane <p>``, and their switch ports'
+descriptions read ``leaf-leaf to <other leaf> p<n>``).
 A file that would exceed :data:`MAX_PART_BYTES` (NetBox refuses pasted text
 over 2.5 MiB, ``DATA_UPLOAD_MAX_MEMORY_SIZE``) or :data:`MAX_PART_ROWS` (NetBox
 imports ~19 rows/s and stops a job after 300 s) is split into
@@ -64,7 +67,7 @@ import numpy as np
 
 from topogen.exports.files import arch_dir, write_csv, write_csv_parts
 from topogen.fabric.model import CHUNK, Fabric
-from topogen.fabric.naming import NodeNames
+from topogen.fabric.naming import ISL_LINK, NodeNames
 from topogen.fabric.view import column_rows, csv_header, csv_records, text_table, view
 from topogen.layout import resolve
 from topogen.spec.counts import link_tier_name, tier_role
@@ -331,22 +334,27 @@ class _Ends:
 def _port_peers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For every switch port (offset + port - 1): peer device, peer port, uplink flag.
 
-    Returns ``(offsets, peer_dev, peer_port, is_up)``; ``peer_dev`` is -1 on a
-    port without a cable.
+    Returns ``(offsets, peer_dev, peer_port, kind)``; ``peer_dev`` is -1 on a
+    port without a cable; ``kind`` 0 a downlink (or idle), 1 an uplink, 2 an
+    inter-switch link of a leaf pair (each end's peer the other leaf).
     """
     n = fabric.gpus
     offsets = np.concatenate([[0], np.cumsum(fabric.switch_ports())])
     total = int(offsets[-1])
     peer_dev = np.full(total, -1, np.int64)
     peer_port = np.zeros(total, np.int32)
-    is_up = np.zeros(total, bool)
+    kind = np.zeros(total, np.int8)
     L = fabric.links
     zi = offsets[L.z_dev - n] + L.z_port - 1
     peer_dev[zi], peer_port[zi] = L.a_dev, L.a_port
     up = L.a_dev >= n
     ai = offsets[L.a_dev[up] - n] + L.a_port[up] - 1
-    peer_dev[ai], peer_port[ai], is_up[ai] = L.z_dev[up], L.z_port[up], True
-    return offsets, peer_dev, peer_port, is_up
+    peer_dev[ai], peer_port[ai], kind[ai] = L.z_dev[up], L.z_port[up], 1
+    I = fabric.isls
+    for this, this_port, other, other_port in ((I.a_dev, I.a_port, I.z_dev, I.z_port), (I.z_dev, I.z_port, I.a_dev, I.a_port)):
+        i = offsets[this - n] + this_port - 1
+        peer_dev[i], peer_port[i], kind[i] = other, other_port, 2
+    return offsets, peer_dev, peer_port, kind
 
 
 _ENABLED = text_table(["false", "true"])
@@ -381,10 +389,10 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         peer_ports = v.switch_ports(leaf_port[sl]).tolist()
         descs = [f"{rp}to {pn} {pp}" if c else f"{rp}unused" for rp, pn, pp, c in zip(rail_plane[(gpu % k) * planes + plane].tolist(), peer_names, peer_ports, cabled.tolist())]
         yield [ends.netbox[gpu], v.interfaces(gpu, plane), nic_type, _ENABLED[cabled.view(np.int8)], speed_kbps, descs]
-    offsets, peer_dev, peer_port, is_up = _port_peers(fabric)
+    offsets, peer_dev, peer_port, kind = _port_peers(fabric)
     ptype = port_type(spec.link_speed, types.switch_port_type)
     switch_of = np.repeat(np.arange(len(fabric.switches)), np.diff(offsets))
-    heads = text_table(["downlink to ", "uplink to "])
+    heads = text_table(["downlink to ", "uplink to ", f"{ISL_LINK} to "])
     kept = np.zeros(int(offsets[-1]), bool)  # ports kept free for management / UFM (reserved_leaf_ports)
     for i, a, b in fabric.reserved:
         kept[offsets[i] + a - 1 : offsets[i] + b] = True
@@ -401,7 +409,7 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         cabled = pd >= 0
         pd0 = np.where(cabled, pd, 0)
         idle = free[kept[sl].view(np.int8)].tolist()
-        descs = [f"{h}{dn} {pn}" if c else f for h, dn, pn, c, f in zip(heads[is_up[sl].view(np.int8)].tolist(), ends.hosts[pd0].tolist(), v.interfaces(pd0, pp).tolist(), cabled.tolist(), idle)]
+        descs = [f"{h}{dn} {pn}" if c else f for h, dn, pn, c, f in zip(heads[kind[sl]].tolist(), ends.hosts[pd0].tolist(), v.interfaces(pd0, pp).tolist(), cabled.tolist(), idle)]
         number = np.arange(sl.start, sl.stop) - offsets[sw] + 1
         ports = v.switch_ports(number)
         if mixed:
@@ -423,9 +431,44 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
 
 def cable_columns(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None, breakouts=None) -> Iterator[list]:
     """The rows of :func:`cable_rows`, a chunk at a time, column by column (see :func:`interface_columns`)."""
-    media = media or {}
     site = site_name(fabric.spec, fabric.arch)
     ends = _Ends(fabric)
+    yield from _link_columns(fabric, ends, site, media or {}, lengths, breakouts)
+    yield from _isl_columns(fabric, ends, site, lengths)  # after the links; none without ISLs
+
+
+def _isl_columns(fabric: Fabric, ends: _Ends, site: str, lengths) -> Iterator[list]:
+    """The cable rows of a leaf pair's inter-switch links, after the links (ids continuing, as cabling.csv).
+
+    ``a`` is leaf-a, ``b`` leaf-b; the comment is ``leaf-leaf plane <p>``. Type and
+    length come from the layout when its lengths cover the ISLs (one per cable),
+    else are left empty: the BOM's media of tier 1 is the GPU–leaf cable's, not
+    that of a link between two switches of one rack row.
+    """
+    I, v, first = fabric.isls, ends.view, len(fabric.links)
+    notes = text_table(f"{ISL_LINK} plane {p}" for p in range(fabric.spec.planes))
+    known = lengths is not None and len(lengths) == first + len(I)
+    for sl in v.chunks(len(I)):
+        yield [
+            site,
+            ends.netbox[I.a_dev[sl]],
+            TERMINATION,
+            v.interfaces(I.a_dev[sl], I.a_port[sl]),
+            site,
+            ends.netbox[I.z_dev[sl]],
+            TERMINATION,
+            v.interfaces(I.z_dev[sl], I.z_port[sl]),
+            "",
+            STATUS,
+            length_texts(lengths[first + sl.start : first + sl.stop]) if known else "",
+            "m" if known else "",
+            [f"{site}/{c}" for c in range(first + sl.start + 1, first + sl.stop + 1)],
+            notes[I.plane[sl]],
+        ]
+
+
+def _link_columns(fabric: Fabric, ends: _Ends, site: str, media, lengths, breakouts) -> Iterator[list]:
+    """The cable rows of the links (tier by tier as in cabling.csv)."""
     v = ends.view
     L = fabric.links
     top = int(L.tier.max()) + 1 if len(L) else 1

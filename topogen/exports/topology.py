@@ -6,7 +6,9 @@ tier4...), ``tier`` (0 for GPUs), ``plane`` (switches), ``rails`` (switches:
 the rails carried, ``[]`` for rail-optimized spines/cores which carry all),
 ``rail`` and ``hb_domain`` (GPUs), ``radix`` (switches). Edge attributes:
 ``key`` (the cable id of cabling.csv), ``tier``, ``plane``, ``a_port``,
-``z_port``, ``speed`` (Gb/s); ``source`` is the lower end. The ``graph``
+``z_port``, ``speed`` (Gb/s); ``source`` is the lower end. The inter-switch
+links of a leaf pair (``design: leaf-pair``) follow, keys continuing, ``source``
+leaf-a, with one more attribute ``link: "leaf-leaf"`` (only they have it). The ``graph``
 attributes carry the architecture, the spec and the provenance.
 
 With the spec's ``networks:`` section the graph holds every network: each node and edge
@@ -72,14 +74,16 @@ def generate_chunks(fabric: Fabric, plain: bool | None = None, view: NetworkView
     sep = ""
     for c in edge_columns(fabric):
         cols = (c["source"], c["target"], c["key"], c["tier"], c["plane"], c["a_port"], c["z_port"], c["speed"])
+        link = {"link": c["link"][0]} if "link" in c else {}  # the ISLs' chunks: one value on every row
+        ltag = f',"link":"{link["link"]}"' if link else ""
         if plain:
             lines = [
-                f'{{"source":"{s_}","target":"{t_}","key":{k},"tier":{ti},"plane":{pl},"a_port":"{ap}","z_port":"{zp}","speed":{sp}{tag}}}'
+                f'{{"source":"{s_}","target":"{t_}","key":{k},"tier":{ti},"plane":{pl},"a_port":"{ap}","z_port":"{zp}","speed":{sp}{ltag}{tag}}}'
                 for s_, t_, k, ti, pl, ap, zp, sp in zip(*cols)
             ]
         else:
             lines = [
-                _dump({"source": s_, "target": t_, "key": k, "tier": ti, "plane": pl, "a_port": ap, "z_port": zp, "speed": sp, **_net(view)})
+                _dump({"source": s_, "target": t_, "key": k, "tier": ti, "plane": pl, "a_port": ap, "z_port": zp, "speed": sp, **link, **_net(view)})
                 for s_, t_, k, ti, pl, ap, zp, sp in zip(*cols)
             ]
         yield sep + ",\n".join(lines)

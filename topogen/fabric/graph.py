@@ -6,9 +6,13 @@ tier4...), ``tier`` (0 for GPUs); GPUs ``rail`` and ``hb_domain``; switches
 cores, which carry all) and ``radix``. Edges (one per cable, so parallel cables
 are parallel edges of a multigraph): ``key`` (the cable id of cabling.csv),
 ``tier`` (1 = GPU–leaf), ``plane``, ``a_port``, ``z_port``, ``speed`` (Gb/s);
-the edge's first end is the lower device.
+the edge's first end is the lower device. The inter-switch links of a leaf pair
+(``design: leaf-pair``) follow the links, keys continuing (cabling.csv's cable
+ids): ``tier`` 1, first end leaf-a, second leaf-b, and one more attribute,
+``link`` = ``"leaf-leaf"`` (:data:`~topogen.fabric.naming.ISL_LINK`), the way
+to tell an ISL; no other edge has ``link``, so a Clos graph is as before.
 
-Counts: ``gpus + switches`` nodes and ``links`` edges. The record generators
+Counts: ``gpus + switches`` nodes and ``links + isls`` edges. The record generators
 work in chunks of numpy-formatted columns, so exporters can stream 10^6-GPU
 fabrics; :func:`to_networkx` is for fabrics that fit a Python graph.
 """
@@ -20,7 +24,8 @@ from typing import Any, Iterator
 import networkx as nx
 import numpy as np
 
-from topogen.fabric.model import CHUNK, Fabric, Switch
+from topogen.fabric.model import CHUNK, Fabric, LinkTable, Switch
+from topogen.fabric.naming import ISL_LINK
 from topogen.fabric.view import view
 
 
@@ -38,13 +43,26 @@ def gpu_columns(fabric: Fabric) -> Iterator[tuple[list[str], list[int], list[int
 
 
 def edge_columns(fabric: Fabric) -> Iterator[dict[str, list]]:
-    """Chunks of edge columns: key, source, target, tier, plane, a_port, z_port, speed."""
+    """Chunks of edge columns: key, source, target, tier, plane, a_port, z_port, speed.
+
+    The links' chunks, then the ISLs' (keys continuing), whose chunks also carry
+    ``link`` (``"leaf-leaf"`` on every row); a link chunk has no ``link`` column.
+    """
     v = view(fabric)
-    L = fabric.links
-    for sl in v.chunks():
+    yield from _edge_chunks(v, fabric.links, 0, v.chunks())
+    isls = fabric.isls
+    if len(isls):
+        for cols in _edge_chunks(v, isls, len(fabric.links), v.chunks(len(isls))):
+            cols["link"] = [ISL_LINK] * len(cols["key"])
+            yield cols
+
+
+def _edge_chunks(v, L: LinkTable, first: int, slices: Iterator[slice]) -> Iterator[dict[str, list]]:
+    """Edge columns of the rows of ``L`` in ``slices``; keys start after ``first`` cables."""
+    for sl in slices:
         a, z = L.a_dev[sl], L.z_dev[sl]
         yield {
-            "key": list(range(sl.start + 1, sl.stop + 1)),
+            "key": list(range(first + sl.start + 1, first + sl.stop + 1)),
             "source": v.device[a].tolist(),
             "target": v.device[z].tolist(),
             "tier": L.tier[sl].tolist(),
@@ -72,7 +90,7 @@ def to_networkx(fabric: Fabric) -> nx.MultiGraph:
         g.add_nodes_from((n, {"role": "gpu", "tier": 0, "rail": r, "hb_domain": d}) for n, r, d in zip(names, rails, doms))
     g.add_nodes_from((s.name, switch_attrs(s)) for s in fabric.switches)
     for cols in edge_columns(fabric):
-        attrs = ("tier", "plane", "a_port", "z_port", "speed")
+        attrs = ("tier", "plane", "a_port", "z_port", "speed") + (("link",) if "link" in cols else ())
         g.add_edges_from(
             (s, t, k, dict(zip(attrs, vals)))
             for s, t, k, *vals in zip(cols["source"], cols["target"], cols["key"], *(cols[a] for a in attrs))

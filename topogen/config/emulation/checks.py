@@ -116,6 +116,6 @@ class Checks:
 
     def check_ecmp(self) -> None:
         gaps = self.full_width() + self.ecmp_gaps()
-        self.report.ecmp_checked = sum(len(self.targets(r)) for r in self.lab.routers if r.role == "leaf" and r.uplinks(self.lab.roles))
+        self.report.ecmp_checked = sum(len(self.targets(r)) for r in self.lab.routers if r.role == "leaf" and r.exits(self.lab.roles))
         for g in gaps[:20]:
             self.fail(f"ECMP: {g}")

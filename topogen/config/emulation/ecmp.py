@@ -28,11 +28,15 @@ class Ecmp:
         ASNs computes): a switch above the target reaches it down; any other goes
         up to the nearest such switch. A leaf's width is the number of its uplink
         ports toward upper switches at the least distance (parallel links count,
-        each is a session). ``down``: ``(router, port)`` of links taken down.
+        each is a session). A leaf joined to the target leaf by ISLs (a leaf
+        pair, ``design: leaf-pair``) reaches it over them, one hop, shorter than
+        any path up and down: its width is its ISLs to the target that are up.
+        ``down``: ``(router, port)`` of links taken down.
         """
         lab = self.lab
         rank = {r.name: role_rank(r.role) for r in lab.routers}
         up: dict[str, list[tuple[str, str]]] = {r.name: [] for r in lab.routers}  # router -> [(upper router, port)]
+        side: dict[str, list[str]] = {r.name: [] for r in lab.routers}  # router -> [same-tier router of each ISL]
         for r in lab.routers:
             for p in r.ports:
                 peer = self.router_of_port.get((p.peer, p.peer_port))
@@ -40,6 +44,8 @@ class Ecmp:
                     continue
                 if rank[peer.name] > rank[r.name]:
                     up[r.name].append((peer.name, p.name))
+                elif rank[peer.name] == rank[r.name]:
+                    side[r.name].append(peer.name)
         leaves = [r.name for r in lab.routers if r.role == "leaf"]
         order = sorted(up, key=lambda n: -rank[n])  # top tier first
         out = {}
@@ -62,6 +68,10 @@ class Ecmp:
             for leaf in leaves:
                 if leaf == t:
                     continue
+                isls = side[leaf].count(t)
+                if isls:
+                    out[(leaf, t)] = isls
+                    continue
                 ds = [dist[y] for y, _ in up[leaf] if y in dist]
                 out[(leaf, t)] = 0 if not ds else sum(1 for y, _ in up[leaf] if dist.get(y) == min(ds))
         return out
@@ -75,7 +85,7 @@ class Ecmp:
         width = self._widths[key]
         leaf_of = {(h.gpu, h.nic): self.router_of_port[(h.leaf, h.leaf_port)].name for h in self.lab.hosts if (h.leaf, h.leaf_port) in self.router_of_port}
         for r in self.lab.routers:
-            if r.role != "leaf" or not r.uplinks(self.lab.roles):
+            if r.role != "leaf" or not r.exits(self.lab.roles):
                 continue
             routes = self.leaf_routes(r)
             for h in self.targets(r):
@@ -87,14 +97,14 @@ class Ecmp:
         return gaps
 
     def full_width(self) -> list[str]:
-        """Every leaf's width toward every other leaf of its rails equals its uplinks (a non-blocking Clos)."""
+        """Every leaf's width toward every other leaf of its rails equals its uplinks (a non-blocking Clos), or its ISLs (a leaf pair)."""
         width = self.widths()
         bad = []
         for r in self.lab.routers:
-            ups = len(r.uplinks(self.lab.roles))
+            ups = len(r.exits(self.lab.roles))
             for (leaf, t), w in width.items():
                 if leaf == r.name and ups and w != ups and self._same_domain(leaf, t):
-                    bad.append(f"{leaf} -> {t}: {w} equal-cost uplinks of {ups}")
+                    bad.append(f"{leaf} -> {t}: {w} equal-cost links of {ups}")
         return bad
 
     def _same_domain(self, a: str, b: str) -> bool:

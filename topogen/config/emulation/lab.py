@@ -50,6 +50,14 @@ class Router:
     def uplinks(self, roles: dict[str, str]) -> list[Port]:
         return [p for p in self.ports if roles.get(p.peer, "gpu") != "gpu" and role_rank(roles[p.peer]) > role_rank(self.role)]
 
+    def isls(self, roles: dict[str, str]) -> list[Port]:
+        """Ports to a switch of this router's own tier: the inter-switch links of a leaf pair (``design: leaf-pair``)."""
+        return [p for p in self.ports if roles.get(p.peer, "gpu") != "gpu" and role_rank(roles[p.peer]) == role_rank(self.role)]
+
+    def exits(self, roles: dict[str, str]) -> list[Port]:
+        """The ports traffic to another leaf's GPUs leaves by: the uplinks, and a leaf pair's ISLs."""
+        return self.uplinks(roles) + self.isls(roles)
+
 
 @dataclass
 class Host:
