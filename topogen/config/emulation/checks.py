@@ -48,7 +48,7 @@ class Checks:
             self.fail(f"... and {len(down) - 20} more sessions not Established")
 
     def pairs(self) -> tuple[list[tuple[Host, Host]], list[tuple[Host, Host]]]:
-        """(pairs that must reach, pairs that must not) among the sampled GPUs."""
+        """(pairs that must reach, pairs that must not) among the sampled GPUs; NICs of two planes are neither (separate networks)."""
         reach, apart = [], []
         for a in self.lab.hosts:
             for b in self.lab.hosts:
@@ -56,7 +56,7 @@ class Checks:
                     continue
                 if self.lab.arch == "rail-only" and a.rail != b.rail:
                     apart.append((a, b))
-                else:
+                elif self.host_part(a) == self.host_part(b):
                     reach.append((a, b))
         return reach, apart
 

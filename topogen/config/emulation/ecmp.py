@@ -13,13 +13,42 @@ class Ecmp:
     def expected_sessions(self, r: Router) -> list[Port]:
         return [p for p in r.ports if self.lab.roles.get(p.peer, "gpu") != "gpu"]
 
+    def parts(self) -> dict[str, int]:
+        """Router name -> its part of the cabled routers (connected through switch-to-switch cables).
+
+        One part per plane (and per rail in rail-only): planes are separate
+        networks, so no route is expected between two parts.
+        """
+        if getattr(self, "_parts", None) is None:
+            part: dict[str, int] = {}
+            for r in self.lab.routers:
+                if r.name in part:
+                    continue
+                part[r.name] = len(set(part.values()))
+                stack = [r]
+                while stack:
+                    x = stack.pop()
+                    for p in x.ports:
+                        y = self.router_of_port.get((p.peer, p.peer_port))
+                        if y is not None and y.name not in part:
+                            part[y.name] = part[r.name]
+                            stack.append(y)
+            self._parts = part
+        return self._parts
+
+    def host_part(self, h: Host) -> int:
+        """The part of the leaf (router) of GPU NIC ``h`` (-1: its leaf is not emulated)."""
+        r = self.router_of_port.get((h.leaf, h.leaf_port))
+        return -1 if r is None else self.parts()[r.name]
+
     def targets(self, r: Router) -> list[Host]:
-        """Sampled GPUs leaf ``r`` should route to over its uplinks (not its own; rail-only: its rails only)."""
+        """Sampled GPUs leaf ``r`` should route to over its uplinks (not its own; its plane only; rail-only: its rails only)."""
         local = {(p.peer, p.peer_port) for p in r.ports}
         rails = None
         if self.lab.arch == "rail-only":
             rails = {h.rail for h in self.lab.hosts if h.leaf == r.switch and (h.gpu, h.nic) in local} or None
-        return [h for h in self.lab.hosts if (h.gpu, h.nic) not in local and (rails is None or h.rail in rails)]
+        mine = self.parts()[r.name]
+        return [h for h in self.lab.hosts if (h.gpu, h.nic) not in local and (rails is None or h.rail in rails) and self.host_part(h) == mine]
 
     def widths(self, down: set[tuple[str, str]] = frozenset()) -> dict[tuple[str, str], int]:
         """ECMP width BGP should give each leaf toward each other leaf: ``(leaf, target leaf) -> next hops``.
@@ -108,7 +137,10 @@ class Ecmp:
         return bad
 
     def _same_domain(self, a: str, b: str) -> bool:
-        """Both leaves route to each other (rail-only: a common rail)."""
+        """Both leaves route to each other: one plane (rail-only: and a common rail)."""
+        parts = self.parts()
+        if parts.get(a) != parts.get(b):
+            return False
         if self.lab.arch != "rail-only":
             return True
         rails = {}

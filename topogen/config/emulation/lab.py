@@ -85,7 +85,7 @@ class Lab:
     hosts: list[Host]
     cables: list[tuple[str, str, str, str]]  # a device, a port, z device, z port
     roles: dict[str, str]
-    gpus_total: int
+    gpus_total: int  # GPU NICs of the build (a GPU has one per plane)
     configs: dict[str, Path]  # switch -> its frr.conf as built
 
 
@@ -178,7 +178,7 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     picked = set(sample_gpus(gpus, max_gpus))
     hosts = [h for h in hosts if h.gpu in picked]
     cables = [(c["a_device"], c["a_port"], c["z_device"], c["z_port"]) for c in _read_csv(root / "cabling.csv")]
-    return Lab(arch, routers, hosts, cables, roles, len(gpus), {s: configs[s] for s in switches})
+    return Lab(arch, routers, hosts, cables, roles, len(gpu_rows), {s: configs[s] for s in switches})  # GPU NICs, as the hosts are
 
 
 def _gpu_key(name: str) -> tuple[int, int]:
