@@ -41,6 +41,10 @@ raise the limits (:func:`ibsim_options`), and the build prints a note. The
 file is valid ibnetdiscover output at any size, for comparing with what the
 real fabric reports (``topogen diff``).
 
+A leaf pair (``design: leaf-pair``) is one subnet per plane: its inter-switch
+links are switch-to-switch records (``[<port>] "S-<leaf-b guid>"[<port>]`` in
+leaf-a's record and back), after the links in cable order.
+
 An InfiniBand storage fabric (spec ``networks:``) gets ``storage.topo`` beside
 these (:func:`topogen.exports.storage_ib.export`, the registered exporter).
 """
@@ -69,7 +73,7 @@ FIND = object()  # a ``dirs`` argument not given: the function finds the directo
 
 @dataclass(frozen=True, slots=True)
 class Subnet:
-    """One isolated fabric: its file name stem, its switches (device ids) and its links (rows)."""
+    """One isolated fabric: its file name stem, its switches (device ids) and its cables (rows of ``fabric.cable_table()``: the links, then a leaf pair's ISLs)."""
 
     name: str
     switch_ids: np.ndarray
@@ -191,7 +195,7 @@ def directors(fabric: Fabric, sub: Subnet, radix: np.ndarray | None = None) -> D
     big = sub.switch_ids[radix[sub.switch_ids - n] > director.MAX_PORTS]
     if not len(big):
         return None
-    L = fabric.links
+    L = fabric.cable_table()
     nsw = len(fabric.switches)
     row = np.full(nsw, -1, np.int64)
     row[big - n] = np.arange(len(big))
@@ -232,7 +236,7 @@ def subnets(fabric: Fabric) -> list[Subnet]:
     planes = np.fromiter((s.plane for s in sw), np.int64, len(sw))
     groups = np.fromiter((s.group for s in sw), np.int64, len(sw))
     key = planes * (fabric.hb_domain + 1) + groups
-    link_key = key[fabric.links.z_dev - n]
+    link_key = key[fabric.cable_table().z_dev - n]  # a leaf pair's ISLs (after the links) in their leaves' subnet
     multi_plane = fabric.spec.planes > 1
     rw = width(fabric.hb_domain)
     out = []
@@ -268,7 +272,7 @@ def _file_order(fabric: Fabric, rows: np.ndarray, dirs: Directors | None = None)
     ports ascending (see :func:`_end_ports`). A node is a device, or an ASIC of
     a director.
     """
-    L = fabric.links
+    L = fabric.cable_table()
     n = fabric.gpus
     dev = np.concatenate([L.a_dev[rows], L.z_dev[rows]])
     port = _end_ports(fabric, dev, np.concatenate([L.a_port[rows], L.z_port[rows]]))
@@ -299,7 +303,7 @@ def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK, radix: np.ndar
     found here when the caller has not.
     """
     n = fabric.gpus
-    L = fabric.links
+    L = fabric.cable_table()
     m = len(sub.links)
     if radix is None:
         radix = fabric.switch_ports()  # ports as the switch presents them: a faster uplink is one port
@@ -364,7 +368,7 @@ def generate_text(fabric: Fabric, sub: Subnet, size: int = CHUNK, radix: np.ndar
 def sim_needs(fabric: Fabric, sub: Subnet, dirs: "Directors | None | object" = FIND) -> tuple[int, int, int]:
     """(switches, nodes, ports) ibsim must hold to load the subnet (a node's ports count port 0)."""
     n = fabric.gpus
-    L = fabric.links
+    L = fabric.cable_table()
     a = L.a_dev[sub.links]
     seen = np.zeros(n, bool)
     seen[a[a < n]] = True

@@ -27,7 +27,12 @@ a GPU's CA port ``nic<q>`` has port GUID ``guid(gpu) + q + 1``):
 * ``opensm.conf``: the options that use them (``routing_engine ftree`` and
   the three files, at ``/etc/opensm/`` where the subnet manager's host keeps
   them). A one-switch subnet is no fat tree: ``routing_engine minhop`` and no
-  root or CN file.
+  root or CN file. Nor is a leaf pair (``design: leaf-pair``: two leaves of one
+  tier joined by ISLs; OpenSM's ftree refuses it, "more than one root ... with
+  maximum rank 0", and falls back): ``routing_engine minhop``, no root or CN
+  file. Min-hop routes cross at most one ISL and never turn back over one, so
+  they hold no credit loop; OpenSM spreads the destinations over the parallel
+  ISLs (tests/test_opensm_leaf_pair.py routes it under ibsim).
 
 Every file is a pure function of the fabric: same spec, same bytes.
 """
@@ -64,17 +69,18 @@ class SubnetGuids:
     port_rails: np.ndarray  # rail of each of those ports
     roots: np.ndarray  # node GUIDs of the top tier (spine ASICs of a director)
     switches: int  # switch nodes in the subnet (ASICs counted)
+    isls: int = 0  # inter-switch links of a leaf pair in the subnet (design: leaf-pair)
 
     @property
     def fat_tree(self) -> bool:
-        """More than one switch: OpenSM's ftree applies (one switch is routed with minhop)."""
-        return self.switches > 1
+        """More than one switch and no leaf pair: OpenSM's ftree applies (one switch, or a leaf pair, is routed with minhop)."""
+        return self.switches > 1 and not self.isls
 
 
 def subnet_guids(fabric: Fabric, sub: ib.Subnet) -> SubnetGuids:
     """The GUIDs of ``sub`` that OpenSM's files name (see the module docstring)."""
     n = fabric.gpus
-    L = fabric.links
+    L = fabric.cable_table()
     rows = sub.links
     gpu_rows = rows[L.a_dev[rows] < n]
     order = np.lexsort((L.a_port[gpu_rows], L.a_dev[gpu_rows]))
@@ -97,7 +103,8 @@ def subnet_guids(fabric: Fabric, sub: ib.Subnet) -> SubnetGuids:
     for d in cabled.tolist():
         if radix[d - n] > director.MAX_PORTS:
             switches += director.shape(int(radix[d - n])).asics - 1
-    return SubnetGuids(sub.name, port_guids, rails, np.asarray(roots, np.int64), switches)
+    isls = int((L.a_dev[rows] >= n).sum()) if len(fabric.isls) else 0  # a leaf pair's switch-to-switch cables are its ISLs
+    return SubnetGuids(sub.name, port_guids, rails, np.asarray(roots, np.int64), switches, isls)
 
 
 def _guid_lines(guids: np.ndarray, fmt: str) -> list[str]:
@@ -138,6 +145,13 @@ def conf_text(fabric: Fabric, sg: SubnetGuids, etc: str = ETC) -> str:
     lines = [f"partition_config_file {etc}/partitions.conf"]
     if sg.fat_tree:
         lines = ["routing_engine ftree", f"root_guid_file {etc}/root_guids.conf", f"cn_guid_file {etc}/cn_guids.conf"] + lines
+    elif sg.isls:
+        head += (
+            "# a leaf pair joined by inter-switch links is no fat tree (ftree refuses it: two roots of rank 0):\n"
+            "# minimum-hop routing; every route is GPU > leaf > (one ISL) > leaf > GPU, never back over an ISL,\n"
+            "# so no credit loop, and minhop spreads the destinations over the parallel ISLs\n"
+        )
+        lines = ["routing_engine minhop"] + lines
     else:
         head += "# one switch: no fat tree, minimum-hop routing\n"
         lines = ["routing_engine minhop"] + lines

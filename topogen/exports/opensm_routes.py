@@ -17,8 +17,8 @@ in a temporary directory removed afterwards:
 
 ftree, updn and dnup get the export's root GUIDs (the top tier; a
 director's spine ASICs). A one-switch subnet (a rail-only rail on one switch)
-is no fat tree: it is routed with minhop whatever the engine, as the
-exported ``opensm.conf`` says. Limits: a subnet must fit the unicast LID space
+is no fat tree, nor is a leaf pair joined by ISLs (``design: leaf-pair``): each
+is routed with minhop whatever the engine, as the exported ``opensm.conf`` says. Limits: a subnet must fit the unicast LID space
 (49,151 LIDs: its switch ASICs plus ``2^LMC`` per GPU port); ibsim's tables
 are raised to the subnet's size, so beyond that the bound is the machine's
 time and memory (see docs/benchmarks.md).
@@ -68,7 +68,7 @@ def tools() -> dict[str, str]:
 def lids_needed(fabric: Fabric, sub: ib.Subnet, lmc: int, dirs=ib.FIND) -> int:
     """Unicast LIDs the subnet takes: one per switch node, ``2^lmc`` per CA port."""
     switches, _nodes, _ports = ib.sim_needs(fabric, sub, dirs)
-    ca_ports = int((fabric.links.a_dev[sub.links] < fabric.gpus).sum())
+    ca_ports = int((fabric.cable_table().a_dev[sub.links] < fabric.gpus).sum())
     return switches + ca_ports * (1 << lmc)
 
 
@@ -86,7 +86,7 @@ def tables(fabric: Fabric, choice: lft.Choice) -> lft.Tables:
     where = tools()
     n = fabric.gpus
     nsw = len(fabric.switches)
-    L = fabric.links
+    L = fabric.cable_table()  # sub.links index it: the links, then a leaf pair's ISLs
     radix = fabric.switch_ports()
     subs = ib.subnets(fabric)
     dirs = [ib.directors(fabric, s, radix) for s in subs]
