@@ -217,6 +217,14 @@ def cable_media(ctx, fabric: Fabric) -> dict[int, tuple[str, str, str]]:
     return out
 
 
+def isl_cable_types(ctx, fabric: Fabric) -> np.ndarray | None:
+    """NetBox cable type of each ISL of a leaf pair, from the BOM's media of every cable; None when the BOM does not cover them."""
+    lm = getattr(getattr(ctx, "boms", {}).get(fabric.arch), "link_media", None)
+    if lm is None or not len(fabric.isls) or len(lm.index) != fabric.cables:
+        return None
+    return text_table(netbox_cable_type(m) for m in lm.media)[lm.index[len(fabric.links) :]]
+
+
 def _lengths(ctx, arch: str):
     """The layout's sold length of every cable (None without a layout)."""
     lay = (getattr(ctx, "layouts", None) or {}).get(arch)
@@ -429,21 +437,22 @@ def interface_rows(fabric: Fabric, types: DeviceTypes | None = None) -> Iterator
         yield from column_rows(cols)
 
 
-def cable_columns(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None, breakouts=None) -> Iterator[list]:
+def cable_columns(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = None, lengths=None, breakouts=None, isl_types: np.ndarray | None = None) -> Iterator[list]:
     """The rows of :func:`cable_rows`, a chunk at a time, column by column (see :func:`interface_columns`)."""
     site = site_name(fabric.spec, fabric.arch)
     ends = _Ends(fabric)
     yield from _link_columns(fabric, ends, site, media or {}, lengths, breakouts)
-    yield from _isl_columns(fabric, ends, site, lengths)  # after the links; none without ISLs
+    yield from _isl_columns(fabric, ends, site, lengths, isl_types)  # after the links; none without ISLs
 
 
-def _isl_columns(fabric: Fabric, ends: _Ends, site: str, lengths) -> Iterator[list]:
+def _isl_columns(fabric: Fabric, ends: _Ends, site: str, lengths, isl_types: np.ndarray | None = None) -> Iterator[list]:
     """The cable rows of a leaf pair's inter-switch links, after the links (ids continuing, as cabling.csv).
 
-    ``a`` is leaf-a, ``b`` leaf-b; the comment is ``leaf-leaf plane <p>``. Type and
-    length come from the layout when its lengths cover the ISLs (one per cable),
-    else are left empty: the BOM's media of tier 1 is the GPU–leaf cable's, not
-    that of a link between two switches of one rack row.
+    ``a`` is leaf-a, ``b`` leaf-b; the comment is ``leaf-leaf plane <p>``. The
+    length comes from the layout when its lengths cover the ISLs (one per cable),
+    the type from ``isl_types`` (:func:`isl_cable_types`: the BOM's media of each
+    ISL); else they are left empty: tier 1's media is the GPU–leaf cable's, not
+    that of a link between two switches.
     """
     I, v, first = fabric.isls, ends.view, len(fabric.links)
     notes = text_table(f"{ISL_LINK} plane {p}" for p in range(fabric.spec.planes))
@@ -458,7 +467,7 @@ def _isl_columns(fabric: Fabric, ends: _Ends, site: str, lengths) -> Iterator[li
             ends.netbox[I.z_dev[sl]],
             TERMINATION,
             v.interfaces(I.z_dev[sl], I.z_port[sl]),
-            "",
+            isl_types[sl] if isl_types is not None else "",
             STATUS,
             length_texts(lengths[first + sl.start : first + sl.stop]) if known else "",
             "m" if known else "",
@@ -631,7 +640,7 @@ def part_records(ctx, fabric: Fabric, part: str) -> tuple[str, Iterator[list[str
     if part == "interfaces":
         return csv_header(INTERFACE_COLUMNS), map(csv_records, interface_columns(fabric, device_types(ctx, fabric)))
     breakouts = getattr(getattr(ctx, "boms", {}).get(fabric.arch), "breakouts", None)
-    return csv_header(CABLE_COLUMNS), map(csv_records, cable_columns(fabric, cable_media(ctx, fabric), _lengths(ctx, fabric.arch), breakouts))
+    return csv_header(CABLE_COLUMNS), map(csv_records, cable_columns(fabric, cable_media(ctx, fabric), _lengths(ctx, fabric.arch), breakouts, isl_cable_types(ctx, fabric)))
 
 
 def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
