@@ -157,3 +157,35 @@ def test_netbox_imports_every_cable_and_the_isl_addresses(kw, arch, tmp_path):
         assert str(net) in prefixes
         for dev, port, addr in ((f.isls.a_dev[j], f.isls.a_port[j], ad.a_addr[row]), (f.isls.z_dev[j], f.isls.z_port[j], ad.z_addr[row])):
             assert addresses[(site + v.device[dev], f"p{port}")] == f"{ipaddress.ip_address(int(addr))}/31"
+
+
+def test_emulation_expects_isl_wide_ecmp_within_each_plane(tmp_path):
+    """What ``topogen emulate`` expects of a pair, read from the build's files (no FRR needed): widths, parts, pairs."""
+    from topogen.config.emulation.checks import Checks
+    from topogen.config.emulation.ecmp import Ecmp
+    from topogen.config.emulation.lab import load_lab
+
+    kw = dict(gpus=16, hb_domain=8, gpus_per_node=2, radix=32, planes=2, oversubscription="2:1")
+    ctx = pipeline.build(spec_of(kw, "rail-optimized"))
+    for fmt in ("cabling", "addressing", "frr"):
+        EXPORTERS[fmt](ctx, tmp_path)
+    lab = load_lab(tmp_path, "rail-optimized", 64)
+
+    class Probe(Ecmp, Checks):
+        pass
+
+    e = Probe()
+    e.lab, e._widths = lab, {}
+    e.router_of_port = {(p.device, p.name): r for r in lab.routers for p in r.ports}
+    isls = len(ctx.fabrics["rail-optimized"].isls) // 2  # per plane
+    assert isls == 4 and sorted(e.parts().values()) == [0, 0, 1, 1]
+    width = e.widths()
+    assert width == {(a, b): isls for a in e.parts() for b in e.parts() if a != b and a[:3] == b[:3]} | {(a, b): 0 for a in e.parts() for b in e.parts() if a[:3] != b[:3]}
+    leaf = next(r for r in lab.routers if r.name == "pl0-leaf-a")
+    assert len(leaf.exits(lab.roles)) == len(leaf.isls(lab.roles)) == isls and not leaf.uplinks(lab.roles)
+    down = {(leaf.name, leaf.isls(lab.roles)[0].name)}
+    assert e.widths(down)[("pl0-leaf-a", "pl0-leaf-b")] == e.widths(down)[("pl0-leaf-b", "pl0-leaf-a")] == isls - 1
+    assert e.full_width() == []
+    reach, apart = e.pairs()
+    assert apart == [] and len(reach) == 2 * 16 * 15  # every NIC to every NIC of its plane
+    assert all(e.host_part(a) == e.host_part(b) for a, b in reach)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ibsim_fabric import MISSING, SKIP_REASON, WHERE, simulated
+from ibsim_fabric import MISSING, SKIP_REASON, WHERE, discover, simulated
 
 from topogen import pipeline
 from topogen.exports import ibnetdiscover as ib
@@ -95,6 +95,13 @@ def test_ftree_refuses_the_pair_and_the_exported_conf_routes_it(tmp_path):
         log = _opensm(env, tmp_path, folder)
         assert "minhop tables configured on all switches" in log
         assert not [x for x in log.splitlines() if " 0x01 -> " in x]
+        # the real ibnetdiscover finds the ISLs as planned: leaf-a port n to leaf-b port n, every one
+        found = discover(env, tmp_path / "discovered.topo").read_text()
+        leaf_b = re.search(r'^Switch\t\d+ "(S-[0-9a-f]+)"\t\t# "leaf-b"', found, re.M).group(1)
+        record_a = re.search(r'^Switch\t\d+ "S-[0-9a-f]+"\t\t# "leaf-a".*\n((?:\[.*\n)*)', found, re.M).group(1)
+        isls = re.findall(r'^\[(\d+)\]\t"' + leaf_b + r'"\[(\d+)\]', record_a, re.M)
+        f = ctx.fabrics["rail-optimized"]
+        assert sorted((int(a), int(b)) for a, b in isls) == sorted(zip(f.isls.a_port.tolist(), f.isls.z_port.tolist()))
 
 
 def _walk(t: lft.Tables, n: int, src: int, port: int, dst_lid: int) -> list[int]:
