@@ -36,6 +36,8 @@ SHAPES = [
     (96, 8, 16, {"planes": 2}),  # two NIC ports per GPU, two planes
     (64, 8, 16, {"homing": "dual"}),  # leaf pairs
     (64, 8, 16, {"gpus_per_node": 4}),  # two nodes per HB domain
+    (32, 8, 32, {"design": "leaf-pair", "gpus_per_node": 4}),  # the Enterprise RA's leaf pair: 16 ISLs, eBGP between its leaves
+    (16, 8, 32, {"design": "leaf-pair", "gpus_per_node": 2, "planes": 2, "oversubscription": "2:1"}),  # a pair per plane, 4 ISLs each
 ]
 MODES = {"default": None, "unnumbered": {"p2p": "unnumbered"}, "rail-subnet": {"gpu_subnet": "rail"}}
 FORMATS = ["addressing", "sonic", "nvue", "netplan", "air"]
@@ -218,7 +220,7 @@ def test_air_topology(built):
         assert topo["format"] == "JSON"
         nodes, links = topo["content"]["nodes"], topo["content"]["links"]
         assert len(nodes) == len(fabric.switches) + hosts.nodes(fabric).nodes
-        assert len(links) == len(fabric.links)
+        assert len(links) == fabric.cables  # the links and a leaf pair's ISLs
         docs = _nvue(out, arch)
         ends = Counter()
         for a, z in links:
