@@ -52,6 +52,7 @@ CHECK_IDS = (
     "capacity.striping",
     "capacity.provisioning",
     "capacity.bisection",
+    "capacity.isl",
     "failure.switch",
     "failure.link",
     "input.spec-mismatch",
