@@ -25,6 +25,7 @@ from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
+from topogen.fabric.naming import ISL_LINK
 from topogen.checks.networks import render as render_network_findings
 from topogen.exports.summary import network_lines
 from topogen.search import executor as search_executor
@@ -205,6 +206,8 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
     for arch, sec in ctx.summary["architectures"].items():
         tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
         links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))
+        if sec.get("isls"):  # design: leaf-pair
+            links += f", {count(sec['isls'])} {ISL_LINK} (inter-switch links)"
         lines.append(f"  {arch:15s} {plural(sec['tiers'], 'tier')}, {plural(sec['switches'], 'switch')} ({tiers}); links: {links}; unused switch ports: {count(sec['unused_switch_ports'])}")
         if "port_budget" in sec:
             b = sec["port_budget"]
