@@ -110,7 +110,7 @@ class NetworkBom:
     cable_skus: tuple[Cable, ...] = ()  # the catalog cables the lines use
     cables_priced: int = 0  # cables given a cable SKU (a splitter's legs each count: its line counts splitters)
     assumed_m: float = OUTSIDE_RUN_M  # the length they are priced at (spec layout.outside_run_m)
-    outside: tuple[str, ...] = ()  # what those cables lead to (OUTSIDE_NAMES)
+    outside: tuple[str, ...] = ()  # what those cables lead to (OUTSIDE_NAMES); empty when priced without a layout
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -153,8 +153,8 @@ class NetworkBom:
         """What the reader must know to trust the lines: the assumed runs."""
         if not self.assumed:
             return []
-        to = " and ".join(self.outside) or "devices outside the plan"
-        return [f"{self.network}: {self.assumed:,} cable(s) to {to}, which the plan does not place, have no length; priced at {money(self.assumed_m)} m each (an assumption, layout.outside_run_m: by default the longest cross-row run)"]
+        what = f"to {' and '.join(self.outside)}, which the plan does not place," if self.outside else "without a layout"
+        return [f"{self.network}: {self.assumed:,} cable(s) {what} have no length; priced at {money(self.assumed_m)} m each (an assumption, layout.outside_run_m: by default the longest cross-row run)"]
 
     def sku_lines(self) -> list[SkuLine]:
         """Lines aggregated per SKU, in first-use order, ``used_in`` naming the roles (and transceiver ends)."""
@@ -249,7 +249,8 @@ def network_bom(n: nw.Networks, hw: Catalog, length_m: np.ndarray | None = None,
         data = (c.a_kind == nw.SWITCH) & (c.role != nw.R_MPORT)
         ends = int(data.sum() + (c.z_kind == nw.SWITCH).sum())
         used = tuple(hw.cables[x.sku] for x in priced if x.category == "cable")
-        far = set(c.a_kind[assumed].tolist()) | set(c.z_kind[assumed].tolist())
+        ext = np.isin(c.a_kind, list(OUTSIDE_NAMES)) | np.isin(c.z_kind, list(OUTSIDE_NAMES))
+        far = set(c.a_kind[assumed].tolist()) | set(c.z_kind[assumed].tolist()) if not (assumed & ~ext).any() else set()  # no layout: every cable assumed
         out.append(NetworkBom(name, tuple(lines), cables, ends, int(assumed.sum()), media, tuple(dict.fromkeys(used)), legs, float(assumed_m), tuple(v for kind, v in OUTSIDE_NAMES.items() if kind in far)))
     if problems:
         raise InputError(problems)
