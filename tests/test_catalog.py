@@ -121,6 +121,22 @@ def test_realistic_catalog_names_a_source_for_every_figure(name):
             assert "estimate" in text or re.search(r"\b(19|20)\d\d\b", text) or "0 W" in text, (item.sku, text)
 
 
+@pytest.mark.parametrize("name", available_catalogs())
+def test_sources_are_stated_one_way(name):
+    """Every price source starts "estimate" or names a dated document; every reach comment is a source, an estimate or another SKU's figure.
+
+    One wording across the catalogs (no "list price estimate" beside "estimate: ..."), so
+    a reader of the BOM's price_source column can tell a guess from a document.
+    """
+    text = template_path("catalogs", name).read_text()
+    for src in re.findall(r'^\s*price_source: "([^"]*)"', text, re.M):
+        assert src.startswith("estimate") or re.search(r"\((?:[A-Za-z ]+ )?(19|20)\d\d\)", src), src
+    for note in re.findall(r"^\s*reach_m: [0-9.]+ +# (.*)$", text, re.M):
+        assert note.startswith(("source: ", "estimate", "as ")), note
+        if note.startswith("source: "):
+            assert re.search(r"\b(19|20)\d\d\b", note) and "not re-checked" in note, note
+
+
 def test_paper_catalog_is_the_papers_cost_model():
     cat = catalog.load_catalog("paper")
     sw, mode = cat.switch_for(400, 64)

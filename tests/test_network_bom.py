@@ -194,6 +194,70 @@ def test_workbook_networks_sheet_priced(superpod, tmp_path):
     assert any(r[0] == "note" and "30 m" in str(r[3]) for r in rows)
 
 
+# --- the length assumed for cables to devices outside the plan (layout.outside_run_m) ----------
+
+OUTSIDE_ROLES = {"storage": {"target"}, "inband": {"nfs", "core-uplink"}, "oob": set()}
+
+
+@pytest.mark.parametrize("run_m", [1, 7, 30, 50, 100])
+def test_outside_run_prices_only_the_cables_outside_the_plan(superpod, run_m):
+    """Only the target, NFS and core-uplink cables move with the assumed length: each gets the shortest cable SKU at least that long; the rest stays as at 30 m."""
+    n = superpod.networks["rail-optimized"]
+    length = superpod.network_layouts["rail-optimized"].length_m
+    hw = superpod.catalog
+    base = {b.network: b for b in nb.network_bom(n, hw, length)}
+    for b in nb.network_bom(n, hw, length, assumed_m=run_m):
+        outside = OUTSIDE_ROLES[b.network]
+        k = nw.NETWORK_NAMES.index(b.network)
+        c = n.cables.take(n.cables.net == k)
+        far = int(np.isin(c.role, [nw.ROLE_NAMES.index(r) for r in outside]).sum())
+        assert b.assumed == base[b.network].assumed == far == {"storage": 48, "inband": 12, "oob": 0}[b.network]
+        assert b.assumed_m == run_m and b.to_dict()["assumed_length_m"] == run_m
+        assert b.cable_count == b.cables_priced == len(c)
+        cables = lambda bom, inside: sorted((x.where, x.sku, x.quantity) for x in bom.lines if x.category == "cable" and (x.where not in outside) == inside)  # noqa: E731
+        assert cables(b, True) == cables(base[b.network], True)
+        for where, sku, q in cables(b, False):
+            fits = [x for x in hw.rules if sku in x.cables]
+            assert hw.cables[sku].length_m >= run_m
+            assert not [o for r in fits for o in r.cables if run_m <= hw.cables[o].length_m < hw.cables[sku].length_m]  # the shortest that reaches
+        assert sum(q for _, _, q in cables(b, False)) == far
+        if far:
+            (note,) = b.notes()
+            assert f"priced at {run_m} m each" in note and "layout.outside_run_m" in note and note.startswith(f"{b.network}: {far} cable(s) to ")
+            assert ("the storage targets" in note) == (b.network == "storage") and ("the data-centre core" in note) == (b.network == "inband")
+        else:
+            assert b.notes() == []
+
+
+def test_outside_run_from_the_spec(tmp_path):
+    """layout.outside_run_m reaches the BOM through the build: the notes in bom.json and summary.json carry it; the layout's lengths do not change."""
+    d = read_spec_file(resolve_spec_path("dgx-h100-superpod"))
+    d["layout"] = {"outside_run_m": 50}
+    ctx = pipeline.build(build_spec(d, default_name="far-targets"))
+    base = pipeline.build(load_spec("dgx-h100-superpod"))
+    for arch in ("rail-optimized", "rail-only"):
+        boms = _boms(ctx, arch)
+        assert boms["storage"].assumed_m == boms["inband"].assumed_m == 50.0
+        np.testing.assert_array_equal(ctx.network_layouts[arch].length_m, base.network_layouts[arch].length_m)
+        notes = ctx.summary["networks"]["architectures"][arch]["notes"]
+        assert len([x for x in notes if "priced at 50 m each (an assumption, layout.outside_run_m" in x]) == 2
+    assert ctx.spec.layout.outside_run_m == 50.0
+    assert base.spec.layout is None  # the preset has no layout section: the default, 30 m
+
+
+@pytest.mark.parametrize("bad", [0, -1, "far", True, None, [30]])
+def test_outside_run_must_be_a_positive_length(bad):
+    d = read_spec_file(resolve_spec_path("dgx-h100-superpod"))
+    d["layout"] = {"outside_run_m": bad}
+    if bad is None:  # absent: the default
+        assert build_spec(d, default_name="x").layout.outside_run_m == 30.0
+        return
+    with pytest.raises(InputError) as e:
+        build_spec(d, default_name="x")
+    assert [p.path for p in e.value.problems] == ["layout.outside_run_m"]
+    assert "outside_run_m must be a positive number of metres" in str(e.value)
+
+
 # --- errors ----------------------------------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 import sys
 
 import numpy as np
@@ -341,16 +342,23 @@ def test_enterprise_converged_single_tier():
 
 @pytest.mark.parametrize("gpus,leaves", [(32, 2), (128, 2), (1024, 2)])
 def test_enterprise_grows_in_steps(gpus, leaves):
-    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": gpus}))
+    # past 4 SUs the compute leaf pair is out of ports: a Clos carries the compute fabric, the in-band pair is under test
+    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": gpus, **({"design": "clos"} if gpus > 128 else {})}))
     n = ctx.networks["rail-optimized"]
     assert n.counts()["inband"]["switches"] == {"leaf": leaves}
     assert n.counts()["oob"]["switches"]["access"] == -(-(n.counts()["oob"]["cables"]["management-port"]) // 48)
 
 
-def test_converged_past_single_tier_exits_2():
-    out = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
+def test_converged_past_single_tier_exits_2(tmp_path):
+    # the compute fabric a Clos (the preset's leaf pair holds 4 SUs): the in-band pair's limit is under test
+    text = (Path(__file__).parent.parent / "templates" / "clusters" / "era-2-8-9-400.yaml").read_text()
+    spec = tmp_path / "era.yaml"
+    spec.write_text(text.replace("design: leaf-pair", "design: clos"))
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
+    leaf_pair = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
+    assert leaf_pair.returncode == 2 and "design: leaf-pair" in leaf_pair.stderr and "Traceback" not in leaf_pair.stderr
 
 
 def test_superpod_ports_and_transceivers_counted_apart(superpod):

@@ -174,7 +174,7 @@ def test_storage_topo_is_the_storage_network(superpod, arch):
 def test_storage_topo_is_deterministic(superpod, tmp_path):
     again = build(tmp_path / "again", "dgx-h100-superpod", formats="ibnetdiscover,opensm")
     for arch in ARCHES:
-        for rel in ("ibnetdiscover/storage.topo", "opensm/storage/opensm.conf", "opensm/storage/root_guids.conf", "opensm/storage/cn_guids.conf"):
+        for rel in ("ibnetdiscover/storage.topo", "opensm/storage/opensm.conf", "opensm/storage/root_guids.conf", "opensm/storage/cn_guids.conf", "opensm/storage/io_guids.conf"):
             assert (again / arch / rel).read_bytes() == (superpod / arch / rel).read_bytes()
 
 

@@ -650,3 +650,24 @@ def test_estimate_banner_when_a_price_is_an_estimate(tmp_path):
     assert banner.startswith("ESTIMATES, NOT QUOTES:") and "Replace them with your quotes." in banner
     est, priced = wbx.estimate_lines(ctx)
     assert 0 < est <= priced and f"{est} of {priced}" in banner
+
+
+def test_leaf_pair_isls_in_the_cabling_and_port_sheets(tmp_path):
+    """design: leaf-pair: the ISLs follow the links on the cabling sheets (cable ids continue, link leaf-leaf, SW at both
+    ends, the ISL media) and fill the port map; streamed and openpyxl writers agree cell for cell."""
+    ctx = make_ctx(load_spec("era-2-8-9-400"))
+    fast = openpyxl.load_workbook(write(ctx, tmp_path, "f.xlsx", fast=True, max_rows=150))
+    slow = openpyxl.load_workbook(write(ctx, tmp_path, "s.xlsx", fast=False, max_rows=150))
+    assert fast.sheetnames == slow.sheetnames
+    for a, b in zip(fast, slow):
+        assert _cells(a) == _cells(b), a.title
+    f = ctx.fabrics["rail-optimized"]
+    rows = [r for ws in fast.worksheets if ws.title.startswith("Cabling rail-optimized") for r in list(ws.iter_rows(values_only=True))[1:]]
+    assert len(rows) == f.cables == len(f.links) + len(f.isls) == 192
+    isl = rows[len(f.links):]
+    assert {(r[0], r[1], r[3], r[4], r[7], r[8]) for r in isl} == {("leaf-a", "SW", "leaf-b", "SW", 1, "leaf-leaf")}
+    assert [r[6] for r in isl] == list(range(129, 193)) and all(r[2] == r[5] for r in isl)
+    assert all(r[11] for r in isl)  # a media name from the BOM
+    ports = list(fast["Ports rail-optimized"].iter_rows(values_only=True))
+    assert [r[5] for r in ports[1:]] == [128, 128]  # GPU ports and ISL ports: both leaves full
+    assert ports[1][-1] == "leaf-b:p128" and ports[2][-1] == "leaf-a:p128"

@@ -25,6 +25,7 @@ from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
+from topogen.fabric.naming import ISL_LINK
 from topogen.checks.networks import render as render_network_findings
 from topogen.exports.summary import network_lines
 from topogen.search import executor as search_executor
@@ -63,6 +64,7 @@ def spec_options(f):
         click.option("--leaf-packing", "leaf_packing", help="Rail-optimized: aligned (default, one leaf per rail per group) or shared (small groups pack rails on a leaf)."),
         click.option("--provision", help="full (default) or minimal uplinks on partly filled switches."),
         click.option("--striping", help="Top tier: balanced (default: equal parallel links to each upper switch) or minimal (the fewest upper switches the ports need, parallel links uneven by at most one)."),
+        click.option("--design", help="Compute fabric: clos (default: leaves, then spines as the GPUs need) or leaf-pair (the Enterprise RA single tier: two leaves per plane, NICs A-B-B-A, joined by inter-switch links)."),
         click.option("--catalog", help="Hardware catalog name or path (default paper)."),
         click.option("--planes", help="Fabric planes (independent copies); NIC ports per GPU with --homing planes (default 1)."),
         click.option("--nic-ports", "nic_ports", help="NIC ports per GPU, each at --link-speed (default: planes x 2 when --homing dual, else planes)."),
@@ -80,7 +82,7 @@ def spec_options(f):
     return f
 
 
-SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "striping", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "backup_nodes")
+SPEC_KEYS = ("name", "gpus", "hb_domain", "radix", "link_speed", "arch", "rail_packing", "leaf_packing", "provision", "striping", "design", "catalog", "planes", "gpus_per_node", "oversubscription", "nic_ports", "homing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "backup_nodes")
 
 
 def resolve(spec_ref: str | None, kwargs: dict) -> Spec:
@@ -204,6 +206,8 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
     for arch, sec in ctx.summary["architectures"].items():
         tiers = " + ".join(plural(n, f"{role} switch" if role.startswith("tier") else role) for n, role in zip(sec["switches_per_tier"], _roles(sec["tiers"])))
         links = ", ".join(f"{count(n)} {link_tier_name(t)}" for t, n in enumerate(sec["links_per_tier"], 1))
+        if sec.get("isls"):  # design: leaf-pair
+            links += f", {count(sec['isls'])} {ISL_LINK} (inter-switch links)"
         lines.append(f"  {arch:15s} {plural(sec['tiers'], 'tier')}, {plural(sec['switches'], 'switch')} ({tiers}); links: {links}; unused switch ports: {count(sec['unused_switch_ports'])}")
         if "port_budget" in sec:
             b = sec["port_budget"]

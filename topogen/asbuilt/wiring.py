@@ -529,7 +529,13 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
         a_speed, z_speed = np.where(a_speed == 0, by_tier, a_speed), np.where(z_speed == 0, by_tier, z_speed)
     plane = np.where(z >= n, sw_plane[np.maximum(z - n, 0)] if len(sw_plane) else 0, ap)
     links = LinkTable.from_columns(a_dev=a, a_port=ap, z_dev=z, z_port=zp, tier=tier, plane=plane, a_speed=a_speed, z_speed=z_speed)
-    fabric = Fabric(spec, arch, expected.tiers, switches, links, list(expected.notes))
+    isls = LinkTable.concat([])
+    if spec.design == "leaf-pair":  # a row between two switches (all leaves) is an ISL: the fabric keeps them apart, as generated
+        sw_sw = (a >= n) & (z >= n)
+        if sw_sw.any():
+            isls, links = links.take(sw_sw), links.take(~sw_sw)
+            idx = np.concatenate([idx[~sw_sw], idx[sw_sw]])  # labels in cable_table() order: links, then ISLs
+    fabric = Fabric(spec, arch, expected.tiers, switches, links, list(expected.notes), isls=isls)
     labels = Labels(np.asarray(raw.cable, np.int64)[idx], np.asarray(raw.loc, np.int64)[idx], lf, np.asarray(raw.breakout, dtype=object)[idx] if raw.breakout is not None else None)
     findings.extend(_spec_mismatch(raw, spec))
     return Wiring(fabric, labels, findings, str(raw.path), expected)

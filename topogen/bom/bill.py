@@ -39,6 +39,7 @@ from topogen.bom import media as link_media_mod
 from topogen.bom.catalog import Catalog, Media
 from topogen.fabric import breakout
 from topogen.fabric.model import Fabric
+from topogen.fabric.naming import ISL_LINK
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.spec.units import port_budget
 from topogen.util.errors import InputError
@@ -111,6 +112,7 @@ class Bom:
     notes: tuple[str, ...] = ()  # lengths no catalog media or cable covers
     breakouts: Any = None  # topogen.fabric.breakout.Breakouts: the breakout cables and their legs
     port_budget: dict[str, Any] | None = None  # scalable units: cabled, reserved and growth ports (topogen.spec.units)
+    isls: int = 0  # a leaf pair's ISLs: the last rows of link_media (fabric.cable_table())
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -188,7 +190,8 @@ class Bom:
         lm = self.link_media
         if lm is None:
             return []
-        tiers = np.asarray([m.tier for m in lm.media], dtype=np.int64)[lm.index]
+        tiers = np.asarray([m.tier for m in lm.media], dtype=np.int64)[lm.index] * 2  # 2t: link tier t; 3: a leaf pair's ISL (tier 1, after gpu-leaf)
+        tiers[len(tiers) - self.isls :] = 3
         one = self.breakouts.cables_mask() if self.breakouts is not None else slice(None)  # a harness counts once, as in bom.csv
         # one integer key per (tier, length, media, cable SKU), ordered as those tuples (np.unique over
         # rows of a float matrix sorts structured rows: 1.5 s at 131,072 GPUs)
@@ -203,7 +206,7 @@ class Bom:
         out = []
         for t, length, mi, ci, c in zip(ti.tolist(), lengths[li].tolist(), mi.tolist(), (ci - 1).tolist(), counts.tolist()):
             sku = lm.cables[int(ci)].sku if ci >= 0 else ""
-            out.append((int(t), link_tier_name(int(t)), money(length, 1), lm.media[int(mi)].name, sku, int(c)))
+            out.append((int(t) // 2, ISL_LINK if t == 3 else link_tier_name(int(t) // 2), money(length, 1), lm.media[int(mi)].name, sku, int(c)))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -295,7 +298,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
         link = link_tier_name(tier)
         z = L.z_dev[sel]
         a = L.a_dev[sel]
-        idx = lm.index[sel]
+        idx = lm.index[: len(L)][sel]  # the links' rows (a leaf pair's ISLs follow, see _isl_lines)
         used = [lm.media[i] for i in np.unique(idx).tolist()]
         for attr, end in (("transceiver", "switch"), ("gpu_transceiver", "gpu")):
             if end == "gpu" and tier != 1:
@@ -309,7 +312,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
                 else:
                     qty = _per_device(np.concatenate([a[on], z[on]]) - n, t.ports_per_module)
                 lines.append(_tx_line(t, tier, link, end, qty))
-        cab = lm.cable[sel]
+        cab = lm.cable[: len(L)][sel]
         of_tier = bo.cable[L.tier[bo.first_link] == tier] if len(bo) else bo.cable
         for ci in sorted(set(np.unique(cab[cab >= 0]).tolist()) | set(np.unique(of_tier).tolist()), key=lambda i: (lm.cables[i].length_m, lm.cables[i].sku)):
             c = lm.cables[ci]
@@ -317,8 +320,30 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
             qty = int((of_tier == ci).sum()) if c.links_per_cable > 1 else int((cab == ci).sum())
             if qty:
                 lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
+        if tier == 1 and len(fabric.isls):
+            lines += _isl_lines(fabric, lm)
 
-    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes), bo, port_budget(fabric))
+    return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes), bo, port_budget(fabric), len(fabric.isls))
+
+
+def _isl_lines(fabric: Fabric, lm) -> list[BomLine]:
+    """A leaf pair's ISLs (link ``leaf-leaf``, tier 1): a transceiver at both leaf ends and one cable each, per SKU.
+
+    Priced as any switch-to-switch link (:func:`topogen.bom.media.assign`); the ISL
+    ports of a leaf are contiguous (after its GPU ports), so its modules round up per leaf.
+    """
+    I = fabric.isls
+    rows = np.arange(len(fabric.links), fabric.cables)
+    idx, cab = lm.index[rows], lm.cable[rows]
+    ends = np.concatenate([I.a_dev, I.z_dev]) - fabric.gpus
+    lines = []
+    for t in _distinct(lm.media[i].transceiver for i in np.unique(idx).tolist()):
+        on = np.isin(idx, [i for i, m in enumerate(lm.media) if m.transceiver == t])
+        lines.append(_tx_line(t, 1, ISL_LINK, "switch", _per_device(ends[np.concatenate([on, on])], t.ports_per_module)))
+    for ci in sorted(np.unique(cab[cab >= 0]).tolist(), key=lambda i: (lm.cables[i].length_m, lm.cables[i].sku)):
+        c = lm.cables[ci]
+        lines.append(BomLine("cable", c.sku, c.description, 1, ISL_LINK, "", int((cab == ci).sum()), c.price_usd, c.power_w, c.price_source, c.power_source))
+    return lines
 
 
 def _distinct(items) -> list:

@@ -39,7 +39,10 @@ CLASS_MAX = np.asarray([LENGTH_CLASSES[c] for c in CLASS_NAMES], dtype=np.float6
 
 @dataclass
 class LinkMedia:
-    """Media and cable SKU of every link: indexes into :attr:`media` and :attr:`cables` (-1: no cable SKU)."""
+    """Media and cable SKU of every cable: indexes into :attr:`media` and :attr:`cables` (-1: no cable SKU).
+
+    Rows are ``fabric.cable_table()``'s: the links, then a leaf pair's ISLs.
+    """
 
     media: list[Media]
     index: np.ndarray
@@ -51,8 +54,9 @@ class LinkMedia:
     def per_tier(self, tiers: np.ndarray) -> dict[int, Media]:
         """The media most cables of each link tier use (the workbook and NetBox name one per tier)."""
         out: dict[int, Media] = {}
+        index = self.index[: len(tiers)]  # the links' rows (any ISLs follow them)
         for t in np.unique(tiers).tolist():
-            idx = self.index[tiers == t]
+            idx = index[tiers == t]
             out[int(t)] = self.media[int(np.bincount(idx).argmax())]
         return out
 
@@ -63,10 +67,16 @@ def length_classes(length_m: np.ndarray) -> np.ndarray:
 
 
 def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
-    """Media and cable SKU for every link of ``fabric`` with sold lengths ``length_m``."""
+    """Media and cable SKU for every cable of ``fabric`` (``cable_table()``) with sold lengths ``length_m``.
+
+    A leaf pair's ISLs (the rows after the links) join two leaves: they take the
+    catalog's switch-to-switch media (a rule for link tier leaf-spine or for every
+    tier, one port to one port where the catalog has it) at the leaves' speed.
+    """
     spec = fabric.spec
     cat.check_spec(catalog, spec, {fabric.arch: fabric.tiers})
-    tiers = fabric.links.tier.astype(np.int64)
+    tiers = fabric.cable_table().tier.astype(np.int64)
+    tiers[len(fabric.links) :] = 0  # 0: an ISL
     runs, run_of = np.unique(length_m, return_inverse=True)  # a few sold lengths
     run_of = run_of.reshape(-1)
     key = tiers * len(runs) + run_of
@@ -77,6 +87,18 @@ def assign(fabric: Fabric, catalog: Catalog, length_m: np.ndarray) -> LinkMedia:
         tier, r = divmod(k, len(runs))
         run_m = float(runs[r])
         sel = key == k
+        if tier == 0:  # ISLs: leaf to leaf, priced as a switch-to-switch link (media of link tier 2) on the leaves' switch
+            sw, mode = catalog.switch_at(spec, 1, fabric.tiers)  # type: ignore[misc]
+            speed = spec.speed_at(1)
+            cls = CLASS_NAMES[int(length_classes(np.asarray([run_m]))[0])]
+            m, unfit = cat.resolve_media(catalog, 2, spec.domains, sw, mode, speed, None, length=cls, skip_unfit=True, run_m=run_m, breakouts=False)
+            if m is None:
+                m, unfit = cat.resolve_media(catalog, 2, spec.domains, sw, mode, speed, None, length=cls, skip_unfit=True, run_m=run_m)
+            if m is None:
+                problems += [x for x in unfit if x not in problems]
+                continue
+            index[sel] = add_unique(media, m)
+            continue
         sw, mode = catalog.switch_at(spec, tier, fabric.tiers)  # type: ignore[misc]  # the link tier's upper switch
         speed = spec.speed_at(tier)
         cls = CLASS_NAMES[int(length_classes(np.asarray([run_m]))[0])]

@@ -17,8 +17,8 @@ Media per cable, the rules:
   port mode of their own, so an OOB uplink takes the in-band leaf's SKU);
 * the length: the layout's sold length, its length class as for the compute fabric; a
   cable to a device outside the plan (storage targets, NFS storage, data-centre core) has
-  none and is priced at :data:`ASSUMED_M` (30 m, the longest ``cross-row`` run), a stated
-  assumption in the BOM's notes;
+  none and is priced at the spec's ``layout.outside_run_m`` (default 30 m, the longest
+  ``cross-row`` run), a stated assumption in the BOM's notes;
 * the first rule that matches and reaches the run wins, one-to-one cables first (a
   splitter DAC in a rack is the compute fabric's, not a management port's); a splitter rule
   only where no other fits (the xdr-800g catalog's 200G media on the SN5600: its legs from
@@ -45,6 +45,7 @@ from topogen.bom.catalog import Cable, Catalog, Media, PortMode, SwitchSku
 from topogen.bom.media import CLASS_NAMES, add_unique, length_classes, metres
 from topogen.fabric import networks as nw
 from topogen.spec.counts import link_tier_name
+from topogen.spec.layout import OUTSIDE_RUN_M
 from topogen.util.errors import InputError, Problem
 
 
@@ -86,9 +87,9 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
     return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks)  # type: ignore[arg-type]
 
 
-ASSUMED_M = 30.0  # run priced for a cable to a device outside the plan: the longest cross-row run
 ACCESS, TRUNK = 1, 2  # the media rules' link tiers the networks' cables match (gpu-leaf-like, leaf-spine-like)
 TRUNK_ROLES = (nw.R_UP, nw.R_SUPER, nw.R_ISL, nw.R_OOBUP, nw.R_CORE)
+OUTSIDE_NAMES = {nw.TARGETS: "the storage targets", nw.NFS: "the NFS storage", nw.CORE: "the data-centre core"}  # devices the plan does not place
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +105,12 @@ class NetworkBom:
     lines: tuple[BomLine, ...]
     cables: tuple[tuple[str, int, int], ...]  # (role, Gb/s, quantity)
     ports: int  # switch ports in use (a management port not counted)
-    assumed: int  # cables priced at ASSUMED_M (an end outside the plan)
+    assumed: int  # cables priced at assumed_m (an end outside the plan)
     media: tuple[tuple[str, str, int, int], ...] = ()  # (cable role, media name, Gb/s, cables)
     cable_skus: tuple[Cable, ...] = ()  # the catalog cables the lines use
     cables_priced: int = 0  # cables given a cable SKU (a splitter's legs each count: its line counts splitters)
+    assumed_m: float = OUTSIDE_RUN_M  # the length they are priced at (spec layout.outside_run_m)
+    outside: tuple[str, ...] = ()  # what those cables lead to (OUTSIDE_NAMES); empty when priced without a layout
 
     def quantity(self, category: str) -> int:
         return sum(x.quantity for x in self.lines if x.category == category)
@@ -150,7 +153,8 @@ class NetworkBom:
         """What the reader must know to trust the lines: the assumed runs."""
         if not self.assumed:
             return []
-        return [f"{self.network}: {self.assumed:,} cable(s) to devices outside the plan (storage targets, NFS storage, data-centre core) have no length; priced at {money(ASSUMED_M)} m (an assumption: the longest cross-row run)"]
+        what = f"to {' and '.join(self.outside)}, which the plan does not place," if self.outside else "without a layout"
+        return [f"{self.network}: {self.assumed:,} cable(s) {what} have no length; priced at {money(self.assumed_m)} m each (an assumption, layout.outside_run_m: by default the longest cross-row run)"]
 
     def sku_lines(self) -> list[SkuLine]:
         """Lines aggregated per SKU, in first-use order, ``used_in`` naming the roles (and transceiver ends)."""
@@ -196,6 +200,7 @@ class NetworkBom:
             "cost_usd": self.cost,
             "power_w": self.power_w,
             "cables_at_assumed_length": self.assumed,
+            "assumed_length_m": self.assumed_m,
             "cables_priced": self.cables_priced,
             "media_priced": True,
         }
@@ -208,11 +213,12 @@ def _line_dict(x: BomLine) -> dict[str, Any]:
     return d
 
 
-def network_bom(n: nw.Networks, hw: Catalog, length_m: np.ndarray | None = None) -> list[NetworkBom]:
+def network_bom(n: nw.Networks, hw: Catalog, length_m: np.ndarray | None = None, assumed_m: float = OUTSIDE_RUN_M) -> list[NetworkBom]:
     """A :class:`NetworkBom` per network that has switches, in :data:`~topogen.fabric.networks.NETWORK_NAMES` order.
 
     ``length_m``: each cable's sold length (:class:`~topogen.layout.networks.NetworkLayout`;
-    NaN for an end outside the plan); ``None`` prices every cable at :data:`ASSUMED_M`.
+    NaN for an end outside the plan, priced at ``assumed_m``, the spec's
+    ``layout.outside_run_m``); ``None`` prices every cable at ``assumed_m``.
     Raises :class:`~topogen.util.errors.InputError` naming a run no media rule reaches.
     """
     by_sku = {s.sku: s for s in hw.switches}
@@ -236,21 +242,23 @@ def network_bom(n: nw.Networks, hw: Catalog, length_m: np.ndarray | None = None)
         cables = tuple((nw.ROLE_NAMES[int(r)], int(sp), int(q)) for (r, sp), q in zip(keys.T, qty))
         run = length[sel]
         assumed = np.isnan(run)
-        run = np.where(assumed, ASSUMED_M, run)
-        priced, media, problems_k, legs = _price(n, hw, k, c, run, sws, by_sku)
+        run = np.where(assumed, assumed_m, run)
+        priced, media, problems_k, legs = _price(n, hw, k, c, run, sws, by_sku, assumed)
         problems += problems_k
         lines += priced
         data = (c.a_kind == nw.SWITCH) & (c.role != nw.R_MPORT)
         ends = int(data.sum() + (c.z_kind == nw.SWITCH).sum())
         used = tuple(hw.cables[x.sku] for x in priced if x.category == "cable")
-        out.append(NetworkBom(name, tuple(lines), cables, ends, int(assumed.sum()), media, tuple(dict.fromkeys(used)), legs))
+        ext = np.isin(c.a_kind, list(OUTSIDE_NAMES)) | np.isin(c.z_kind, list(OUTSIDE_NAMES))
+        far = set(c.a_kind[assumed].tolist()) | set(c.z_kind[assumed].tolist()) if not (assumed & ~ext).any() else set()  # no layout: every cable assumed
+        out.append(NetworkBom(name, tuple(lines), cables, ends, int(assumed.sum()), media, tuple(dict.fromkeys(used)), legs, float(assumed_m), tuple(v for kind, v in OUTSIDE_NAMES.items() if kind in far)))
     if problems:
         raise InputError(problems)
     return out
 
 
-def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarray, sws: list, by_sku: dict[str, SwitchSku]) -> tuple[list[BomLine], tuple, list[Problem], int]:
-    """Transceiver and cable lines of network ``k``'s cables ``c`` (runs ``run`` metres), the media used, the runs no rule reaches, and the cables given a cable SKU."""
+def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarray, sws: list, by_sku: dict[str, SwitchSku], assumed: np.ndarray) -> tuple[list[BomLine], tuple, list[Problem], int]:
+    """Transceiver and cable lines of network ``k``'s cables ``c`` (runs ``run`` metres, ``assumed`` where an end is outside the plan), the media used, the runs no rule reaches, and the cables given a cable SKU."""
     skus = sorted(by_sku)
     sku_id = np.asarray([skus.index(s.sku) for s in n.switches] or [0], dtype=np.int64)
     z_sku = np.where(c.z_kind == nw.SWITCH, sku_id[np.where(c.z_kind == nw.SWITCH, c.z_idx, 0)], -1)
@@ -277,7 +285,7 @@ def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarra
         on = group_of == g
         if m is None:
             if cat.longest_reach(hw, int(t), sw, int(speed))[0] < run_m:
-                problems.append(_unreachable(n, hw, k, c, np.flatnonzero(on), int(t), sw, int(speed), run_m))
+                problems.append(_unreachable(n, hw, k, c, np.flatnonzero(on), int(t), sw, int(speed), run_m, bool(assumed[on].all())))
             else:  # a rule reaches but cannot build these cables (speed, cage): the catalog's own problems
                 problems += [x for x in unfit if x not in problems]
             continue
@@ -382,8 +390,8 @@ def _switch_for(hw: Catalog, ends: list[str], own: str, speed: int, by_sku: dict
     return by_sku[(ends + [own])[0]], PortMode(speed, None, 1)
 
 
-def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: np.ndarray, tier: int, sw: SwitchSku, speed: int, run_m: float) -> Problem:
-    """The problem of ``cables`` (runs of ``run_m``) that no media rule reaches: one named, and the longest reach."""
+def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: np.ndarray, tier: int, sw: SwitchSku, speed: int, run_m: float, assumed: bool = False) -> Problem:
+    """The problem of ``cables`` (runs of ``run_m``; ``assumed``: all to devices outside the plan, at layout.outside_run_m) that no media rule reaches: one named, and the longest reach."""
     i = int(cables[0])
     role = int(c.role[i])
 
@@ -400,6 +408,12 @@ def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: 
             f"add a media rule with speed: {speed} (and transceivers and cables at that speed), or change the port speed in the spec's networks section",
         )
     has = f"the longest reach it has for {what} links at {speed}G is {metres(reach)} m ({rule})"
+    if assumed:
+        return Problem(
+            "layout.outside_run_m",
+            f"{len(cables):,} {what} cable(s) to a device outside the plan ({example}) are priced at the assumed {metres(run_m)} m, longer than any media of catalog {hw.label} reaches: {has}",
+            f"give layout.outside_run_m a length the catalog's media reach (at most {metres(reach)} m), or add media for these runs to the catalog",
+        )
     return Problem(
         f"catalog {hw.label}: media",
         f"{len(cables):,} {what} cable run(s) of {metres(run_m)} m ({example}) "

@@ -4,7 +4,9 @@ Ids: ``capacity.oversubscription`` (downlink against uplink capacity per
 switch), ``capacity.striping`` (same number of parallel links to each upper
 switch; with ``striping: minimal`` at most one apart), ``capacity.provisioning`` (``provision: full`` builds every uplink
 port below the top tier), ``capacity.bisection`` (networkx max-flow across a
-cut, small clusters).
+cut, small clusters), ``capacity.isl`` (``design: leaf-pair``: an ISL off the
+design's ports or missing; a pair short of ISLs is ``capacity.oversubscription``,
+GPU:ISL).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from topogen.checks.text import LIST, place, port_ranges, ratio, ratio_text, som
 from topogen.checks.wire import Wire
 from topogen.fabric.model import Fabric
 from topogen.spec.counts import tier_role
+from topogen.spec.leafpair import rail_sides
 
 MAXFLOW_LINKS = 16384  # max-flow bisection only when the fabric has at most this many cables
 
 
 def check(w: Wire, graph: PlaneGraph, maxflow_links: int = MAXFLOW_LINKS, expected: Fabric | None = None) -> None:
     per_tier = _oversubscription(w)
+    pair = _pair_isls(w, expected) if w.spec.design == "leaf-pair" and not w.rail_only else ""
     if expected is not None and _same_switches(w, expected):
         _striping_against(w, expected)
     else:
@@ -34,6 +38,8 @@ def check(w: Wire, graph: PlaneGraph, maxflow_links: int = MAXFLOW_LINKS, expect
     tiers_txt = ", ".join(f"{r} {ratio_text(v)}" for r, v in per_tier.items()) or "single tier"
     minimal = w.spec.striping == "minimal"
     good = "minimal (parallel links per pair uneven by at most one, by design)" if minimal else "balanced"
+    if pair:
+        tiers_txt = pair
     detail = f"oversubscription {tiers_txt}; striping {good if not w.counts.get('capacity.striping') else 'UNBALANCED'}"
     if bis.get("checked"):
         detail += f"; max-flow {'confirms' if bis['full'] else 'REFUTES'} full bisection across {bis['cut']}"
@@ -48,11 +54,11 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     Returns the worst ratio per tier (``None``: no uplinks), also stored as a figure.
     """
     n, S = w.n, w.S
-    lo_sw = w.adj & (w.lo >= n)
+    lo_sw = w.adj & ~w.isl & (w.lo >= n)  # an ISL is neither end's uplink (see _pair_isls)
     at = w.lo[lo_sw] - n
     nup = np.bincount(at, minlength=S)
     up = np.bincount(at, weights=w.speed[lo_sw], minlength=S).astype(np.int64)  # Gb/s sums: exact in a double
-    hs = w.adj & (w.hi >= n)
+    hs = w.adj & ~w.isl & (w.hi >= n)
     at = w.hi[hs] - n
     ndown = np.bincount(at, minlength=S)
     down = np.bincount(at, weights=w.speed[hs], minlength=S).astype(np.int64)
@@ -103,6 +109,103 @@ def _oversubscription(w: Wire) -> dict[str, float | None]:
     return per_tier
 
 
+def _pair_isls(w: Wire, expected: Fabric | None) -> str:
+    """``design: leaf-pair``: each pair's ISLs against its GPU ports, and against the design's ISL ports.
+
+    Traffic between a rail of leaf-a and a rail of leaf-b crosses the ISLs, so a
+    pair is non-blocking when its ISLs carry as many Gb/s as the GPU cables of
+    the busier leaf; the spec's ``oversubscription`` is read as GPU:ISL ports.
+    A pair over that ratio is ``capacity.oversubscription``; an ISL off the
+    design's ports (ISL ``j`` joins ``p<g+j>`` of both leaves), or a design ISL
+    port left without one, is ``capacity.isl``. Returns the check's summary words.
+    """
+    n, S = w.n, w.S
+    d, u = (int(x) for x in w.spec.oversubscription.split(":"))
+    g = (w.lo < n) & (w.hi >= n)
+    gpu_ports = np.bincount(w.hi[g] - n, minlength=S)
+    gpu_gbps = np.bincount(w.hi[g] - n, weights=w.speed[g], minlength=S).astype(np.int64)
+    ix = np.flatnonzero(w.isl)
+    first = np.minimum(w.lo[ix], w.hi[ix]) - n  # the pair's leaf-a (the lower switch index)
+    isls = np.bincount(first, minlength=S)
+    isl_gbps = np.bincount(first, weights=w.speed[ix], minlength=S).astype(np.int64)
+    leaves_a = np.arange(0, S - S % 2, 2)
+    cross = np.maximum(gpu_gbps[leaves_a], gpu_gbps[leaves_a + 1])  # what one leaf's GPUs send to the other's
+    over = cross * u > isl_gbps[leaves_a] * d
+    worst = max((c / i if i else float("inf")) for c, i in zip(cross.tolist(), isl_gbps[leaves_a].tolist())) if len(leaves_a) else 0.0
+    design = None
+    if expected is not None and _same_switches(w, expected):
+        E = expected.isls
+        design = (np.minimum(E.a_dev, E.z_dev) - expected.gpus).astype(np.int64), E.a_port.astype(np.int64), E.z_port.astype(np.int64)
+
+    def free_ports(a: int) -> list[int]:
+        """The design's ISL ports of pair ``a`` (its leaf-a) that hold no ISL on either leaf."""
+        if design is None:
+            return []
+        mine = design[1][design[0] == a].tolist()
+        used = set()
+        for leaf in (a, a + 1):
+            on = ix[(w.lo[ix] == n + leaf)]
+            used |= {(leaf, p) for p in w.lo_port[on].tolist()}
+            on = ix[(w.hi[ix] == n + leaf)]
+            used |= {(leaf, p) for p in w.hi_port[on].tolist()}
+        return [p for p in mine if (a, p) not in used or (a + 1, p) not in used]
+
+    def over_msg(k: int):
+        a = int(leaves_a[k])
+        na, nb = w.sw_names[a], w.sw_names[a + 1]
+        free = free_ports(a)
+        text = (
+            f"{na} and {nb} (plane {int(w.sw_plane[a])}) hold {int(gpu_ports[a])} and {int(gpu_ports[a + 1])} GPU port(s) "
+            f"({int(gpu_gbps[a])} and {int(gpu_gbps[a + 1])} Gb/s) but {int(isls[a])} inter-switch link(s) ({int(isl_gbps[a])} Gb/s) join them: "
+            f"GPU:ISL {ratio(cross[k], isl_gbps[a])}, {w.spec.oversubscription} at most (oversubscription, read as GPU:ISL ports on a leaf pair)"
+        )
+        if free:
+            text += f"; design ISL port(s) without their cable: {port_ranges(free)}"
+        ports = tuple(f"{x}:p{p}" for p in free[:LIST] for x in (na, nb))
+        return (na, nb), ports, text, f"cable the missing ISLs ({na} p<n> to {nb} p<n>, the same port on both leaves)", ()
+
+    w.add_many("capacity.oversubscription", "error", np.flatnonzero(over), over_msg)
+    if design is not None:
+        da, pa, pz = design
+        P = int(max(w.sw_radix.max(initial=0), int(w.lo_port.max(initial=0)), int(w.hi_port.max(initial=0)))) + 1
+        lo_first = w.lo[ix] <= w.hi[ix]
+        wp_a = np.where(lo_first, w.lo_port[ix], w.hi_port[ix]).astype(np.int64)
+        wp_b = np.where(lo_first, w.hi_port[ix], w.lo_port[ix]).astype(np.int64)
+        have = (first * P + wp_a) * P + wp_b
+        want = (da * P + pa) * P + pz
+        off = ~np.isin(have, want)
+        missing = ~np.isin(want, have)
+        bad_pairs = unique(np.concatenate([first[off], da[missing]]))
+
+        def isl_msg(k: int):
+            a = int(bad_pairs[k])
+            na, nb = w.sw_names[a], w.sw_names[a + 1]
+            wrong = ix[off & (first == a)]
+            gone = sorted(pa[missing & (da == a)].tolist())
+            parts = []
+            if len(wrong):
+                shown = ", ".join(f"{w.cable(int(w.gi[j]))} {w.port(int(w.lo[j]), int(w.lo_port[j]))} to {w.port(int(w.hi[j]), int(w.hi_port[j]))}" for j in wrong[:LIST])
+                parts.append(f"{len(wrong)} ISL(s) off the design's ports ({shown}{' ...' if len(wrong) > LIST else ''})")
+            if gone:
+                parts.append(f"{len(gone)} design ISL(s) missing ({na} {port_ranges(gone)} to the same port(s) of {nb})")
+            ports = [w.port(int(w.lo[j]), int(w.lo_port[j])) for j in wrong[:LIST]] + [f"{na}:p{p}" for p in gone[:LIST]]
+            return (
+                (na, nb),
+                ports,
+                f"the inter-switch links of {na} and {nb} (plane {int(w.sw_plane[a])}) differ from the design: " + "; ".join(parts),
+                f"ISL j joins the same port of both leaves, after their GPU ports: cable each of {na}'s ISL ports to the same port of {nb}",
+                tuple(int(w.gi[j]) for j in wrong[:LIST]),
+            )
+
+        w.add_many("capacity.isl", "error", np.arange(len(bad_pairs)), isl_msg)
+    w.report.figures["gpu_isl_oversubscription"] = None if worst == float("inf") else round(worst, 4)
+    w.report.figures["isls"] = int(len(ix))
+    per_pair = int(isls[leaves_a].max(initial=0))
+    state = "non-blocking" if worst <= 1 + 1e-9 else f"{ratio_text(worst)} across the pair"
+    shown = "no ISL" if worst == float("inf") else ratio_text(worst)
+    return f"GPU:ISL {shown} on each leaf pair ({int(gpu_ports[leaves_a].max(initial=0))} GPU ports on a leaf, {per_pair} ISL(s) per pair: {state})"
+
+
 def _same_switches(w: Wire, expected: Fabric) -> bool:
     """Whether the wiring's switch table starts with the spec's own (extra foreign switches may follow)."""
     exp = expected.switches
@@ -120,12 +223,12 @@ def _striping_against(w: Wire, expected: Fabric) -> None:
     cable, not its correctly cabled neighbours.
     """
     n, S = w.n, w.S
-    ss = np.flatnonzero(w.adj & (w.lo >= n))
+    ss = np.flatnonzero(w.adj & ~w.isl & (w.lo >= n))  # the ISLs are compared in _pair_isls
     E = expected.links
     en = expected.gpus
     es = E.a_dev >= en
     e_rows = np.flatnonzero(es)
-    if E is w.L and np.array_equal(w.gi[ss], e_rows) and np.array_equal(w.lo[ss], E.a_dev[e_rows]):
+    if (E is w.L or E is w.fabric.links) and np.array_equal(w.gi[ss], e_rows) and np.array_equal(w.lo[ss], E.a_dev[e_rows]):
         return  # the design's own cables, each read as the design has it: nothing differs
     # cables per (lower, upper) pair in the wiring and in the design (sorted values: no argsort)
     kw, cw = unique((w.lo[ss] - n) * S + (w.hi[ss] - n), counts=True)
@@ -201,7 +304,7 @@ def _striping(w: Wire) -> None:
     """
     slack = 1 if w.spec.striping == "minimal" else 0
     n, S = w.n, w.S
-    ss = np.flatnonzero(w.adj & (w.lo >= n))
+    ss = np.flatnonzero(w.adj & ~w.isl & (w.lo >= n))
     key = (w.lo[ss] - n) * S + (w.hi[ss] - n)
     uk, cnt = unique(key, counts=True)
     low = uk // S
@@ -289,6 +392,13 @@ def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:
             for r in range(K):
                 cuts.append((p, r, (rank == r) & (dom < D // 2), (rank == r) & (dom >= D // 2)))
         desc = f"HB domains 0-{D // 2 - 1} | {D // 2}-{D - 1} within each rail ({K} rail(s) x {w.planes} plane(s))"
+    elif w.spec.design == "leaf-pair":
+        a = rail_sides(K, spec.gpus_per_node)[rank] == 0
+        if a.all() or not a.any():
+            return {"checked": False, "reason": "every GPU on one leaf of the pair"}
+        desc = f"the GPUs of leaf-a | leaf-b, across the inter-switch links ({w.planes} plane(s))"
+        for p in range(w.planes):
+            cuts.append((p, None, a, ~a))
     else:
         if n < 2:
             return {"checked": False, "reason": "a single GPU"}
@@ -304,6 +414,9 @@ def _bisection(w: Wire, graph: PlaneGraph, limit: int) -> dict[str, Any]:
     promised = 1.0
     for j in range(1, w.fabric.tiers):
         promised *= spec.ratio_at(j)
+    if spec.design == "leaf-pair" and not w.rail_only:  # the ISLs carry 1/ratio of one leaf's GPU ports (GPU:ISL)
+        d, u = (int(x) for x in spec.oversubscription.split(":"))
+        promised = d / u
     edge_label = graph.label[graph.u]
     inj = int(spec.link_speed) * w.homes  # what a GPU's NIC injects into one plane (both ports of a dual-homed pair)
     for p, r, A, B in cuts:

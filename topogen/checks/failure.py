@@ -1,7 +1,8 @@
 """Check 6, failure impact (info): what one switch or one cable down costs.
 
 Ids: ``failure.switch`` / ``failure.link``: for the busiest switch of each
-tier and one cable of each tier: GPUs cut off (every NIC port lost), GPUs degraded
+tier and one cable of each tier (and one inter-switch link of a leaf pair, link
+``leaf-leaf``): GPUs cut off (every NIC port lost), GPUs degraded
 (some ports lost: another plane or a dual-homed port remains) and the bandwidth
 they lose, capacity lost per tier, in the fabric and in the failed plane.
 """
@@ -15,6 +16,7 @@ import numpy as np
 from topogen.checks.graphs import unique
 from topogen.checks.planes import PlaneGraph
 from topogen.checks.wire import Wire
+from topogen.fabric.naming import ISL_LINK
 from topogen.spec.counts import link_tier_name, tier_role
 
 
@@ -33,12 +35,15 @@ def check(w: Wire, graph: PlaneGraph) -> None:
     n, S = w.n, w.S
     base = graph.base_cut()
     top = int(w.hi_t.max(initial=0))
-    tier_cap = np.bincount(w.hi_t[w.adj], weights=w.speed[w.adj], minlength=top + 1)
+    # capacity classes: link tier t (1 .. top), and top + 1 for a leaf pair's ISLs (named ISL_LINK)
+    cls = np.where(w.isl, top + 1, w.hi_t) if w.isl.any() else w.hi_t
+    names = {t: link_tier_name(t) for t in range(1, top + 1)} | {top + 1: ISL_LINK}
+    tier_cap = np.bincount(cls[w.adj], weights=w.speed[w.adj], minlength=top + 2)
     planes = max(w.planes, 1)
-    plane_cap = np.zeros((planes, top + 1))
+    plane_cap = np.zeros((planes, top + 2))
     for p in range(planes):
         sel = w.adj & (w.plane == p)
-        plane_cap[p] = np.bincount(w.hi_t[sel], weights=w.speed[sel], minlength=top + 1)
+        plane_cap[p] = np.bincount(cls[sel], weights=w.speed[sel], minlength=top + 2)
     ends = w.sw_cables
     gcab = (w.lo < n) & (w.hi >= n)
     g_node = graph.u  # the GPU-plane node of a GPU cable
@@ -81,10 +86,10 @@ def check(w: Wire, graph: PlaneGraph) -> None:
         cut = had & (bw == 0)
         degraded = had & (bw > 0) & (bw < b0)
         ra = rm[w.adj[rm]]
-        lost = np.bincount(w.hi_t[ra], weights=w.speed[ra], minlength=top + 1)
-        frac = {link_tier_name(t): round(float(lost[t] / tier_cap[t]), 6) for t in range(1, top + 1) if lost[t] > 0 and tier_cap[t] > 0}
+        lost = np.bincount(cls[ra], weights=w.speed[ra], minlength=top + 2)
+        frac = {names[t]: round(float(lost[t] / tier_cap[t]), 6) for t in range(1, top + 2) if lost[t] > 0 and tier_cap[t] > 0}
         pc = plane_cap[min(plane, planes - 1)]
-        in_plane = {link_tier_name(t): round(float(lost[t] / pc[t]), 6) for t in range(1, top + 1) if lost[t] > 0 and pc[t] > 0}
+        in_plane = {names[t]: round(float(lost[t] / pc[t]), 6) for t in range(1, top + 2) if lost[t] > 0 and pc[t] > 0}
         share = (1 - bw[degraded] / b0[degraded]) if degraded.any() else np.zeros(0)
         return {
             "plane": int(plane),
@@ -126,18 +131,18 @@ def check(w: Wire, graph: PlaneGraph) -> None:
         role = tier_role(t)
         out["switch"][role] = {"device": w.sw_names[s], "cables": int(ends[s]), **x}
         w.add("failure.switch", "info", (w.sw_names[s],), (), f"{arch}: if {w.sw_names[s]} ({role}, {int(ends[s])} cables) fails, {says(x)}")
-    for t in range(1, top + 1):
-        cand = np.flatnonzero(w.adj & (w.hi_t == t))
+    for t in range(1, top + 2):
+        cand = np.flatnonzero(w.adj & (cls == t))
         if not len(cand):
             continue
-        if t == 1:
+        if t == 1 or t == top + 1:
             j = int(cand[0])
         else:
             nup = np.bincount(w.lo[cand] - n, minlength=S)
             j = int(cand[np.argmin(nup[w.lo[cand] - n])])
         x = impact(np.array([j]), int(w.plane[j]))
         i = int(w.gi[j])
-        name = link_tier_name(t)
+        name = names[t]
         (da, dz), (pa, pz) = w.ends(i)
         out["link"][name] = {"cable": int(w.labels.cable[i]), "ends": [pa, pz], **x}
         w.add("failure.link", "info", (da, dz), (pa, pz), f"{arch}: if {w.cable(i)} ({name}, {pa} to {pz}) fails, {says(x)}", cables=(i,))

@@ -52,6 +52,7 @@ CHECK_IDS = (
     "capacity.striping",
     "capacity.provisioning",
     "capacity.bisection",
+    "capacity.isl",
     "failure.switch",
     "failure.link",
     "input.spec-mismatch",
@@ -135,6 +136,7 @@ class Report:
             "oversubscription_per_tier": f.get("oversubscription_per_tier"),
             "bisection": f.get("bisection"),
             "failure_impact": f.get("failure_impact"),
+            **({"gpu_isl_oversubscription": f["gpu_isl_oversubscription"]} if "gpu_isl_oversubscription" in f else {}),  # design: leaf-pair
         }
 
     def to_dict(self) -> dict[str, Any]:

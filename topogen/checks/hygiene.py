@@ -163,10 +163,12 @@ def check(w: Wire, expected: Fabric | None = None) -> None:
     rep = w.report
     per_tier = getattr(spec, "tier_speed", ())
     per_nic = "plane" if H == 1 else "NIC port"
+    isls = len(w.fabric.isls)
+    cables = f"{len(w.L)} cables" + (f" ({isls} of them inter-switch links, ISL ports counted on both leaves)" if isls else "")
     ok = (
-        f"{len(w.L)} cables; ports within radix, none used twice; every GPU one cable per {per_nic}; {spec.link_speed} Gb/s at both ends"
+        f"{cables}; ports within radix, none used twice; every GPU one cable per {per_nic}; {spec.link_speed} Gb/s at both ends"
         if not per_tier
-        else f"{len(w.L)} cables; ports within radix (an uplink takes the ports its speed needs), none used twice; every GPU one cable per {per_nic}; both ends at their link tier's speed ({spec.speeds_text()} Gb/s)"
+        else f"{cables}; ports within radix (an uplink takes the ports its speed needs), none used twice; every GPU one cable per {per_nic}; both ends at their link tier's speed ({spec.speeds_text()} Gb/s)"
     )
     rep.checks["hygiene"] = (
         ok

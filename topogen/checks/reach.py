@@ -72,6 +72,8 @@ def check(w: Wire, graph: PlaneGraph) -> None:
             sw_names = [w.sw_names[s] for s in sw_nodes[:LIST]]
             behind = f" (behind {some(sw_names, len(sw_nodes))})" if sw_names else ""
             fix = "restore the missing uplinks so every leaf reaches the upper tiers of its " + ("rail" if w.rail_only else "fabric")
+            if w.spec.design == "leaf-pair" and not w.rail_only:
+                fix = "restore the inter-switch links (ISLs) between the plane's leaf-a and leaf-b: they are the only path between the two leaves' GPUs"
             if ports is None:
                 text = f"{place(p, r)} is split into {len(labs)} parts: {len(others)} of its {len(members)} {what} cannot reach the rest through the network: {some(names, len(others))}{behind}"
             else:
@@ -100,6 +102,8 @@ def check(w: Wire, graph: PlaneGraph) -> None:
             proof = f"each rail of each plane is one connected network and the {w.spec.domains} HB domains are complete ({K} GPUs each), so every pair communicates with at most one HB hop"
         else:
             proof = "each plane is one connected network holding all GPUs"
+            if w.spec.design == "leaf-pair":
+                proof += f" ({int(w.isl.sum())} inter-switch link(s) join each plane's two leaves)" if w.planes == 1 else f" (the inter-switch links join each plane's two leaves, {int(w.isl.sum())} in all)"
     elif w.report.group_status("reach") == "warning":
         proof = "every GPU reaches every other, some through one port of their dual-homed pair only (see findings)"
     else:
@@ -135,6 +139,8 @@ def _worst_path(w: Wire, graph: PlaneGraph) -> dict[str, Any]:
         m = (switch_hops + 1) // 2
         roles = [tier_role(t) for t in range(1, m + 1)]
         path = " > ".join(["GPU"] + roles + roles[-2::-1] + ["GPU"])
+    elif switch_hops == 2 and w.spec.design == "leaf-pair":
+        path = "GPU > leaf > leaf > GPU (over an ISL)"
     elif switch_hops:
         path = f"GPU > {switch_hops} switches > GPU"
     if hb:

@@ -49,6 +49,8 @@ def summary_line(fig: dict[str, Any]) -> str:
     verdict = "valid" if fig["valid"] else "INVALID"
     hops = fig.get("worst_case_hops") or {}
     over = ", ".join(f"{k} {ratio_text(v)}" for k, v in (fig.get("oversubscription_per_tier") or {}).items()) or "single tier"
+    if "gpu_isl_oversubscription" in fig:  # a leaf pair: its one ratio is GPU ports to ISLs
+        over = f"GPU:ISL {ratio_text(fig['gpu_isl_oversubscription'])}"
     leaf = ((fig.get("failure_impact") or {}).get("switch") or {}).get("leaf")
     text = (
         f"validation: {verdict} ({_n(fig['errors'])} error(s), {_n(fig['warnings'])} warning(s)); worst case {hops.get('switch_hops')} switch hop(s)"

@@ -19,12 +19,17 @@ from topogen.spec.counts import tier_role
 def check(w: Wire, graph: PlaneGraph | None = None) -> None:
     spec = w.spec
 
+    leaf_pair = spec.design == "leaf-pair"
+    pair_rule = ""
+    if leaf_pair:
+        pair_rule = "; an inter-switch link joins the two leaves of one pair (leaf-a and leaf-b of a plane)" if not w.rail_only else "; a rail-only leaf pair has no inter-switch link"
+
     def skips(j: int):
         i, lo, hi, pl, ph = w.oriented(j)
         return (
             (w.name(lo), w.name(hi)),
             (pl, ph),
-            f"{w.cable(i)} joins {pl} ({w.role(lo)}, tier {int(w.lo_t[j])}) to {ph} ({w.role(hi)}, tier {int(w.hi_t[j])}): links join adjacent tiers only (gpu-leaf, leaf-spine, spine-core...)",
+            f"{w.cable(i)} joins {pl} ({w.role(lo)}, tier {int(w.lo_t[j])}) to {ph} ({w.role(hi)}, tier {int(w.hi_t[j])}): links join adjacent tiers only (gpu-leaf, leaf-spine, spine-core...){pair_rule}",
             f"cable {pl} to a {tier_role(int(w.lo_t[j]) + 1)} of its group",
             (i,),
         )
@@ -59,7 +64,9 @@ def check(w: Wire, graph: PlaneGraph | None = None) -> None:
     # tier count
     used = int(w.sw_tier[ends > 0].max(initial=0))
     k, K = spec.radix, spec.hb_domain
-    if w.rail_only:
+    if leaf_pair:
+        minimum = 1  # the Enterprise RA's pair is one tier (the spec parser refuses a pair past its ports)
+    elif w.rail_only:
         minimum = counts.rail_only_tiers(spec.gpus, K, spec.shape, homes=spec.homes, units=spec.units)
     else:
         minimum = counts.rail_optimized_tiers(spec.gpus, K, spec.shape, spec.packs_rails("rail-optimized"), homes=spec.homes, units=spec.units)
@@ -76,6 +83,9 @@ def check(w: Wire, graph: PlaneGraph | None = None) -> None:
         )
     skipping = w.counts.get("tiers.adjacent", 0)
     adjacent = "every cable joins adjacent tiers" if not skipping else f"{skipping} cable(s) skip or stay within a tier (see findings)"
+    isls = int(w.isl.sum())
+    if leaf_pair and not w.rail_only:
+        adjacent = f"a leaf pair per plane is one tier; {adjacent}" + (f", but for the {isls} inter-switch link(s), each joining the two leaves of one pair" if isls else "; no inter-switch link joins a pair")
     unreachable = w.counts.get("tiers.unreachable", 0)
     reach = f"{int((ends > 0).sum())}/{w.S} switches cabled" + (" and reachable from GPUs" if not unreachable else f", {unreachable} unreachable from GPUs or without a cable (see findings)")
     w.report.checks["tiers"] = f"{used} tier(s) ({'the minimum' if used == minimum else f'minimum {minimum}'}); {adjacent}; {reach}"

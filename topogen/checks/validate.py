@@ -36,7 +36,12 @@ Checks and their finding ids (stable; ``validation.json`` and tests use them):
    per switch), ``capacity.striping`` (same number of parallel links to each upper
    switch; with ``striping: minimal`` at most one apart), ``capacity.provisioning`` (``provision: full`` builds every uplink port
    below the top tier), ``capacity.bisection`` (networkx max-flow across a cut,
-   small clusters).
+   small clusters), ``capacity.isl`` (``design: leaf-pair``: an inter-switch link off
+   the design's ports, or one missing; a pair short of ISLs is also
+   ``capacity.oversubscription``, GPU:ISL).
+
+A leaf pair's ISLs (``fabric.isls``) are checked with the links: every check reads
+``fabric.cable_table()``; an ISL is the one cable allowed within a tier.
 6. ``failure``: ``failure.switch`` / ``failure.link`` (info): for the busiest
    switch of each tier and one cable of each tier, GPUs cut off and capacity lost.
 
@@ -89,7 +94,7 @@ def validate(
     ``expected`` is the spec's own wiring (generated when not given): striping is
     checked against its switch-to-switch table, so a finding names the wrong cable.
     """
-    report = Report(fabric.arch, fabric.spec, source=source, figures={"gpus": fabric.gpus, "switches": len(fabric.switches), "cables": len(fabric.links)})
+    report = Report(fabric.arch, fabric.spec, source=source, figures={"gpus": fabric.gpus, "switches": len(fabric.switches), "cables": fabric.cables})
     w = Wire(fabric, labels, report)
     w.add_findings(pre)  # the file reader's, under the same per-check caps
     if expected is None:

@@ -19,6 +19,22 @@ def _frozen(x: np.ndarray) -> np.ndarray:
     return v
 
 
+def pair_partners(fabric: Fabric) -> np.ndarray:
+    """Each switch's leaf-pair partner (switch index; -1: none): the leaf an ISL of the design may join it to.
+
+    Only a rail-optimized ``design: leaf-pair`` has ISLs: per plane ``leaf-a`` and
+    ``leaf-b`` are switches ``2p`` and ``2p + 1`` (:mod:`topogen.fabric.leafpair`). A
+    rail-only pair has none (its rails meet in the HB domain), so a cable there
+    between two leaves is a cable within a tier.
+    """
+    S = len(fabric.switches)
+    out = np.full(S, -1, np.int64)
+    if getattr(fabric.spec, "design", "clos") == "leaf-pair" and fabric.arch != "rail-only":
+        s = np.arange(S - S % 2)
+        out[s] = s ^ 1
+    return out
+
+
 class Wire:
     """Columns derived once from a fabric, plus the finding sink with per-check caps.
 
@@ -37,7 +53,8 @@ class Wire:
     lo_t: np.ndarray
     hi_t: np.ndarray
     speed: np.ndarray  # the slower end's speed
-    adj: np.ndarray  # joins adjacent tiers
+    adj: np.ndarray  # joins adjacent tiers, or is an ISL (the one same-tier cable a design has)
+    isl: np.ndarray  # an inter-switch link: the two leaves of one pair (design: leaf-pair)
     plane: np.ndarray  # the switch end's plane (a GPU-GPU cable: the NIC index)
     sw_cables: np.ndarray  # good cables ending on each switch
 
@@ -68,8 +85,9 @@ class Wire:
         self.sw_rail_contig = np.fromiter((not s.rails or tuple(s.rails) == tuple(range(s.rails[0], s.rails[-1] + 1)) for s in sw), bool, S)
         self.dev_tier = np.concatenate([np.zeros(n, np.int8), self.sw_tier.astype(np.int8)])  # tiers fit a byte
         self.gpu_names = GpuNames(n, self.K)
-        L = fabric.links
+        L = fabric.cable_table()  # the links, then a leaf pair's ISLs: every cable is checked
         self.L = L
+        self.partner = pair_partners(fabric)  # a leaf's pair partner (switch index; -1: none)
         # the link table's own columns, not copies (device ids int64; ports and speeds int32)
         self.a = np.asarray(L.a_dev, np.int64)
         self.z = np.asarray(L.z_dev, np.int64)
@@ -114,8 +132,13 @@ class Wire:
 
     def _derived(self) -> None:
         """Columns of the oriented cables: adjacent tiers, plane, cables per switch."""
-        self.adj = self.hi_t == self.lo_t + 1
         n = self.n
+        if (self.partner >= 0).any():
+            self.isl = (self.lo >= n) & (self.hi >= n)
+            self.isl &= self.partner[np.maximum(self.lo - n, 0)] == self.hi - n
+        else:  # a Clos: no cable is an ISL (no pass over the cables)
+            self.isl = np.zeros(len(self.lo), bool)
+        self.adj = (self.hi_t == self.lo_t + 1) | self.isl
         self.plane = np.where(self.hi >= n, self.sw_plane[np.maximum(self.hi - n, 0)] if self.S else 0, self.lo_port // self.homes).astype(np.int32)
         self.sw_cables = np.bincount(np.concatenate([self.lo[self.lo >= n], self.hi[self.hi >= n]]) - n, minlength=self.S)
 

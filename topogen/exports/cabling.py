@@ -28,7 +28,7 @@ import numpy as np
 from topogen.exports import network_cabling
 from topogen.exports.files import open_output, per_arch
 from topogen.fabric.model import CHUNK, Fabric
-from topogen.fabric.naming import GpuNames, device_names, device_roles
+from topogen.fabric.naming import ISL_LINK, GpuNames, device_names, device_roles
 from topogen.fabric.view import csv_header, csv_lines, csv_table, int_texts, text_table, view, writer_field
 from topogen.layout.labels import COLUMNS as FLOOR_COLUMNS
 from topogen.layout.labels import FloorView
@@ -79,15 +79,19 @@ def text_chunks(fabric: Fabric, lay=None, bom=None, legs=None) -> Iterator[str]:
     (:func:`topogen.fabric.view.view`, :class:`~topogen.layout.labels.FloorView`).
     """
     v = view(fabric)
-    L = fabric.links
+    L = fabric.cable_table()  # the links, then a leaf pair's ISLs (cable ids continue; link leaf-leaf, tier 1)
     floor = FloorView(fabric, lay, bom) if lay is not None else None
     top = int(L.tier.max()) if len(L) else 0
-    tier_link = text_table(f"{t},{writer_field(link_tier_name(t))}" for t in range(top + 1))  # two fields as one
-    for sl in v.chunks():
+    tier_link = text_table([f"{t},{writer_field(link_tier_name(t))}" for t in range(top + 1)] + [f"1,{writer_field(ISL_LINK)}"])  # two fields as one
+    links = len(fabric.links)
+    for sl in v.chunks(fabric.cables):
         a, z = L.a_dev[sl], L.z_dev[sl]
+        tl = L.tier[sl].astype(np.int64)
+        if sl.stop > links:  # ISL rows: the last entry of tier_link
+            tl[max(links - sl.start, 0) :] = top + 1
         cols = [
             map(str, range(sl.start + 1, sl.stop + 1)),
-            tier_link[L.tier[sl]],
+            tier_link[tl],
             int_texts(L.plane[sl]),
             v.csv_device_role[a],
             v.ports(a, L.a_port[sl]),

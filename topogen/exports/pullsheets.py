@@ -38,7 +38,7 @@ def sheet_order(fabric: Fabric, lay, floor: FloorView) -> tuple[np.ndarray, np.n
     port names are printable (always so for generated names); else the labels
     are sorted as text.
     """
-    L = fabric.links
+    L = fabric.cable_table()  # the links, then a leaf pair's ISLs
     p = lay.placement
     names = list(lay.racks.name)
     uniq, rrank = np.unique(np.asarray(names, dtype=str), return_inverse=True)
@@ -64,14 +64,14 @@ def sheet_order(fabric: Fabric, lay, floor: FloorView) -> tuple[np.ndarray, np.n
         ends = [(rrank[r] * width_u + u[d]) * len(ifaces) + irank[v.interface_codes(d, port)] for r, d, port in ((ra, L.a_dev, L.a_port), (rz, L.z_dev, L.z_port))]
         order = np.lexsort((ends[1], ends[0], lay.length_m, sheet))
     else:
-        labels = np.asarray([x for sl in v.chunks() for x in floor.labels(sl)], dtype=str)
+        labels = np.asarray([x for sl in v.chunks(fabric.cables) for x in floor.labels(sl)], dtype=str)
         order = np.lexsort((np.unique(labels, return_inverse=True)[1].reshape(-1), lay.length_m, sheet))
     return order, sheet, sheet_names
 
 
 def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray, legs=None) -> str:
     """The CSV lines of cable rows ``rows`` (:data:`COLUMNS`); ``sheet_names`` as CSV fields."""
-    L = fabric.links
+    L = floor.cables
     v = floor.names
     a, z = L.a_dev[rows], L.z_dev[rows]
     cols = [

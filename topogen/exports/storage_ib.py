@@ -19,7 +19,9 @@ so none of them collide.
 
 OpenSM (with ``--formats opensm``): ``opensm.conf`` routes with ftree, rooted at the
 top tier's switches (``root_guids.conf``), the nodes' storage ports as compute nodes
-(``cn_guids.conf``), and one default partition (``partitions.conf``).
+(``cn_guids.conf``), the other ports (storage targets, management servers, fabric
+managers) as I/O nodes (``io_guids.conf``, ``max_reverse_hops 0``: see
+:data:`MAX_REVERSE_HOPS`), and one default partition (``partitions.conf``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,17 @@ from topogen.fabric import networks as nw
 
 STORAGE_GUID_BASE = GUID_BASE + (1 << 39)  # bit 39: clear in every compute GUID (see the module docstring)
 SUBNET = "storage"
+MAX_REVERSE_HOPS = 0
+"""Reverse hops OpenSM's ftree may give an I/O node's routes (``max_reverse_hops``).
+
+Every I/O node of this design (the targets on the target leaves, the management servers'
+ports there, the fabric managers on node leaves) hangs off a leaf, as the compute nodes
+do, so every pair of ports has an up-then-down path and no route needs a switch taken the
+wrong way round. A credit above 0 adds no path; it makes ftree walk the counter-stream
+ones too and count them as load: on ``dgx-h100-superpod`` ``max_reverse_hops 1`` moved
+914 LFT entries and widened the spread of end-port LIDs per inter-switch port from
+4..26 to 1..28 (and such routes can in theory close credit loops).
+"""
 
 
 def is_infiniband(n: nw.Networks, catalog) -> bool:
@@ -62,11 +75,11 @@ class StorageSubnet:
         self.ca_node: dict[tuple[int, int, int], int] = {}
         names = {k: n.names(k, compute_names) for k in (nw.NODE, nw.MGMT, nw.UFM, nw.TARGETS)}
         self.cn: list[int] = []  # file nodes of the nodes' storage ports
+        self.io: list[int] = []  # file nodes of every other port: targets, management servers, fabric managers
         ends = sorted({(int(c.a_kind[r]), int(c.a_idx[r]), int(c.a_port[r])) for r in rows.tolist() if c.a_kind[r] != nw.SWITCH})
         for kind, idx, port in ends:
             self.ca_node[(kind, idx, port)] = len(self.names)
-            if kind == nw.NODE:
-                self.cn.append(len(self.names))
+            (self.cn if kind == nw.NODE else self.io).append(len(self.names))
             self.names.append(f"{names[kind][idx if kind != nw.TARGETS else 0]} {n.port_name(kind, port, nw.STORAGE, nw.R_TARGET if kind == nw.TARGETS else nw.R_NODE)}")
             self.radix.append(1)
         self.switches = len(sw_ids)
@@ -128,16 +141,21 @@ class StorageSubnet:
         return "\n".join(lines) + "\n"
 
     def opensm_files(self, provenance: str, arch: str, etc: str = ETC) -> dict[str, str]:
-        """``opensm.conf``, ``partitions.conf``, ``root_guids.conf`` and ``cn_guids.conf`` of the storage subnet."""
+        """``opensm.conf``, ``partitions.conf``, ``root_guids.conf``, ``cn_guids.conf`` and ``io_guids.conf`` of the storage subnet.
+
+        ``io_guids.conf`` lists the port GUIDs of the I/O nodes (every storage port
+        but the compute nodes'), each on a leaf: :data:`MAX_REVERSE_HOPS`.
+        """
         head = f"# OpenSM options of subnet {SUBNET} ({arch}), written by {provenance}\n# copy this folder's files to {etc}/ on the storage subnet manager's host\n"
-        conf = head + "\n".join(["routing_engine ftree", f"root_guid_file {etc}/root_guids.conf", f"cn_guid_file {etc}/cn_guids.conf", f"partition_config_file {etc}/partitions.conf"]) + "\n"
+        io = ["# I/O nodes (storage targets, management servers, fabric managers) sit on leaves as the compute nodes do: no reverse hop needed", f"io_guid_file {etc}/io_guids.conf", f"max_reverse_hops {MAX_REVERSE_HOPS}"] if self.io else []
+        conf = head + "\n".join(["routing_engine ftree", f"root_guid_file {etc}/root_guids.conf", f"cn_guid_file {etc}/cn_guids.conf", *io, f"partition_config_file {etc}/partitions.conf"]) + "\n"
         parts = f"# OpenSM partitions of subnet {SUBNET} ({arch}), written by {provenance}\nDefault=0x{DEFAULT_PKEY:04x}, ipoib : ALL=full, SELF=full ;\n"
         return {
             "opensm.conf": conf,
             "partitions.conf": parts,
             "root_guids.conf": "".join(f"0x{g:016x}\n" for g in self.roots()),
             "cn_guids.conf": "".join(f"0x{self.guids[k] + 1:016x}\n" for k in self.cn),
-        }
+        } | ({"io_guids.conf": "".join(f"0x{self.guids[k] + 1:016x}\n" for k in self.io)} if self.io else {})
 
 
 def _subnets(ctx):

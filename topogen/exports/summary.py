@@ -25,14 +25,16 @@ def arch_section(fabric, closed) -> dict[str, Any]:
         "tiers": fabric.tiers,
         "switches": sum(spt),
         "switches_per_tier": spt,
-        "links": sum(lpt),
+        "links": fabric.cables,  # the links of every tier, and a leaf pair's ISLs (Counts.links)
         "links_per_tier": lpt,
         "switch_ports": sum(s.radix for s in fabric.switches),
         "unused_switch_ports": fabric.unused_switch_ports(),
-        "closed_form_agrees": (tuple(spt), tuple(lpt), fabric.unused_switch_ports())
-        == (closed.switches_per_tier, closed.links_per_tier, closed.unused_switch_ports),
+        "closed_form_agrees": (tuple(spt), tuple(lpt), fabric.unused_switch_ports(), len(fabric.isls))
+        == (closed.switches_per_tier, closed.links_per_tier, closed.unused_switch_ports, closed.isls),
         "notes": list(fabric.notes),
     }
+    if len(fabric.isls):  # design: leaf-pair: the inter-switch links (link leaf-leaf), in "links" but in no tier of links_per_tier
+        out["isls"] = len(fabric.isls)
     if fabric.spec.striping == "minimal":
         out["striping"] = striping_section(fabric.spec, fabric.arch, closed)
     budget = units.port_budget(fabric)
@@ -117,11 +119,11 @@ def networks_section(ctx) -> dict[str, Any]:
         compute = ctx.boms.get(arch) if getattr(ctx, "boms", None) else None
         out_arch["totals"] = {
             "compute_switches": len(fab.switches),
-            "compute_cables": len(fab.links),
+            "compute_cables": fab.cables,
             "other_switches": sum(b.switch_count for b in boms),
             "other_cables": sum(b.cable_count for b in boms),
             "all_switches": len(fab.switches) + sum(b.switch_count for b in boms),
-            "all_cables": len(fab.links) + sum(b.cable_count for b in boms),
+            "all_cables": fab.cables + sum(b.cable_count for b in boms),
             "other_switch_cost_usd": float(sum(costs)) if costs and None not in costs else None,
             "other_cost_usd": other_cost,
             "other_power_w": other_power,

@@ -87,7 +87,7 @@ from topogen.exports.workbook_stream import (
     zdigits,
 )
 from topogen.fabric.model import CHUNK, Fabric
-from topogen.fabric.naming import GpuNames, device_names
+from topogen.fabric.naming import ISL_LINK, GpuNames, device_names
 from topogen.layout.labels import FloorView
 from topogen.spec.counts import link_tier_name
 from topogen.util.text import FORMULA_START
@@ -313,6 +313,8 @@ def common_strings(ctx, sst: SharedStrings) -> None:
     for arch, fabric in ctx.fabrics.items():
         for t in range(1, fabric.tiers + 1):
             sst.add(link_tier_name(t))
+        if len(fabric.isls):
+            sst.add(ISL_LINK)
         for name, length_class in media_columns(ctx, arch).values():
             for text in (name, length_class):
                 if text:
@@ -380,9 +382,9 @@ def plan(ctx, max_rows: int) -> Layout:
     for arch, fabric in ctx.fabrics.items():
         lay.bom[arch] = f"BOM {arch}"
         lay.bom_rows[arch] = len(sku_lines(ctx, arch))
-        lay.cabling[arch] = split(f"Cabling {arch}", len(fabric.links), max_rows)
+        lay.cabling[arch] = split(f"Cabling {arch}", fabric.cables, max_rows)
         lay.ports[arch] = split(f"Ports {arch}", len(fabric.switches), max_rows)
-        for what, parts, count in (("cabling", lay.cabling[arch], len(fabric.links)), ("port map", lay.ports[arch], len(fabric.switches))):
+        for what, parts, count in (("cabling", lay.cabling[arch], fabric.cables), ("port map", lay.ports[arch], len(fabric.switches))):
             if len(parts) > 1:
                 lay.notes.append(
                     f"The {arch} {what} has {count:,} rows, more than one sheet holds ({max_rows - 1:,} under "
@@ -417,11 +419,19 @@ def short_media(name: str) -> str:
 
 
 def media_columns(ctx, arch: str) -> dict[int, tuple[str, str]]:
-    """``{tier: (short media name, length class)}`` from the architecture's BOM (empty without one)."""
+    """``{tier: (short media name, length class)}`` from the architecture's BOM (empty without one).
+
+    Key :data:`ISL_CODE` (0) holds a leaf pair's ISLs: the media most of them use.
+    """
     b = _bom(ctx, arch)
     if b is None:
         return {}
-    return {int(t): (short_media(m.name), m.length_class) for t, m in b.media.items()}
+    out = {int(t): (short_media(m.name), m.length_class) for t, m in b.media.items()}
+    if b.isls and b.link_media is not None:
+        idx = b.link_media.index[len(b.link_media.index) - b.isls :]
+        m = b.link_media.media[int(np.bincount(idx).argmax())]
+        out[ISL_CODE] = (short_media(m.name), m.length_class)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,30 +453,37 @@ class Floor:
     def values(self, sl: slice) -> Iterator[tuple]:
         """``(length, a rack, a U, z rack, z U, label)`` of each cable of ``sl`` (openpyxl's path)."""
         p, names = self.lay.placement, self.lay.racks.name
-        links = self.view.fabric.links
+        links = self.view.fabric.cable_table()
         a, z = links.a_dev[sl], links.z_dev[sl]
         ra, rz = [names[i] for i in p.rack[a].tolist()], [names[i] for i in p.rack[z].tolist()]
         return zip(self.lengths(sl), ra, p.u[a].tolist(), rz, p.u[z].tolist(), self.view.labels(sl))
 
 
+ISL_CODE = 0  # the row code of a leaf pair's ISL in the cabling sheets (link tiers are 1, 2...)
+
+
 def cabling_kinds(tier: int, media: tuple[str, str]) -> list:
-    """Cabling columns for links of ``tier``: the end types, link name and media are constant per tier."""
+    """Cabling columns for links of ``tier`` (:data:`ISL_CODE`: an ISL): the end types, link name and media are constant per tier."""
+    isl = tier == ISL_CODE
     return [
         "s", Const(NODE_TYPE[tier == 1]), "s",  # A end: name, type, port
         "s", Const(NODE_TYPE[False]), "s",  # Z end
-        "n", Const(tier), Const(link_tier_name(tier)), "n", "n",  # cable, tier, link, plane, speed
+        "n", Const(1 if isl else tier), Const(ISL_LINK if isl else link_tier_name(tier)), "n", "n",  # cable, tier, link, plane, speed
         Const(media[0]), Const(media[1]),
     ]
 
 
 def cabling_rows(fabric: Fabric) -> Iterator[tuple[int, tuple]]:
-    """``(tier, values)`` per cable, in cable order, from :func:`topogen.exports.cabling.generate_rows`.
+    """``(tier, values)`` per cable, in cable order, from :func:`topogen.exports.cabling.generate_rows`, then the ISLs.
 
     ``values`` are the variable columns: A name, A port, Z name, Z port, cable
-    id, plane, speed.
+    id, plane, speed; an ISL's tier is :data:`ISL_CODE`.
     """
     for cable, tier, _link, plane, a_dev, _ar, a_port, a_speed, z_dev, _zr, z_port, _zs in generate_rows(fabric):
         yield tier, (a_dev, a_port, z_dev, z_port, cable, plane, a_speed)
+    I, names = fabric.isls, [s.name for s in fabric.switches]
+    for j, (a, ap, z, zp, plane, speed) in enumerate(zip(*(c.tolist() for c in (I.a_dev, I.a_port, I.z_dev, I.z_port, I.plane, I.a_speed)))):
+        yield ISL_CODE, (names[a - fabric.gpus], f"p{ap}", names[z - fabric.gpus], f"p{zp}", len(fabric.links) + j + 1, plane, speed)
 
 
 def text_by_tier(fs: "FabricStrings", texts: dict[int, str]) -> tuple[np.ndarray, np.ndarray | int]:
@@ -492,11 +509,11 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
     ``legs``: each cable's breakout cable and that cable's shared-string index (the Breakout cable column).
     ``floor``: the floor columns; ``wrap``: the style of the media cells (wrapped, never running into the next column).
     """
-    L = fabric.links
-    tiers = range(1, max(fabric.tiers, int(L.tier.max(initial=1))) + 1)
+    L = fabric.cable_table()  # the links, then a leaf pair's ISLs (row code ISL_CODE)
+    tiers = range(ISL_CODE if len(fabric.isls) else 1, max(fabric.tiers, int(L.tier.max(initial=1))) + 1)
     a_type = text_by_tier(fs, {t: NODE_TYPE[t == 1] for t in tiers})
     z_type = text_by_tier(fs, {t: NODE_TYPE[False] for t in tiers})
-    link = text_by_tier(fs, {t: link_tier_name(t) for t in tiers})
+    link = text_by_tier(fs, {t: ISL_LINK if t == ISL_CODE else link_tier_name(t) for t in tiers})
     medium = text_by_tier(fs, {t: media.get(t, ("", ""))[0] for t in tiers})
     if wrap:
         medium = (medium[0], np.where(np.asarray(medium[1]) == fs.quote, wrap[1], wrap[0]) if np.ndim(medium[1]) else wrap[0])
@@ -508,6 +525,8 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
         hi = min(lo + STREAM_ROWS, part.stop)
         sl = slice(lo, hi)
         tier = L.tier[sl].astype(np.int64)
+        code = tier.copy()
+        code[max(len(fabric.links) - lo, 0) :] = ISL_CODE
         a, z = L.a_dev[sl], L.z_dev[sl]
         gpu = a < fabric.gpus
         a_port = L.a_port[sl].astype(np.int64)
@@ -515,10 +534,10 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
         a_port_idx[gpu] = fs.ports("nic", a_port[gpu])
         a_port_idx[~gpu] = fs.ports("p", a_port[~gpu])
         cols = [
-            fs.devices(a), _by(a_type, tier), Col(a_port_idx, "s"),
-            fs.devices(z), _by(z_type, tier), Col(fs.ports("p", L.z_port[sl].astype(np.int64)), "s"),
-            Col(np.arange(lo + 1, hi + 1)), Col(tier), _by(link, tier), Col(L.plane[sl]), Col(L.a_speed[sl]),
-            _by(medium, tier), _by(length, tier),
+            fs.devices(a), _by(a_type, code), Col(a_port_idx, "s"),
+            fs.devices(z), _by(z_type, code), Col(fs.ports("p", L.z_port[sl].astype(np.int64)), "s"),
+            Col(np.arange(lo + 1, hi + 1)), Col(tier), _by(link, code), Col(L.plane[sl]), Col(L.a_speed[sl]),
+            _by(medium, code), _by(length, code),
         ]
         if floor is not None:
             lens = floor.lay.length_m[sl]
@@ -564,9 +583,9 @@ def write_cabling(wb, fabric: Fabric, parts: list[Part], media: dict[int, tuple[
         for ws, p in zip(sheets, parts):
             stream_into(ws, partial(cabling_xml, fabric, p, fs, media, legs, floor, wrap), p.stop - p.start + 1, len(columns))
         return
-    kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) + ["s"] * (6 if floor is not None else 0) + ["s"] * (bo is not None) for t in range(1, fabric.tiers + 1)}
+    kinds = {t: cabling_kinds(t, media.get(t, ("", ""))) + ["s"] * (6 if floor is not None else 0) + ["s"] * (bo is not None) for t in range(ISL_CODE, fabric.tiers + 1)}
     rows = cabling_rows(fabric)
-    extra = floor.values(slice(0, len(fabric.links))) if floor is not None else None
+    extra = floor.values(slice(0, fabric.cables)) if floor is not None else None
     for ws, p in zip(sheets, parts):
         for i in range(p.start, p.stop):
             tier, values = next(rows)
@@ -605,7 +624,7 @@ def port_ends(fabric: Fabric) -> tuple[np.ndarray, ...]:
     Returns ``(switch index, port, peer device, peer port)`` arrays: a GPU–leaf
     link has one switch end, a switch–switch link two.
     """
-    L = fabric.links
+    L = fabric.cable_table()  # a leaf pair's ISLs have two switch ends, as a switch-switch link
     n = fabric.gpus
     up = L.a_dev >= n
     sw = np.concatenate([L.z_dev - n, L.a_dev[up] - n])

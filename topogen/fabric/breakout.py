@@ -67,8 +67,8 @@ class Breakouts:
 
 
 def of(fabric, link_media) -> Breakouts:
-    """Group the links of ``fabric`` whose cable SKU carries several links (``links_per_cable > 1``)."""
-    L = fabric.links
+    """Group the cables of ``fabric`` (``cable_table()``: links, then ISLs) whose cable SKU carries several links (``links_per_cable > 1``)."""
+    L = fabric.cable_table()
     lm = link_media
     per_cable = np.asarray([c.links_per_cable for c in lm.cables] or [1], np.int64)
     lengths = np.asarray([c.length_m for c in lm.cables] or [0.0], np.float64)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from topogen.fabric.model import Fabric
+from topogen.fabric.naming import ISL_LINK
 from topogen.layout.cables import routed_m, sold_m
 from topogen.layout.floor import Placement, Racks, place
 from topogen.spec.layout import LayoutSpec, parse_layout, resolve
@@ -28,8 +29,8 @@ class Layout:
 
     spec: LayoutSpec
     placement: Placement
-    routed_m: np.ndarray  # per link, metres
-    length_m: np.ndarray  # per link, the sold length (metres)
+    routed_m: np.ndarray  # per cable (fabric.cable_table(): the links, then any ISLs), metres
+    length_m: np.ndarray  # per cable, the sold length (metres)
     gpus: int
 
     @property
@@ -55,11 +56,15 @@ class Layout:
         for k in self.racks.kind:
             kinds[k] = kinds.get(k, 0) + 1
         tiers = fabric.links.tier
+        links_m = self.length_m[: len(tiers)]
         per_tier = {}
         for t in range(1, fabric.tiers + 1):
             sel = tiers == t
             if sel.any():
-                per_tier[str(t)] = {"cables": int(sel.sum()), "max_m": _num(float(self.length_m[sel].max())), "total_m": _num(round(float(self.length_m[sel].sum()), 1))}
+                per_tier[str(t)] = {"cables": int(sel.sum()), "max_m": _num(float(links_m[sel].max())), "total_m": _num(round(float(links_m[sel].sum()), 1))}
+        isl_m = self.length_m[len(tiers) :]
+        if len(isl_m):  # a leaf pair's ISLs: tier 1, apart from the GPU cables
+            per_tier[ISL_LINK] = {"cables": len(isl_m), "max_m": _num(float(isl_m.max())), "total_m": _num(round(float(isl_m.sum()), 1))}
         return {
             "racks": len(self.racks),
             "racks_by_kind": kinds,

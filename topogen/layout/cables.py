@@ -19,8 +19,8 @@ from topogen.spec.layout import LayoutSpec
 
 
 def routed_m(fabric: Fabric, lay: LayoutSpec, p: Placement) -> np.ndarray:
-    """Routed length in metres of every cable (float64, one per link)."""
-    L = fabric.links
+    """Routed length in metres of every cable (float64, one per row of ``fabric.cable_table()``: the links, then a leaf pair's ISLs)."""
+    L = fabric.cable_table()
     ra, rz = p.rack[L.a_dev], p.rack[L.z_dev]
     ha = (p.u[L.a_dev].astype(np.float64) - 0.5 + p.height_u[L.a_dev] / 2) * U_M  # port at mid-height of the device
     hz = (p.u[L.z_dev].astype(np.float64) - 0.5 + p.height_u[L.z_dev] / 2) * U_M

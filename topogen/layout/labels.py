@@ -31,6 +31,7 @@ class FloorView:
 
     def __init__(self, fabric: Fabric, lay: Layout, bom=None):
         self.fabric, self.lay = fabric, lay
+        self.cables = fabric.cable_table()  # rows: the links, then a leaf pair's ISLs (as the layout's lengths)
         self.names = view(fabric)
         self.racks = text_table(lay.racks.name)
         self.csv_racks = csv_table(lay.racks.name)
@@ -57,7 +58,7 @@ class FloorView:
 
     def labels(self, sl: slice) -> list[str]:
         """The label of each cable of ``sl`` (plain text, not CSV-quoted)."""
-        L = self.fabric.links
+        L = self.cables
         a, z = L.a_dev[sl], L.z_dev[sl]
         ea, ez = self._ends[a].tolist(), self._ends[z].tolist()
         pa, pz = self.port_names(a, L.a_port[sl]).tolist(), self.port_names(z, L.z_port[sl]).tolist()
@@ -91,7 +92,7 @@ class FloorView:
 
     def _media_code(self, sl) -> np.ndarray:
         lm = self.lm
-        a = self.fabric.links.a_dev[sl]
+        a = self.cables.a_dev[sl]
         return (lm.index[sl].astype(np.int64) * (len(lm.cables) + 1) + lm.cable[sl] + 1) * 2 + (a < self.fabric.gpus)
 
     def media_sku(self, sl) -> np.ndarray | str:
@@ -102,7 +103,7 @@ class FloorView:
         """The :data:`COLUMNS` of the cables of ``sl`` (a slice or row indexes) as CSV text, adjacent fields of one
         device or one media choice joined in one piece: ``a_rack,a_u``, ``z_rack,z_u``, ``length_m``,
         ``media,cable_sku,a_transceiver_sku,z_transceiver_sku``, ``label``."""
-        L = self.fabric.links
+        L = self.cables
         a, z = L.a_dev[sl], L.z_dev[sl]
         if not len(a):
             return [[] for _ in range(5)]

@@ -697,7 +697,7 @@ def _leaf_pair_checks(v: dict[str, Any], problems: list[Problem]) -> None:
             res = f" and {reserved} reserved port(s)" if reserved else ""
             problems.append(Problem(
                 "design",
-                f"design: leaf-pair ({arch}) holds at most {most:,} GPUs on {v['radix']}-port leaves: {v['gpus']:,} GPUs need {lp.gpu_ports:,} GPU port(s) on each leaf{isl}{res}, {lp.ports_needed:,} in all",
+                f"a leaf pair ({arch}) holds at most {most:,} GPUs on {v['radix']}-port leaves: {v['gpus']:,} GPUs need {lp.gpu_ports:,} GPU port(s) on each leaf{isl}{res}, {lp.ports_needed:,} in all",
                 "use design: clos (a spine tier joins the leaves), a larger radix, or an oversubscription such as '2:1' (fewer ISLs)",
             ))
             return

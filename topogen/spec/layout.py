@@ -17,6 +17,7 @@ from topogen.util.errors import Problem, check_section
 
 SELLABLE_M = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 100)
 PLACES = ("middle", "end")
+OUTSIDE_RUN_M = 30.0  # the longest cross-row run: what a cable to a device the plan does not place is priced at
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,7 @@ class LayoutSpec:
     tray_height_m: float = 2.6
     slack_m: float = 1.0
     lengths_m: tuple[float, ...] = SELLABLE_M
+    outside_run_m: float = OUTSIDE_RUN_M
 
 
 LAYOUT_FIELDS: tuple[Field, ...] = (
@@ -60,10 +62,11 @@ LAYOUT_FIELDS: tuple[Field, ...] = (
     Field("tray_height_m", "number", "Height of the overhead cable tray above the floor, metres.", default=2.6, minimum=0),
     Field("slack_m", "number", "Service-loop slack added to every cable, metres.", default=1.0, minimum=0),
     Field("lengths_m", "number-list", "Cable lengths sold; a routed length is rounded up to one of them.", default=list(SELLABLE_M), example=[1, 2, 3, 5, 10, 30, 100]),
+    Field("outside_run_m", "number", "Length in metres assumed for a cable to a device the plan does not place (with networks: the storage targets, the NFS storage and the data-centre core uplinks); the networks' BOM prices those cables' media and cable SKU at it and says so in its notes.", default=OUTSIDE_RUN_M, minimum=0, example=50),
 )
 KEYS = names(LAYOUT_FIELDS)  # the table is the one list of keys; a test checks it against LayoutSpec
 INTS = ("gpus_per_rack", "gpus_per_tray", "tray_u", "hb_switch_u", "rack_u", "first_u", "racks_per_row", "switches_per_rack", "switch_u")
-FLOATS = ("rack_width_m", "rack_depth_m", "row_pitch_m", "tray_height_m", "slack_m")
+FLOATS = ("rack_width_m", "rack_depth_m", "row_pitch_m", "tray_height_m", "slack_m", "outside_run_m")
 
 
 def _number(raw: Any) -> float | None:
@@ -93,7 +96,7 @@ def parse_layout(raw: Any, values: dict[str, Any], problems: list[Problem], path
             continue
         v = _number(raw[key])
         if v is None or v < 0 or (v == 0 and key != "slack_m"):
-            problems.append(Problem(f"{path}.{key}", f"{key} must be a positive number of metres, got {raw[key]!r}", "e.g. row_pitch_m: 3.0"))
+            problems.append(Problem(f"{path}.{key}", f"{key} must be a positive number of metres, got {raw[key]!r}", f"e.g. {key}: {getattr(LayoutSpec(), key)}"))
         else:
             out[key] = float(v)
     for key in ("leaf_racks", "network_rows"):
