@@ -94,6 +94,26 @@ def test_isl_addresses_asns_and_bgp(kw, arch):
             assert len({ip for ip, _x in peers}) == isls_of[s]
 
 
+@pytest.mark.parametrize("kw", GRID[::3], ids=IDS[::3])
+def test_addressing_csv_lists_both_ends_of_every_isl(kw, tmp_path):
+    ctx = pipeline.build(spec_of(kw, "rail-optimized"))
+    f = ctx.fabrics["rail-optimized"]
+    EXPORTERS["addressing"](ctx, tmp_path)
+    with open(tmp_path / "rail-optimized" / "addressing.csv", newline="") as fh:
+        rows = {(r["device"], r["interface"]): r for r in csv.DictReader(fh)}
+    v = view(f)
+    for j in range(len(f.isls)):
+        a, z = v.device[f.isls.a_dev[j]], v.device[f.isls.z_dev[j]]
+        pa, pz = f"p{f.isls.a_port[j]}", f"p{f.isls.z_port[j]}"
+        ra, rz = rows[(a, pa)], rows[(z, pz)]
+        assert ra["cable"] == rz["cable"] == str(len(f.links) + j + 1)  # the cabling.csv id
+        assert (ra["peer_device"], ra["peer_interface"], rz["peer_device"], rz["peer_interface"]) == (z, pz, a, pa)
+        assert ra["peer_address"] == rz["address"] and rz["peer_address"] == ra["address"]
+        assert ra["peer_asn"] == rz["asn"] != rz["peer_asn"] == ra["asn"]
+        net = ipaddress.ip_interface(ra["address"]).network
+        assert net.prefixlen == 31 and net == ipaddress.ip_interface(rz["address"]).network
+
+
 def test_unnumbered_isls_peer_over_link_local():
     kw = dict(gpus=32, hb_domain=8, gpus_per_node=4, radix=32)
     f = clos.generate(spec_of(kw, "rail-optimized", addressing={"p2p": "unnumbered"}), "rail-optimized")

@@ -17,7 +17,7 @@ for one architecture (``cabling.csv``, ``addressing.csv``, ``frr/**.conf``) and:
    of its rail (and, rail-optimized, of every rail) by ``ip route get`` and an
    ICMP echo; the ECMP next hops at each leaf equal its uplinks (a leaf pair: its ISLs to the other leaf); rail-only: no
    route between rails, at the GPU and at its leaf;
-4. takes one leaf uplink down, waits for the routes one next hop narrower
+4. takes one leaf uplink (a leaf pair: one ISL) down, waits for the routes one next hop narrower
    (the reconvergence time) and checks reachability again, then brings the link
    back and waits for the full width;
 5. removes every daemon (by pid) and namespace it made, on success, failure,
