@@ -4,7 +4,8 @@ Shapes (each at most 64 switches, every GPU emulated):
 - ``demo`` (64 GPUs, K = 8, 16 ports): rail-optimized 2 tiers, 12 switches with parallel
   leaf-spine links; rail-only 4 shared switches, 2 rails each in their own VRF (no BGP peers);
 - 64 GPUs, K = 4, 8 ports: rail-optimized 3 tiers, 40 switches; rail-only 2 tiers per rail, 24 switches.
-Plus the 3-tier shape with BGP unnumbered (IPv6 link-local) and a subnet per rail per leaf.
+Plus the 3-tier shape with BGP unnumbered (IPv6 link-local) and a subnet per rail per leaf, and
+two planes (16 GPUs, 8 ports): separate networks, each NIC reaching the NICs of its plane.
 
 Each run must: establish every session (2 per switch-to-switch cable), reach every GPU pair it
 should (ip route get + ICMP), keep every cross-rail pair apart in rail-only, converge, and on
@@ -53,6 +54,7 @@ SHAPES = {
     "demo": {"name": "demo", "gpus": 64, "hb_domain": 8, "radix": 16},
     "3tier": {"name": "s2", "gpus": 64, "hb_domain": 4, "radix": 8},
     "unnumbered": {"name": "un", "gpus": 64, "hb_domain": 4, "radix": 8, "arch": "rail-optimized", "addressing": {"p2p": "unnumbered", "gpu_subnet": "rail"}},
+    "planes": {"name": "pl", "gpus": 16, "hb_domain": 8, "radix": 8, "planes": 2, "arch": "rail-optimized"},
 }
 
 
@@ -130,6 +132,16 @@ def test_unnumbered_bgp_and_rail_subnets(builds):
     assert res.returncode == 0, res.stdout + res.stderr
     want = expected(builds["unnumbered"], "rail-optimized")
     assert r["sessions_up"] == want["sessions"] and r["pairs_reach"] == want["reach"] and r["reconverge_down_s"] is not None
+
+
+def test_planes_are_separate_networks(builds):
+    """Two planes: each GPU NIC reaches every NIC of its plane, none of the other (no pair expected across planes)."""
+    res, r = emulate(builds["planes"], "rail-optimized", "--timeout", "90")
+    assert res.returncode == 0, res.stdout + res.stderr
+    want = expected(builds["planes"], "rail-optimized")
+    assert r["gpus_total"] == r["gpus_sampled"] == 32  # NICs: 16 GPUs x 2 planes
+    assert r["sessions"] == r["sessions_up"] == want["sessions"]
+    assert r["pairs_reach"] == 2 * 16 * 15 and r["reconverge_down_s"] is not None
 
 
 def mutate(build: Path, tmp_path: Path, rel: str, edit) -> Path:
