@@ -131,7 +131,10 @@ def test_switch_configurations_carry_the_isls(kw):
     n = f.gpus
     isls_of = np.bincount(f.isls.a_dev - n, minlength=len(f.switches)) + np.bincount(f.isls.z_dev - n, minlength=len(f.switches))
     assert dict(sonic.generate_texts(ctx, f)) == dict(sonic.reference_texts(ctx, f))
-    assert dict(nvue.generate_texts(ctx, f)) == dict(nvue.reference_texts(ctx, f))
+    nvue_texts = dict(nvue.generate_texts(ctx, f))
+    assert nvue_texts == dict(nvue.reference_texts(ctx, f))
+    for s, text in nvue_texts.items():
+        assert re.findall(r"^ +multipaths:\n +ebgp: (\d+)$", text, re.M) == [str(isls_of[s] or 1)]  # ECMP across every ISL
     for s, doc in sonic.generate(ctx, f):
         assert len(doc.get("BGP_NEIGHBOR", {})) == isls_of[s]
     for s, docs in nvue.generate(ctx, f):
