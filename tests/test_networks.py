@@ -358,7 +358,7 @@ def test_converged_past_single_tier_exits_2(tmp_path):
     assert out.returncode == 2
     assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
     leaf_pair = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
-    assert leaf_pair.returncode == 2 and "design: leaf-pair" in leaf_pair.stderr and "Traceback" not in leaf_pair.stderr
+    assert leaf_pair.returncode == 2 and "error: design: a leaf pair (rail-optimized) holds at most 128 GPUs" in leaf_pair.stderr and "Traceback" not in leaf_pair.stderr
 
 
 def test_superpod_ports_and_transceivers_counted_apart(superpod):
