@@ -43,6 +43,7 @@ from topogen.fabric import networks as nw
 from topogen.layout import Layout
 from topogen.layout.cables import route_m, sold_m
 from topogen.layout.floor import U_M, Racks, row_name
+from topogen.util.errors import InputError, Problem
 
 EXTERNAL = -1  # rack of a device outside the plan (storage targets, NFS, data-centre core)
 
@@ -315,6 +316,9 @@ def wire_and_place(plan: nw.NetworkPlan, lay: Layout) -> tuple[nw.Networks, Netw
     with_su, homed = too_far(net, nlay), oob_too_far(net, nlay)
     if not (with_su or homed):
         return net, nlay
+    if with_su and plan.su_nodes:
+        plan = replace(plan, node_groups=su_groups(plan, lay))
+        net = nw.generate(plan)
     for _ in range(16):
         nlay = plan_networks(net, lay, leaves_with_su=with_su)
         homed = homed or oob_too_far(net, nlay)
@@ -326,10 +330,52 @@ def wire_and_place(plan: nw.NetworkPlan, lay: Layout) -> tuple[nw.Networks, Netw
     raise AssertionError("the networks' placement does not settle")
 
 
+def su_groups(plan: nw.NetworkPlan, lay: Layout) -> tuple[int, ...]:
+    """Nodes of each group whose leaves and OOB switches stand with it (the model's ``NetworkPlan.node_groups``).
+
+    The rule: each scalable unit is a group, unless one of its nodes stands farther than
+    :data:`ACCESS_REACH_M` from its middle node's rack (routed from floor to floor, the
+    longest a run between the two racks gets): an SU that wraps from the end of a long row to
+    the start of the next. Such an SU is split by row, each row's share a group of its own.
+    A share still too wide is an InputError naming the SU, the row and the fix.
+    """
+    s = lay.spec
+    racks = lay.racks
+    node_rack = lay.placement.rack[np.arange(plan.nodes, dtype=np.int64) * plan.gpus_per_node].astype(np.int64)
+    sizes = np.asarray(nw._groups(plan.nodes, plan.su_nodes, 1), np.int64)
+    first = np.cumsum(sizes) - sizes
+    far = _spread_m(s, racks, node_rack, first, sizes) > ACCESS_REACH_M
+    if not far.any():
+        return tuple(sizes.tolist())
+    out: list[int] = []
+    for su, (f, n) in enumerate(zip(first.tolist(), sizes.tolist())):
+        if not far[su]:
+            out.append(n)
+            continue
+        rows = racks.row[node_rack[f : f + n]]
+        cut = np.flatnonzero(np.diff(rows)) + 1
+        pf = np.concatenate([[0], cut]).astype(np.int64)
+        pn = np.diff(np.concatenate([pf, [n]])).astype(np.int64)
+        wide = _spread_m(s, racks, node_rack[f : f + n], pf, pn)
+        for k in np.flatnonzero(wide > ACCESS_REACH_M).tolist():
+            row = row_name(int(rows[pf[k]]))
+            raise InputError([Problem("layout.racks_per_row", f"scalable unit {su}'s {pn[k]} nodes in row {row} stand up to {wide[k]:.0f} m from the rack in their middle, past the {ACCESS_REACH_M:g} m reach of the nodes' storage, in-band and BMC media to a leaf or OOB switch standing with them", "stand fewer racks side by side in a row (layout.racks_per_row), narrower racks (layout.rack_width_m), or make networks.scalable_unit smaller")])
+        out += pn.tolist()
+    return tuple(out)
+
+
+def _spread_m(s, racks: Racks, node_rack: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Longest floor-to-floor route (metres) from each group's middle node's rack to a rack of its nodes."""
+    mid = node_rack[first + sizes // 2]
+    zero = np.zeros(len(node_rack), np.float64)
+    d = route_m(s, racks.row, racks.col, np.repeat(mid, sizes), node_rack, zero, zero)
+    return np.maximum.reduceat(d, first)
+
+
 def _group_first_nodes(p: nw.NetworkPlan) -> list[tuple[int, int]]:
     """``(first node, nodes)`` of every OOB group (the model's grouping: scalable units, or an access switch's worth)."""
     a = max(1, p.oob_radix // max(1, p.net.bmc_ports.count))
-    sizes = nw._groups(p.nodes, p.su_nodes, a)
+    sizes = nw.node_groups(p, a)
     out, first = [], 0
     for c in sizes:
         out.append((first, c))
