@@ -184,10 +184,21 @@ def test_three_tiers_closed_form_equals_wiring(nodes, su, radix):
 
 
 def test_fourth_tier_is_an_input_error():
+    """1,024 node leaves of 40 ports: each plane's 26 super-spines outnumber a whole pod spine's 20 uplinks."""
     with pytest.raises(InputError) as e:
-        nw.closed_form(_plan(4096, 32, 40))
+        nw.closed_form(_plan(8192, 32, 40))
     assert e.value.problems[0].path == "networks.storage.switch"
     assert "fourth tier" in e.value.problems[0].message
+
+
+def test_a_pod_shared_with_target_leaves_is_partial():
+    """512 node leaves: a pod holds the last 12 node leaves and 8 target leaves; its spines reach 12 of a plane's 13 super-spines, as a partial pod's do (it was refused as a fourth tier)."""
+    p = _plan(4096, 32, 40)
+    st = nw.storage_shape(p)
+    f, n, _ = st.upper.pods[-2]  # the last pod holds target leaves alone
+    assert n == 20 and f < len(st.leaf_down) < f + n
+    assert nw.closed_form(p) == nw.generate(p).counts()
+    assert st.upper.planes[1] == 13 and validate_networks(nw.generate(p)) == []
 
 
 # --- required bandwidth ----------------------------------------------------------------------

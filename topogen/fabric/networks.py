@@ -76,6 +76,23 @@ _DT = {"net": np.int8, "role": np.int8, "a_kind": np.int8, "a_idx": np.int64, "a
 
 
 @dataclass(frozen=True, slots=True)
+class OobHomes:
+    """The OOB group whose access switches take each shared device's management port (-1: the management row's).
+
+    Only devices outside the management row have a home of their own: the compute
+    switches, the storage node leaves and in-band node leaves standing with their nodes (in
+    switch order; one per leaf, past the given ones -1), the PDUs of the compute layout's
+    switch racks. Every other shared device (target leaves, spines, the other in-band
+    leaves, servers, the added management racks' PDUs) stands in the management row: -1.
+    """
+
+    fabric: tuple[int, ...] = ()
+    storage_leaves: tuple[int, ...] = ()
+    inband_leaves: tuple[int, ...] = ()
+    switch_rack_pdus: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class NetworkPlan:
     """Everything the generators need: the cluster's shape, the section, the catalog's radixes.
 
@@ -99,7 +116,7 @@ class NetworkPlan:
     target_ports: int = 0
     skus: tuple[str, str, str] = ("", "", "")  # storage, in-band, OOB switch SKUs
     compute_switch_racks: int = -1  # racks the compute layout gives the compute switches (-1: ceil(compute_switches / switches_per_rack))
-    oob_home: tuple[int, ...] = ()  # per shared device (the OOB wiring's order): the OOB group whose switches take its management port, -1 the management row's; () the spare ports in order
+    oob_home: OobHomes | None = None  # the OOB group of each shared device (the layout's, in a large hall); None: the spare ports in order
     leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
     node_groups: tuple[int, ...] = ()  # nodes of each group (in node order) that has storage node leaves, in-band leaves and OOB switches of its own: an SU, or an SU's nodes in one row; () the SUs for storage and OOB, and in-band in node order. The layout sets it when the leaves stand with their nodes
 
@@ -458,6 +475,41 @@ def inband_units(p: NetworkPlan, oob_switches: int) -> list[tuple[int, int, int,
     return [r for r in runs if r[2] and r[3]]
 
 
+def _units_per_node(p: NetworkPlan) -> int:
+    """Port units each node puts on the in-band leaves (its in-band ports, and its storage ports when converged)."""
+    step = 2 if p.net.inband_ports.bonded else 1
+    return sum(ports // step + ports % step for kind, _, _, ports, _ in inband_units(p, 0) if kind == NODE)
+
+
+def node_leaves(p: NetworkPlan) -> tuple[np.ndarray, np.ndarray]:
+    """``(first node, nodes)`` of every leaf that serves nodes of one group, in switch order: the storage node leaves, then the in-band group leaves.
+
+    The in-band ones exist with ``node_groups`` only (each leaf of a pair listed); a leaf
+    serves a contiguous run of nodes. The layout stands these leaves with their nodes, and
+    decides where before the model is wired.
+    """
+    first: list[int] = []
+    count: list[int] = []
+    if p.net.storage.design == "separate":
+        st = storage_shape(p)
+        first, count = list(st.leaf_first), list(st.leaf_nodes)
+    if p.node_groups:
+        n = p.net
+        step = 2 if n.inband_ports.bonded else 1
+        per = p.inband_radix - n.inband.leaf_uplinks - (n.inband.isl if n.inband_ports.bonded else 0)
+        pn = _units_per_node(p)
+        start = 0
+        for g in node_groups(p, 1):
+            at = 0
+            for c in _split(g * pn, ceil(g * pn / per)):
+                a, z = start + at // pn, start + (at + c - 1) // pn
+                first += [a] * step
+                count += [z - a + 1] * step
+                at += c
+            start += g
+    return np.asarray(first, np.int64), np.asarray(count, np.int64)
+
+
 def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     n = p.net
     bonded = n.inband_ports.bonded
@@ -470,7 +522,7 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     units = sum(devs * (ports // step + (ports % step)) for _, _, devs, ports, _ in runs)
     gl: tuple[int, ...] = ()
     if p.node_groups:  # each group's nodes on leaves of their own, the shared units on the leaves after
-        per_node = sum(ports // step + ports % step for kind, _, _, ports, _ in runs if kind == NODE)
+        per_node = _units_per_node(p)
         gl = tuple(ceil(g * per_node / per) for g in node_groups(p, 1))
         leaves = step * (sum(gl) + ceil((units - p.nodes * per_node) / per))
     else:
@@ -523,7 +575,7 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
         first += cnt
     ufms = n.compute_fabric_managers + n.storage.fabric_managers
     shared = p.compute_switches + storage_switches + inband_switches + n.management_servers + ufms + racks[1] * n.oob.pdus_per_management_rack
-    homed = _homed(p, shared, len(groups))
+    homed = _homed(p, shared, len(groups), storage_switches, inband_switches)
     if homed is None:
         gs = [ceil(x / a) for x in gp]
         spare = sum(s * a for s in gs) - sum(gp)
@@ -534,23 +586,27 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
     return OobShape(tuple(gp), tuple(gr), tuple(gs), shared, extra, racks)
 
 
-def _homed(p: NetworkPlan, shared: int, groups: int) -> list[int] | None:
-    """Shared devices per OOB group (and last, for the management row's OOB switches) under ``p.oob_home``; None without homes.
-
-    Homes given for another count of shared devices (the layout placed an earlier model) are
-    stretched over this one: the last home repeats, so the caller's next round settles them.
-    """
-    if not p.oob_home:
+def _homed(p: NetworkPlan, shared: int, groups: int, storage_switches: int, inband_switches: int) -> list[int] | None:
+    """Shared devices per OOB group (and last, for the management row's OOB switches) under ``p.oob_home``; None without homes."""
+    if p.oob_home is None:
         return None
-    h = np.asarray(_homes(p, shared), np.int64)
+    h = np.asarray(homes(p, shared, storage_switches, inband_switches), np.int64)
     out = np.bincount(np.where(h < 0, groups, np.minimum(h, groups - 1)), minlength=groups + 1)
     return out.tolist()
 
 
-def _homes(p: NetworkPlan, shared: int) -> list[int]:
-    """``p.oob_home`` fitted to ``shared`` devices (cut, or the last home repeated)."""
-    h = list(p.oob_home[:shared])
-    return h + [h[-1] if h else -1] * (shared - len(h))
+def homes(p: NetworkPlan, shared: int, storage_switches: int, inband_switches: int) -> list[int]:
+    """The home of every shared device in the OOB wiring's order (:class:`OobHomes` spread over the model's sections)."""
+    h = p.oob_home or OobHomes()
+    n = p.net
+    if len(h.fabric) > p.compute_switches or len(h.storage_leaves) > storage_switches or len(h.inband_leaves) > inband_switches:
+        raise ValueError("OOB homes given for more devices than the model has")
+    servers = n.management_servers + n.compute_fabric_managers + n.storage.fabric_managers
+    out = list(h.fabric) + [-1] * (p.compute_switches - len(h.fabric))
+    out += list(h.storage_leaves) + [-1] * (storage_switches - len(h.storage_leaves))
+    out += list(h.inband_leaves) + [-1] * (inband_switches - len(h.inband_leaves) + servers)
+    out += list(h.switch_rack_pdus)
+    return out[:shared] + [-1] * (shared - len(out))
 
 
 def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
@@ -722,7 +778,7 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
         switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, su, pair=i // 2 if ib.bonded else -1))
     unit = 0
     node_unit = 0  # units of the node runs before this one (grouped: a node's units of every node run are in its group's block)
-    per_node = sum(ports // step + ports % step for kind, _, _, ports, _ in runs if kind == NODE)
+    per_node = _units_per_node(p)
     for kind, first, devs, ports, role in runs:
         if kind == SWITCH:
             first = oob_first
@@ -824,8 +880,8 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
     m = len(idx)
     zs = np.concatenate([np.full(c, s, np.int64) for s, _, c in free]) if free else np.zeros(0, np.int64)
     zp = np.concatenate([np.arange(f, f + c) for _, f, c in free]) if free else np.zeros(0, np.int64)
-    if p.oob_home:  # each device on its home group's free ports, the devices of a group in order
-        home = np.asarray(_homes(p, m), np.int64)
+    if p.oob_home is not None:  # each device on its home group's free ports, the devices of a group in order
+        home = np.asarray(homes(p, m, ib_first, base - ib_first), np.int64)
         home = np.where(home < 0, -1, np.minimum(home, len(o.group_switches) - 1))
         zs, zp = np.zeros(m, np.int64), np.zeros(m, np.int64)
         for g in np.unique(home).tolist():
