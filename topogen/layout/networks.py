@@ -378,7 +378,7 @@ def su_groups(plan: nw.NetworkPlan, lay: Layout) -> tuple[int, ...]:
         for k in np.flatnonzero(wide > ACCESS_REACH_M).tolist():
             row = row_name(int(rows[pf[k]]))
             what = f"scalable unit {su}" if plan.su_nodes else f"node group {su} (nodes {f}-{f + n - 1})"
-            problems.append(Problem("layout.racks_per_row", f"{what}'s {pn[k]} nodes in row {row} stand up to {wide[k]:.0f} m from the rack in their middle, past the {ACCESS_REACH_M:g} m reach of the nodes' storage, in-band and BMC media to a leaf or OOB switch standing with them", "stand fewer racks side by side in a row (layout.racks_per_row), narrower racks (layout.rack_width_m), or make networks.scalable_unit smaller"))
+            problems.append(Problem("layout.racks_per_row", f"{what}'s {pn[k]} nodes in row {row} need runs of up to {wide[k]:.0f} m to a leaf or OOB switch in the rack in their middle, past the {ACCESS_REACH_M:g} m reach of the nodes' storage, in-band and BMC media", "stand fewer racks side by side in a row (layout.racks_per_row), narrower racks (layout.rack_width_m), or make networks.scalable_unit smaller"))
         out += pn.tolist()
     if problems:
         raise InputError(problems)
