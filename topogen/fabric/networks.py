@@ -12,6 +12,8 @@ rules below are topogen's reading of them):
 Storage (``design: separate``), a two-tier Clos.
     * Node leaves: one per (scalable unit, node storage port); an SU larger than a leaf's
       down ports takes several. Without SUs, nodes are grouped by a leaf's down ports.
+      With ``node_groups`` (the layout's, in a large hall: SUs, split by row where one
+      wraps between far rows), one per (group, port) likewise, named after the group's SU.
       Each leaf's uplinks are ``ceil(down x u / d)`` at the node ratio ``d:u`` (4:3: 32
       nodes, 24 uplinks). Storage fabric managers take the last leaves' free slots.
     * Target leaves: ``per_su`` gives one per SU with the target ports split evenly,
@@ -28,6 +30,10 @@ In-band, leaf pairs and spines.
       unbonded, one port. Units in order: nodes, management servers, NFS, converged
       storage ports and targets, OOB uplinks. ``down = radix - leaf_uplinks - isl``
       units per leaf; ``2 x ceil(units / down)`` leaves when bonded.
+    * With ``node_groups`` (leaves standing with their nodes), each group's node units
+      (in-band, and converged storage, ports of its nodes) take ``ceil(group units / down)``
+      leaves (pairs) of their own, split evenly, node by node; the other units follow on
+      leaves of their own. No leaf serves two groups (:func:`node_leaves` lists them).
     * ``isl`` links join the two leaves of each pair; leaf uplinks stripe over
       ``max(inband.spines, ceil(leaves x leaf_uplinks / (radix - core_uplinks)))``
       spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
@@ -35,12 +41,12 @@ In-band, leaf pairs and spines.
       core, and more than one pair is an input error.
 
 OOB, access switches per scalable unit.
-    * Per SU: the BMCs of its nodes and the PDUs of its compute racks, on
-      ``ceil(ports / access ports)`` switches. Every other managed device (every
+    * Per SU (per node group with ``node_groups``): the BMCs of its nodes and the PDUs
+      of its compute racks, on ``ceil(ports / access ports)`` switches. Every other managed device (every
       switch of every network, management servers, fabric managers, management-rack
       PDUs) takes the spare ports in order, then switches of its own. With ``oob_home``
-      (the layout's, in a hall where those runs are too long) each such device takes its
-      home group's switches instead, sized to hold it, or (home -1) switches of its own.
+      (:class:`OobHomes`, the layout's in a large hall) each such device takes its home
+      group's switches instead, sized to hold it, or (home -1) switches of its own.
     * Each OOB switch has ``oob.uplinks`` to the in-band leaves (one pair's two leaves
       when bonded); fabric managers of a fabric are HA pairs joined back to back.
     * Management racks: the compute layout's network racks (else ``ceil(compute switches /
@@ -319,7 +325,8 @@ class Upper:
     leaves have uplinks (leaf uplink ``j`` on pod spine ``j``); each pod spine has as many
     uplinks as down links (1:1), and the pod spines at position ``j`` form plane ``j``,
     striped over ``planes[j]`` super-spines the same way (a whole pod's spines reach every
-    super-spine of their plane; the last, partial pod's reach some).
+    super-spine of their plane; the last, partial pod's reach some, and so do those of a pod
+    that also holds target leaves, past the node leaves).
     """
 
     spines: int

@@ -18,9 +18,11 @@ leaves as it is:
   DGX SuperPOD; a rack without room sends its switch to the management racks. The shared
   OOB switches (``oob-mgmt-*``) take the free slots of the management racks.
 * **In a large hall** (a node's or a shared device's run past :data:`ACCESS_REACH_M`):
-  the storage node leaves and in-band leaves stand with their nodes (``leaves_with_su``),
-  and the shared devices take the OOB switches nearest them (:func:`oob_homes`); the
-  pipeline wires the model again until it agrees with the placement.
+  each scalable unit (split by row where it wraps between far rows: :func:`su_groups`) gets
+  storage node leaves, in-band leaves and OOB switches of its own, its leaves standing with
+  its nodes (:func:`leaf_racks`, ``leaves_with_su``), and the shared devices take the OOB
+  switches nearest them (:func:`oob_home`). These follow from the plan and the compute
+  layout, so :func:`wire_and_place` wires the model once more, not until it settles.
 * **PDUs** are zero-U, mounted at the side of their rack (U 0); their management port is
   taken at mid-height.
 * **Storage targets, the NFS appliance and the data-centre core** are outside the plan:
