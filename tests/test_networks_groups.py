@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 from dataclasses import replace
+from math import ceil
 
 import numpy as np
 import pytest
@@ -116,6 +117,35 @@ def test_a_group_leaf_pair_per_su_and_names_by_su():
     assert stor == ["stor-leaf-su02-p0-n64", "stor-leaf-su02-p1-n64", "stor-leaf-su02-p0-n84", "stor-leaf-su02-p1-n84"]  # each row's share, port by port
 
 
+@pytest.mark.parametrize("nodes", [31, 127, 300])
+@pytest.mark.parametrize("su", [1, 4, 16])
+@pytest.mark.parametrize("radix", [40, 64])
+def test_small_sus_share_a_pair_whole(nodes, su, radix):
+    """Consecutive groups joined on one pair while they fit it (the layout's blocks): each in-band node leaf serves whole groups."""
+    groups = _groups(nodes, su, 0, 0)
+    p = _plan(nodes, su, radix, groups)
+    down = nw.inband_down(p)
+    blocks, k, n_ = [], 0, 0
+    for g in groups:
+        if k and (n_ + g) * nw.units_per_node(p) <= down:
+            k, n_ = k + 1, n_ + g
+        else:
+            blocks += [k] if k else []
+            k, n_ = 1, g
+    blocks.append(k)
+    p = replace(p, inband_blocks=tuple(blocks))
+    n = nw.generate(p)
+    assert nw.closed_form(p) == n.counts()
+    assert validate_networks(n) == []
+    ends = np.cumsum(groups)
+    starts = set((ends - groups).tolist()) | {nodes}
+    for leaf, v in _served(n).items():
+        if n.switches[leaf].network == nw.INBAND:
+            assert v[0] in starts and v[-1] + 1 in starts  # whole groups only
+    pairs = sum(1 for s in n.switches_of(nw.INBAND) if s.role == "leaf" and s.group >= 0) // 2
+    assert pairs == len(blocks) == ceil(len(groups) / max(1, down // (su * nw.units_per_node(p))))
+
+
 def test_groups_that_do_not_split_the_nodes_are_refused():
     with pytest.raises(ValueError):
         nw.generate(_plan(127, 32, 64, [32, 32, 32]))
@@ -151,7 +181,7 @@ def _node_runs(n, nl):
 
 @pytest.mark.parametrize("gpus,su", [(g, su) for g in (16384, 65536, 131072) for su in (16, 32, 64) if (g, su) != (131072, 16)])
 def test_node_runs_fit_and_leaves_stand_with_their_su(gpus, su):
-    """Every node run (storage, in-band, BMC) is 100 m at most; in a large hall every node leaf serves one SU and stands in one of its racks."""
+    """Every node run (storage, in-band, BMC) is 100 m at most; in a large hall every node leaf serves one SU (a pair: a whole number of small SUs) and stands in one of its racks."""
     plan, lay = _build(_superpod(gpus, su))
     n, nl = ln.wire_and_place(plan, lay)
     for name, runs in _node_runs(n, nl).items():
@@ -164,12 +194,18 @@ def test_node_runs_fit_and_leaves_stand_with_their_su(gpus, su):
     assert sum(n.plan.node_groups) == plan.nodes and max(n.plan.node_groups) <= su
     node_rack = nl.where[nw.NODE][0]
     racks = nl.where[nw.SWITCH][0]
+    joined = 0
     for leaf, nodes in _served(n).items():
         sus = np.unique(nodes // su)
-        assert len(sus) == 1, f"{n.switches[leaf].name} serves SUs {sus.tolist()}"
+        if len(sus) > 1:  # an in-band pair of several whole SUs (small ones)
+            assert n.switches[leaf].network == nw.INBAND
+            assert nodes.tolist() == list(range(sus[0] * su, min(plan.nodes, (sus[-1] + 1) * su))), f"{n.switches[leaf].name} serves part of an SU and more"
+            assert len(sus) * su * 1 <= nw.inband_down(n.plan)
+            joined += 1
         if racks[leaf] < nl.first_management:
             assert racks[leaf] in set(node_rack[nodes].tolist())
     assert nl.leaves_with_su == n.plan.leaves_with_su
+    assert bool(joined) == (su * 2 <= nw.inband_down(n.plan))  # 16-node SUs: 3 to a 58-port pair; 32 and 64: a pair holds no two
 
 
 def test_131072_gpus_in_16_node_sus_need_a_fourth_storage_tier():

@@ -32,8 +32,9 @@ In-band, leaf pairs and spines.
       units per leaf; ``2 x ceil(units / down)`` leaves when bonded.
     * With ``node_groups`` (leaves standing with their nodes), each group's node units
       (in-band, and converged storage, ports of its nodes) take ``ceil(group units / down)``
-      leaves (pairs) of their own, split evenly, node by node; the other units follow on
-      leaves of their own. No leaf serves two groups (:func:`node_leaves` lists them).
+      leaves (pairs) of their own, split evenly, node by node (``inband_blocks`` joins
+      consecutive small groups on one pair); the other units follow on leaves of their
+      own. No leaf serves part of a group and more (:func:`node_leaves` lists them).
     * ``isl`` links join the two leaves of each pair; leaf uplinks stripe over
       ``max(inband.spines, ceil(leaves x leaf_uplinks / (radix - core_uplinks)))``
       spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
@@ -124,6 +125,7 @@ class NetworkPlan:
     compute_switch_racks: int = -1  # racks the compute layout gives the compute switches (-1: ceil(compute_switches / switches_per_rack))
     oob_home: OobHomes | None = None  # the OOB group of each shared device (the layout's, in a large hall); None: the spare ports in order
     leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
+    inband_blocks: tuple[int, ...] = ()  # node groups on each block of in-band leaves, in order (several small SUs on one pair); () one group each
     node_groups: tuple[int, ...] = ()  # nodes of each group (in node order) that has storage node leaves, in-band leaves and OOB switches of its own: an SU, or an SU's nodes in one row; () the SUs for storage and OOB, and in-band in node order. The layout sets it when the leaves stand with their nodes
 
 
@@ -460,7 +462,7 @@ class InbandShape:
     leaves: int
     upper: Upper
     bonded: bool
-    group_leaves: tuple[int, ...] = ()  # leaves (pairs when bonded) of each node group (``NetworkPlan.node_groups``), before the shared ones; () nodes in order
+    group_leaves: tuple[int, ...] = ()  # leaves (pairs when bonded) of each block of node groups (:func:`inband_blocks`), before the shared ones; () nodes in order
 
     @property
     def spines(self) -> int:
@@ -482,7 +484,24 @@ def inband_units(p: NetworkPlan, oob_switches: int) -> list[tuple[int, int, int,
     return [r for r in runs if r[2] and r[3]]
 
 
-def _units_per_node(p: NetworkPlan) -> int:
+def inband_blocks(p: NetworkPlan) -> list[int]:
+    """Nodes of each block of in-band leaves (``node_groups``, consecutive ones joined by ``inband_blocks``)."""
+    groups = node_groups(p, 1)
+    if not p.inband_blocks:
+        return groups
+    if sum(p.inband_blocks) != len(groups) or min(p.inband_blocks) < 1:
+        raise ValueError(f"inband_blocks {p.inband_blocks[:4]}... do not join the {len(groups)} node groups")
+    ends = np.cumsum(p.inband_blocks)
+    return [sum(groups[e - k : e]) for e, k in zip(ends.tolist(), p.inband_blocks)]
+
+
+def inband_down(p: NetworkPlan) -> int:
+    """Port units an in-band leaf (pair) takes: its ports less the uplinks and inter-switch links."""
+    n = p.net
+    return p.inband_radix - n.inband.leaf_uplinks - (n.inband.isl if n.inband_ports.bonded else 0)
+
+
+def units_per_node(p: NetworkPlan) -> int:
     """Port units each node puts on the in-band leaves (its in-band ports, and its storage ports when converged)."""
     step = 2 if p.net.inband_ports.bonded else 1
     return sum(ports // step + ports % step for kind, _, _, ports, _ in inband_units(p, 0) if kind == NODE)
@@ -503,10 +522,10 @@ def node_leaves(p: NetworkPlan) -> tuple[np.ndarray, np.ndarray]:
     if p.node_groups:
         n = p.net
         step = 2 if n.inband_ports.bonded else 1
-        per = p.inband_radix - n.inband.leaf_uplinks - (n.inband.isl if n.inband_ports.bonded else 0)
-        pn = _units_per_node(p)
+        per = inband_down(p)
+        pn = units_per_node(p)
         start = 0
-        for g in node_groups(p, 1):
+        for g in inband_blocks(p):
             at = 0
             for c in _split(g * pn, ceil(g * pn / per)):
                 a, z = start + at // pn, start + (at + c - 1) // pn
@@ -529,8 +548,8 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     units = sum(devs * (ports // step + (ports % step)) for _, _, devs, ports, _ in runs)
     gl: tuple[int, ...] = ()
     if p.node_groups:  # each group's nodes on leaves of their own, the shared units on the leaves after
-        per_node = _units_per_node(p)
-        gl = tuple(ceil(g * per_node / per) for g in node_groups(p, 1))
+        per_node = units_per_node(p)
+        gl = tuple(ceil(g * per_node / per) for g in inband_blocks(p))
         leaves = step * (sum(gl) + ceil((units - p.nodes * per_node) / per))
     else:
         leaves = step * ceil(units / per)
@@ -778,14 +797,14 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
     pw = max(2, width(ib.leaves // 2 if ib.bonded else ib.leaves))
     step = 2 if ib.bonded else 1
     runs = inband_units(p, oob_switches)
-    unit_of = np.repeat(group_units(p, node_groups(p, 1)), ib.group_leaves) if ib.group_leaves else np.zeros(0, np.int64)  # the SU of each group leaf (pair)
+    unit_of = np.repeat(group_units(p, inband_blocks(p)), ib.group_leaves) if ib.group_leaves else np.zeros(0, np.int64)  # the SU of each group leaf (pair): its block's first
     for i in range(ib.leaves):
         name = f"inb-leaf-{i // 2:0{pw}d}{'ab'[i % 2]}" if ib.bonded else f"inb-leaf-{i:0{pw}d}"
         su = int(unit_of[i // step]) if i // step < len(unit_of) else -1
         switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, su, pair=i // 2 if ib.bonded else -1))
     unit = 0
     node_unit = 0  # units of the node runs before this one (grouped: a node's units of every node run are in its group's block)
-    per_node = _units_per_node(p)
+    per_node = units_per_node(p)
     for kind, first, devs, ports, role in runs:
         if kind == SWITCH:
             first = oob_first
@@ -829,7 +848,7 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
 
 def _group_slots(p: NetworkPlan, ib: InbandShape, node: np.ndarray, j: np.ndarray, per_node: int) -> tuple[np.ndarray, np.ndarray]:
     """Leaf (pair) and port of unit ``j`` of each ``node``: its group's units split evenly over the group's leaves, node by node."""
-    groups = np.asarray(node_groups(p, 1), np.int64)
+    groups = np.asarray(inband_blocks(p), np.int64)
     gl = np.asarray(ib.group_leaves, np.int64)
     ends = np.cumsum(groups)
     g = np.searchsorted(ends, node, side="right")

@@ -341,6 +341,7 @@ def wire_and_place(plan: nw.NetworkPlan, lay: Layout) -> tuple[nw.Networks, Netw
     rack = np.zeros(0, np.int64)
     if with_su:
         plan = replace(plan, node_groups=su_groups(plan, lay))
+        plan = replace(plan, inband_blocks=inband_blocks(plan, lay))
         rack, _ = leaf_racks(plan, lay)
         plan = replace(plan, leaves_with_su=int((rack >= 0).sum()))
     plan = replace(plan, oob_home=oob_home(plan, lay, rack))
@@ -385,6 +386,34 @@ def su_groups(plan: nw.NetworkPlan, lay: Layout) -> tuple[int, ...]:
     if problems:
         raise InputError(problems)
     return tuple(out)
+
+
+def inband_blocks(plan: nw.NetworkPlan, lay: Layout) -> tuple[int, ...]:
+    """Node groups on each block of in-band leaves (the model's ``NetworkPlan.inband_blocks``); () one group each.
+
+    The rule: consecutive groups (small SUs) share a leaf pair while their nodes' units fit
+    one pair's down ports, they stand in one row and every node is within
+    :data:`ACCESS_REACH_M` of their middle node's rack; a pair thus serves a whole number of
+    SUs, or (an SU larger than a pair) a whole fraction of one.
+    """
+    down, per_node = nw.inband_down(plan), nw.units_per_node(plan)
+    node_rack = _node_racks(plan, lay)
+    row = lay.racks.row[node_rack]
+    out: list[int] = []
+    first, nodes, joined = 0, 0, 0
+    for g in nw.node_groups(plan, 1):
+        f = first + nodes
+        if joined:
+            a, z = first, f + g
+            fits = (nodes + g) * per_node <= down and row[a] == row[z - 1] and (row[a:z] == row[a]).all()
+            if fits and _spread_m(lay.spec, lay.racks, node_rack[a:z], np.zeros(1, np.int64), np.asarray([z - a], np.int64))[0] <= ACCESS_REACH_M:
+                nodes += g
+                joined += 1
+                continue
+            out.append(joined)
+        first, nodes, joined = f, g, 1
+    out.append(joined)
+    return tuple(out) if max(out) > 1 else ()
 
 
 def _spread_m(s, racks: Racks, node_rack: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
