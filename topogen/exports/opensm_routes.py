@@ -73,7 +73,15 @@ def lids_needed(fabric: Fabric, sub: ib.Subnet, lmc: int, dirs=ib.FIND) -> int:
 
 
 def check(fabric: Fabric, choice: lft.Choice) -> None:
-    """An InputError when a subnet cannot be routed: more LIDs than the unicast LID space holds."""
+    """An InputError when a subnet cannot be routed: a leaf pair's ISLs, or more LIDs than the unicast LID space holds.
+
+    A leaf pair (``design: leaf-pair``, rail-optimized) joins two leaves of one
+    tier by ISLs: no fat tree, so ftree refuses it and OpenSM falls back to
+    minhop, and the ibnetdiscover export these tables are computed from does
+    not list the ISLs; so the run stops instead of reporting pairs without a path.
+    """
+    if len(fabric.isls):
+        raise InputError([Problem("routing", f"{choice.label}: the {fabric.arch} leaf pair (design: leaf-pair) joins its two leaves by inter-switch links, which is no fat tree (OpenSM's ftree refuses it and falls back to minhop), and the ibnetdiscover export OpenSM routes does not list those links", "use --routing dmodk (ftree's destination-mod-k: the ISL is picked by destination), spray or ecmp; or --arch rail-only (no ISL)")])
     for sub in ib.subnets(fabric):
         need = lids_needed(fabric, sub, choice.lmc)
         if need > lft.MAX_UNICAST_LID:
