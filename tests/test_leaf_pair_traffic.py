@@ -169,3 +169,19 @@ def test_opensm_routing_on_a_pair_is_refused():
         opensm_routes.check(fabric(32, 8, 8, 64), lft.parse("opensm:ftree"))
     assert e.value.problems[0].path == "routing" and "no fat tree" in e.value.problems[0].message
     opensm_routes.check(fabric(32, 8, 8, 64, arch="rail-only"), lft.parse("opensm:ftree"))  # no ISL: routed as any rail-only fabric
+
+
+def test_build_traffic_overview_takes_an_isl_down():
+    """topogen build --traffic on a pair: the failure case is its first ISL (a spine's counterpart), rail-only has none."""
+    from topogen import pipeline
+    from topogen.traffic import overview
+
+    spec = build_spec({"name": "lp", "design": "leaf-pair", "gpus": 64, "hb_domain": 8, "radix": 128, "oversubscription": "2:1", "hb_bandwidth_gbps": 7200})
+    sec = pipeline.build(spec, traffic=True).traffic
+    got = {(r["arch"], r["pattern"], r["failed"]) for r in sec["rows"]}
+    assert got == {(a, p, "none") for a in ("rail-optimized", "rail-only") for p in overview.PATTERNS} | {("rail-optimized", p, "leaf-a:p33") for p in overview.PATTERNS}
+    assert sec["notes"] == ["rail-only: one switch tier, no spine (or ISL) to take out"]
+    a2a = [r for r in sec["rows"] if r["arch"] == "rail-optimized" and r["pattern"] == "alltoall"]
+    assert [r["min_rate_fraction"] for r in a2a] == pytest.approx([1.0, 4 * 15 / 64])  # 16 ISLs, then 15
+    hist = [h for h in sec["histograms"] if h["arch"] == "rail-optimized" and h["failed"] == "none"][0]
+    assert {t["tier"]: t["links"] for t in hist["tiers"]}["leaf-leaf"] == 2 * 16
