@@ -66,7 +66,7 @@ def test_isls_are_priced():
 def test_a_pair_past_its_ports_is_skipped_naming_design():
     """256 GPUs on 128-port leaves: rail-only fills both leaves (no ISL); rail-optimized would need 128 more ports."""
     rows = {o["arch"]: row for o, row in screened(search(256, 8, 128, design=("leaf-pair",)))}
-    assert rows["rail-optimized"]["skipped"].startswith("design: design: leaf-pair (rail-optimized) holds at most 128 GPUs")
+    assert rows["rail-optimized"]["skipped"].startswith("design: a leaf pair (rail-optimized) holds at most 128 GPUs")
     assert "skipped" not in rows["rail-only"] and rows["rail-only"]["switches"] == 2
 
 
@@ -74,3 +74,19 @@ def test_design_values_are_checked():
     with pytest.raises(Exception) as e:
         search(32, 8, 64, design=("clos", "leafpair"))
     assert "search.space.design: unknown design 'leafpair'" in str(e.value.problems[0].render()) and "clos, leaf-pair" in e.value.problems[0].render()
+
+
+@pytest.mark.parametrize("ratio", ["1:1", "3:1"])
+def test_explicit_builds_agree_with_the_screening(ratio):
+    """What the search builds near the front: the pair's counts, hops, blast radius, parts and iteration are the screened ones."""
+    from topogen.search.explicit import build_design
+
+    s = space.parse({"workload": {"model": "gpt-3-175b", "gpu": "b200"}, "search": {"gpus": 128, "space": {"arch": ["rail-optimized", "rail-only"], "hb_domain": [8], "catalog": ["xdr-800g"], "radix": [128], "link_speed": [400], "oversubscription": [ratio], "design": ["leaf-pair"]}}}, {})
+    sc = screen.Screener(s, run.load_catalogs(s))
+    for o, row in screened(s):
+        sc.materialize(row)
+        got = build_design(row["spec"])
+        assert got["valid"] and got["closed_form_agrees"]
+        for key in ("tiers", "switches_per_tier", "links_per_tier", "links", "switch_hops", "blast_radius_gpus", "cables_optics", "iteration_s"):
+            assert got[key] == row[key], (o["arch"], key)
+        assert got["cost_usd"] == pytest.approx(row["cost_usd"], rel=0.02)  # media by routed length in the build
