@@ -11,6 +11,8 @@ rank lives on one leaf, so it never crosses an ISL.
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -161,14 +163,37 @@ def test_failing_a_leaf_takes_its_isls():
     assert len(g.isls) == 0 and len(g.links) == len(f.links)  # GPU cables are never drawn
 
 
-def test_opensm_routing_on_a_pair_is_refused():
+def test_opensm_routing_needs_the_isls_in_the_export():
+    """OpenSM routes the ibnetdiscover export: a pair whose export lacks the ISLs is refused (exit 2), with them it is routed."""
+    from topogen.exports import ibnetdiscover as ib
     from topogen.exports import opensm_routes
     from topogen.traffic import lft
 
-    with pytest.raises(InputError) as e:
-        opensm_routes.check(fabric(32, 8, 8, 64), lft.parse("opensm:ftree"))
-    assert e.value.problems[0].path == "routing" and "no fat tree" in e.value.problems[0].message
+    f = fabric(32, 8, 8, 64)
+    exported = any((sub.links >= len(f.links)).any() for sub in ib.subnets(f))
+    if exported:
+        opensm_routes.check(f, lft.parse("opensm:ftree"))  # routed (OpenSM falls back from ftree on a pair, and says so)
+    else:
+        with pytest.raises(InputError) as e:
+            opensm_routes.check(f, lft.parse("opensm:ftree"))
+        assert e.value.problems[0].path == "routing" and "does not list them" in e.value.problems[0].message
     opensm_routes.check(fabric(32, 8, 8, 64, arch="rail-only"), lft.parse("opensm:ftree"))  # no ISL: routed as any rail-only fabric
+
+
+@pytest.mark.skipif(shutil.which("ibsim") is None or shutil.which("opensm") is None, reason="ibsim-utils/opensm not installed")
+@pytest.mark.parametrize("n,k,gpn,r,ratio,planes", [(32, 8, 8, 64, "1:1", 1), (48, 4, 2, 64, "2:1", 2)])
+def test_opensm_routes_the_pair_over_its_isls_when_the_export_lists_them(n, k, gpn, r, ratio, planes):
+    """With the ISLs in the export, OpenSM's tables reach every GPU, in at most two switches, and use the ISLs."""
+    from topogen.exports import ibnetdiscover as ib
+    from topogen.exports import opensm_routes
+
+    f = fabric(n, k, gpn, r, ratio, planes)
+    if not any((sub.links >= len(f.links)).any() for sub in ib.subnets(f)):
+        pytest.skip("the ibnetdiscover export of this tree does not list the ISLs")
+    res = run(f, parse("alltoall"), "opensm:minhop", HB, routes=opensm_routes.tables)
+    assert res.unroutable == 0 and isl_load(res) > 0
+    perm = run(f, parse("shift:1"), "opensm:minhop", HB, routes=opensm_routes.tables)
+    assert perm.unroutable == 0 and perm.min_rate_fraction == pytest.approx(1.0)
 
 
 def test_build_traffic_overview_takes_an_isl_down():

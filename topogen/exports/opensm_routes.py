@@ -73,16 +73,17 @@ def lids_needed(fabric: Fabric, sub: ib.Subnet, lmc: int, dirs=ib.FIND) -> int:
 
 
 def check(fabric: Fabric, choice: lft.Choice) -> None:
-    """An InputError when a subnet cannot be routed: a leaf pair's ISLs, or more LIDs than the unicast LID space holds.
+    """An InputError when a subnet cannot be routed: a leaf pair the export lacks the ISLs of, or more LIDs than the unicast LID space holds.
 
-    A leaf pair (``design: leaf-pair``, rail-optimized) joins two leaves of one
-    tier by ISLs: no fat tree, so ftree refuses it and OpenSM falls back to
-    minhop, and the ibnetdiscover export these tables are computed from does
-    not list the ISLs; so the run stops instead of reporting pairs without a path.
+    A leaf pair (``design: leaf-pair``, rail-optimized) joins its two leaves by
+    ISLs; OpenSM routes what the ibnetdiscover export lists, so an export
+    without the ISLs would show every pair across the leaves unroutable: the
+    run stops instead (once the export lists them, OpenSM routes the pair).
     """
-    if len(fabric.isls):
-        raise InputError([Problem("routing", f"{choice.label}: the {fabric.arch} leaf pair (design: leaf-pair) joins its two leaves by inter-switch links, which is no fat tree (OpenSM's ftree refuses it and falls back to minhop), and the ibnetdiscover export OpenSM routes does not list those links", "use --routing dmodk (ftree's destination-mod-k: the ISL is picked by destination), spray or ecmp; or --arch rail-only (no ISL)")])
-    for sub in ib.subnets(fabric):
+    subs = ib.subnets(fabric)
+    if len(fabric.isls) and not any((sub.links >= len(fabric.links)).any() for sub in subs):
+        raise InputError([Problem("routing", f"{choice.label}: the {fabric.arch} leaf pair (design: leaf-pair) joins its two leaves by inter-switch links, and the ibnetdiscover export OpenSM routes does not list them, so OpenSM would see two leaves apart", "use --routing dmodk (ftree's destination-mod-k: the ISL is picked by destination), spray or ecmp; or --arch rail-only (no ISL)")])
+    for sub in subs:
         need = lids_needed(fabric, sub, choice.lmc)
         if need > lft.MAX_UNICAST_LID:
             raise InputError([Problem("routing", f"{choice.label}: subnet {sub.name} of the {fabric.arch} fabric needs {need:,} LIDs ({fabric.gpus:,} GPUs), more than InfiniBand's {lft.MAX_UNICAST_LID:,} unicast LIDs, so OpenSM cannot route it" + (f" (LMC {choice.lmc} gives each port {choice.lids} LIDs)" if choice.lmc else ""), "simulate a smaller fabric (fewer --gpus, or more planes: one subnet each), a lower LMC, or use --routing dmodk (ftree's destination-mod-k, computed by topogen at any size)")])
