@@ -149,7 +149,7 @@ def build(fabric: Fabric, hb_gbps: float) -> Network:
     speed = np.minimum(L.a_speed, L.z_speed).astype(np.float64)
     capacity = np.concatenate([np.repeat(speed, 2), np.full(2 * n, float(hb_gbps))])
     link_tier = L.tier.astype(np.int8).copy()
-    link_tier[C0:] = max(fabric.tiers, 1) + 1
+    link_tier[C0:] = max(fabric.tiers, 1) + 1  # Network.isl_tier
     tier = np.concatenate([np.repeat(link_tier, 2), np.zeros(2 * n, np.int8)])
     sw_tier = fabric.switch_tiers().astype(np.int64) if S else np.zeros(0, np.int64)
 
