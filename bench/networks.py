@@ -2,7 +2,7 @@
 
 Plans the networks against the bundled catalog and the compute fabric's switch count, then
 times the wiring with its floor plan (:func:`topogen.layout.networks.wire_and_place`: in a
-large hall the model is wired again until it agrees with the placement), the closed form,
+large hall the model is wired a second time, leaves with their SUs), the closed form,
 :func:`topogen.checks.networks.validate_networks` and the priced BOM
 (:func:`topogen.bom.networks.network_bom`: media per cable), and checks the closed form
 equals the wiring.
@@ -37,7 +37,7 @@ def run(gpus: int) -> str:
     per_rack = max(1, resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node).gpus_per_rack // spec.gpus_per_node)
     plan = network_bom.plan_for(spec, hw, len(compute.switches), per_rack, 16, None, sum(1 for k in lay.racks.kind if k != "compute"))
     t0 = time.perf_counter()
-    wired, nlay = wire_and_place(plan, lay)  # wiring and floor plan (in a large hall: wired again until they agree)
+    wired, nlay = wire_and_place(plan, lay)  # wiring and floor plan (in a large hall: wired twice)
     plan = wired.plan
     t1 = time.perf_counter()
     closed = nw.closed_form(plan)

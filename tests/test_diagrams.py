@@ -527,3 +527,66 @@ def test_fold_keeps_head_and_tail():
     assert slots[: ov.HEAD] == list(range(ov.HEAD))
     assert set(slots[ov.HEAD : n - ov.TAIL]) == {ov.HEAD}
     assert slots[n - ov.TAIL :] == list(range(ov.HEAD + 1, ov.HEAD + 1 + ov.TAIL))
+
+
+# --- design: leaf-pair ---------------------------------------------------------------------------
+
+LEAF_PAIRS = [(128, 8, 8, 128, 1, "1:1"), (96, 8, 2, 128, 2, "2:1"), (48, 4, 4, 64, 1, "3:1")]
+
+
+@pytest.fixture(scope="module", params=LEAF_PAIRS, ids=lambda p: f"n{p[0]}-gpn{p[2]}-pl{p[4]}-{p[5]}")
+def pair(request):
+    n, k, gpn, r, planes, ratio = request.param
+    spec = build_spec({"name": "lp", "design": "leaf-pair", "gpus": n, "hb_domain": k, "gpus_per_node": gpn, "radix": r, "planes": planes, "oversubscription": ratio})
+    ctx = pipeline.build(spec)
+    return ctx, {rel: Dot(g.source) for rel, g in diagrams.diagrams(ctx)}
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_leaf_pair_overview_draws_both_leaves_and_the_isl_bundle(pair, arch):
+    ctx, dots = pair
+    fabric = ctx.fabrics[arch]
+    d = dots[f"{arch}/overview"]
+    isl0 = int((fabric.isls.plane == 0).sum())
+    across = [e for e in d.cables() if e[2].get("topogen_link") == "leaf-leaf"]
+    gpu_leaf = [e for e in d.cables() if "topogen_link" not in e[2]]
+    assert sum(int(e[2]["topogen_links"]) for e in gpu_leaf) == fabric.gpus  # plane 0: one cable per GPU
+    if arch == "rail-optimized":
+        assert len(across) == 1 and int(across[0][2]["topogen_links"]) == isl0 > 0
+        a, z = (d.nodes[x]["label"] for x in across[0][:2])
+        prefix = "pl0-" if ctx.spec.planes > 1 else ""
+        assert f"{prefix}leaf-a" in a and f"{prefix}leaf-b" in z and across[0][2]["dir"] == "none"
+    else:
+        assert across == [] and "no link joins the two leaves" in d.graph_attrs["label"]
+    rows = Counter()
+    for a in _boxes(d):
+        rows[int(a["topogen_row"])] += int(a["topogen_devices"])
+    assert rows == {0: fabric.gpus, 1: 2}
+
+
+def test_leaf_pair_detail_draws_every_isl_with_its_cable_id(pair):
+    ctx, dots = pair
+    fabric = ctx.fabrics["rail-optimized"]
+    if diagrams.detail_too_big(fabric):
+        pytest.skip("no detail diagram at this size")
+    d = dots["rail-optimized/detail"]
+    ids = sorted(int(e[2]["topogen_cable"]) for e in d.cables())
+    assert ids == list(range(1, fabric.cables + 1))
+    sw = [s.name for s in fabric.switches]
+    for a, z, attrs, _ in d.cables():
+        i = int(attrs["topogen_cable"]) - 1
+        if i >= len(fabric.links):
+            j = i - len(fabric.links)
+            assert (a, z, attrs["topogen_link"]) == (sw[fabric.isls.a_dev[j] - fabric.gpus], sw[fabric.isls.z_dev[j] - fabric.gpus], "leaf-leaf")
+
+
+@needs_dot
+def test_leaf_pair_overview_renders(pair, tmp_path):
+    ctx, _ = pair
+    for rel, g in diagrams.diagrams(ctx):
+        if rel.endswith("overview"):
+            path = tmp_path / "x.dot"
+            path.write_text(g.source, encoding="utf-8")
+            res = subprocess.run(["dot", "-Tsvg", str(path)], capture_output=True, timeout=120)
+            assert res.returncode == 0 and res.stderr == b"", (rel, res.stderr[-500:])
+            assert b"ISLs" in res.stdout or "rail-only" in rel or rel == "overview"

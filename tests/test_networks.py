@@ -184,10 +184,21 @@ def test_three_tiers_closed_form_equals_wiring(nodes, su, radix):
 
 
 def test_fourth_tier_is_an_input_error():
+    """1,024 node leaves of 40 ports: each plane's 26 super-spines outnumber a whole pod spine's 20 uplinks."""
     with pytest.raises(InputError) as e:
-        nw.closed_form(_plan(4096, 32, 40))
+        nw.closed_form(_plan(8192, 32, 40))
     assert e.value.problems[0].path == "networks.storage.switch"
     assert "fourth tier" in e.value.problems[0].message
+
+
+def test_a_pod_shared_with_target_leaves_is_partial():
+    """512 node leaves: a pod holds the last 12 node leaves and 8 target leaves; its spines reach 12 of a plane's 13 super-spines, as a partial pod's do (it was refused as a fourth tier)."""
+    p = _plan(4096, 32, 40)
+    st = nw.storage_shape(p)
+    f, n, _ = st.upper.pods[-2]  # the last pod holds target leaves alone
+    assert n == 20 and f < len(st.leaf_down) < f + n
+    assert nw.closed_form(p) == nw.generate(p).counts()
+    assert st.upper.planes[1] == 13 and validate_networks(nw.generate(p)) == []
 
 
 # --- required bandwidth ----------------------------------------------------------------------
@@ -358,7 +369,7 @@ def test_converged_past_single_tier_exits_2(tmp_path):
     assert out.returncode == 2
     assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
     leaf_pair = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
-    assert leaf_pair.returncode == 2 and "design: leaf-pair" in leaf_pair.stderr and "Traceback" not in leaf_pair.stderr
+    assert leaf_pair.returncode == 2 and "error: design: a leaf pair (rail-optimized) holds at most 128 GPUs" in leaf_pair.stderr and "Traceback" not in leaf_pair.stderr
 
 
 def test_superpod_ports_and_transceivers_counted_apart(superpod):

@@ -42,7 +42,7 @@ def test_access_runs_fit_their_reach(hall, arch):
     assert mport.sum() > 20_000 and nl.length_m[mport].max() <= ACCESS_REACH_M
     # the leaves stand with their nodes: a node's run to its leaf stays in its row
     assert nl.leaves_with_su == n.plan.leaves_with_su > 0
-    assert n.plan.oob_home, "the shared devices' OOB homes are set in a hall this size"
+    assert n.plan.oob_home is not None and n.plan.oob_home.storage_leaves, "the shared devices' OOB homes are set in a hall this size"
 
 
 @pytest.mark.parametrize("arch", ARCHES)
@@ -99,13 +99,19 @@ def small_plan():
 
 
 @pytest.mark.parametrize("draw", range(6))
-@pytest.mark.parametrize("extra", [-7, 0, 9])
-def test_oob_homes_are_honoured_and_closed_form_holds(small_plan, draw, extra):
-    """Any homes (some for the management row, any count: cut or stretched) give a wiring equal to the closed form, each device on its home's switches."""
-    shared = nw.solve(small_plan)[2].shared
+@pytest.mark.parametrize("cut", [0, 5])
+def test_oob_homes_are_honoured_and_closed_form_holds(small_plan, draw, cut):
+    """Any homes (some for the management row; sections given in full or ``cut`` short) give a wiring equal to the closed form, each device on its home's switches."""
+    st, ib, o = nw.solve(small_plan)
+    ns, ni = len(st.up) + st.upper.spines, ib.leaves + ib.spines
     rng = np.random.default_rng(draw)
-    groups = len(nw.oob_shape(small_plan, 0, 0).group_switches)
-    homes = tuple(int(x) for x in rng.integers(-1, groups, max(1, shared + extra)))
+    groups = len(o.group_switches)
+
+    def draw_(n):
+        return tuple(int(x) for x in rng.integers(-1, groups + 1, max(0, n - cut)))  # a home past the last group is clipped to it
+
+    fabric_racks = small_plan.compute_switch_racks
+    homes = nw.OobHomes(draw_(small_plan.compute_switches), draw_(ns), draw_(ni), draw_(fabric_racks * small_plan.net.oob.pdus_per_management_rack))
     plan = replace(small_plan, oob_home=homes)
     n = nw.generate(plan)
     assert nw.closed_form(plan) == n.counts()
@@ -115,7 +121,13 @@ def test_oob_homes_are_honoured_and_closed_form_holds(small_plan, draw, extra):
     # the shared block is last; each device's switch belongs to its home group (or is an oob-mgmt switch for -1)
     st, ib, o = nw.solve(plan)
     sel = np.flatnonzero(m)[-o.shared :]
-    want = nw._homes(plan, o.shared)
+    want = nw.homes(plan, o.shared, ns, ni)
+    assert want[: len(homes.fabric)] == list(homes.fabric) and want[small_plan.compute_switches : small_plan.compute_switches + len(homes.storage_leaves)] == list(homes.storage_leaves)
     for j, h in zip(sel.tolist(), want):
         s = n.switches[int(c.z_idx[j])]
         assert (s.group == min(h, groups - 1)) if h >= 0 else s.name.startswith("oob-mgmt-")
+
+
+def test_homes_for_more_devices_than_the_model_has_are_refused(small_plan):
+    with pytest.raises(ValueError):
+        nw.generate(replace(small_plan, oob_home=nw.OobHomes(fabric=(0,) * (small_plan.compute_switches + 1))))

@@ -158,6 +158,9 @@ CASES = {
     "dual-homed": lambda: build_spec({"name": "dh", "gpus": 504, "hb_domain": 8, "radix": 16, "homing": "dual"}),
     # scalable units, 3 tiers with the top sized for 12 SUs: a rail-0 leaf per SU, SUs grouped by pod
     "scalable-units": lambda: build_spec({"name": "su", "gpus": 400, "hb_domain": 8, "radix": 16, "scalable_unit": 5, "max_scalable_units": 12, "reserved_leaf_ports": 1}),
+    # design: leaf-pair: every node on both leaves (A-B-B-A), so the pair is one Slurm switch holding every node
+    "leaf-pair": lambda: build_spec({"name": "lp", "gpus": 128, "hb_domain": 8, "radix": 128, "design": "leaf-pair"}),
+    "leaf-pair-trays-two-planes": lambda: build_spec({"name": "lp2", "gpus": 96, "hb_domain": 8, "gpus_per_node": 2, "radix": 128, "design": "leaf-pair", "planes": 2, "oversubscription": "2:1"}),
 }
 
 
@@ -172,6 +175,19 @@ def test_tree_loads_without_topology_warnings(case, arch, munge, tmp_path):
     assert topology_trouble(log) == []
     switches = sum(1 for ln in tree.read_text().splitlines() if ln.startswith("SwitchName="))
     assert log.count("_log_switches: Switch level:") == switches  # slurmctld read every switch we wrote
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_leaf_pair_is_one_switch_over_every_node(arch, munge, tmp_path):
+    """Both leaves of a pair hold every node: one Slurm switch; the alternative, each node under both leaves, is flagged by slurmctld."""
+    out = build(CASES["leaf-pair-trays-two-planes"](), tmp_path)
+    nodes = gpu_nodes(out / arch / "netbox")
+    lines = [ln for ln in (out / arch / "slurm" / "tree" / "topology.conf").read_text().splitlines() if ln.startswith("SwitchName=")]
+    assert lines == ["SwitchName=pl0-leaf Nodes=hb[00-11]-n[0-3]"] and len(nodes) == 48  # 12 domains of 4 two-GPU nodes
+    both = tmp_path / "both.conf"
+    both.write_text(f"SwitchName=pl0-leaf-a Nodes={hostlist(nodes)}\nSwitchName=pl0-leaf-b Nodes={hostlist(nodes)}\nSwitchName=top Switches=pl0-leaf-a,pl0-leaf-b\n")
+    log, _ = run_slurmctld(tmp_path / "ctld", munge, both, nodes)
+    assert topology_trouble(log), log[-2000:]
 
 
 def test_detector_catches_a_bad_tree(munge, tmp_path):

@@ -13,6 +13,15 @@ bytes/s (our algebra on the rail-only paper's all-to-all, arXiv 2307.12169):
 - rail-only, store-and-forward (an upper bound): ``T = K(M−1)·s/B_S + (K−1)·M·s/B_F``,
   an overhead of ``(K−1)·M/(K·(M−1)) · B_S/B_F`` over the Clos.
 
+On a leaf pair (``design: leaf-pair``, rail-optimized) the two leaves of a
+plane are joined by ``I`` ISLs. Every HB domain has half its GPUs on each leaf
+(the A-B-B-A split), so of the NIC bytes half cross the ISLs: with ``N`` GPUs
+in groups of ``g``, ``N·(g−K)·s/4`` bytes cross each way per plane against
+``I`` links, while each NIC moves ``(g−K)·s``; the Clos time's NIC term is then
+multiplied by ``max(1, N/(4I))`` (:func:`isl_factor`): 1 from 2:1 GPU:ISL
+ports down (``I ≥ N/4``), ``3/2`` at 3:1 (on a whole pair). Rail-only keeps
+each rail on one leaf and has no ISL.
+
 The rail-only paper's abstracts quote 4.1–5.6 % (v3/v4) and 8.2–11.2 % (v5)
 overhead from a model that is not public; these bounds do not claim to
 reproduce them.
@@ -44,13 +53,25 @@ class AllToAll:
         return asdict(self)
 
 
-def alltoall(hb_domain: int, domains: int, bytes_per_pair: float, scale_out_Bps: float, hb_Bps: float) -> AllToAll:
-    """Completion times and bytes of one uniform all-to-all over ``domains`` HB domains of ``hb_domain`` GPUs."""
+def isl_factor(gpus: int, isls: int) -> float:
+    """How much longer a leaf pair's ISLs make an all-to-all's network term: ``max(1, N/(4·I))`` (see the module).
+
+    ``isls`` per plane; 1.0 without ISLs to limit (``isls`` 0 means no leaf pair).
+    """
+    return max(1.0, gpus / (4 * isls)) if isls else 1.0
+
+
+def alltoall(hb_domain: int, domains: int, bytes_per_pair: float, scale_out_Bps: float, hb_Bps: float, clos_isl_factor: float = 1.0) -> AllToAll:
+    """Completion times and bytes of one uniform all-to-all over ``domains`` HB domains of ``hb_domain`` GPUs.
+
+    ``clos_isl_factor`` (:func:`isl_factor`) stretches the rail-optimized
+    network term on a leaf pair whose ISLs carry less than the NICs offer.
+    """
     k, m, s = hb_domain, domains, bytes_per_pair
     nic = k * (m - 1) * s
     nv_clos = (k - 1) * s
     nv_ro = (k - 1) * m * s
-    clos = max(nic / scale_out_Bps, nv_clos / hb_Bps)
+    clos = max(nic * clos_isl_factor / scale_out_Bps, nv_clos / hb_Bps)
     piped = max(nic / scale_out_Bps, nv_ro / hb_Bps)
     serial = nic / scale_out_Bps + nv_ro / hb_Bps if m > 1 else nv_ro / hb_Bps
     over_p = piped / clos - 1 if clos > 0 else None

@@ -17,6 +17,7 @@ from topogen.analysis import bus_bandwidth as bus
 from topogen.analysis import checkpoint as ckpt
 from topogen.analysis import dp_traffic as dpt
 from topogen.analysis import iteration as it
+from topogen.spec.counts import arch_counts
 from topogen.spec.params import EQ1_ACTIVATION_BYTES, EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, Param, as_dicts, gbps_to_Bps
 from topogen.spec.workload import Workload
 from topogen.util.errors import InputError, Problem
@@ -258,8 +259,16 @@ def alltoall_report(specs: Sequence, bytes_per_pair: float | None = None, hb_gbp
             raise InputError([Problem("bytes_per_pair", "the all-to-all needs its bytes per GPU pair", "give --bytes-per-pair, or a workload model with moe: experts and top_k (e.g. --model deepseek-v3)")])
         gsrc = ("user", "--group-gpus / workload.parallelism.expert_parallel") if (group_gpus or (wl and wl.parallelism.expert_parallel)) else (("paper", f"model {wl.model.name}: {wl.model.source('moe.expert_parallel')[1]}") if wl is not None and wl.model.expert_parallel == g else ("spec", "all N GPUs"))
         rep.add_params([Param("all-to-all group", g, "GPUs", gsrc[0], gsrc[1])])
-        r = a2a.alltoall(k_in, m, s, gbps_to_Bps(bs.value), gbps_to_Bps(bf.value))
+        factor = 1.0
+        if spec.design == "leaf-pair" and m > 1:
+            isls = arch_counts(spec, "rail-optimized").isls // spec.planes
+            factor = a2a.isl_factor(spec.gpus, isls)
+            rep.add_params([Param("I, ISLs per leaf pair", isls, "links", "spec", f"spec {spec.name}: design leaf-pair, GPU:ISL ports {spec.oversubscription}")])
+            rep.add_note(f"{spec.name}: leaf pair, half of every GPU's NIC bytes cross the {isls} ISLs; the rail-optimized network term is x{factor:.4g} (max(1, N/(4I)) = max(1, {spec.gpus}/{4 * isls}))")
+        r = a2a.alltoall(k_in, m, s, gbps_to_Bps(bs.value), gbps_to_Bps(bf.value), factor)
         row = {"gpus": spec.gpus, "hb_domain": spec.hb_domain, "group_gpus": g, "domains": m, "bytes_per_pair": s, **r.as_dict(), "hb_ratio": bf.value / bs.value}
+        if spec.design == "leaf-pair":
+            row["isl_factor"] = factor
         rep.rows.append(row)
     rep.add_caveat(CAVEAT_A2A)
     if any(r["domains"] == 1 for r in rep.rows):

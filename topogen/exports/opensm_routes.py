@@ -73,8 +73,17 @@ def lids_needed(fabric: Fabric, sub: ib.Subnet, lmc: int, dirs=ib.FIND) -> int:
 
 
 def check(fabric: Fabric, choice: lft.Choice) -> None:
-    """An InputError when a subnet cannot be routed: more LIDs than the unicast LID space holds."""
-    for sub in ib.subnets(fabric):
+    """An InputError when a subnet cannot be routed: a leaf pair the export lacks the ISLs of, or more LIDs than the unicast LID space holds.
+
+    A leaf pair (``design: leaf-pair``, rail-optimized) joins its two leaves by
+    ISLs; OpenSM routes what the ibnetdiscover export lists, so an export
+    without the ISLs would show every pair across the leaves unroutable: the
+    run stops instead (once the export lists them, OpenSM routes the pair).
+    """
+    subs = ib.subnets(fabric)
+    if len(fabric.isls) and not any((sub.links >= len(fabric.links)).any() for sub in subs):
+        raise InputError([Problem("routing", f"{choice.label}: the {fabric.arch} leaf pair (design: leaf-pair) joins its two leaves by inter-switch links, and the ibnetdiscover export OpenSM routes does not list them, so OpenSM would see two leaves apart", "use --routing dmodk (ftree's destination-mod-k: the ISL is picked by destination), spray or ecmp; or --arch rail-only (no ISL)")])
+    for sub in subs:
         need = lids_needed(fabric, sub, choice.lmc)
         if need > lft.MAX_UNICAST_LID:
             raise InputError([Problem("routing", f"{choice.label}: subnet {sub.name} of the {fabric.arch} fabric needs {need:,} LIDs ({fabric.gpus:,} GPUs), more than InfiniBand's {lft.MAX_UNICAST_LID:,} unicast LIDs, so OpenSM cannot route it" + (f" (LMC {choice.lmc} gives each port {choice.lids} LIDs)" if choice.lmc else ""), "simulate a smaller fabric (fewer --gpus, or more planes: one subnet each), a lower LMC, or use --routing dmodk (ftree's destination-mod-k, computed by topogen at any size)")])

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from topogen.fabric.model import Fabric
-from topogen.fabric.naming import GpuNames
+from topogen.fabric.naming import ISL_LINK, GpuNames
+from topogen.spec import leafpair
 from topogen.spec.counts import tier_role
 from topogen.spec.units import port_budget
 
@@ -69,6 +70,7 @@ class Bundle:
     tier: int
     links: int
     lines: tuple[str, ...]
+    link: str = ""  # the link name when not a tier's up-link: ISL_LINK for a leaf pair's ISLs (drawn across, between the two leaves)
 
 
 @dataclass(slots=True)
@@ -562,7 +564,9 @@ def rail_view(fabric: Fabric, rail: int = 0) -> View:
                 sw = fabric.switches[int(members[0])]
                 lines = [f"{sw.radix}-port"]
                 if len(sw.rails) > 1:
-                    lines.append(f"shared by rails {span(sw.rails[0], sw.rails[-1])} (VLAN/partition)")
+                    contiguous = sw.rails[-1] - sw.rails[0] + 1 == len(sw.rails)  # a leaf pair's leaf holds rails A-B-B-A: 0,3,4,7
+                    shown = span(sw.rails[0], sw.rails[-1]) if contiguous else ",".join(map(str, sw.rails))
+                    lines.append(f"shared by rails {shown} (VLAN/partition)")
                 b = new_box(Box(f"t{j}_{s}", j, role, sw.name, tuple(lines), 1))
             boxes.append(b)
         box_of[ids + N] = np.array(boxes, np.int64)[slots[inv]]
@@ -619,9 +623,61 @@ def rail_view(fabric: Fabric, rail: int = 0) -> View:
     return view
 
 
+def arch_title(fabric: Fabric) -> str:
+    """What a picture calls ``fabric``'s architecture: :data:`ARCH_TITLES`, or the leaf pair's."""
+    if fabric.spec.design == "leaf-pair":
+        return f"{fabric.arch} leaf pair"
+    return ARCH_TITLES[fabric.arch]
+
+
+def leaf_pair_overview(fabric: Fabric) -> View:
+    """``design: leaf-pair``: the two leaves of plane 0, the GPUs on each (by rank), and the ISL bundle between them.
+
+    Both architectures: the GPUs are boxed by leaf (the ranks whose NICs land on
+    it, A-B-B-A), inside a frame of every HB domain; rail-optimized adds the
+    ISLs as one bundle drawn across, rail-only says that no link joins the pair.
+    """
+    spec = fabric.spec
+    N, K = fabric.gpus, fabric.hb_domain
+    col = _switch_columns(fabric)
+    leaves = np.flatnonzero((col["plane"] == 0) & (col["tier"] == 1))
+    title, sub = _title(fabric, f"{arch_title(fabric)}, overview")
+    view = View(title, sub)
+    box_of = np.full(fabric.num_devices, -1, np.int64)
+    side = leafpair.node_sides(spec.gpus_per_node)[np.arange(N) % spec.gpus_per_node]
+    ranks = leafpair.rail_sides(K, spec.gpus_per_node)
+    dw = len(str(max(spec.domains - 1, 0)))
+    view.clusters["hb"] = (f"HB domains {span(0, spec.domains - 1, dw)}", f"each node's {spec.gpus_per_node} NICs alternate A-B-B-A over the pair")
+    for s, sw in enumerate(leaves.tolist()):
+        on = ",".join(str(r) for r in np.flatnonzero(ranks == s).tolist())
+        n = int((side == s).sum())
+        view.boxes.append(Box(f"t0_{s}", 0, "gpu", f"GPUs on {fabric.switches[sw].name}", (plural("gpu", n), f"ranks {on} of each HB domain"), n, "hb"))
+        box_of[np.flatnonzero(side == s)] = s
+    for s, sw in enumerate(leaves.tolist()):
+        view.boxes.append(Box(f"t1_{s}", 1, "leaf", fabric.switches[sw].name, (f"{fabric.switches[sw].radix}-port",), 1))
+        box_of[N + sw] = 2 + s
+    ids = [b.id for b in view.boxes]
+    for st in bundle_stats(fabric, box_of):
+        view.bundles.append(Bundle(ids[st.lower], ids[st.upper], st.tier, st.links, bundle_lines(st, spec.speed_at(1), "gpu", "leaf")))
+    I = fabric.isls
+    isl = np.flatnonzero(I.plane == 0)
+    if len(isl):
+        lo, hi = int(I.a_port[isl].min()), int(I.a_port[isl].max())
+        lines = (f"{num(len(isl))} × {spec.speed_at(1)}G ISLs", f"p{lo}–p{hi} on both · GPU:ISL ports {spec.oversubscription}")
+        view.bundles.append(Bundle(ids[2], ids[3], 1, len(isl), lines, ISL_LINK))
+    elif len(leaves) == 2:
+        view.subtitle = (*view.subtitle, "no link joins the two leaves: traffic between their rails crosses the HB domain (NVLink) first")
+    view.rows[0] = ("GPUs", f"{num(N)} · {num(spec.domains)} HB domains × {K}")
+    pair = f"one pair, {num(len(isl))} ISLs" if len(isl) else "one pair, no ISL"
+    view.rows[1] = _row_label("leaf", 1, len(leaves), spec.radix_at(1), pair)
+    return view
+
+
 VIEWS = {"rail-optimized": rail_optimized_overview, "rail-only": rail_only_overview}
 
 
 def overview(fabric: Fabric) -> View:
-    """The overview of ``fabric``'s architecture."""
+    """The overview of ``fabric``'s architecture (a leaf pair's own view with ``design: leaf-pair``)."""
+    if fabric.spec.design == "leaf-pair":
+        return leaf_pair_overview(fabric)
     return VIEWS[fabric.arch](fabric)

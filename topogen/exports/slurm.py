@@ -42,6 +42,14 @@ switches (past 131,072 GPUs at radix 64, K = 8) the leaves fold into their
 pods (:func:`collapse_leaves`): jobs are then packed by pod, and the tree of
 524,288 GPUs has 529 Slurm switches instead of 2,577.
 
+Leaf pair (``design: leaf-pair``): every node has NICs on both leaves of the
+pair (A-B-B-A), so both serve the same nodes and, as the two leaves of a
+dual-homed pair, they are one Slurm switch (``leaf`` for ``leaf-a`` and
+``leaf-b``; ``pl0-leaf`` with planes) holding every node. Listing each node
+under both leaves is what the tree plugin warns about (a node in several leaf
+switches; ``tests/test_slurm_ctld.py`` proves slurmctld flags it and loads the
+pair as one switch without a word).
+
 Block (``topology/block``, Slurm 23.11+): one block per HB domain,
 ``BlockName=block-<domain> Nodes=<its nodes>`` (``block-hb03 Nodes=hb03``;
 ``block-hb003 Nodes=hb003-n[00-17]`` for an NVL72 rack of 18 trays; the name ends
@@ -74,6 +82,7 @@ import numpy as np
 from topogen.exports.files import arch_dir, open_output
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import NodeNames
+from topogen.spec import leafpair
 
 _TAIL = re.compile(r"^(.*?)(\d+)$")
 
@@ -120,7 +129,7 @@ def rail0_tree(fabric: Fabric) -> list[tuple[int, list[int]]]:
     """
     L = fabric.links
     k = fabric.hb_domain
-    g1 = (L.tier == 1) & (L.plane == 0) & (L.a_dev % k == 0)
+    g1 = (L.tier == 1) & (L.plane == 0) & np.isin(L.a_dev % k, _ranks(fabric))
     gpus, leaves = L.a_dev[g1], L.z_dev[g1]
     order = np.lexsort((gpus, leaves))
     gpus, leaves = gpus[order], leaves[order]
@@ -144,6 +153,14 @@ def rail0_tree(fabric: Fabric) -> list[tuple[int, list[int]]]:
             out.append((sw, pairs[bounds[i] : bounds[i + 1], 1].tolist()))
         reached = parents
     return out
+
+
+def _ranks(fabric: Fabric) -> list[int]:
+    """The ranks whose leaves make the tree: rail 0, and on a leaf pair the first rank of leaf-b too (both leaves hold every node)."""
+    if fabric.spec.design != "leaf-pair":
+        return [0]
+    sides = leafpair.rail_sides(fabric.hb_domain, fabric.spec.gpus_per_node)
+    return [0, int(np.argmax(sides == 1))] if (sides == 1).any() else [0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +353,10 @@ def tree_lines(fabric: Fabric) -> Iterator[str]:
     if fabric.spec.homes > 1:
         yield "# homing: dual: the two leaves of a pair (-a, -b) serve the same nodes, so each pair is one Slurm"
         yield "# switch named without the suffix (a node under two leaves is an error for the tree plugin)."
+    if fabric.spec.design == "leaf-pair":
+        yield "# design: leaf-pair: each node's NICs alternate A-B-B-A over leaf-a and leaf-b, so every node is on"
+        yield "# both leaves; a node under two leaves is an error for the tree plugin, so the pair is one Slurm"
+        yield "# switch (named without the -a/-b suffix) holding every node: one leaf's worth of locality."
     spec = fabric.spec
     if spec.scalable_unit:
         per = spec.units.domains

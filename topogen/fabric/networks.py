@@ -12,6 +12,8 @@ rules below are topogen's reading of them):
 Storage (``design: separate``), a two-tier Clos.
     * Node leaves: one per (scalable unit, node storage port); an SU larger than a leaf's
       down ports takes several. Without SUs, nodes are grouped by a leaf's down ports.
+      With ``node_groups`` (the layout's, in a large hall: SUs, split by row where one
+      wraps between far rows), one per (group, port) likewise, named after the group's SU.
       Each leaf's uplinks are ``ceil(down x u / d)`` at the node ratio ``d:u`` (4:3: 32
       nodes, 24 uplinks). Storage fabric managers take the last leaves' free slots.
     * Target leaves: ``per_su`` gives one per SU with the target ports split evenly,
@@ -28,6 +30,11 @@ In-band, leaf pairs and spines.
       unbonded, one port. Units in order: nodes, management servers, NFS, converged
       storage ports and targets, OOB uplinks. ``down = radix - leaf_uplinks - isl``
       units per leaf; ``2 x ceil(units / down)`` leaves when bonded.
+    * With ``node_groups`` (leaves standing with their nodes), each group's node units
+      (in-band, and converged storage, ports of its nodes) take ``ceil(group units / down)``
+      leaves (pairs) of their own, split evenly, node by node (``inband_blocks`` joins
+      consecutive small groups on one pair); the other units follow on leaves of their
+      own. No leaf serves part of a group and more (:func:`node_leaves` lists them).
     * ``isl`` links join the two leaves of each pair; leaf uplinks stripe over
       ``max(inband.spines, ceil(leaves x leaf_uplinks / (radix - core_uplinks)))``
       spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
@@ -35,12 +42,12 @@ In-band, leaf pairs and spines.
       core, and more than one pair is an input error.
 
 OOB, access switches per scalable unit.
-    * Per SU: the BMCs of its nodes and the PDUs of its compute racks, on
-      ``ceil(ports / access ports)`` switches. Every other managed device (every
+    * Per SU (per node group with ``node_groups``): the BMCs of its nodes and the PDUs
+      of its compute racks, on ``ceil(ports / access ports)`` switches. Every other managed device (every
       switch of every network, management servers, fabric managers, management-rack
       PDUs) takes the spare ports in order, then switches of its own. With ``oob_home``
-      (the layout's, in a hall where those runs are too long) each such device takes its
-      home group's switches instead, sized to hold it, or (home -1) switches of its own.
+      (:class:`OobHomes`, the layout's in a large hall) each such device takes its home
+      group's switches instead, sized to hold it, or (home -1) switches of its own.
     * Each OOB switch has ``oob.uplinks`` to the in-band leaves (one pair's two leaves
       when bonded); fabric managers of a fabric are HA pairs joined back to back.
     * Management racks: the compute layout's network racks (else ``ceil(compute switches /
@@ -76,6 +83,23 @@ _DT = {"net": np.int8, "role": np.int8, "a_kind": np.int8, "a_idx": np.int64, "a
 
 
 @dataclass(frozen=True, slots=True)
+class OobHomes:
+    """The OOB group whose access switches take each shared device's management port (-1: the management row's).
+
+    Only devices outside the management row have a home of their own: the compute
+    switches, the storage node leaves and in-band node leaves standing with their nodes (in
+    switch order; one per leaf, past the given ones -1), the PDUs of the compute layout's
+    switch racks. Every other shared device (target leaves, spines, the other in-band
+    leaves, servers, the added management racks' PDUs) stands in the management row: -1.
+    """
+
+    fabric: tuple[int, ...] = ()
+    storage_leaves: tuple[int, ...] = ()
+    inband_leaves: tuple[int, ...] = ()
+    switch_rack_pdus: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class NetworkPlan:
     """Everything the generators need: the cluster's shape, the section, the catalog's radixes.
 
@@ -99,8 +123,10 @@ class NetworkPlan:
     target_ports: int = 0
     skus: tuple[str, str, str] = ("", "", "")  # storage, in-band, OOB switch SKUs
     compute_switch_racks: int = -1  # racks the compute layout gives the compute switches (-1: ceil(compute_switches / switches_per_rack))
-    oob_home: tuple[int, ...] = ()  # per shared device (the OOB wiring's order): the OOB group whose switches take its management port, -1 the management row's; () the spare ports in order
+    oob_home: OobHomes | None = None  # the OOB group of each shared device (the layout's, in a large hall); None: the spare ports in order
     leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
+    inband_blocks: tuple[int, ...] = ()  # node groups on each block of in-band leaves, in order (several small SUs on one pair); () one group each
+    node_groups: tuple[int, ...] = ()  # nodes of each group (in node order) that has storage node leaves, in-band leaves and OOB switches of its own: an SU, or an SU's nodes in one row; () the SUs for storage and OOB, and in-band in node order. The layout sets it when the leaves stand with their nodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +296,23 @@ def _groups(nodes: int, su: int, cap: int) -> list[int]:
     return [min(size, nodes - g) for g in range(0, nodes, size)]
 
 
+def node_groups(p: NetworkPlan, size: int) -> list[int]:
+    """Nodes of each group, in order: the plan's ``node_groups``, else the SUs (``size``-node groups without SUs)."""
+    if p.node_groups:
+        if sum(p.node_groups) != p.nodes or min(p.node_groups) < 1:
+            raise ValueError(f"node_groups {p.node_groups[:4]}... do not split the {p.nodes} nodes")
+        return list(p.node_groups)
+    return _groups(p.nodes, p.su_nodes, size)
+
+
+def group_units(p: NetworkPlan, groups: list[int]) -> list[int]:
+    """The scalable unit of each group (its first node's); the group's index without SUs."""
+    if not p.su_nodes:
+        return list(range(len(groups)))
+    first = np.concatenate([[0], np.cumsum(groups)[:-1]]).astype(np.int64)
+    return (first // p.su_nodes).tolist()
+
+
 def _split(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
 
@@ -284,7 +327,8 @@ class Upper:
     leaves have uplinks (leaf uplink ``j`` on pod spine ``j``); each pod spine has as many
     uplinks as down links (1:1), and the pod spines at position ``j`` form plane ``j``,
     striped over ``planes[j]`` super-spines the same way (a whole pod's spines reach every
-    super-spine of their plane; the last, partial pod's reach some).
+    super-spine of their plane; the last, partial pod's reach some, and so do those of a pod
+    that also holds target leaves, past the node leaves).
     """
 
     spines: int
@@ -324,16 +368,19 @@ def upper_shape(up: list[int], radix: int, min_spines: int, reserve: int, reach_
     ups = shape.spine_ups(tuple(up))
     planes, at = [], 0
     members: dict[int, list[int]] = {}
-    full: dict[int, list[int]] = {}  # spines of whole pods: they reach every super-spine of their plane (a partial pod's reach some)
-    for _, n, sp in pods:
+    whole: dict[int, list[int]] = {}  # spines of whole pods: they reach every super-spine of their plane (a partial pod's reach some)
+    full: dict[int, list[int]] = {}  # the same, of whole pods of reach_leaves alone (a pod that also holds target leaves is partial for them)
+    for f, n, sp in pods:
         for j in range(sp):
             members.setdefault(j, []).append(ups[at])
             if n == per:
-                full.setdefault(j, []).append(ups[at])
+                whole.setdefault(j, []).append(ups[at])
+                if f + n <= reach_leaves:
+                    full.setdefault(j, []).append(ups[at])
             at += 1
     for j in sorted(members):
         sj = max(1, ceil(sum(members[j]) / room))
-        if sj > min(full.get(j, members[j])):
+        if sj > min(full.get(j) or whole.get(j) or members[j]):
             raise InputError([Problem(where, f"{what} would need a fourth tier of {radix}-port switches", "use a switch with more ports (a director)")])
         planes.append(sj)
     return Upper(shape.spines, pods, tuple(planes))
@@ -365,19 +412,20 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     where = "networks.storage.switch"
     if cap < 1:
         raise InputError([Problem(where, f"a {r}-port storage switch cannot take a node at {st.node_oversubscription}", "use a larger switch or a lower node_oversubscription")])
-    groups = _groups(p.nodes, p.su_nodes, cap)
-    down, grp, prt, first, cnt = [], [], [], [], []
+    groups = node_groups(p, cap)
+    unit_of = group_units(p, groups)
+    down, grp, prt, first, cnt, of_last = [], [], [], [], [], []
     start = 0
     for g, n in enumerate(groups):
         chunks = _split(n, ceil(n / cap))
         for q in range(ports):
             f = start
             for c in chunks:
-                down.append(c), grp.append(g), prt.append(q), first.append(f), cnt.append(c)
+                down.append(c), grp.append(unit_of[g]), prt.append(q), first.append(f), cnt.append(c), of_last.append(g == len(groups) - 1)
                 f += c
         start += n
     ufm = [0] * len(down)
-    last = [i for i, g in enumerate(grp) if g == len(groups) - 1]
+    last = [i for i, x in enumerate(of_last) if x]
     spill = 0  # fabric managers that find no free slot on the last SU's node leaves go to the target leaves
     for j in range(st.fabric_managers):
         i = last[j % len(last)] if last else 0
@@ -388,7 +436,7 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
         ufm[i] += 1
     td, tu = st.ratio("target")
     tcap = max_down(r, td, tu)
-    rule = len(groups) if st.target_leaves == "per_su" else 2
+    rule = len(_groups(p.nodes, p.su_nodes, cap)) if st.target_leaves == "per_su" else 2
     nt = min(max(rule, ceil(p.target_ports / tcap)), p.target_ports)  # no target leaf without a target port
     tdown = _split(p.target_ports, nt) if nt else []
     mports = p.net.management_servers * st.management_ports
@@ -414,6 +462,7 @@ class InbandShape:
     leaves: int
     upper: Upper
     bonded: bool
+    group_leaves: tuple[int, ...] = ()  # leaves (pairs when bonded) of each block of node groups (:func:`inband_blocks`), before the shared ones; () nodes in order
 
     @property
     def spines(self) -> int:
@@ -435,6 +484,58 @@ def inband_units(p: NetworkPlan, oob_switches: int) -> list[tuple[int, int, int,
     return [r for r in runs if r[2] and r[3]]
 
 
+def inband_blocks(p: NetworkPlan) -> list[int]:
+    """Nodes of each block of in-band leaves (``node_groups``, consecutive ones joined by ``inband_blocks``)."""
+    groups = node_groups(p, 1)
+    if not p.inband_blocks:
+        return groups
+    if sum(p.inband_blocks) != len(groups) or min(p.inband_blocks) < 1:
+        raise ValueError(f"inband_blocks {p.inband_blocks[:4]}... do not join the {len(groups)} node groups")
+    ends = np.cumsum(p.inband_blocks)
+    return [sum(groups[e - k : e]) for e, k in zip(ends.tolist(), p.inband_blocks)]
+
+
+def inband_down(p: NetworkPlan) -> int:
+    """Port units an in-band leaf (pair) takes: its ports less the uplinks and inter-switch links."""
+    n = p.net
+    return p.inband_radix - n.inband.leaf_uplinks - (n.inband.isl if n.inband_ports.bonded else 0)
+
+
+def units_per_node(p: NetworkPlan) -> int:
+    """Port units each node puts on the in-band leaves (its in-band ports, and its storage ports when converged)."""
+    step = 2 if p.net.inband_ports.bonded else 1
+    return sum(ports // step + ports % step for kind, _, _, ports, _ in inband_units(p, 0) if kind == NODE)
+
+
+def node_leaves(p: NetworkPlan) -> tuple[np.ndarray, np.ndarray]:
+    """``(first node, nodes)`` of every leaf that serves nodes of one group, in switch order: the storage node leaves, then the in-band group leaves.
+
+    The in-band ones exist with ``node_groups`` only (each leaf of a pair listed); a leaf
+    serves a contiguous run of nodes. The layout stands these leaves with their nodes, and
+    decides where before the model is wired.
+    """
+    first: list[int] = []
+    count: list[int] = []
+    if p.net.storage.design == "separate":
+        st = storage_shape(p)
+        first, count = list(st.leaf_first), list(st.leaf_nodes)
+    if p.node_groups:
+        n = p.net
+        step = 2 if n.inband_ports.bonded else 1
+        per = inband_down(p)
+        pn = units_per_node(p)
+        start = 0
+        for g in inband_blocks(p):
+            at = 0
+            for c in _split(g * pn, ceil(g * pn / per)):
+                a, z = start + at // pn, start + (at + c - 1) // pn
+                first += [a] * step
+                count += [z - a + 1] * step
+                at += c
+            start += g
+    return np.asarray(first, np.int64), np.asarray(count, np.int64)
+
+
 def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     n = p.net
     bonded = n.inband_ports.bonded
@@ -443,14 +544,21 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     if per < 1:
         raise InputError([Problem("networks.inband.leaf_uplinks", f"a {p.inband_radix}-port in-band leaf keeps no down port after {n.inband.leaf_uplinks} uplinks and {isl} inter-switch links", "fewer leaf_uplinks or isl, or a larger switch")])
     step = 2 if bonded else 1
-    units = sum(devs * (ports // step + (ports % step)) for _, _, devs, ports, _ in inband_units(p, oob_switches))
-    leaves = step * ceil(units / per)
+    runs = inband_units(p, oob_switches)
+    units = sum(devs * (ports // step + (ports % step)) for _, _, devs, ports, _ in runs)
+    gl: tuple[int, ...] = ()
+    if p.node_groups:  # each group's nodes on leaves of their own, the shared units on the leaves after
+        per_node = units_per_node(p)
+        gl = tuple(ceil(g * per_node / per) for g in inband_blocks(p))
+        leaves = step * (sum(gl) + ceil((units - p.nodes * per_node) / per))
+    else:
+        leaves = step * ceil(units / per)
     if n.inband.spines == 0:  # single tier: one leaf pair (or leaf), its uplinks to the data-centre core
         if leaves > step:
             raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one {'leaf pair' if bonded else 'leaf'}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit", "set spines: 2 (a spine layer appears), or use a switch with more ports")])
-        return InbandShape(units, per, leaves, Upper(0), bonded)
+        return InbandShape(units, per, leaves, Upper(0), bonded, gl)
     upper = upper_shape([n.inband.leaf_uplinks] * leaves, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
-    return InbandShape(units, per, leaves, upper, bonded)
+    return InbandShape(units, per, leaves, upper, bonded, gl)
 
 
 def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple[int, int]:
@@ -483,7 +591,7 @@ class OobShape:
 
 def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> OobShape:
     n, a = p.net, p.oob_radix
-    groups = _groups(p.nodes, p.su_nodes, max(1, a // max(1, n.bmc_ports.count)))
+    groups = node_groups(p, max(1, a // max(1, n.bmc_ports.count)))
     racks = _racks(p, storage_switches, inband_switches)
     first, gp, gr = 0, [], []
     for cnt in groups:
@@ -493,7 +601,7 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
         first += cnt
     ufms = n.compute_fabric_managers + n.storage.fabric_managers
     shared = p.compute_switches + storage_switches + inband_switches + n.management_servers + ufms + racks[1] * n.oob.pdus_per_management_rack
-    homed = _homed(p, shared, len(groups))
+    homed = _homed(p, shared, len(groups), storage_switches, inband_switches)
     if homed is None:
         gs = [ceil(x / a) for x in gp]
         spare = sum(s * a for s in gs) - sum(gp)
@@ -504,23 +612,27 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
     return OobShape(tuple(gp), tuple(gr), tuple(gs), shared, extra, racks)
 
 
-def _homed(p: NetworkPlan, shared: int, groups: int) -> list[int] | None:
-    """Shared devices per OOB group (and last, for the management row's OOB switches) under ``p.oob_home``; None without homes.
-
-    Homes given for another count of shared devices (the layout placed an earlier model) are
-    stretched over this one: the last home repeats, so the caller's next round settles them.
-    """
-    if not p.oob_home:
+def _homed(p: NetworkPlan, shared: int, groups: int, storage_switches: int, inband_switches: int) -> list[int] | None:
+    """Shared devices per OOB group (and last, for the management row's OOB switches) under ``p.oob_home``; None without homes."""
+    if p.oob_home is None:
         return None
-    h = np.asarray(_homes(p, shared), np.int64)
+    h = np.asarray(homes(p, shared, storage_switches, inband_switches), np.int64)
     out = np.bincount(np.where(h < 0, groups, np.minimum(h, groups - 1)), minlength=groups + 1)
     return out.tolist()
 
 
-def _homes(p: NetworkPlan, shared: int) -> list[int]:
-    """``p.oob_home`` fitted to ``shared`` devices (cut, or the last home repeated)."""
-    h = list(p.oob_home[:shared])
-    return h + [h[-1] if h else -1] * (shared - len(h))
+def homes(p: NetworkPlan, shared: int, storage_switches: int, inband_switches: int) -> list[int]:
+    """The home of every shared device in the OOB wiring's order (:class:`OobHomes` spread over the model's sections)."""
+    h = p.oob_home or OobHomes()
+    n = p.net
+    if len(h.fabric) > p.compute_switches or len(h.storage_leaves) > storage_switches or len(h.inband_leaves) > inband_switches:
+        raise ValueError("OOB homes given for more devices than the model has")
+    servers = n.management_servers + n.compute_fabric_managers + n.storage.fabric_managers
+    out = list(h.fabric) + [-1] * (p.compute_switches - len(h.fabric))
+    out += list(h.storage_leaves) + [-1] * (storage_switches - len(h.storage_leaves))
+    out += list(h.inband_leaves) + [-1] * (inband_switches - len(h.inband_leaves) + servers)
+    out += list(h.switch_rack_pdus)
+    return out[:shared] + [-1] * (shared - len(out))
 
 
 def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
@@ -683,19 +795,32 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
     n, r, speed, sku = p.net, p.inband_radix, p.net.inband_ports.speed, p.skus[1]
     base = len(switches)
     pw = max(2, width(ib.leaves // 2 if ib.bonded else ib.leaves))
+    step = 2 if ib.bonded else 1
+    runs = inband_units(p, oob_switches)
+    unit_of = np.repeat(group_units(p, inband_blocks(p)), ib.group_leaves) if ib.group_leaves else np.zeros(0, np.int64)  # the SU of each group leaf (pair): its block's first
     for i in range(ib.leaves):
         name = f"inb-leaf-{i // 2:0{pw}d}{'ab'[i % 2]}" if ib.bonded else f"inb-leaf-{i:0{pw}d}"
-        switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, pair=i // 2 if ib.bonded else -1))
-    step = 2 if ib.bonded else 1
+        su = int(unit_of[i // step]) if i // step < len(unit_of) else -1
+        switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, su, pair=i // 2 if ib.bonded else -1))
     unit = 0
-    for kind, first, devs, ports, role in inband_units(p, oob_switches):
+    node_unit = 0  # units of the node runs before this one (grouped: a node's units of every node run are in its group's block)
+    per_node = units_per_node(p)
+    for kind, first, devs, ports, role in runs:
         if kind == SWITCH:
             first = oob_first
         per_dev = ports // step + ports % step
         u = unit + np.arange(devs * per_dev, dtype=np.int64)  # a unit per bonded pair (or port)
         dev = first + np.arange(devs, dtype=np.int64).repeat(per_dev)
         k = np.tile(np.arange(per_dev, dtype=np.int64), devs)
-        leaf, port = (u // ib.per_leaf) * step, u % ib.per_leaf + 1
+        if not ib.group_leaves:
+            leaf, port = (u // ib.per_leaf) * step, u % ib.per_leaf + 1
+        elif kind == NODE:
+            leaf, port = _group_slots(p, ib, dev, node_unit + k, per_node)
+            leaf = leaf * step
+            node_unit += per_dev
+        else:  # shared units: the leaves after the groups'
+            s = u - p.nodes * per_node
+            leaf, port = (sum(ib.group_leaves) + s // ib.per_leaf) * step, s % ib.per_leaf + 1
         base_port = 0
         sp = p.net.oob.uplink_speed if role == R_OOBUP else (n.storage.target_speed or speed) if role == R_TARGET else speed
         for side in range(step):
@@ -721,14 +846,32 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
         cables.add(cu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=top + s, a_port=np.arange(r - cu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(s * cu + 1, s * cu + cu + 1), speed=speed)
 
 
+def _group_slots(p: NetworkPlan, ib: InbandShape, node: np.ndarray, j: np.ndarray, per_node: int) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf (pair) and port of unit ``j`` of each ``node``: its group's units split evenly over the group's leaves, node by node."""
+    groups = np.asarray(inband_blocks(p), np.int64)
+    gl = np.asarray(ib.group_leaves, np.int64)
+    ends = np.cumsum(groups)
+    g = np.searchsorted(ends, node, side="right")
+    x = (node - (ends - groups)[g]) * per_node + j  # the unit's place in its group
+    units = groups[g] * per_node
+    q, rem = units // gl[g], units % gl[g]
+    big = rem * (q + 1)  # the first ``rem`` leaves take one unit more
+    chunk = np.where(x < big, x // (q + 1), rem + (x - big) // np.maximum(q, 1))
+    start = np.where(chunk < rem, chunk * (q + 1), big + (chunk - rem) * q)
+    return (np.cumsum(gl) - gl)[g] + chunk, x - start + 1
+
+
 def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwitch], cables: _Cables) -> None:
     """Access switches per group: the group's BMCs and rack PDUs first, then the shared devices in the spare ports."""
     n, a, sku = p.net, p.oob_radix, p.skus[2]
     base = len(switches)
-    gw = max(2, width(len(o.group_switches)))
+    unit_of = group_units(p, node_groups(p, max(1, a // max(1, n.bmc_ports.count))))  # an SU's groups (its rows) number its switches on
+    gw = max(2, width(max(unit_of, default=0) + 1))
+    seen: dict[int, int] = {}
     for g, s in enumerate(o.group_switches):
         for i in range(s):
-            switches.append(NetSwitch(f"oob-su{g:0{gw}d}-{i}", OOB, "access", a, n.bmc_ports.speed, sku, g))
+            k = seen[unit_of[g]] = seen.get(unit_of[g], -1) + 1
+            switches.append(NetSwitch(f"oob-su{unit_of[g]:0{gw}d}-{k}", OOB, "access", a, n.bmc_ports.speed, sku, g))
     for i in range(o.extra):
         switches.append(NetSwitch(f"oob-mgmt-{i}", OOB, "access", a, n.bmc_ports.speed, sku))
     first_node, first_rack, sw = 0, 0, base
@@ -763,8 +906,8 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
     m = len(idx)
     zs = np.concatenate([np.full(c, s, np.int64) for s, _, c in free]) if free else np.zeros(0, np.int64)
     zp = np.concatenate([np.arange(f, f + c) for _, f, c in free]) if free else np.zeros(0, np.int64)
-    if p.oob_home:  # each device on its home group's free ports, the devices of a group in order
-        home = np.asarray(_homes(p, m), np.int64)
+    if p.oob_home is not None:  # each device on its home group's free ports, the devices of a group in order
+        home = np.asarray(homes(p, m, ib_first, base - ib_first), np.int64)
         home = np.where(home < 0, -1, np.minimum(home, len(o.group_switches) - 1))
         zs, zp = np.zeros(m, np.int64), np.zeros(m, np.int64)
         for g in np.unique(home).tolist():

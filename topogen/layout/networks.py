@@ -18,9 +18,11 @@ leaves as it is:
   DGX SuperPOD; a rack without room sends its switch to the management racks. The shared
   OOB switches (``oob-mgmt-*``) take the free slots of the management racks.
 * **In a large hall** (a node's or a shared device's run past :data:`ACCESS_REACH_M`):
-  the storage node leaves and in-band leaves stand with their nodes (``leaves_with_su``),
-  and the shared devices take the OOB switches nearest them (:func:`oob_homes`); the
-  pipeline wires the model again until it agrees with the placement.
+  each scalable unit (split by row where it wraps between far rows: :func:`su_groups`) gets
+  storage node leaves, in-band leaves and OOB switches of its own, its leaves standing with
+  its nodes (:func:`leaf_racks`, ``leaves_with_su``), and the shared devices take the OOB
+  switches nearest them (:func:`oob_home`). These follow from the plan and the compute
+  layout, so :func:`wire_and_place` wires the model once more, not until it settles.
 * **PDUs** are zero-U, mounted at the side of their rack (U 0); their management port is
   taken at mid-height.
 * **Storage targets, the NFS appliance and the data-centre core** are outside the plan:
@@ -43,6 +45,7 @@ from topogen.fabric import networks as nw
 from topogen.layout import Layout
 from topogen.layout.cables import route_m, sold_m
 from topogen.layout.floor import U_M, Racks, row_name
+from topogen.util.errors import InputError, Problem
 
 EXTERNAL = -1  # rack of a device outside the plan (storage targets, NFS, data-centre core)
 
@@ -135,12 +138,16 @@ def plan_networks(networks: nw.Networks, lay: Layout, leaves_with_su: bool = Fal
     }
     # management racks: switch racks (storage, in-band), then server racks
     sw = networks.switches
-    top = np.full(R, s.first_u, np.int64)
-    np.maximum.at(top, p.rack.astype(np.int64), (p.u + p.height_u).astype(np.int64))
+    top = _tops(lay)
     sw_rack = np.full(len(sw), -1, np.int64)
     sw_u = np.zeros(len(sw), np.int64)
     if leaves_with_su:
-        _leaves_with_nodes(networks, where[nw.NODE][0], lay, top, sw_rack, sw_u)
+        ids = [i for i, x in enumerate(sw) if x.network != nw.OOB and x.role == "leaf" and x.group >= 0]  # the node leaves, in nw.node_leaves' order
+        rack, u = leaf_racks(plan_, lay, top)
+        if len(ids) != len(rack):
+            raise AssertionError("the model's node leaves are not the plan's")
+        keep = rack >= 0
+        sw_rack[np.asarray(ids, np.int64)[keep]], sw_u[np.asarray(ids, np.int64)[keep]] = rack[keep], u[keep]
     net_sw = [i for i, x in enumerate(sw) if x.network != nw.OOB and sw_rack[i] < 0]
     servers = plan_.net.management_servers + plan_.net.compute_fabric_managers + plan_.net.storage.fabric_managers
     sw_racks, srv_racks = ceil(len(net_sw) / spr), ceil(servers / spr)
@@ -233,35 +240,50 @@ def oob_too_far(networks: nw.Networks, nlay: NetworkLayout) -> bool:
     return bool(runs.any() and float(nlay.length_m[runs].max()) > ACCESS_REACH_M)
 
 
-def oob_homes(networks: nw.Networks, nlay: NetworkLayout, lay: Layout) -> tuple[int, ...]:
-    """The OOB group nearest each shared device (the model's ``NetworkPlan.oob_home``), -1 for a device in the management row.
+def _tops(lay: Layout) -> np.ndarray:
+    """The first free U of every rack of the compute layout (above its trays and switches)."""
+    p = lay.placement
+    top = np.full(len(lay.racks), lay.spec.first_u, np.int64)
+    np.maximum.at(top, p.rack.astype(np.int64), (p.u + p.height_u).astype(np.int64))
+    return top
 
-    The rule, used only where the spare ports in order would run a Cat6 cord past its reach
-    (:func:`oob_too_far`): a device in the management row (spines, servers, the row's PDUs)
-    takes an OOB switch of that row; any other (a compute switch, a leaf standing with its
-    nodes, a compute switch rack's PDU) the OOB switches of the scalable unit whose middle node's
-    rack is nearest along the cable trays.
-    """
-    c = networks.cables
-    sel = np.flatnonzero(_shared_ports(networks))
-    kind, idx = c.a_kind[sel], c.a_idx[sel]
-    rack = np.zeros(len(sel), np.int64)
-    for k in np.unique(kind).tolist():
-        m = kind == k
-        rack[m] = nlay.where[int(k)][0][idx[m]]
-    groups = _group_first_nodes(networks.plan)
-    ref = np.asarray([nlay.where[nw.NODE][0][f + n // 2] for f, n in groups], np.int64)
-    R = nlay.first_management
-    home = np.full(len(sel), -1, np.int64)
-    out = (rack >= 0) & (rack < R)
-    uniq, inv = np.unique(rack[out], return_inverse=True)
-    if len(uniq):  # distances of every rack holding such a device to every group's rack: a few thousand x a few hundred
-        fl = nlay.floor
+
+def _node_racks(plan: nw.NetworkPlan, lay: Layout) -> np.ndarray:
+    """The compute rack of every node (its first GPU's tray)."""
+    return lay.placement.rack[np.arange(plan.nodes, dtype=np.int64) * plan.gpus_per_node].astype(np.int64)
+
+
+def _nearest_group(plan: nw.NetworkPlan, lay: Layout, rack: np.ndarray) -> np.ndarray:
+    """The OOB group whose middle node's rack is nearest each rack along the trays; -1 for a rack outside the compute layout."""
+    node_rack = _node_racks(plan, lay)
+    ref = np.asarray([node_rack[f + n // 2] for f, n in _group_first_nodes(plan)], np.int64)
+    home = np.full(len(rack), -1, np.int64)
+    inside = (rack >= 0) & (rack < len(lay.racks))
+    uniq, inv = np.unique(rack[inside], return_inverse=True)
+    if len(uniq) and len(ref):  # distances of every rack holding such a device to every group's rack: a few thousand x a few hundred
         ra, rz = np.repeat(uniq, len(ref)), np.tile(ref, len(uniq))
         zero = np.zeros(len(ra), np.float64)
-        d = route_m(lay.spec, fl.row, fl.col, ra, rz, zero, zero).reshape(len(uniq), len(ref))
-        home[out] = np.argmin(d, axis=1)[inv]
-    return tuple(home.tolist())
+        d = route_m(lay.spec, lay.racks.row, lay.racks.col, ra, rz, zero, zero).reshape(len(uniq), len(ref))
+        home[inside] = np.argmin(d, axis=1)[inv]
+    return home
+
+
+def oob_home(plan: nw.NetworkPlan, lay: Layout, leaf_rack: np.ndarray) -> nw.OobHomes:
+    """The OOB group nearest each shared device outside the management row (the model's ``NetworkPlan.oob_home``).
+
+    The rule, used where the spare ports in order would run a Cat6 cord past its reach
+    (:func:`oob_too_far`) and wherever the leaves stand with their nodes: a device in the
+    management row (spines, servers, the row's PDUs) takes an OOB switch of that row; any
+    other (a compute switch, a leaf standing with its nodes, a compute switch rack's PDU) the
+    OOB switches of the group whose middle node's rack is nearest along the cable trays.
+    ``leaf_rack``: :func:`leaf_racks`' racks (empty when the leaves stay in the management row).
+    """
+    fabric = _nearest_group(plan, lay, lay.placement.rack[lay.gpus :].astype(np.int64))
+    nst = len(nw.storage_shape(plan).leaf_first) if plan.net.storage.design == "separate" and len(leaf_rack) else 0
+    leaves = _nearest_group(plan, lay, leaf_rack)
+    switch_racks = np.asarray([i for i, k in enumerate(lay.racks.kind) if k != "compute"], np.int64)
+    pdus = _nearest_group(plan, lay, np.repeat(switch_racks, plan.net.oob.pdus_per_management_rack))
+    return nw.OobHomes(tuple(fabric.tolist()), tuple(leaves[:nst].tolist()), tuple(leaves[nst:].tolist()), tuple(pdus.tolist()))
 
 
 def _shared_ports(networks: nw.Networks) -> np.ndarray:
@@ -272,64 +294,144 @@ def _shared_ports(networks: nw.Networks) -> np.ndarray:
     return (c.net == nw.OOB) & (c.role == nw.R_MPORT) & (c.a_kind != nw.NODE) & ~((c.a_kind == nw.PDU) & (c.a_idx < compute_pdus))
 
 
-def _leaves_with_nodes(networks: nw.Networks, node_rack: np.ndarray, lay: Layout, top: np.ndarray, sw_rack: np.ndarray, sw_u: np.ndarray) -> None:
-    """Put every storage node leaf and in-band leaf in a compute rack of the nodes it serves, above the trays.
+def leaf_racks(plan: nw.NetworkPlan, lay: Layout, top: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rack and U of every node leaf (:func:`topogen.fabric.networks.node_leaves`) standing with its nodes; rack -1: the management row.
 
-    The leaf goes to the rack of its middle node (by node index), else the nearest rack of
-    its nodes with room for a switch; a leaf with no room anywhere among its nodes' racks
-    stays unplaced (``sw_rack`` -1: the management row takes it).
+    The rule: a leaf stands in the rack of its middle node, above the trays, else in the
+    nearest rack of its nodes with room for a switch; a leaf with no room in any of its
+    nodes' racks stays in the management row. Leaves are placed in switch order, each
+    taking the room it finds (``top``, updated). The plan alone decides it, so the model
+    counts these leaves out of the management racks before it is wired.
     """
     s = lay.spec
-    c = networks.cables
-    m = (c.role == nw.R_NODE) & (c.net != nw.OOB) & (c.z_kind == nw.SWITCH)
-    leaf, node = c.z_idx[m], c.a_idx[m]
-    order = np.lexsort((node, leaf))
-    leaf, node = leaf[order], node[order]
-    ids, first, count = np.unique(leaf, return_index=True, return_counts=True)
+    top = _tops(lay) if top is None else top
+    node_rack = _node_racks(plan, lay)
+    first, count = nw.node_leaves(plan)
+    rack = np.full(len(first), -1, np.int64)
+    u = np.zeros(len(first), np.int64)
     kind = lay.racks.kind
-    for i, f, n in zip(ids.tolist(), first.tolist(), count.tolist()):
-        sw = networks.switches[i]
-        if sw.role != "leaf":
-            continue
-        racks = node_rack[node[f : f + n]]
+    for i, (f, n) in enumerate(zip(first.tolist(), count.tolist())):
+        racks = node_rack[f : f + n]
         mid = int(racks[n // 2])
-        cand = sorted(set(racks.tolist()), key=lambda r: (abs(r - mid), r))
-        for r in cand:
+        for r in sorted(set(racks.tolist()), key=lambda r: (abs(r - mid), r)):
             if kind[r] == "compute" and top[r] + s.switch_u - 1 <= s.rack_u:
-                sw_rack[i], sw_u[i] = r, top[r]
+                rack[i], u[i] = r, top[r]
                 top[r] += s.switch_u
                 break
+    return rack, u
 
 
 def wire_and_place(plan: nw.NetworkPlan, lay: Layout) -> tuple[nw.Networks, NetworkLayout]:
     """Wire and place the networks; in a hall too large for the management row's reach, place what serves the nodes near them.
 
-    Two rules (this module's), each only when a run would outgrow its access
-    medium's reach: the storage and in-band leaves stand with their nodes
-    (:func:`too_far`), and shared devices take the OOB switches nearest them
-    (:func:`oob_too_far`, :func:`oob_homes`). Both change the model (management racks, PDUs, OOB
-    switches, in-band units), so it is wired again until the placement agrees with it.
+    The model is wired and placed with every leaf in the management row. Where that
+    placement runs a node's storage or in-band cable past its medium's reach
+    (:func:`too_far`), the leaves stand with their nodes: each scalable unit (split by row
+    where it wraps between rows too far apart: :func:`su_groups`) gets storage node leaves,
+    in-band leaves and OOB switches of its own (:func:`leaf_racks`), and the shared devices
+    take the OOB switches nearest them (:func:`oob_home`); where only a shared device's
+    Cat6 run is too long (:func:`oob_too_far`), just the latter. Those decisions come from
+    the plan and the compute layout alone, so the model is wired once more, and placed.
     """
     net = nw.generate(plan)
     nlay = plan_networks(net, lay)
     with_su, homed = too_far(net, nlay), oob_too_far(net, nlay)
     if not (with_su or homed):
         return net, nlay
-    for _ in range(16):
-        nlay = plan_networks(net, lay, leaves_with_su=with_su)
-        homed = homed or oob_too_far(net, nlay)
-        new = replace(plan, leaves_with_su=nlay.leaves_with_su, oob_home=oob_homes(net, nlay, lay) if homed else ())
-        if new == plan:
-            return net, nlay
-        plan = new
-        net = nw.generate(plan)
-    raise AssertionError("the networks' placement does not settle")
+    rack = np.zeros(0, np.int64)
+    if with_su:
+        plan = replace(plan, node_groups=su_groups(plan, lay))
+        plan = replace(plan, inband_blocks=inband_blocks(plan, lay))
+        rack, _ = leaf_racks(plan, lay)
+        plan = replace(plan, leaves_with_su=int((rack >= 0).sum()))
+    plan = replace(plan, oob_home=oob_home(plan, lay, rack))
+    net = nw.generate(plan)
+    return net, plan_networks(net, lay, leaves_with_su=with_su)
+
+
+def su_groups(plan: nw.NetworkPlan, lay: Layout) -> tuple[int, ...]:
+    """Nodes of each group whose leaves and OOB switches stand with it (the model's ``NetworkPlan.node_groups``).
+
+    The rule: each scalable unit (without SUs: each OOB access switch's worth of nodes) is
+    a group, unless one of its nodes stands farther than
+    :data:`ACCESS_REACH_M` from its middle node's rack (routed from floor to floor, the
+    longest a run between the two racks gets): an SU that wraps from the end of a long row to
+    the start of the next. Such an SU is split by row, each row's share a group of its own.
+    A share still too wide is an InputError naming the SU, the row and the fix (every such share at once).
+    """
+    s = lay.spec
+    racks = lay.racks
+    node_rack = _node_racks(plan, lay)
+    sizes = np.asarray(nw.node_groups(replace(plan, node_groups=()), _oob_group_nodes(plan)), np.int64)  # the SUs (without SUs: an OOB switch's worth of nodes)
+    first = np.cumsum(sizes) - sizes
+    far = _spread_m(s, racks, node_rack, first, sizes) > ACCESS_REACH_M
+    if not far.any():
+        return tuple(sizes.tolist())
+    out: list[int] = []
+    problems: list[Problem] = []
+    for su, (f, n) in enumerate(zip(first.tolist(), sizes.tolist())):
+        if not far[su]:
+            out.append(n)
+            continue
+        rows = racks.row[node_rack[f : f + n]]
+        cut = np.flatnonzero(np.diff(rows)) + 1
+        pf = np.concatenate([[0], cut]).astype(np.int64)
+        pn = np.diff(np.concatenate([pf, [n]])).astype(np.int64)
+        wide = _spread_m(s, racks, node_rack[f : f + n], pf, pn)
+        for k in np.flatnonzero(wide > ACCESS_REACH_M).tolist():
+            row = row_name(int(rows[pf[k]]))
+            what = f"scalable unit {su}" if plan.su_nodes else f"node group {su} (nodes {f}-{f + n - 1})"
+            problems.append(Problem("layout.racks_per_row", f"{what}'s {pn[k]} nodes in row {row} need runs of up to {wide[k]:.0f} m to a leaf or OOB switch in the rack in their middle, past the {ACCESS_REACH_M:g} m reach of the nodes' storage, in-band and BMC media", "stand fewer racks side by side in a row (layout.racks_per_row), narrower racks (layout.rack_width_m), or make networks.scalable_unit smaller"))
+        out += pn.tolist()
+    if problems:
+        raise InputError(problems)
+    return tuple(out)
+
+
+def inband_blocks(plan: nw.NetworkPlan, lay: Layout) -> tuple[int, ...]:
+    """Node groups on each block of in-band leaves (the model's ``NetworkPlan.inband_blocks``); () one group each.
+
+    The rule: consecutive groups (small SUs) share a leaf pair while their nodes' units fit
+    one pair's down ports, they stand in one row and every node is within
+    :data:`ACCESS_REACH_M` of their middle node's rack; a pair thus serves a whole number of
+    SUs, or (an SU larger than a pair) a whole fraction of one.
+    """
+    down, per_node = nw.inband_down(plan), nw.units_per_node(plan)
+    node_rack = _node_racks(plan, lay)
+    row = lay.racks.row[node_rack]
+    out: list[int] = []
+    first, nodes, joined = 0, 0, 0
+    for g in nw.node_groups(plan, 1):
+        f = first + nodes
+        if joined:
+            a, z = first, f + g
+            fits = (nodes + g) * per_node <= down and row[a] == row[z - 1] and (row[a:z] == row[a]).all()
+            if fits and _spread_m(lay.spec, lay.racks, node_rack[a:z], np.zeros(1, np.int64), np.asarray([z - a], np.int64))[0] <= ACCESS_REACH_M:
+                nodes += g
+                joined += 1
+                continue
+            out.append(joined)
+        first, nodes, joined = f, g, 1
+    out.append(joined)
+    return tuple(out) if max(out) > 1 else ()
+
+
+def _spread_m(s, racks: Racks, node_rack: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Longest floor-to-floor route (metres) from each group's middle node's rack to a rack of its nodes."""
+    mid = node_rack[first + sizes // 2]
+    zero = np.zeros(len(node_rack), np.float64)
+    d = route_m(s, racks.row, racks.col, np.repeat(mid, sizes), node_rack, zero, zero)
+    return np.maximum.reduceat(d, first)
+
+
+def _oob_group_nodes(p: nw.NetworkPlan) -> int:
+    """Nodes of an OOB group without SUs: an access switch's worth."""
+    return max(1, p.oob_radix // max(1, p.net.bmc_ports.count))
 
 
 def _group_first_nodes(p: nw.NetworkPlan) -> list[tuple[int, int]]:
-    """``(first node, nodes)`` of every OOB group (the model's grouping: scalable units, or an access switch's worth)."""
-    a = max(1, p.oob_radix // max(1, p.net.bmc_ports.count))
-    sizes = nw._groups(p.nodes, p.su_nodes, a)
+    """``(first node, nodes)`` of every OOB group (the model's grouping: its node groups, scalable units, or an access switch's worth)."""
+    sizes = nw.node_groups(p, _oob_group_nodes(p))
     out, first = [], 0
     for c in sizes:
         out.append((first, c))

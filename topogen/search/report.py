@@ -48,7 +48,7 @@ def render_table(res: Result) -> str:
     for r in res.front:
         body.append((
             r["design"] + (" *" if r["design"] == res.chosen.get("design") else ""), r["arch"], r["catalog"], str(r["hb_domain"]), count(r["gpus"]), str(r["radix"]), str(r["link_speed"]), r["oversubscription"],
-            str(r["tiers"]), count(r["switches"]), usd(r["cost_usd"]), usd_cents(r["cost_per_gpu"]), kw(r["power_w"]).removesuffix(" kW"), count(r["cables_optics"]),
+            str(r["tiers"]) + (" pair" if r.get("fabric_design") == "leaf-pair" else ""), count(r["switches"]), usd(r["cost_usd"]), usd_cents(r["cost_per_gpu"]), kw(r["power_w"]).removesuffix(" kW"), count(r["cables_optics"]),
             count(r["blast_radius_gpus"]), str(r["switch_hops"]), count(r["racks"]) if r.get("racks") is not None else "-",
             f"{r['iteration_s']:.4f}" if r.get("iteration_s") is not None else "-", f"{rel[r['design']]:.3f}" if r["design"] in rel else "-",
         ))
@@ -80,9 +80,10 @@ def render_table(res: Result) -> str:
 def _csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     with open_output(path, newline="") as fh:
         w = CsvWriter(fh)
-        w.writerow(COLUMNS)
+        cols = COLUMNS + (("fabric_design",) if any(r.get("fabric_design") for r in rows) else ())  # a leaf pair searched: say which rows are
+        w.writerow(cols)
         for r in rows:
-            w.writerow(["" if r.get(c) is None else r.get(c) for c in COLUMNS])
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
 
 
 def chosen_yaml(res: Result) -> str:

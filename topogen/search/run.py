@@ -56,7 +56,8 @@ def label(row: dict[str, Any]) -> str:
     """A design in words: ``rail-only ndr-400g K=8 radix 64 400G 1:1``."""
     planes = f" {row['planes']} planes" if row.get("planes", 1) != 1 else ""
     striping = " minimal striping" if row.get("striping") == "minimal" else ""
-    return f"{row['arch']} {row['catalog']} K={row['hb_domain']} N={row['gpus']:,} radix {row['radix']} {row['link_speed']}G {row['oversubscription']}{planes}{striping}"
+    pair = " leaf pair" if row.get("fabric_design") == "leaf-pair" else ""
+    return f"{row['arch']} {row['catalog']} K={row['hb_domain']} N={row['gpus']:,} radix {row['radix']} {row['link_speed']}G {row['oversubscription']}{planes}{striping}{pair}"
 
 
 def load_catalogs(s: Search) -> dict[str, cat.Catalog]:

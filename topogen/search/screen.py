@@ -97,6 +97,8 @@ class Screener:
         row["oversubscription"] = overrides.get("oversubscription", self.search.base.get("oversubscription", "1:1"))
         if overrides.get("striping", self.search.base.get("striping")) == "minimal":  # a key only when set: balanced rows as before
             row["striping"] = "minimal"
+        if overrides.get("design", self.search.base.get("design")) == "leaf-pair":  # likewise: Clos rows as before ("design" is the row's name)
+            row["fabric_design"] = "leaf-pair"
         try:
             spec = self.spec(name, overrides)
             arch = spec.arch
@@ -124,6 +126,9 @@ def digest_of(spec_dict: Mapping[str, Any]) -> str:
 
 def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog, media_cache: dict[tuple, Any] | None = None) -> dict[str, Any]:
     """Cost, power, optics, blast radius and hops of a design from its closed-form counts and the catalog.
+
+    A leaf pair's ISLs (``closed.isls``) are priced as tier-1 cables between
+    switches: the leaves' media, a switch transceiver at each end.
 
     ``media_cache`` keeps each link tier's media across designs (the catalog's
     rules depend on the tier, its length class, the switch, speed and node size).
@@ -160,6 +165,22 @@ def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog, media_cache: di
             cables += q
             cost += q * media.cable.price_usd
             power += q * media.cable.power_w
+    if closed.isls:  # a leaf pair's ISLs: switch to switch at the leaves' media, a transceiver at each end
+        sw, mode = hw.switch_at(spec, 1, t)  # type: ignore[misc]
+        key = (hw.name, hw.sha256, 1, cat.length_class(1, spec.domains), sw.sku, mode, spec.speed_at(1), spec.gpus_per_node)
+        if key not in media_cache:
+            media_cache[key] = cat.resolve_media(hw, 1, spec.domains, sw, mode, spec.speed_at(1), spec.gpus_per_node)[0]
+        media = media_cache[key]
+        if media is not None and media.transceiver is not None:
+            q = math.ceil(closed.isls * 2 / media.transceiver.ports_per_module)
+            transceivers += q
+            cost += q * media.transceiver.price_usd
+            power += q * media.transceiver.power_w
+        if media is not None and media.cable is not None:
+            q = math.ceil(closed.isls / media.cable.links_per_cable)
+            cables += q
+            cost += q * media.cable.price_usd
+            power += q * media.cable.power_w
     nic = hw.nic_for(spec.link_speed)
     if nic is not None:
         q = spec.gpus * -(-spec.nic_ports // nic.ports)
@@ -170,7 +191,7 @@ def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog, media_cache: di
         "switches_per_tier": list(closed.switches_per_tier),
         "links_per_tier": list(closed.links_per_tier),
         "switches": sum(closed.switches_per_tier),
-        "links": sum(closed.links_per_tier),
+        "links": closed.links,  # ISLs included (none in a Clos)
         "cost_usd": round(cost, 2),
         "cost_per_gpu": round(cost / spec.gpus, 2),
         "power_w": round(power, 2),
@@ -178,13 +199,15 @@ def estimate(spec: Spec, closed: counts.Counts, hw: cat.Catalog, media_cache: di
         "cables": int(cables),
         "cables_optics": int(transceivers + cables),
         "blast_radius_gpus": busiest_leaf_gpus(spec),
-        "switch_hops": 2 * t - 1,
+        "switch_hops": 2 if closed.isls else 2 * t - 1,  # a leaf pair: leaf-a > ISL > leaf-b
         "racks": None,  # the floor layout's: known after the explicit build
     }
 
 
 def busiest_leaf_gpus(spec: Spec) -> int:
     """GPUs on the busiest leaf: those that lose bandwidth when it fails (the estimate of the blast radius)."""
+    if spec.design == "leaf-pair":  # each leaf of a pair carries half the GPUs (A-B-B-A)
+        return spec.gpus // 2
     return _busiest(spec.arch, spec.gpus, spec.domains, spec.hb_domain, spec.radix, bool(spec.tier_radix), spec.shape, spec.packs_rails(spec.arch), spec.units)
 
 

@@ -35,11 +35,11 @@ from typing import Any, Mapping
 from topogen.util import resources
 from topogen.util.errors import InputError, Problem, check_section, show
 from topogen.spec.cluster import ALLOWED_KEYS, NAME_RE, ARCH_CHOICES, LEAF_PACKING_CHOICES, PACKING_CHOICES, available_catalogs, read_spec_file
-from topogen.spec.fields import STRIPING_CHOICES, as_int
+from topogen.spec.fields import DESIGN_CHOICES, STRIPING_CHOICES, as_int
 from topogen.spec.yamlfile import read_yaml
 
 SEARCH_KEYS = ("gpus", "space", "objectives", "constraints", "choose", "slack")
-AXES = ("arch", "hb_domain", "catalog", "radix", "link_speed", "planes", "oversubscription", "rail_packing", "leaf_packing", "scalable_unit", "striping")
+AXES = ("arch", "hb_domain", "catalog", "radix", "link_speed", "planes", "oversubscription", "rail_packing", "leaf_packing", "scalable_unit", "striping", "design")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +176,7 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
         if not axes[axis] and base.get(axis) is not None:
             axes[axis] = (_norm(axis, "/".join(map(str, base[axis])) if isinstance(base[axis], list) else base[axis]),)
         base.pop(axis, None)
-    for axis, choices in (("arch", ("rail-optimized", "rail-only")), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("striping", STRIPING_CHOICES)):
+    for axis, choices in (("arch", ("rail-optimized", "rail-only")), ("rail_packing", PACKING_CHOICES), ("leaf_packing", LEAF_PACKING_CHOICES), ("striping", STRIPING_CHOICES), ("design", DESIGN_CHOICES)):
         bad = [v for v in axes[axis] if v not in choices]
         if bad:
             problems.append(Problem(f"search.space.{axis}", f"unknown {axis} {', '.join(map(show, bad))}", f"valid values: {', '.join(choices)}"))
@@ -380,8 +380,8 @@ def points(search: Search, catalogs: Mapping[str, Any]) -> tuple[list[dict[str, 
                 pairs = [(s, r) for s, r in catalog_modes(hw) if s in speeds]
         else:
             pairs = catalog_modes(hw) or [(search.base.get("link_speed", 400), search.base.get("radix"))]
-        rest = [ax[a] or (None,) for a in ("planes", "oversubscription", "rail_packing", "leaf_packing", "scalable_unit", "striping")]
-        for arch, k, (speed, radix), planes, ratio, rp, lp, su, stp in product(ax["arch"], ax["hb_domain"], pairs, *rest):
+        rest = [ax[a] or (None,) for a in ("planes", "oversubscription", "rail_packing", "leaf_packing", "scalable_unit", "striping", "design")]
+        for arch, k, (speed, radix), planes, ratio, rp, lp, su, stp, des in product(ax["arch"], ax["hb_domain"], pairs, *rest):
             g = search.scale_up.get(k) if isinstance(k, int) else None
             gpn = search.base.get("gpus_per_node") or g or k
             su_nodes = su if isinstance(su, int) else (search.base.get("scalable_unit") if isinstance(search.base.get("scalable_unit"), int) else None)
@@ -396,12 +396,13 @@ def points(search: Search, catalogs: Mapping[str, Any]) -> tuple[list[dict[str, 
             o: dict[str, Any] = {"arch": arch, "catalog": cat, "hb_domain": k, "gpus": n, "link_speed": speed, "radix": radix}
             if g is not None and "gpus_per_node" not in search.base:
                 o["gpus_per_node"] = g
-            for key, v in (("planes", planes), ("oversubscription", ratio), ("scalable_unit", su), ("striping", stp)):
+            pair = des == "leaf-pair"  # one tier of two leaves: packing, SUs and striping do not apply (the spec refuses some)
+            for key, v in (("planes", planes), ("oversubscription", ratio), ("scalable_unit", None if pair else su), ("striping", None if pair else stp), ("design", des)):
                 if v is not None:
                     o[key] = v
-            if arch == "rail-only" and rp is not None:
+            if arch == "rail-only" and rp is not None and not pair:
                 o["rail_packing"] = rp
-            if arch == "rail-optimized" and lp is not None:
+            if arch == "rail-optimized" and lp is not None and not pair:
                 o["leaf_packing"] = lp
             key = tuple(sorted((a, str(b)) for a, b in o.items()))
             if key in seen:

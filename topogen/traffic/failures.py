@@ -91,8 +91,14 @@ def check(fabrics: list[Fabric], failure: Failure) -> dict[str, list[str]]:
 
 
 def apply(fabric: Fabric, failure: Failure, key: int = 0, skip: tuple[str, ...] = ()) -> Fabric:
-    """The fabric without the failed cables (InputError naming every unknown device or port not in ``skip``)."""
-    L = fabric.links
+    """The fabric without the failed cables (InputError naming every unknown device or port not in ``skip``).
+
+    A leaf pair's ISLs are cables like the others (:meth:`Fabric.cable_table`):
+    a leaf taken out takes its ISLs, ``leaf-a:p65`` names one, and
+    ``--fail-random`` draws from them with the switch-to-switch cables.
+    """
+    L = fabric.cable_table()
+    C0 = len(fabric.links)
     n = fabric.gpus
     keep = np.ones(len(L), bool)
     ids = {s.name: n + i for i, s in enumerate(fabric.switches)}
@@ -126,4 +132,4 @@ def apply(fabric: Fabric, failure: Failure, key: int = 0, skip: tuple[str, ...] 
         take = int(round(len(inter) * failure.random_pct / 100))
         gone = np.random.default_rng(key).choice(inter, size=take, replace=False) if take else np.zeros(0, np.int64)
         keep[gone] = False
-    return replace(fabric, links=L.take(keep))
+    return replace(fabric, links=fabric.links.take(keep[:C0]), isls=fabric.isls.take(keep[C0:]))

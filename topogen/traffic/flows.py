@@ -125,4 +125,5 @@ def build(net: Network, pairs: Pairs, routing: str, flows_per_pair: int = 1, key
     first = np.concatenate([2 * s_cab, net.hb_out(src[hb_pairs])])  # the port each flow leaves by (a relayed flow: the relay's NIC)
     share = np.bincount(first, weights=alive.astype(float), minlength=net.links)
     offered = np.where(alive, net.capacity[first] / np.maximum(share[first], 1), 0.0)
-    return Traffic(direct, factors, weight, offered, pair, subflows, line[src], alive, ~same)
+    sender_line = np.where(line[src] > 0, line[src], line[sender])  # a relayed pair from a GPU whose own NIC is down leaves by the relay's
+    return Traffic(direct, factors, weight, offered, pair, subflows, sender_line, alive, ~same)

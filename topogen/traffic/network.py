@@ -2,7 +2,13 @@
 
 Every cable ``i`` of a :class:`~topogen.fabric.model.Fabric` is two directed links,
 ``2i`` upward (``a`` end to ``z`` end) and ``2i + 1`` downward, each at the
-cable's speed (the slower end's, Gb/s; cables are full duplex). The HB domain
+cable's speed (the slower end's, Gb/s; cables are full duplex). Cables are
+numbered as :meth:`~topogen.fabric.model.Fabric.cable_table` lists them: the
+links, then a leaf pair's inter-switch links (ISLs, ``design: leaf-pair``),
+``2i`` from leaf-a to leaf-b and ``2i + 1`` back. An ISL is a *lateral* hop:
+it is an upward link of both its leaves (each reaches the other's GPUs
+through it), its tier is :attr:`Network.isl_tier` (one past the fabric's
+tiers, named ``leaf-leaf``) and its direction ``across``. The HB domain
 adds two links per GPU after the cables: ``hb_out(g) = 2C + g`` (what GPU g
 sends into its HB domain) and ``hb_in(g) = 2C + N + g`` (what it receives),
 each at ``hb_gbps``.
@@ -24,7 +30,7 @@ import numpy as np
 
 from topogen.fabric.model import Fabric
 from topogen.spec.counts import link_tier_name
-from topogen.fabric.naming import GpuNames
+from topogen.fabric.naming import ISL_LINK, GpuNames
 
 
 @dataclass
@@ -58,7 +64,8 @@ class Network:
     hb_gbps: float
     link_head: np.ndarray  # device each directed cable link ends at
     switch_tier: np.ndarray  # tier of each switch
-    layered: bool  # every switch-to-switch cable joins adjacent tiers (what spray's factoring needs)
+    layered: bool  # every switch-to-switch cable joins adjacent tiers (what spray's factoring needs); False with ISLs
+    isl_base: int  # cable number of the first ISL (= len(fabric.links)); ISLs run to ``cables``
 
     @property
     def gpus(self) -> int:
@@ -66,7 +73,12 @@ class Network:
 
     @property
     def cables(self) -> int:
-        return len(self.fabric.links)
+        return len(self.fabric.links) + len(self.fabric.isls)
+
+    @property
+    def isl_tier(self) -> int:
+        """Tier number of the ISLs' directed links: one past the fabric's link tiers (0 stays the HB domain)."""
+        return max(self.fabric.tiers, 1) + 1
 
     @property
     def links(self) -> int:
@@ -90,7 +102,7 @@ class Network:
     def link_names(self, links: np.ndarray) -> list[str]:
         """``from:port->to:port`` of directed links, ``hb:<gpu> out`` / ``in`` for HB-domain links."""
         f = self.fabric
-        L = f.links
+        L = f.cable_table()
         gn = GpuNames(f.gpus, f.hb_domain)
 
         def dev(d: int) -> str:
@@ -116,28 +128,36 @@ class Network:
         names = {0: "hb-domain"}
         for t in range(1, self.fabric.tiers + 1):
             names[t] = link_tier_name(t)
+        if len(self.fabric.isls):
+            names[self.isl_tier] = ISL_LINK
         return names
 
     def direction(self, links: np.ndarray) -> np.ndarray:
-        """``up``, ``down`` or ``hb`` of directed links."""
+        """``up``, ``down``, ``across`` (an ISL) or ``hb`` of directed links."""
         x = np.asarray(links, np.int64)
-        return np.where(x >= 2 * self.cables, "hb", np.where(x % 2 == 1, "down", "up"))
+        isl = (x >= 2 * self.isl_base) & (x < 2 * self.cables)
+        return np.where(x >= 2 * self.cables, "hb", np.where(isl, "across", np.where(x % 2 == 1, "down", "up")))
 
 
 def build(fabric: Fabric, hb_gbps: float) -> Network:
     """The flow network of ``fabric``: capacities, adjacency and bitsets (see the module)."""
-    L = fabric.links
     n = fabric.gpus
     S = len(fabric.switches)
+    C0 = len(fabric.links)
+    L = fabric.cable_table()
     C = len(L)
     speed = np.minimum(L.a_speed, L.z_speed).astype(np.float64)
     capacity = np.concatenate([np.repeat(speed, 2), np.full(2 * n, float(hb_gbps))])
-    tier = np.concatenate([np.repeat(L.tier.astype(np.int8), 2), np.zeros(2 * n, np.int8)])
+    link_tier = L.tier.astype(np.int8).copy()
+    link_tier[C0:] = max(fabric.tiers, 1) + 1  # Network.isl_tier
+    tier = np.concatenate([np.repeat(link_tier, 2), np.zeros(2 * n, np.int8)])
     sw_tier = fabric.switch_tiers().astype(np.int64) if S else np.zeros(0, np.int64)
 
-    inter = np.flatnonzero(L.a_dev >= n)  # switch-to-switch cables
+    inter = np.flatnonzero(fabric.links.a_dev >= n)  # switch-to-switch cables (ISLs apart)
     lower, upper = L.a_dev[inter] - n, L.z_dev[inter] - n
-    up_ptr, up_link = _csr(lower, 2 * inter, S)
+    isl = np.arange(C0, C)
+    ia, ib = L.a_dev[isl] - n, L.z_dev[isl] - n  # an ISL is an upward link of both its leaves: A -> B is 2i, B -> A 2i + 1
+    up_ptr, up_link = _csr(np.concatenate([lower, ia, ib]), np.concatenate([2 * inter, 2 * isl, 2 * isl + 1]), S)
     down_ptr, down_link = _csr(upper, 2 * inter + 1, S)
 
     gl = np.flatnonzero(L.a_dev < n)  # GPU NIC cables
@@ -155,6 +175,9 @@ def build(fabric: Fabric, hb_gbps: float) -> Network:
     for t in range(top - 1, 0, -1):  # a switch reaches what its parents reach
         sel = sw_tier[lower] == t
         _or_rows(reach, lower[sel], reach[upper[sel]])
+    if len(isl):  # a leaf reaches its partner's GPUs across the ISLs (one lateral hop, never two)
+        side = np.concatenate([ia, ib])
+        _or_rows(reach, side, below[np.concatenate([ib, ia])])
 
     ports = int(L.a_port[gl].max()) + 1 if len(gl) else 1
     nic_link = np.full((n, ports), -1, np.int64)
@@ -164,8 +187,8 @@ def build(fabric: Fabric, hb_gbps: float) -> Network:
     host_index[L.a_dev[gl][order], L.a_port[gl][order]] = np.arange(len(gl))
     link_head = np.empty(2 * C, np.int64)
     link_head[0::2], link_head[1::2] = L.z_dev, L.a_dev
-    layered = bool(np.all(sw_tier[upper] == sw_tier[lower] + 1)) if len(inter) else True
-    return Network(fabric, capacity, tier, up_ptr, up_link, down_ptr, down_link, leaf_of_switch, below, reach, nic_link, host_index, float(hb_gbps), link_head, sw_tier, layered)
+    layered = (bool(np.all(sw_tier[upper] == sw_tier[lower] + 1)) if len(inter) else True) and not len(isl)
+    return Network(fabric, capacity, tier, up_ptr, up_link, down_ptr, down_link, leaf_of_switch, below, reach, nic_link, host_index, float(hb_gbps), link_head, sw_tier, layered, C0)
 
 
 def _csr(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ architecture, under :data:`ROUTING`,
 * ``permutation``: one random cycle through every GPU (draw 0);
 
 each on the intact wiring and, up to :data:`FAILURE_GPUS`, with one spine
-down (the first tier-2 switch), as ``topogen simulate`` rows (``--json``'s
+down (the first tier-2 switch; on a leaf pair, its first ISL), as ``topogen simulate`` rows (``--json``'s
 shape, the failure row with its ``change``), plus a histogram of link
 utilisation per link tier. It is opt-in: at 131,072 GPUs the intact cases
 add 23 % CPU to a build of every export and double its peak memory (1.2 GB).
@@ -41,10 +41,18 @@ FAILURE_GPUS = 16_384  # the spine-down case up to this many GPUs (see the modul
 
 
 def spine(fabric: Fabric) -> str | None:
-    """The switch a failure case takes out: the first tier-2 switch (None on a one-tier fabric)."""
+    """What a failure case takes out: the first tier-2 switch; on a leaf pair its first ISL (``leaf-a:p<port>``); else None.
+
+    An ISL is a leaf pair's switch-to-switch capacity, as the spines are a
+    Clos's: one of them down is the pair's counterpart of a spine down.
+    """
     tiers = fabric.switch_tiers()
     idx = np.flatnonzero(tiers == 2)
-    return fabric.switches[int(idx[0])].name if len(idx) else None
+    if len(idx):
+        return fabric.switches[int(idx[0])].name
+    if len(fabric.isls):
+        return f"{fabric.switches[int(fabric.isls.a_dev[0]) - fabric.gpus].name}:p{int(fabric.isls.a_port[0])}"
+    return None
 
 
 def histogram(res: Result) -> list[dict[str, Any]]:
@@ -66,7 +74,7 @@ def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None) -> dict[str
     for arch, fabric in fabrics.items():
         down = spine(fabric)
         if down is None:
-            notes.append(f"{arch}: one switch tier, no spine to take out")
+            notes.append(f"{arch}: one switch tier, no spine (or ISL) to take out")
         elif fabric.gpus > FAILURE_GPUS:
             notes.append(f"{arch}: the spine-down case runs up to {FAILURE_GPUS:,} GPUs (its asymmetric paths are sprayed pair by pair); run topogen simulate --fail {down} for it")
             down = None

@@ -4,7 +4,9 @@ Paths are valley-free (up, then down), as a Clos routes them with BGP or
 InfiniBand's ftree: a switch with the destination leaf below it forwards down,
 to the children that have it below; any other switch forwards up, to the
 parents that still reach it, and only to parents that have it below when some
-do (the shortest turn). Among those equal-cost next hops:
+do (the shortest turn). A leaf pair's ISLs are upward links of both its
+leaves (:mod:`.network`): a flow to the partner leaf's GPUs takes one of the
+parallel ISLs and is there. Among those equal-cost next hops:
 
 * ``spray``: every next hop gets an even share, hop by hop (per-packet
   spraying, adaptive routing's upper bound). Flows that share a source and a
