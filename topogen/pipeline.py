@@ -20,7 +20,7 @@ from topogen.bom import networks as network_bom
 from topogen.checks import validate
 from topogen.checks.findings import Finding
 from topogen.checks.networks import validate_networks
-from topogen.config import addressing
+from topogen.config import addressing, netaddr
 from topogen.exports import ADDRESSED, CONFIG_FORMATS, EXPORTERS, workers
 from topogen.exports.files import digest, write_output_text
 from topogen.exports.summary import make_summary
@@ -55,6 +55,7 @@ class BuildContext:
     network_findings: dict[str, list[Finding]] = field(default_factory=dict)  # per architecture: the networks' validation
     network_boms: dict[str, list[network_bom.NetworkBom]] = field(default_factory=dict)
     network_layouts: dict[str, NetworkLayout] = field(default_factory=dict)  # per architecture: management racks, positions, cable lengths
+    network_addresses: dict[str, netaddr.Addresses] = field(default_factory=dict)  # per architecture: the in-band and OOB address plan
     storage_required: dict[str, Any] = field(default_factory=dict)  # per_node_GBps, aggregate_GBps and where they come from
     traffic: dict[str, Any] | None = None  # build --traffic: collectives simulated on the wiring (topogen.traffic.overview)
 
@@ -133,7 +134,7 @@ def storage_required(spec: Spec, job: Spec) -> dict[str, Any]:
 
 
 def _build_networks(ctx: BuildContext, job: Spec) -> None:
-    """Storage, in-band and OOB per architecture: plan against the catalog, wire, validate, bill."""
+    """Storage, in-band and OOB per architecture: plan against the catalog, wire, validate, bill, address."""
     spec = ctx.spec
     ctx.storage_required = storage_required(spec, job)
     lay = resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node)
@@ -144,6 +145,7 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
         ctx.networks[arch], ctx.network_layouts[arch] = wire_and_place(plan, ctx.layouts[arch])
         ctx.network_findings[arch] = validate_networks(ctx.networks[arch], ctx.storage_required)
         ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog, ctx.network_layouts[arch].length_m, lay.outside_run_m)
+        ctx.network_addresses[arch] = netaddr.plan(ctx.networks[arch], spec.addressing, arch)  # a pool too small: InputError (exit 2)
 
 
 def resolve_formats(formats: str | None) -> list[str]:

@@ -20,6 +20,7 @@ P2P_CHOICES = ("numbered", "unnumbered")
 GPU_SUBNET_CHOICES = ("link", "rail")
 ASN_SCHEMES = ("rfc7938", "per-switch")
 POOLS = ("loopbacks", "fabric", "gpus")
+NETWORK_POOLS = ("inband", "oob")  # the other networks' pools (used with a networks: section; topogen.config.netaddr)
 
 # IPv4 ranges no pool may touch: this-network, loopback, link-local, multicast, reserved/broadcast
 RESERVED_V4 = tuple(ipaddress.ip_network(n) for n in ("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4"))
@@ -41,9 +42,12 @@ class AddressingSpec:
     asn_pool: str = "4200000000-4294967294"
     vlan_base: int = 1000
     vrf_table_base: int = 1000
+    inband: str = "10.16.0.0/12"
+    oob: str = "10.32.0.0/12"
+    inband_vlan: int = 100
 
     def pool(self, name: str) -> ipaddress.IPv4Network:
-        """The pool ``name`` (``loopbacks``, ``fabric``, ``gpus``) as a network."""
+        """The pool ``name`` (``loopbacks``, ``fabric``, ``gpus``, ``inband``, ``oob``) as a network."""
         return ipaddress.IPv4Network(getattr(self, name))
 
     @property
@@ -64,7 +68,11 @@ ADDRESSING_FIELDS: tuple[Field, ...] = (
     Field("asn_pool", "text", "ASNs to number the switches from, 'first-last'.", default=DEFAULT.asn_pool, example="64512-65534"),
     Field("vlan_base", "int", "VLAN of rail r: vlan_base + r (rail subnets, rail-only switches shared by rails).", default=DEFAULT.vlan_base, minimum=1, example=1000),
     Field("vrf_table_base", "int", "Kernel routing table of rail r's VRF: vrf_table_base + r.", default=DEFAULT.vrf_table_base, minimum=1, example=1000),
+    Field("inband", "text", "IPv4 pool of the in-band management network (with a networks: section): one subnet per in-band leaf pair, alike in size (its network address, the virtual gateway .1, each leaf's SVI, then the nodes' bond0, the management servers' bond0, the NFS and converged storage ports in wiring order).", default=DEFAULT.inband, example="10.16.0.0/12"),
+    Field("oob", "text", "IPv4 pool of the out-of-band network (with a networks: section): one subnet per OOB access switch, alike in size (the switch's SVI .1 is the gateway, then every BMC and management port cabled to it, in port order).", default=DEFAULT.oob, example="10.32.0.0/12"),
+    Field("inband_vlan", "int", "VLAN of the in-band subnets on every leaf pair (the leaves' SVI and the nodes' access ports).", default=DEFAULT.inband_vlan, minimum=1, example=100),
 )
+NETWORK_DEFAULTS = {k: getattr(DEFAULT, k) for k in (*NETWORK_POOLS, "inband_vlan")}  # left out of the spec's hash when unchanged
 KEYS = names(ADDRESSING_FIELDS)  # the table is the one list of keys; a test checks it against AddressingSpec
 
 
@@ -77,7 +85,7 @@ def parse_addressing(raw: Any, problems: list[Problem], path: str = "addressing"
         return None
     out: dict[str, Any] = {}
     nets = {}
-    for key in POOLS:
+    for key in POOLS + NETWORK_POOLS:
         if raw.get(key) is None:
             continue
         v = raw[key]
@@ -105,7 +113,7 @@ def parse_addressing(raw: Any, problems: list[Problem], path: str = "addressing"
             problems.append(Problem(f"{path}.asn_pool", f"asn_pool must be 'first-last' with 1 <= first <= last <= {MAX_ASN}, got {show(raw['asn_pool'])}", "e.g. 4200000000-4294967294 (4-byte private) or 64512-65534 (2-byte private)"))
         else:
             out["asn_pool"] = f"{rng[0]}-{rng[1]}"
-    for key, hi in (("vlan_base", 4094), ("vrf_table_base", 2**31 - 1)):
+    for key, hi in (("vlan_base", 4094), ("vrf_table_base", 2**31 - 1), ("inband_vlan", 4094)):
         if raw.get(key) is not None:
             v = raw[key]
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
@@ -143,3 +151,18 @@ def check_static(spec: AddressingSpec, problems: list[Problem], path: str = "add
     for lo, hi in RESERVED_ASNS:
         if first <= hi and lo <= last:
             problems.append(Problem(f"{path}.asn_pool", f"asn_pool {spec.asn_pool} includes the reserved ASN(s) {lo}-{hi}" if lo != hi else f"asn_pool {spec.asn_pool} includes the reserved ASN {lo}", "use 64512-65534 (2-byte private) or 4200000000-4294967294 (4-byte private)"))
+
+
+def check_networks(spec: AddressingSpec, problems: list[Problem], path: str = "addressing") -> None:
+    """The in-band and OOB pools (a spec with a ``networks:`` section): outside the reserved ranges, apart from each other and the compute pools.
+
+    Checked only when those networks exist, so a spec without them keeps every compute pool it could use before.
+    """
+    for key in NETWORK_POOLS:
+        net = spec.pool(key)
+        for bad in RESERVED_V4:
+            if net.overlaps(bad):
+                problems.append(Problem(f"{path}.{key}", f"pool {key} {net} overlaps the reserved range {bad}", "use private space (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) or 100.64.0.0/10"))
+        for other in POOLS + NETWORK_POOLS[: NETWORK_POOLS.index(key)]:
+            if net.overlaps(spec.pool(other)):
+                problems.append(Problem(f"{path}.{key}", f"pool {key} {net} overlaps pool {other} {spec.pool(other)}", f"give {key} a range of its own (defaults: inband {DEFAULT.inband}, oob {DEFAULT.oob})"))

@@ -18,7 +18,8 @@ from topogen import __version__
 from topogen.spec import counts, leafpair
 from topogen.spec.counts import tier_role
 from topogen.spec.fields import ARCH_CHOICES, DESIGN_CHOICES, HOMING_CHOICES, LEAF_PACKING_CHOICES, LIMITS, MAX_PLANES, PACKING_CHOICES, PROVISION_CHOICES, SPEC_FIELDS, STRIPING_CHOICES, as_int, homes_of, spec_arches, values_shape
-from topogen.spec.addressing import parse_addressing
+from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
+from topogen.spec.addressing import NETWORK_DEFAULTS, check_networks, parse_addressing
 from topogen.spec.layout import parse_layout
 from topogen.spec.networks import parse_networks
 from topogen.spec.units import parse_units
@@ -182,6 +183,8 @@ class Spec:
             d["workload"] = self.workload.to_dict()  # the input schema, so the dict parses back to this spec
         if self.networks is not None:
             d["networks"] = self.networks.to_dict()
+        if self.addressing is not None:  # the other networks' keys only where set: a spec written before them keeps its hash
+            d["addressing"] = {k: v for k, v in d["addressing"].items() if k not in NETWORK_DEFAULTS or v != NETWORK_DEFAULTS[k]}
         # per-tier lists are echoed where the user wrote them (a uniform spec's hash is unchanged)
         tr, to, ts = d.pop("tier_radix"), d.pop("tier_oversubscription"), d.pop("tier_speed")
         if tr:
@@ -355,6 +358,8 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
     values["layout"] = parse_layout(merged["layout"], values, problems)
     values["networks"] = parse_networks(merged["networks"], problems)
     values["addressing"] = parse_addressing(merged["addressing"], problems)
+    if values["networks"] is not None and (merged["addressing"] is None or values["addressing"] is not None):
+        check_networks(values["addressing"] or ADDRESSING_DEFAULT, problems)  # the in-band and OOB pools, only when those networks exist
 
 
 def _nic_ports(raw: Any, homing: Any, planes_given: bool, values: dict[str, Any], problems: list[Problem]) -> None:
