@@ -13,6 +13,15 @@ through its leaf, and a policy rule ``from <its address>`` into that table,
 so replies and RDMA-CM traffic leave by the NIC that owns the address. The
 main table holds only the on-link subnets: no default route through a rail.
 
+With the in-band network (spec ``networks:``, :mod:`topogen.config.netaddr`) each node
+also gets ``bonds: bond0`` over its in-band ports (``inb0``, ``inb1``: declared under
+``ethernets`` without an address), LACP (``mode: 802.3ad``, ``lacp-rate: fast``,
+``transmit-hash-policy: layer3+4``, MII monitor 100 ms) to its MLAG leaf pair, with its
+in-band address and the **default route** via the pair's gateway; a converged storage
+design adds ``bond1`` over the storage ports (an address, no route). Unbonded in-band
+ports each take their address, the first the default route. ``NCCL_SOCKET_IFNAME`` then
+names ``bond0`` (the in-band interface).
+
 **NCCL** (``<node>.nccl.sh``, sourced by each rank's launcher): the HCA of
 each NIC port is ``mlx5_<i>`` (PCI order, port ``i`` of the node), the GID
 index 3 (RoCE v2, IPv4), ``NCCL_CROSS_NIC=0`` (a ring stays on one rail),
@@ -31,7 +40,7 @@ import numpy as np
 import yaml
 
 from topogen.config.addressing import ip_text, plan
-from topogen.config.scalars import int_text, yaml_strings
+from topogen.config.scalars import int_text, yaml_scalar, yaml_strings
 from topogen.fabric.naming import NodeNames
 from topogen.fabric.view import view
 
@@ -57,8 +66,52 @@ def node_links(fabric) -> tuple[np.ndarray, np.ndarray]:
     return g, np.searchsorted(node, np.arange(nn.nodes + 1), side="left")
 
 
-def generate(fabric) -> Iterator[tuple[str, dict, str]]:
-    """Yield ``(node name, netplan document, nccl.sh text)`` for every node, in node order."""
+BOND_PARAMETERS = {"mode": "802.3ad", "lacp-rate": "fast", "mii-monitor-interval": 100, "transmit-hash-policy": "layer3+4"}
+
+
+def inband_parts(ifaces) -> tuple[dict, dict]:
+    """``(ethernets, bonds)`` entries of a node's in-band interfaces (:func:`topogen.config.netaddr.node_interfaces`)."""
+    eth: dict = {}
+    bonds: dict = {}
+    for j, (name, cidr, gw, members) in enumerate(ifaces):
+        body: dict = {}
+        if members:
+            for m in members:
+                eth[m] = {}
+            body["interfaces"] = list(members)
+        body["addresses"] = [cidr]
+        if j == 0:
+            body["routes"] = [{"to": "default", "via": gw}]
+        if members:
+            body["parameters"] = dict(BOND_PARAMETERS)
+            bonds[name] = body
+        else:
+            eth[name] = body
+    return eth, bonds
+
+
+def inband_texts(ifaces) -> tuple[str, str]:
+    """:func:`inband_parts` as the YAML text ``yaml.dump`` gives (indented for ``network:``): ethernets lines, bonds lines."""
+    eth, bonds = [], []
+    q = yaml_scalar
+    for j, (name, cidr, gw, members) in enumerate(ifaces):
+        lines = []
+        if members:
+            eth += [f"    {q(m)}: {{}}\n" for m in members]
+            lines.append("      interfaces:\n" + "".join(f"      - {q(m)}\n" for m in members))
+        lines.append(f"      addresses:\n      - {q(cidr)}\n")
+        if j == 0:
+            lines.append(f"      routes:\n      - to: default\n        via: {q(gw)}\n")
+        if members:
+            lines.append("      parameters:\n" + "".join(f"        {k}: {v}\n" for k, v in BOND_PARAMETERS.items()))
+            bonds.append(f"    {q(name)}:\n" + "".join(lines))
+        else:
+            eth.append(f"    {q(name)}:\n" + "".join(lines))
+    return "".join(eth), "".join(bonds)
+
+
+def generate(fabric, inband=None) -> Iterator[tuple[str, dict, str]]:
+    """Yield ``(node name, netplan document, nccl.sh text)`` for every node, in node order; ``inband``: each node's in-band interfaces."""
     ad = plan(fabric)
     L = fabric.links
     v = view(fabric)
@@ -90,12 +143,19 @@ def generate(fabric) -> Iterator[tuple[str, dict, str]]:
             }
             local = int(L.a_dev[rows[r]] % per_node)
             hcas.setdefault(local, []).append(f"mlx5_{j}")
+        bonds: dict = {}
+        if inband is not None:
+            more, bonds = inband_parts(inband[i])
+            eth.update(more)
         doc = {"network": {"version": 2, "renderer": "networkd", "ethernets": eth}}
+        if bonds:
+            doc["network"]["bonds"] = bonds
         name = nn.name(i)
+        mgmt_if = inband[i][0][0] if inband is not None and inband[i] else MGMT_IF
         cases = "".join(f"    {k}) export NCCL_IB_HCA=={','.join(h)} ;;  # rail {int(rank[lo]) + k}\n" for k, h in sorted(hcas.items()))
         sh = (
             f"# NCCL variables for {name} ({fabric.arch}), written by topogen: source from each rank's launcher\n"
-            f"export NCCL_IB_GID_INDEX={GID_INDEX}\nexport NCCL_CROSS_NIC=0\nexport NCCL_SOCKET_IFNAME={MGMT_IF}\n"
+            f"export NCCL_IB_GID_INDEX={GID_INDEX}\nexport NCCL_CROSS_NIC=0\nexport NCCL_SOCKET_IFNAME={mgmt_if}\n"
             f"export NCCL_IB_HCA=={','.join(h for k in sorted(hcas) for h in hcas[k])}  # every rail NIC; narrowed per rank below\n"
             'case "${LOCAL_RANK:-${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-}}}" in\n'
             f"{cases}esac\n"
@@ -108,14 +168,16 @@ def netplan_text(name: str, doc: dict) -> str:
     return f"# netplan of {name}, written by topogen\n" + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
-def reference_texts(fabric) -> Iterator[tuple[str, str, str]]:
+def reference_texts(fabric, inband=None) -> Iterator[tuple[str, str, str]]:
     """:func:`generate_texts` through ``yaml.dump`` of :func:`generate`'s documents (slow; for tests)."""
-    for name, doc, sh in generate(fabric):
+    for name, doc, sh in generate(fabric, inband):
         yield name, netplan_text(name, doc), sh
 
 
-def generate_texts(fabric) -> Iterator[tuple[str, str, str]]:
+def generate_texts(fabric, inband=None) -> Iterator[tuple[str, str, str]]:
     """Yield ``(node name, netplan text, nccl.sh text)`` for every node, in node order, written from columns.
+
+    ``inband``: each node's in-band interfaces (:func:`topogen.config.netaddr.node_interfaces`), or None.
 
     Each NIC port's netplan stanza is one format template filled for every
     port at once; a node's file joins its ports. The NCCL file depends only
@@ -156,22 +218,28 @@ def generate_texts(fabric) -> Iterator[tuple[str, str, str]]:
         lo, hi = int(starts[i]), int(starts[i + 1])
         name = nn.name(i)
         ports = "".join(stanza[lo:hi])
-        text = f"# netplan of {name}, written by topogen\nnetwork:\n  version: 2\n  renderer: networkd\n" + (f"  ethernets:\n{ports}" if ports else "  ethernets: {}\n")
-        key = (rank[lo] if hi > lo else 0, tuple(local[lo:hi]))
+        bonds = ""
+        mgmt_if = MGMT_IF
+        if inband is not None:
+            more, bonds = inband_texts(inband[i])
+            ports += more
+            mgmt_if = inband[i][0][0] if inband[i] else MGMT_IF
+        text = f"# netplan of {name}, written by topogen\nnetwork:\n  version: 2\n  renderer: networkd\n" + (f"  ethernets:\n{ports}" if ports else "  ethernets: {}\n") + (f"  bonds:\n{bonds}" if bonds else "")
+        key = (rank[lo] if hi > lo else 0, tuple(local[lo:hi]), mgmt_if)
         body = bodies.get(key)
         if body is None:
-            body = bodies[key] = _nccl_body(key[0], key[1])
+            body = bodies[key] = _nccl_body(key[0], key[1], mgmt_if)
         yield name, text, f"# NCCL variables for {name} ({fabric.arch}), written by topogen: source from each rank's launcher\n" + body
 
 
-def _nccl_body(rank0: int, local: tuple[int, ...]) -> str:
+def _nccl_body(rank0: int, local: tuple[int, ...], mgmt_if: str = MGMT_IF) -> str:
     """The NCCL variables of a node whose NIC port ``j`` serves local GPU ``local[j]``, its first GPU on rail ``rank0``."""
     hcas: dict[int, list[str]] = {}
     for j, g in enumerate(local):
         hcas.setdefault(g, []).append(f"mlx5_{j}")
     cases = "".join(f"    {k}) export NCCL_IB_HCA=={','.join(h)} ;;  # rail {rank0 + k}\n" for k, h in sorted(hcas.items()))
     return (
-        f"export NCCL_IB_GID_INDEX={GID_INDEX}\nexport NCCL_CROSS_NIC=0\nexport NCCL_SOCKET_IFNAME={MGMT_IF}\n"
+        f"export NCCL_IB_GID_INDEX={GID_INDEX}\nexport NCCL_CROSS_NIC=0\nexport NCCL_SOCKET_IFNAME={mgmt_if}\n"
         f"export NCCL_IB_HCA=={','.join(h for k in sorted(hcas) for h in hcas[k])}  # every rail NIC; narrowed per rank below\n"
         'case "${LOCAL_RANK:-${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-}}}" in\n'
         f"{cases}esac\n"

@@ -310,4 +310,29 @@ def audit(a: Addresses, spec: AddressingSpec) -> list[str]:
     return out
 
 
-__all__ = ["Addresses", "Subnets", "plan", "audit", "needs", "check_pools", "ROLES", "GATEWAY", "SVI", "HOST"]
+NodeIface = tuple[str, str, str, tuple[str, ...]]  # (interface, a.b.c.d/len, gateway, member ports; () when the interface is a port)
+
+
+def node_interfaces(a: Addresses, n: nw.Networks) -> list[tuple[NodeIface, ...]]:
+    """Each compute node's in-band interfaces, in node order: ``bond0`` over its in-band ports (``bond1`` over its
+    storage ports on a converged design), or each unbonded port with its own address; the first carries the default route."""
+    p = n.plan.net
+    rows = np.flatnonzero((a.net == nw.INBAND) & (a.kind == nw.NODE) & (a.role == HOST))
+    rows = rows[np.lexsort((a.iface[rows].astype(str), a.idx[rows]))] if len(rows) else rows
+    plen = a.subnets[nw.INBAND].plen if nw.INBAND in a.subnets else 32
+    addr, gw = ip_text(a.addr[rows]), ip_text(a.gateways(rows))
+    members = {"bond0": tuple(f"inb{i}" for i in range(p.inband_ports.count)), "bond1": tuple(f"stor{i}" for i in range(p.storage_ports.count))}
+    out: list[list[NodeIface]] = [[] for _ in range(n.plan.nodes)]
+    for r, i, ad, g in zip(rows.tolist(), a.idx[rows].tolist(), addr.tolist(), gw.tolist()):
+        name = a.iface[r]
+        out[i].append((name, f"{ad}/{plen}", g, members.get(name, ()) if p.inband_ports.bonded else ()))
+    return [tuple(x) for x in out]
+
+
+def host_address(a: Addresses, net: int, kind: int, idx: int) -> str:
+    """The dotted quad of device ``(kind, idx)``'s first address in ``net`` ("" when it has none)."""
+    m = np.flatnonzero((a.net == net) & (a.kind == kind) & (a.idx == idx) & (a.role == HOST))
+    return str(ip_text(a.addr[m[:1]])[0]) if len(m) else ""
+
+
+__all__ = ["node_interfaces", "host_address", "Addresses", "Subnets", "plan", "audit", "needs", "check_pools", "ROLES", "GATEWAY", "SVI", "HOST"]

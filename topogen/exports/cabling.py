@@ -25,7 +25,7 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.exports import network_cabling
+from topogen.exports import network_addresses, network_cabling
 from topogen.exports.files import open_output, per_arch
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import ISL_LINK, GpuNames, device_names, device_roles
@@ -146,6 +146,8 @@ def export(ctx, dest: Path) -> list[Path]:
     nets = getattr(ctx, "networks", None) or {}
     if nets:  # the other networks (spec networks:) in a file of their own: cabling.csv stays the compute fabric's
         paths += per_arch(nets, dest, "networks-cabling.csv", lambda n, p: network_cabling.write(n, ctx.fabrics[_arch_of(ctx, n)], p, getattr(ctx, "network_layouts", {}).get(_arch_of(ctx, n))))
+        plans = getattr(ctx, "network_addresses", None) or {}
+        paths += per_arch({a: x for a, x in nets.items() if a in plans}, dest, "networks-addresses.csv", lambda n, p: network_addresses.write(plans[_arch_of(ctx, n)], n, ctx.fabrics[_arch_of(ctx, n)], p))
     return paths
 
 
