@@ -278,3 +278,85 @@ def test_262144_gpu_tree_is_folded_to_pods(tmp_path):
     assert len(lines) == 265 and len(leaves) == 256
     assert leaves[0] == "SwitchName=spine-b000 Nodes=hb[00000-00127]"
     assert "# Leaves: the rail-0 tree has 1,289 Slurm switches" in text
+
+
+UNSHARE = shutil.which("unshare")
+IP = shutil.which("ip", path="/usr/sbin:/usr/bin:/sbin:/bin")
+SCONTROL = shutil.which("scontrol")
+
+
+def ctld_in_namespace(d: Path, sock: Path, nodes_conf: Path, ctld: tuple[str, str], timeout_s: float = 120) -> dict[str, str]:
+    """slurmctld reading ``nodes.conf`` through ``Include``, as the management server ``ctld = (name, in-band address)``.
+
+    It runs in a network and UTS namespace of its own (``unshare --net --uts``): the host
+    name is the management server's and its in-band address sits on the namespace's
+    loopback, so slurmctld takes itself for that SlurmctldHost and listens there, and its
+    pings to the nodes' in-band addresses find no route out of the namespace. ``scontrol``
+    asks it, in the same namespace, for every node. Returns ``{node: NodeAddr}``.
+    """
+    (d / "state").mkdir(parents=True)
+    shutil.copy(nodes_conf, d / "nodes.conf")
+    port = free_port()
+    conf = d / "slurm.conf"
+    conf.write_text("\n".join([
+        "ClusterName=topogen",
+        f"SlurmUser={getpass.getuser()}",
+        "AuthType=auth/munge",
+        "CredType=cred/munge",
+        f"AuthInfo=socket={sock}",
+        f"StateSaveLocation={d / 'state'}",
+        f"SlurmctldPidFile={d / 'slurmctld.pid'}",
+        f"SlurmctldLogFile={d / 'slurmctld.log'}",
+        "SlurmctldDebug=info",
+        f"SlurmctldPort={port}",
+        f"SlurmdPort={port + 1}",
+        "SelectType=select/cons_tres",
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "MpiDefault=none",
+        "MailProg=/bin/true",
+        "NodeName=DEFAULT CPUs=1 State=UNKNOWN",
+        f"Include {d / 'nodes.conf'}",
+        "PartitionName=all Nodes=ALL Default=YES",
+        "",
+    ]))
+    script = f"""
+set -e
+hostname {ctld[0]}
+{IP} link set lo up
+{IP} addr add {ctld[1]}/32 dev lo
+export SLURM_CONF={conf}
+{SLURMCTLD} -D -f {conf} > {d / 'ctld.out'} 2>&1 &
+pid=$!
+for i in $(seq 1 {int(timeout_s * 10)}); do grep -q "{READY}" {d / 'slurmctld.log'} 2>/dev/null && break; kill -0 $pid; sleep 0.1; done
+{SCONTROL} -o show node > {d / 'nodes.txt'}
+{SCONTROL} show config > {d / 'config.txt'}
+kill $pid; wait $pid || true
+"""
+    res = subprocess.run([UNSHARE, "--net", "--uts", "sh", "-c", script], capture_output=True, text=True, timeout=timeout_s + 60)
+    log = (d / "slurmctld.log").read_text(errors="replace") if (d / "slurmctld.log").exists() else ""
+    assert res.returncode == 0 and READY in log, f"exit {res.returncode}: {res.stderr[-2000:]}\n{log[-3000:]}"
+    config = (d / "config.txt").read_text()
+    assert re.search(rf"SlurmctldHost\[0\]\s*=\s*{re.escape(ctld[0])}\({re.escape(ctld[1])}\)", config), config
+    out = {}
+    for line in (d / "nodes.txt").read_text().splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        out[f["NodeName"]] = f["NodeAddr"]
+    return out
+
+
+@pytest.mark.skipif(UNSHARE is None or IP is None or SCONTROL is None or os.geteuid() != 0, reason="needs root, unshare, ip and scontrol (a private network namespace)")
+@pytest.mark.parametrize("preset,gpus", [("dgx-h100-superpod", None), ("dgx-h100-superpod", 4096), ("era-2-8-9-400", None)])
+def test_nodes_conf_gives_slurm_the_inband_addresses(preset, gpus, munge, tmp_path):
+    """slurmctld reads ``<arch>/slurm/nodes.conf`` and reports every node's NodeAddr as its in-band bond0 address of
+    ``networks-addresses.csv``, with the first management server as SlurmctldHost at its in-band address."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["build", preset, *(("--gpus", str(gpus)) if gpus else ()), "--out", str(out), "--formats", "cabling,slurm", "-q"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    arch = "rail-optimized"
+    with open(out / arch / "networks-addresses.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    want = {r["device"]: r["address"].split("/")[0] for r in rows if r["network"] == "inband" and r["device_role"] == "node" and r["interface"] == "bond0"}
+    ctld = next((r["device"], r["address"].split("/")[0]) for r in rows if r["network"] == "inband" and r["device_role"] == "mgmt")
+    got = ctld_in_namespace(tmp_path / "ctld", munge, out / arch / "slurm" / "nodes.conf", ctld)
+    assert want and got == want and len(got) == len(set(got.values()))

@@ -61,6 +61,15 @@ more domains the largest aggregate is 2^15 base blocks. Consecutive domains
 share leaf switches, so with a power-of-two radix the aggregated blocks of up
 to radix/2 domains sit under one leaf group.
 
+Nodes on the in-band network (spec ``networks:``): ``<arch>/slurm/nodes.conf`` gives
+``SlurmctldHost=<first management server>(<its in-band address>)`` and every compute node's
+``NodeName=... NodeAddr=<its in-band bond0 address>`` (:mod:`topogen.config.netaddr`), so
+slurmctld and slurmd talk over the in-band network, not a rail. Nodes whose addresses share
+their first three octets go on one line, both lists in Slurm's hostlist form
+(``NodeName=hb[000-057] NodeAddr=10.16.0.[4-61]``; Slurm pairs the two expansions in order).
+``Include`` it from ``slurm.conf`` after a ``NodeName=DEFAULT`` line with the nodes' CPUs,
+memory and GRES; without management servers there is no ``SlurmctldHost`` line.
+
 Both files start with ``#`` comment lines (Slurm skips them) carrying the
 provenance and the install instructions. Node and switch lists use Slurm
 hostlist ranges (``hb[00-31]``) where names end in consecutive numbers; nodes
@@ -79,7 +88,9 @@ from typing import Iterator
 
 import numpy as np
 
+from topogen.config.addressing import ip_text
 from topogen.exports.files import arch_dir, open_output
+from topogen.fabric import networks as nw
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import NodeNames
 from topogen.spec import leafpair
@@ -411,12 +422,68 @@ def write_lines(path: Path, lines: Iterator[str]) -> None:
             fh.write(line + "\n")
 
 
+def octet_ranges(last: list[int]) -> str:
+    """``4-61,65`` of last octets in order: runs of +1 steps as ranges (the order kept, as Slurm expands it)."""
+    runs: list[list[int]] = []
+    for x in last:
+        if runs and x == runs[-1][1] + 1:
+            runs[-1][1] = x
+        else:
+            runs.append([x, x])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def node_lines(fabric: Fabric, names: list[str], addrs: list[str], ctld: tuple[str, str] | None) -> Iterator[str]:
+    """``nodes.conf``: the header, ``SlurmctldHost`` (``ctld``: name and address, or None), then the ``NodeName`` lines.
+
+    ``names`` and ``addrs``: the nodes with an in-band address, in node order.
+    """
+    yield from header(fabric, "nodes on the in-band network")
+    yield "# Install: copy to the directory of slurm.conf and add, after a NodeName=DEFAULT line with the"
+    yield "#   nodes' CPUs, RealMemory and Gres:  Include nodes.conf  (then restart slurmctld)."
+    if ctld is not None:
+        yield f"SlurmctldHost={ctld[0]}({ctld[1]})"
+    else:
+        yield "# No management server in the spec (networks.management_servers): give SlurmctldHost in slurm.conf."
+    i = 0
+    while i < len(names):
+        prefix = addrs[i].rsplit(".", 1)[0]
+        j = i
+        while j < len(names) and addrs[j].rsplit(".", 1)[0] == prefix:
+            j += 1
+        last = [int(a.rsplit(".", 1)[1]) for a in addrs[i:j]]
+        rng = octet_ranges(last)
+        yield f"NodeName={hostlist(names[i:j])} NodeAddr={prefix}.[{rng}]" if "," in rng or "-" in rng else f"NodeName={names[i]} NodeAddr={addrs[i]}"
+        i = j
+
+
+def inband_nodes(ctx, arch: str) -> tuple[list[str], list[str], tuple[str, str] | None] | None:
+    """Names and in-band addresses of the nodes of ``arch`` that have one, and the first management server's; None without networks."""
+    plans = getattr(ctx, "network_addresses", None) or {}
+    if arch not in plans:
+        return None
+    a, n = plans[arch], ctx.networks[arch]
+    first = a.host(nw.INBAND, nw.NODE, "bond0") if n.plan.net.inband_ports.bonded else a.host(nw.INBAND, nw.NODE)
+    idx = sorted(first)
+    rows = np.asarray([first[i] for i in idx], np.int64)
+    nn = node_names(ctx.fabrics[arch])
+    addrs = ip_text(a.addr[rows]).tolist() if len(rows) else []
+    mg = a.host(nw.INBAND, nw.MGMT)
+    ctld = (n.device_name(nw.MGMT, 0), str(ip_text(a.addr[[mg[0]]])[0])) if 0 in mg else None
+    return [nn.name(i) for i in idx], addrs, ctld
+
+
 def export(ctx, dest: Path) -> list[Path]:
-    """``<arch>/slurm/tree/topology.conf`` and ``<arch>/slurm/block/topology.conf`` per architecture."""
+    """``<arch>/slurm/tree/topology.conf`` and ``<arch>/slurm/block/topology.conf`` per architecture (and ``nodes.conf`` with networks)."""
     paths = []
     for arch, fabric in ctx.fabrics.items():
         for plugin, lines in (("tree", tree_lines(fabric)), ("block", block_lines(fabric))):
             p = arch_dir(dest, arch, "slurm", plugin) / "topology.conf"
             write_lines(p, lines)
+            paths.append(p)
+        got = inband_nodes(ctx, arch)
+        if got is not None and got[0]:
+            p = arch_dir(dest, arch, "slurm") / "nodes.conf"
+            write_lines(p, node_lines(fabric, *got))
             paths.append(p)
     return paths
