@@ -33,7 +33,7 @@ Columns of :class:`Addresses` (one row per address, in-band first, each network 
 then address): ``net`` (``INBAND``/``OOB``), ``kind`` and ``idx`` (the device, as in the
 networks' cable ends; ``SWITCH`` for the networks' own switches), ``iface`` (text),
 ``subnet`` (row in that network's :class:`Subnets`), ``addr`` (uint32), ``role``
-(:data:`ROLES`).
+(:data:`ROLES`), ``members`` (a bond's ports, as the cabling names them; ``()`` elsewhere).
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ class Addresses:
     subnet: np.ndarray
     addr: np.ndarray
     role: np.ndarray
+    members: np.ndarray  # object: the ports a bond joins (tuple of port names), () elsewhere
     subnets: dict[int, Subnets]
 
     def __len__(self) -> int:
@@ -154,15 +155,23 @@ def _inband(n: nw.Networks) -> tuple[list[tuple[int, ...]], np.ndarray, dict[str
     whole = np.isin(role, (nw.R_NODE, nw.R_MGMT, nw.R_NSTOR))  # a node's or server's ports of one role form one bond
     unit = np.where(whole, 0, port // 2) if bonded else port
     key = ((kind * 16 + role) * (int(idx.max()) + 1 if len(idx) else 1) + idx) * (int(unit.max()) + 1 if len(unit) else 1) + unit
-    _, first = np.unique(key, return_index=True)
-    first = np.sort(first)  # one address per unit, at its first cable in wiring order
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    names = [n.port_name(int(k), int(p), nw.INBAND, int(ro)) for k, p, ro in zip(kind.tolist(), port.tolist(), role.tolist())]
+    ports: list[list[str]] = [[] for _ in range(len(first))]
+    for j, u in enumerate(inv.tolist()):
+        ports[u].append(names[j])
+    o = np.argsort(first, kind="stable")  # one address per unit, at its first cable in wiring order
+    first = first[o]
+    members = np.empty(len(first), dtype=object)
+    members[:] = [tuple(sorted(ports[u], key=lambda x: (len(x), x))) if bonded else () for u in o.tolist()]
     r = rows[first]
     iface = np.empty(len(r), dtype=object)
     if bonded:
         iface[:] = [f"bond{1 if ro == nw.R_NSTOR else 0}" if w else f"bond{u}" for ro, w, u in zip(role[first].tolist(), whole[first].tolist(), unit[first].tolist())]
     else:
-        iface[:] = [n.port_name(int(k), int(p), nw.INBAND, int(ro)) for k, p, ro in zip(kind[first].tolist(), port[first].tolist(), role[first].tolist())]
-    return subnet_switches, subnet_of, {"kind": kind[first], "idx": idx[first], "subnet": subnet_of[c.z_idx[r]], "iface": iface}
+        iface[:] = [names[j] for j in first.tolist()]
+    return subnet_switches, subnet_of, {"kind": kind[first], "idx": idx[first], "subnet": subnet_of[c.z_idx[r]], "iface": iface, "members": members}
 
 
 def _oob(n: nw.Networks) -> tuple[list[tuple[int, ...]], np.ndarray, dict[str, np.ndarray], int]:
@@ -211,10 +220,13 @@ def plan(n: nw.Networks, spec: AddressingSpec | None = None, arch: str = "") -> 
     if problems:
         raise InputError(problems)
     need = needs(n)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("net", "kind", "idx", "iface", "subnet", "addr", "role")}
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("net", "kind", "idx", "iface", "subnet", "addr", "role", "members")}
 
-    def add(net: int, kind, idx, iface, subnet, addr, role) -> None:
+    def add(net: int, kind, idx, iface, subnet, addr, role, members=None) -> None:
         m = len(addr)
+        mem = np.empty(m, dtype=object)
+        mem[:] = [()] * m if members is None else list(members)
+        cols["members"].append(mem)
         for k, v, dt in (("net", net, np.int8), ("kind", kind, np.int8), ("idx", idx, np.int64), ("subnet", subnet, np.int64), ("role", role, np.int8)):
             a = np.asarray(v, dt)
             cols[k].append(np.full(m, a, dt) if a.ndim == 0 else a)
@@ -241,7 +253,7 @@ def plan(n: nw.Networks, spec: AddressingSpec | None = None, arch: str = "") -> 
     pos[order] = np.arange(len(sub)) - starts
     first_host = np.where(pairs, 2 + 2, 2)[sub] if len(sub) else np.zeros(0, np.int64)  # after the gateway and both SVIs (a pair), or the SVI
     addr = base[sub].astype(np.int64) + first_host + pos if len(sub) else np.zeros(0, np.int64)
-    add(nw.INBAND, ib["kind"][order], ib["idx"][order], ib["iface"][order], sub[order], addr[order], HOST)
+    add(nw.INBAND, ib["kind"][order], ib["idx"][order], ib["iface"][order], sub[order], addr[order], HOST, ib["members"][order])
     hosts = np.bincount(sub, minlength=len(ib_sw)) if len(ib_sw) else np.zeros(0, np.int64)
     subnets[nw.INBAND] = Subnets(nw.INBAND, base, 32 - (size - 1).bit_length(), (base + 1).astype(np.uint32), tuple(tuple(s) for s in ib_sw), hosts.astype(np.int64), spec.inband_vlan)
     # OOB
@@ -316,16 +328,14 @@ NodeIface = tuple[str, str, str, tuple[str, ...]]  # (interface, a.b.c.d/len, ga
 def node_interfaces(a: Addresses, n: nw.Networks) -> list[tuple[NodeIface, ...]]:
     """Each compute node's in-band interfaces, in node order: ``bond0`` over its in-band ports (``bond1`` over its
     storage ports on a converged design), or each unbonded port with its own address; the first carries the default route."""
-    p = n.plan.net
     rows = np.flatnonzero((a.net == nw.INBAND) & (a.kind == nw.NODE) & (a.role == HOST))
     rows = rows[np.lexsort((a.iface[rows].astype(str), a.idx[rows]))] if len(rows) else rows
     plen = a.subnets[nw.INBAND].plen if nw.INBAND in a.subnets else 32
     addr, gw = ip_text(a.addr[rows]), ip_text(a.gateways(rows))
-    members = {"bond0": tuple(f"inb{i}" for i in range(p.inband_ports.count)), "bond1": tuple(f"stor{i}" for i in range(p.storage_ports.count))}
     out: list[list[NodeIface]] = [[] for _ in range(n.plan.nodes)]
     for r, i, ad, g in zip(rows.tolist(), a.idx[rows].tolist(), addr.tolist(), gw.tolist()):
         name = a.iface[r]
-        out[i].append((name, f"{ad}/{plen}", g, members.get(name, ()) if p.inband_ports.bonded else ()))
+        out[i].append((name, f"{ad}/{plen}", g, tuple(a.members[r])))
     return [tuple(x) for x in out]
 
 

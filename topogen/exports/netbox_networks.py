@@ -18,7 +18,20 @@ switches):
   device, the compute nodes and switches included (a node's ``stor0``, ``inb0``, ``bmc``;
   a switch's ``mgmt0``), and every unused port of the networks' switches (disabled);
 * ``networks-cables.csv``: one cable per row, labelled ``<site>/<network>-<cable id>``
-  (the id of ``networks-cabling.csv``), its length from the layout.
+  (the id of ``networks-cabling.csv``), its length from the layout;
+* the address plan (:mod:`topogen.config.netaddr`), after the cables: ``networks-vrfs.csv``
+  (``<site>.inband`` and ``<site>.oob``, unique addresses enforced: both architectures of
+  a build use the same pools), ``networks-prefixes.csv`` (each pool as a ``container``,
+  then every subnet ``active``, its VLAN and gateway in the description) and
+  ``networks-ip-addresses.csv`` (every address on its device and interface, ``planned``
+  as the devices: ``reserved``; a leaf pair's virtual gateway on both leaves with role
+  ``anycast``; a node's or server's in-band ``bond0`` its primary address
+  (``is_primary``), every BMC and management port its out-of-band one (``is_oob``)).
+
+``networks-interfaces.csv`` has one more column than the compute fabric's, ``lag``: the
+bonds come first (``bond0`` of each node and management server, type ``lag``) and the
+switches' SVIs (``vlan<id>``, type ``virtual``), then every port, an in-band port naming
+the bond it joins.
 
 Columns are the compute files' (:mod:`topogen.exports.netbox`), names ``<site>.<device>``
 likewise; files split like the others at NetBox's size and time limits. Device types:
@@ -34,12 +47,15 @@ from typing import Iterator
 
 import numpy as np
 
+from topogen.config import netaddr
+from topogen.config.addressing import ip_text
 from topogen.exports import netbox
 from topogen.exports.files import arch_dir, write_csv, write_csv_parts
 from topogen.exports.netbox import CABLE_COLUMNS, DEVICE_COLUMNS, GENERIC, INTERFACE_COLUMNS, MAX_PART_BYTES, MAX_PART_ROWS, PORT_TYPES, RACK_COLUMNS, RACK_STATUS, RACK_WIDTH, STATUS, TERMINATION, site_name, slug
 from topogen.exports.network_view import NetworkView
 from topogen.fabric import networks as nw
 from topogen.fabric.view import csv_header
+from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
 from topogen.util.text import csv_line
 
 ROLE_COLORS = {"storage": "ff9800", "inband": "00bcd4", "oob": "9e9e9e"}
@@ -156,8 +172,74 @@ def _switch_types(n: nw.Networks, catalog) -> list[str]:
     return out
 
 
-def interface_rows(site: str, n: nw.Networks, v: NetworkView, catalog=None) -> Iterator[tuple]:
-    """Every cabled port of every device (by device, then port), then each network switch's unused ports, disabled.
+NETWORK_INTERFACE_COLUMNS = INTERFACE_COLUMNS + ("lag",)
+VRF_COLUMNS = ("name", "enforce_unique", "description")
+PREFIX_COLUMNS = ("prefix", "vrf", "status", "description")
+ADDRESS_COLUMNS = ("address", "vrf", "status", "role", "device", "interface", "is_primary", "is_oob", "description")
+ADDRESS_STATUS = "reserved"
+
+
+def _address_devices(a, v: NetworkView, rows: np.ndarray) -> np.ndarray:
+    dev = np.empty(len(rows), dtype=object)
+    for k in np.unique(a.kind[rows]).tolist():
+        m = a.kind[rows] == k
+        dev[m] = v.names[k][a.idx[rows][m]]
+    return dev
+
+
+def virtual_interface_rows(site: str, a, v: NetworkView) -> tuple[list[tuple], dict[tuple[str, str], str]]:
+    """The bonds (type ``lag``) and SVIs (``virtual``) the plan puts addresses on, and ``{(device, member port): bond}``."""
+    pre = site + "."
+    rows = np.flatnonzero((a.role != netaddr.HOST) | np.fromiter((len(m) > 0 for m in a.members.tolist()), bool, len(a)))
+    dev = _address_devices(a, v, rows)
+    out, seen, lag = [], set(), {}
+    for r, d in zip(rows.tolist(), dev.tolist()):
+        name = a.iface[r]
+        if (d, name) in seen:
+            continue
+        seen.add((d, name))
+        if a.members[r]:
+            out.append((pre + d, name, "lag", "true", "", f"{nw.NETWORK_NAMES[int(a.net[r])]}: LACP bond of {', '.join(a.members[r])}", ""))
+            for m in a.members[r]:
+                lag[(d, m)] = name
+        else:
+            out.append((pre + d, name, "virtual", "true", "", f"{nw.NETWORK_NAMES[int(a.net[r])]}: SVI, VLAN {a.subnets[int(a.net[r])].vlan}", ""))
+    return out, lag
+
+
+def vrf_rows(site: str) -> list[tuple]:
+    return [(f"{site}.inband", "true", "in-band management network"), (f"{site}.oob", "true", "out-of-band network")]
+
+
+def prefix_rows(site: str, a, spec) -> Iterator[tuple]:
+    """Each pool (container), then every subnet of the in-band and OOB networks (active)."""
+    for net, pool in ((nw.INBAND, "inband"), (nw.OOB, "oob")):
+        vrf = f"{site}.{pool}"
+        yield (str(spec.pool(pool)), vrf, "container", f"{site}: {pool} pool")
+        s = a.subnets[net]
+        for b, g, h, f in zip(ip_text(s.base).tolist(), ip_text(s.gateway).tolist(), s.hosts.tolist(), s.free().tolist()):
+            yield (f"{b}/{s.plen}", vrf, "active", f"VLAN {s.vlan}, gateway {g}, {h} devices, {f} free")
+
+
+def address_rows(site: str, a, v: NetworkView) -> Iterator[tuple]:
+    """Every address of the plan on its device and interface (plan order)."""
+    pre = site + "."
+    rows = np.arange(len(a))
+    dev = _address_devices(a, v, rows)
+    text = ip_text(a.addr)
+    plen = a.prefix_len(rows).tolist()
+    primary_kinds = (nw.NODE, nw.MGMT)
+    for r in rows.tolist():
+        net, role, kind = int(a.net[r]), int(a.role[r]), int(a.kind[r])
+        iface = a.iface[r]
+        primary = net == nw.INBAND and role == netaddr.HOST and kind in primary_kinds and iface == "bond0"
+        oob = net == nw.OOB and (role == netaddr.HOST or kind == nw.SWITCH)
+        yield (f"{text[r]}/{plen[r]}", f"{site}.{nw.NETWORK_NAMES[net]}", ADDRESS_STATUS, "anycast" if role == netaddr.GATEWAY else "", pre + dev[r], iface, "true" if primary else "false", "true" if oob else "false", {netaddr.GATEWAY: "virtual gateway (VRR) of the leaf pair", netaddr.SVI: "SVI"}.get(role, ""))
+
+
+def interface_rows(site: str, n: nw.Networks, v: NetworkView, catalog=None, addrs=None) -> Iterator[tuple]:
+    """The plan's bonds and SVIs (``addrs``), then every cabled port of every device (by device, then port), then
+    each network switch's unused ports, disabled; the last column (``lag``) names the bond a port joins.
 
     Devices in the order: nodes, compute switches, the networks' switches, then the
     other kinds; a device's ports by network, then port number.
@@ -177,6 +259,10 @@ def interface_rows(site: str, n: nw.Networks, v: NetworkView, catalog=None) -> I
     ppname = zp + ap
     speed = np.concatenate([c.speed, c.speed]).astype(np.int64)
     net = np.concatenate([c.net, c.net]).astype(np.int64)
+    lag: dict[tuple[str, str], str] = {}
+    if addrs is not None:
+        virtual, lag = virtual_interface_rows(site, addrs, v)
+        yield from virtual
     order = {nw.NODE: 0, nw.FABRIC: 1, nw.SWITCH: 2, nw.MGMT: 3, nw.UFM: 4, nw.PDU: 5, nw.TARGETS: 6, nw.NFS: 7, nw.CORE: 8}
     rank = np.asarray([order[k] for k in range(len(nw.KIND_NAMES))], np.int64)[kind]
     # within a device: by network, then port number (a node's storage, in-band, BMC ports)
@@ -187,12 +273,12 @@ def interface_rows(site: str, n: nw.Networks, v: NetworkView, catalog=None) -> I
         if k == nw.SWITCH:
             used.setdefault(int(idx[j]), set()).add(int(port[j]))
         g = int(speed[j])
-        yield (pre + dev[j], pname[j], types[j], "true", g * 1_000_000, f"{nw.NETWORK_NAMES[int(net[j])]}: to {peer[j]} {ppname[j]}")
+        yield (pre + dev[j], pname[j], types[j], "true", g * 1_000_000, f"{nw.NETWORK_NAMES[int(net[j])]}: to {peer[j]} {ppname[j]}", lag.get((dev[j], pname[j]), "") if int(net[j]) == nw.INBAND else "")
     for i, s in enumerate(n.switches):
         taken = used.get(i, set())
         for p in range(1, s.radix + 1):
             if p not in taken:
-                yield (pre + s.name, f"p{p}", sku_type[s.sku] or port_type(s.speed), "false", s.speed * 1_000_000, "unused")
+                yield (pre + s.name, f"p{p}", sku_type[s.sku] or port_type(s.speed), "false", s.speed * 1_000_000, "unused", "")
 
 
 def cable_rows(site: str, n: nw.Networks, v: NetworkView, nlay) -> Iterator[tuple]:
@@ -249,9 +335,16 @@ def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
             p = d / "networks-devices.csv"
             write_csv(p, DEVICE_COLUMNS, device_rows(site, n, v, nlay, switch_u, getattr(ctx, "catalog", None)))
             paths.append(p)
-        for stem, cols, rows in (("interfaces", INTERFACE_COLUMNS, lambda: interface_rows(site, n, v, getattr(ctx, "catalog", None))), ("cables", CABLE_COLUMNS, lambda: cable_rows(site, n, v, nlay))):
+        addrs = (getattr(ctx, "network_addresses", None) or {}).get(arch)
+        for stem, cols, rows in (("interfaces", NETWORK_INTERFACE_COLUMNS, lambda: interface_rows(site, n, v, getattr(ctx, "catalog", None), addrs)), ("cables", CABLE_COLUMNS, lambda: cable_rows(site, n, v, nlay))):
             if part in (None, stem):
                 paths.extend(write_csv_parts(d, f"networks-{stem}", csv_header(cols), _records(rows()), MAX_PART_BYTES, MAX_PART_ROWS))
+        if addrs is not None and part in (None, "cables"):  # the address plan imports after every interface
+            p = d / "networks-vrfs.csv"
+            write_csv(p, VRF_COLUMNS, vrf_rows(site))
+            paths.append(p)
+            paths.extend(write_csv_parts(d, "networks-prefixes", csv_header(PREFIX_COLUMNS), _records(prefix_rows(site, addrs, spec.addressing or ADDRESSING_DEFAULT)), MAX_PART_BYTES, MAX_PART_ROWS))
+            paths.extend(write_csv_parts(d, "networks-ip-addresses", csv_header(ADDRESS_COLUMNS), _records(address_rows(site, addrs, v)), MAX_PART_BYTES, MAX_PART_ROWS))
     return paths
 
 
