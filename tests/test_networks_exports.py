@@ -190,9 +190,9 @@ def test_netbox_interfaces(superpod):
     d = superpod / "rail-optimized" / "netbox"
     ifs = [r for p in parts(d, "networks-interfaces") for r in read(p)[1]]
     assert len({(r["device"], r["name"]) for r in ifs}) == len(ifs)
-    assert {r["type"] for r in ifs} <= INTERFACE_TYPES | {"1000base-t"}
-    node = {r["name"] for r in ifs if r["device"].endswith(".hb000")}
-    assert node == {"stor0", "stor1", "inb0", "inb1", "bmc"}
+    assert {r["type"] for r in ifs} <= INTERFACE_TYPES | {"1000base-t", "lag", "virtual"}  # lag: a node's bond0; virtual: a switch's SVI
+    node = {r["name"]: r["lag"] for r in ifs if r["device"].endswith(".hb000")}
+    assert node == {"bond0": "", "stor0": "", "stor1": "", "inb0": "bond0", "inb1": "bond0", "bmc": ""}
     spine = {r["name"]: r["type"] for r in ifs if r["device"].endswith(".stor-spine-00")}
     assert spine.pop("mgmt0") == "1000base-t" and set(spine.values()) == {"infiniband-ndr"}  # the QM9700's catalog type
     # every port of every network switch once: used ones enabled, the rest disabled

@@ -13,6 +13,13 @@ Sheets, in order:
     unit price, extended price (``=quantity*unit price``), unit power, total
     power (``=quantity*unit power``), price and power sources; a totals row of
     ``SUM`` formulas.
+``Networks``
+    with a ``networks:`` section: every SKU of the storage, in-band and OOB
+    networks priced, their subtotals and the cluster's totals.
+``Subnets``
+    with a ``networks:`` section: each in-band and OOB subnet of the address plan
+    (:mod:`topogen.config.netaddr`): prefix, VLAN, gateway and the switches holding
+    it, devices addressed, free addresses, size.
 ``Cabling <arch>``
     one row per cable. The first six columns are the ones cabling-validation
     tools read (``A-Node Name, A-Type, A-Port, Z-Node Name, Z-Type, Z-Port``;
@@ -86,6 +93,8 @@ from topogen.exports.workbook_stream import (
     text_matrix,
     zdigits,
 )
+from topogen.config.addressing import ip_text
+from topogen.fabric import networks as nw
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import ISL_LINK, GpuNames, device_names
 from topogen.layout.labels import FloorView
@@ -1230,6 +1239,25 @@ def set_properties(wb, ctx) -> None:
 # ------------------------------------------------------------------------ export
 
 
+SUBNET_COLUMNS = ("Architecture", "Network", "Subnet", "VLAN", "Gateway", "Gateway on", "Devices", "Free addresses", "Addresses")
+SUBNET_WIDTHS = (16, 9, 18, 7, 15, 44, 10, 15, 11)
+
+
+def write_subnets(wb, ctx) -> None:
+    """The in-band and OOB subnets of the address plan (:mod:`topogen.config.netaddr`): prefix, VLAN, gateway, devices, free addresses."""
+    ws = wb.create_sheet("Subnets")
+    print_setup(ws)
+    ws.freeze_panes = "A2"
+    set_widths(ws, SUBNET_WIDTHS)
+    ws.append(header_row(ws, SUBNET_COLUMNS))
+    for arch, a in ctx.network_addresses.items():
+        n = ctx.networks[arch]
+        for net in (nw.INBAND, nw.OOB):
+            sub = a.subnets[net]
+            for b, g, sw, h, f in zip(ip_text(sub.base).tolist(), ip_text(sub.gateway).tolist(), sub.switches, sub.hosts.tolist(), sub.free().tolist()):
+                ws.append([cell(ws, arch), cell(ws, nw.NETWORK_NAMES[net]), cell(ws, f"{b}/{sub.plen}"), cell(ws, sub.vlan), cell(ws, g), cell(ws, ", ".join(n.switches[i].name for i in sw)), cell(ws, h, COUNT), cell(ws, f, COUNT), cell(ws, sub.size, COUNT)])
+
+
 def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True) -> None:
     """Write the workbook of ``ctx`` to ``path``; ``max_rows`` is lowered only by tests of the split.
 
@@ -1244,6 +1272,8 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
         write_bom(wb, ctx, arch, lay)
     if getattr(ctx, "networks", None):
         write_networks(wb, ctx)
+    if getattr(ctx, "network_addresses", None):
+        write_subnets(wb, ctx)
     quote = quote_style_id(wb.worksheets[0])
     if fast:
         common_strings(ctx, sst)
