@@ -197,9 +197,13 @@ def needs(n: nw.Networks) -> dict[str, tuple[int, int, str]]:
     oob_slot = _slot(radix, 1)
     what = "leaf pair" if reserved == 3 else "leaf"
     return {
-        "inband": (len(ib_sw) * ib_slot, ib_slot, f"{len(ib_sw):,} subnets of {ib_slot} addresses, one per in-band {what}, the fullest with {int(per.max()) if len(per) else 0} devices"),
-        "oob": (len(oob_sw) * oob_slot, oob_slot, f"{len(oob_sw):,} subnets of {oob_slot} addresses, one per OOB access switch of {radix} ports"),
+        "inband": (len(ib_sw) * ib_slot, ib_slot, f"{_subnets(len(ib_sw))} of {ib_slot} addresses, one per in-band {what}, the fullest holding {int(per.max()) if len(per) else 0} devices"),
+        "oob": (len(oob_sw) * oob_slot, oob_slot, f"{_subnets(len(oob_sw))} of {oob_slot} addresses, one per OOB access switch of {radix} ports"),
     }
+
+
+def _subnets(k: int) -> str:
+    return f"{k:,} subnet" + ("" if k == 1 else "s")
 
 
 def check_pools(n: nw.Networks, spec: AddressingSpec, arch: str = "") -> list[Problem]:
@@ -209,7 +213,8 @@ def check_pools(n: nw.Networks, spec: AddressingSpec, arch: str = "") -> list[Pr
         net = spec.pool(pool)
         if need > net.num_addresses:
             plen = 32 - (int(pow2ceil(need)) - 1).bit_length()
-            out.append(Problem(f"addressing.{pool}", f"pool {pool} {net} holds {net.num_addresses:,} addresses; the {arch + ' ' if arch else ''}{pool} network needs {need:,} ({why})", f"give a /{plen} or larger"))
+            label = {"inband": "in-band", "oob": "OOB"}[pool]
+            out.append(Problem(f"addressing.{pool}", f"pool {pool} {net} holds {net.num_addresses:,} addresses; the {label} network{' of ' + arch if arch else ''} needs {need:,} ({why})", f"give a /{plen} or larger"))
     return out
 
 
