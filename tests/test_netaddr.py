@@ -103,6 +103,9 @@ def test_counts_are_the_closed_form(built):
         for kind in (nw.MGMT, nw.UFM, nw.PDU):
             got = Counter(a.idx[(a.net == nw.OOB) & (a.kind == kind)].tolist())
             assert sorted(got) == list(range(n.endpoints[nw.KIND_NAMES[kind]])) and set(got.values()) <= {1}
+        summary = ctx.summary["networks"]["architectures"][arch]["addresses"]
+        assert summary["inband"]["devices"] == hosts_ib and summary["oob"]["devices"] == cf["oob"]["cables"]["management-port"]
+        assert summary["inband"]["subnets"] * 2 ** (32 - summary["inband"]["prefix_len"]) == netaddr.needs(n)["inband"][0]
 
 
 def test_plan_is_sound(built):

@@ -13,7 +13,9 @@ from typing import Any
 
 from topogen import __version__
 from topogen.bom import bill as bom
+from topogen.fabric import networks as nw
 from topogen.spec import counts, units
+from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
 from topogen.util.figures import count, kw, plural, plural_noun, usd
 
 
@@ -133,7 +135,19 @@ def networks_section(ctx) -> dict[str, Any]:
             "cluster_power_w": bom.money(compute.power_w + other_power) if compute is not None else None,
         }
         out_arch["notes"] = [t for b in boms for t in b.notes()]
+        plan = (getattr(ctx, "network_addresses", None) or {}).get(arch)
+        if plan is not None:
+            out_arch["addresses"] = address_fields(plan, ctx.spec.addressing or ADDRESSING_DEFAULT)
         out["architectures"][arch] = out_arch
+    return out
+
+
+def address_fields(plan, spec) -> dict[str, Any]:
+    """summary.json's ``addresses`` of one architecture: per network (``inband``, ``oob``) its pool, subnets, their prefix length, devices and free addresses."""
+    out = {}
+    for net, name in ((nw.INBAND, "inband"), (nw.OOB, "oob")):
+        s = plan.subnets[net]
+        out[name] = {"pool": str(spec.pool(name)), "subnets": len(s), "prefix_len": s.plen, "vlan": s.vlan, "devices": int(s.hosts.sum()), "free": int(s.free().sum())}
     return out
 
 
@@ -151,6 +165,9 @@ def network_lines(section: dict[str, Any], arch: str) -> list[str]:
     t = a["totals"]
     errors = sum(1 for f in a["findings"] if f["severity"] == "error")
     lines.append(f"networks: {'valid' if not errors else f'{errors} error(s)'}; racks {a['racks']['compute']:,} compute + {a['racks']['management']:,} management, {a['pdus']:,} PDUs; the other networks add {plural(t['other_switches'], 'switch')} and {plural(t['other_cables'], 'cable')} to the compute fabric's")
+    if "addresses" in a:
+        ib, oob = a["addresses"]["inband"], a["addresses"]["oob"]
+        lines.append(f"addresses: in-band {ib['subnets']:,} x /{ib['prefix_len']} of {ib['pool']} ({ib['devices']:,} devices, {ib['free']:,} free), OOB {oob['subnets']:,} x /{oob['prefix_len']} of {oob['pool']} ({oob['devices']:,} devices, {oob['free']:,} free)")
     if t["cluster_cost_usd"] is not None:
         lines.append(f"cluster: {usd(t['cluster_cost_usd'])}, {kw(t['cluster_power_w'])} (compute fabric {usd(t['compute_cost_usd'])}, other networks {usd(t['other_cost_usd'])})")
     for f in a["findings"][:10]:
