@@ -81,29 +81,36 @@ def gpu_nodes(netbox_dir: Path) -> list[str]:
     return [r["name"].removeprefix(r["site"] + ".") for r in rows]
 
 
-def slurm_conf(d: Path, sock: Path, nodes: list[str], debug: str) -> str:
+def base_conf(d: Path, sock: Path, debug: str) -> list[str]:
+    """The slurm.conf lines every harness here shares: munge, state and log under ``d``, a free port, no real nodes' plugins."""
     port = free_port()
+    return [
+        "ClusterName=topogen",
+        f"SlurmUser={getpass.getuser()}",
+        "AuthType=auth/munge",
+        "CredType=cred/munge",
+        f"AuthInfo=socket={sock}",
+        f"StateSaveLocation={d / 'state'}",
+        f"SlurmctldPidFile={d / 'slurmctld.pid'}",
+        f"SlurmctldLogFile={d / 'slurmctld.log'}",
+        f"SlurmctldDebug={debug}",
+        f"SlurmctldPort={port}",
+        f"SlurmdPort={port + 1}",
+        "SelectType=select/cons_tres",
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "MpiDefault=none",
+        "MailProg=/bin/true",
+    ]
+
+
+def slurm_conf(d: Path, sock: Path, nodes: list[str], debug: str) -> str:
     return "\n".join(
         [
-            "ClusterName=topogen",
             "SlurmctldHost=localhost",
-            f"SlurmUser={getpass.getuser()}",
-            "AuthType=auth/munge",
-            "CredType=cred/munge",
-            f"AuthInfo=socket={sock}",
-            f"StateSaveLocation={d / 'state'}",
-            f"SlurmctldPidFile={d / 'slurmctld.pid'}",
-            f"SlurmctldLogFile={d / 'slurmctld.log'}",
-            f"SlurmctldDebug={debug}",
+            *base_conf(d, sock, debug),
             "LogTimeFormat=iso8601_ms",
-            f"SlurmctldPort={port}",
-            f"SlurmdPort={port + 1}",
             "TopologyPlugin=topology/tree",
-            "SelectType=select/cons_tres",
-            "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none",
-            "MpiDefault=none",
-            "MailProg=/bin/true",
             f"NodeName={hostlist(nodes)} NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN",
             "PartitionName=all Nodes=ALL Default=YES",
             "",
@@ -296,25 +303,9 @@ def ctld_in_namespace(d: Path, sock: Path, nodes_conf: Path, ctld: tuple[str, st
     """
     (d / "state").mkdir(parents=True)
     shutil.copy(nodes_conf, d / "nodes.conf")
-    port = free_port()
     conf = d / "slurm.conf"
     conf.write_text("\n".join([
-        "ClusterName=topogen",
-        f"SlurmUser={getpass.getuser()}",
-        "AuthType=auth/munge",
-        "CredType=cred/munge",
-        f"AuthInfo=socket={sock}",
-        f"StateSaveLocation={d / 'state'}",
-        f"SlurmctldPidFile={d / 'slurmctld.pid'}",
-        f"SlurmctldLogFile={d / 'slurmctld.log'}",
-        "SlurmctldDebug=info",
-        f"SlurmctldPort={port}",
-        f"SlurmdPort={port + 1}",
-        "SelectType=select/cons_tres",
-        "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/none",
-        "MpiDefault=none",
-        "MailProg=/bin/true",
+        *base_conf(d, sock, "info"),
         "NodeName=DEFAULT CPUs=1 State=UNKNOWN",
         f"Include {d / 'nodes.conf'}",
         "PartitionName=all Nodes=ALL Default=YES",

@@ -996,17 +996,23 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, str(value))]
 
 
+def table_sheet(wb, title: str, columns: tuple[str, ...], widths: tuple[int, ...]):
+    """A new printable sheet of one table: its column widths, its header row, frozen under the header."""
+    ws = wb.create_sheet(title)
+    print_setup(ws)
+    ws.freeze_panes = "A2"
+    set_widths(ws, widths)
+    ws.append(header_row(ws, columns))
+    return ws
+
+
 NETWORK_COLUMNS = ("Architecture", "Network", "Category", "SKU", "Used in", "Quantity", "Unit price", "Extended price", "Unit power (W)", "Total power (kW)")
 NETWORK_WIDTHS = (16, 10, 12, 22, 80, 10, 12, 15, 15, 16)  # 208 of the page's 220 units: "Used in" mostly on one line
 
 
 def write_networks(wb, ctx) -> None:
     """The storage, in-band and OOB networks (spec ``networks:``): every SKU priced, per network, the other networks' and the cluster's totals."""
-    ws = wb.create_sheet("Networks")
-    print_setup(ws)
-    ws.freeze_panes = "A2"
-    set_widths(ws, NETWORK_WIDTHS)
-    ws.append(header_row(ws, NETWORK_COLUMNS))
+    ws = table_sheet(wb, "Networks", NETWORK_COLUMNS, NETWORK_WIDTHS)
     r = 1
     sections = ctx.summary.get("networks", {}).get("architectures", {})
     for arch, boms in ctx.network_boms.items():
@@ -1245,11 +1251,7 @@ SUBNET_WIDTHS = (16, 9, 18, 7, 15, 44, 10, 15, 11)
 
 def write_subnets(wb, ctx) -> None:
     """The in-band and OOB subnets of the address plan (:mod:`topogen.config.netaddr`): prefix, VLAN, gateway, devices, free addresses."""
-    ws = wb.create_sheet("Subnets")
-    print_setup(ws)
-    ws.freeze_panes = "A2"
-    set_widths(ws, SUBNET_WIDTHS)
-    ws.append(header_row(ws, SUBNET_COLUMNS))
+    ws = table_sheet(wb, "Subnets", SUBNET_COLUMNS, SUBNET_WIDTHS)
     for arch, a in ctx.network_addresses.items():
         n = ctx.networks[arch]
         for net in (nw.INBAND, nw.OOB):
