@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,16 +24,14 @@ from ibsim_fabric import MISSING, SKIP_REASON, simulated
 
 from topogen.cli import main
 from topogen.exports import opensm_files as osm
+from test_networks_exports import build as build_with
 from test_opensm import _opensm
 
 ARCHES = ("rail-optimized", "rail-only")
 FORMATS = "cabling,pull-sheets,diagrams,ibnetdiscover,opensm"
 
 
-def build(out: Path, *args: str, formats: str = FORMATS) -> Path:
-    res = CliRunner().invoke(main, ["build", *args, "--out", str(out), "--formats", formats], catch_exceptions=False)
-    assert res.exit_code == 0, res.output
-    return out
+build = partial(build_with, formats=FORMATS)  # test_networks_exports' build, with these files by default
 
 
 def rows(path: Path) -> list[dict[str, str]]:

@@ -25,14 +25,11 @@ The dump reader is checked on OpenSM's text itself (no tools needed).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from ibsim_fabric import MISSING, SKIP_REASON
+from test_simulate_cli import invoke, rows
 
-from topogen.cli import main
 from topogen.exports import opensm_routes
 from topogen.fabric import clos
 from topogen.spec.cluster import build_spec
@@ -40,16 +37,6 @@ from topogen.traffic import flows, lft, network, patterns
 from topogen.util.errors import InputError
 
 needs_tools = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
-
-
-def invoke(args):
-    return CliRunner().invoke(main, ["simulate", *args], catch_exceptions=False)
-
-
-def rows(args):
-    res = invoke([*args, "--json"])
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout)["rows"]
 
 
 def shape(gpus, hb, radix, extra=None):

@@ -151,22 +151,8 @@ class Bom:
         return [money(sum(x.quantity * x.unit_power_w for x in self.lines if x.tier == t)) for t in range(1, self.tiers + 1)]
 
     def sku_lines(self) -> list[SkuLine]:
-        """Lines aggregated per SKU, in first-use order (tier, then category)."""
-        order: list[str] = []
-        agg: dict[str, list] = {}
-        for x in self.lines:
-            where = f"{x.where} ({x.end} end)" if x.end else x.where
-            if x.sku not in agg:
-                order.append(x.sku)
-                agg[x.sku] = [x, 0, []]
-            agg[x.sku][1] += x.quantity
-            if where not in agg[x.sku][2]:
-                agg[x.sku][2].append(where)
-        out = []
-        for sku in order:
-            x, qty, used = agg[sku]
-            out.append(SkuLine(x.category, sku, x.description, ", ".join(used), qty, x.unit_price, x.unit_power_w, x.price_source, x.power_source))
-        return out
+        """Lines aggregated per SKU, in first-use order (tier, then category): :func:`sku_lines`."""
+        return sku_lines(self.lines)
 
     def totals(self) -> dict[str, Any]:
         return {
@@ -263,6 +249,21 @@ def link_media(fabric: Fabric, catalog: Catalog) -> dict[int, Media]:
             raise InputError(problems)
         out[tier] = m
     return out
+
+
+def sku_lines(lines) -> list[SkuLine]:
+    """:class:`BomLine` s aggregated per SKU, in first-use order; ``used_in`` names each role (and transceiver end) once."""
+    order: list[str] = []
+    agg: dict[str, list] = {}
+    for x in lines:
+        where = f"{x.where} ({x.end} end)" if x.end else x.where
+        if x.sku not in agg:
+            order.append(x.sku)
+            agg[x.sku] = [x, 0, []]
+        agg[x.sku][1] += x.quantity
+        if where not in agg[x.sku][2]:
+            agg[x.sku][2].append(where)
+    return [SkuLine(x.category, sku, x.description, ", ".join(used), q, x.unit_price, x.unit_power_w, x.price_source, x.power_source) for sku in order for x, q, used in [agg[sku]]]
 
 
 def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from topogen.bom import catalog as cat
-from topogen.bom.bill import BomLine, SkuLine, money
+from topogen.bom.bill import BomLine, SkuLine, money, sku_lines
 from topogen.bom.catalog import Cable, Catalog, Media, PortMode, SwitchSku
 from topogen.bom.media import CLASS_NAMES, add_unique, length_classes, metres
 from topogen.fabric import networks as nw
@@ -157,18 +157,8 @@ class NetworkBom:
         return [f"{self.network}: {self.assumed:,} cable(s) {what} have no length; priced at {money(self.assumed_m)} m each (an assumption, layout.outside_run_m: by default the longest cross-row run)"]
 
     def sku_lines(self) -> list[SkuLine]:
-        """Lines aggregated per SKU, in first-use order, ``used_in`` naming the roles (and transceiver ends)."""
-        order: list[str] = []
-        agg: dict[str, list] = {}
-        for x in self.lines:
-            where = x.where + (f" ({x.end} end)" if x.end else "")
-            if x.sku not in agg:
-                order.append(x.sku)
-                agg[x.sku] = [x, 0, []]
-            agg[x.sku][1] += x.quantity
-            if where not in agg[x.sku][2]:
-                agg[x.sku][2].append(where)
-        return [SkuLine(x.category, sku, x.description, ", ".join(used), q, x.unit_price, x.unit_power_w, x.price_source, x.power_source) for sku in order for x, q, used in [agg[sku]]]
+        """Lines aggregated per SKU, in first-use order, ``used_in`` naming the roles (and transceiver ends): :func:`topogen.bom.bill.sku_lines`."""
+        return sku_lines(self.lines)
 
     def totals(self) -> dict[str, Any]:
         return {

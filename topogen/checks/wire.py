@@ -29,7 +29,7 @@ def pair_partners(fabric: Fabric) -> np.ndarray:
     """
     S = len(fabric.switches)
     out = np.full(S, -1, np.int64)
-    if getattr(fabric.spec, "design", "clos") == "leaf-pair" and fabric.arch != "rail-only":
+    if fabric.spec.design == "leaf-pair" and fabric.arch != "rail-only":
         s = np.arange(S - S % 2)
         out[s] = s ^ 1
     return out

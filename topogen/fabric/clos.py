@@ -441,6 +441,6 @@ GENERATORS = {"rail-optimized": rail_optimized, "rail-only": rail_only}
 
 def generate(spec, arch: str) -> Fabric:
     """Explicit wiring of ``arch`` for ``spec`` (a Clos, or the single-tier leaf pair of ``design: leaf-pair``)."""
-    if getattr(spec, "design", "clos") == "leaf-pair":
+    if spec.design == "leaf-pair":
         return leaf_pair(spec, arch)
     return GENERATORS[arch](spec)
