@@ -186,13 +186,13 @@ def csv_dump(ctx, path: Path, out: Path | None = None) -> float:
 
     The rows are those of the build's ``<arch>/cabling.csv`` under ``out``
     (every column: wiring, floor, labels), read back; without those files, the
-    wiring columns (:func:`topogen.exports.cabling.generate_rows`). They are
+    wiring columns (:func:`topogen.exports.installers.cabling.generate_rows`). They are
     made a chunk at a time (untimed), 8,192 rows, so the dump adds little to
     the process's peak memory; only ``writerows`` and the file's writes count.
     """
     from itertools import islice
 
-    from topogen.exports import cabling
+    from topogen.exports.installers import cabling
     from topogen.fabric.model import CHUNK
 
     files = [out / arch / "cabling.csv" for arch in ctx.fabrics] if out is not None else []

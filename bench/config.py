@@ -29,8 +29,8 @@ from pathlib import Path
 def one(n: int, k: int, radix: int, arch: str) -> dict:
     from topogen.fabric import clos
     from topogen.config import addressing
-    from topogen.exports import addressing as addressing_csv
-    from topogen.exports import frr
+    from topogen.exports.switch_configs import addressing as addressing_csv
+    from topogen.exports.switch_configs import frr
     from topogen.spec.cluster import build_spec
 
     spec = build_spec({"name": f"bench-{n}", "gpus": n, "hb_domain": k, "radix": radix, "arch": arch})

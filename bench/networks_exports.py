@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 from topogen import pipeline
-from topogen.exports import graphml, netbox_networks, network_cabling, topology
+from topogen.exports.graphs import graphml, topology
+from topogen.exports.installers import network_cabling
+from topogen.exports.netbox import networks as netbox_networks
 from topogen.exports.network_view import NetworkView
 from topogen.layout.networks import plan_networks
 from topogen.spec.cluster import load_spec

@@ -1,7 +1,7 @@
 """Benchmark: OpenSM's routing of one rail-optimized fabric under ibsim, as ``topogen simulate --routing opensm`` runs it.
 
 Each case generates a rail-optimized fabric (K=8) and calls
-:func:`topogen.exports.opensm_routes.tables` (write the subnet's ibnetdiscover
+:func:`topogen.exports.infiniband.opensm_routes.tables` (write the subnet's ibnetdiscover
 file, start ibsim, ``opensm -o -R ftree`` once, read the LFT dump back) in
 this process, then routes a ``shift:1`` on the tables as the simulation does.
 Prints one Markdown row per case: switches, LIDs, the tools' wall time, the
@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def one(gpus: int, radix: int) -> dict:
     """Route one fabric and measure it (runs in a child process)."""
-    from topogen.exports import ibnetdiscover as ib
-    from topogen.exports import opensm_routes
+    from topogen.exports.infiniband import ibnetdiscover as ib
+    from topogen.exports.infiniband import opensm_routes
     from topogen.fabric import clos
     from topogen.spec.cluster import build_spec
     from topogen.traffic import lft, network, flows, patterns

@@ -259,7 +259,7 @@ def test_default_formats_leave_the_configurations_out():
 def test_chunked_rendering_gives_the_same_bytes(tmp_path, monkeypatch, mode):
     """addressing.csv and frr.conf stream a chunk of switches at a time; the chunk size never shows in the bytes."""
     from topogen.config import frr
-    from topogen.exports import addressing as ea
+    from topogen.exports.switch_configs import addressing as ea
 
     for arch_fabric in fabrics(dict(gpus=128, hb_domain=8, radix=8), mode):
         texts = []

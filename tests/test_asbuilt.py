@@ -24,7 +24,7 @@ from topogen import pipeline
 from topogen.asbuilt import End
 from topogen.asbuilt import cabling as plan_reader
 from topogen.cli import main
-from topogen.exports import ibnetdiscover as exporter
+from topogen.exports.infiniband import ibnetdiscover as exporter
 from topogen.fabric.model import LINK_COLUMNS, Fabric, LinkTable
 from topogen.fabric.naming import GpuNames, NodeNames
 from topogen.spec.cluster import build_spec

@@ -17,8 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from topogen.cli import main
-from topogen.exports import bom as bom_export
-from topogen.exports import cabling, netbox
+from topogen.exports.workbook import bom as bom_export
+from topogen.exports.installers import cabling
+from topogen.exports.netbox import dcim as netbox
 
 # documented columns of each CSV (the exporters' column constants, listed in docs/exports/index.md)
 DOCUMENTED = {

@@ -28,8 +28,9 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.cli import main
-from topogen.exports import EXPORTERS, diagrams
-from topogen.exports import overview as ov
+from topogen.exports import EXPORTERS
+from topogen.exports.drawings import diagrams
+from topogen.exports.drawings import overview as ov
 from topogen.fabric.naming import GpuNames
 from topogen.spec.cluster import build_spec, load_spec
 

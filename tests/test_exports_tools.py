@@ -21,7 +21,9 @@ import networkx as nx
 import pytest
 
 from topogen import pipeline
-from topogen.exports import EXPORTERS, netbox, slurm
+from topogen.exports import EXPORTERS
+from topogen.exports.netbox import dcim as netbox
+from topogen.exports.slurm import topology as slurm
 from topogen.fabric import clos
 from topogen.fabric.naming import GpuNames, NodeNames
 from topogen.spec.cluster import build_spec, load_spec

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from topogen import pipeline
-from topogen.exports import cabling, pullsheets
+from topogen.exports.installers import cabling, pullsheets
 from topogen.fabric import clos
 from topogen.fabric.naming import GpuNames, width
 from topogen.fabric.view import csv_lines, int_texts, number_texts, view, writer_field
@@ -178,7 +178,7 @@ def test_parts_split_at_records_within_the_limit(tmp_path, limit):
 
 def test_netbox_text_is_csv_writer_text_of_its_rows(tmp_path):
     """The NetBox interface and cable files are csv.writer's bytes of the row generators, also with names to quote."""
-    from topogen.exports import netbox
+    from topogen.exports.netbox import dcim as netbox
 
     f, lay, bom = odd_context()
     ctx = pipeline.build(load_spec("demo", {}))

@@ -20,7 +20,7 @@ from ibsim_fabric import MISSING, SKIP_REASON, discover, ibsim_options, route_ft
 from topogen import pipeline
 from topogen.asbuilt import cabling as plan_reader
 from topogen.asbuilt import ibnetdiscover as reader
-from topogen.exports import ibnetdiscover as exporter
+from topogen.exports.infiniband import ibnetdiscover as exporter
 from topogen.spec.cluster import build_spec
 from topogen.util.errors import InputError
 

@@ -18,7 +18,7 @@ import ipaddress
 import pytest
 
 from topogen import pipeline
-from topogen.exports import ipam_plan as ipam
+from topogen.exports.netbox import ipam_rows as ipam
 from topogen.spec.cluster import build_spec
 
 FORM_FIELDS = {

@@ -19,7 +19,7 @@ from topogen.asbuilt import wiring
 from topogen.bom import bill
 from topogen.bom.catalog import load_catalog
 from topogen.checks import validate
-from topogen.exports.cabling import write_cabling
+from topogen.exports.installers.cabling import write_cabling
 from topogen.fabric import clos
 from topogen.fabric.naming import ISL_LINK
 from topogen.spec.cluster import build_spec, load_spec

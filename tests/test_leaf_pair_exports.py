@@ -25,8 +25,9 @@ from test_netbox import NetBox, import_cluster
 from topogen import pipeline
 from topogen.config import air, frr, nvue, sonic
 from topogen.config.addressing import plan
-from topogen.exports import EXPORTERS, graphml, topology
-from topogen.exports import ipam_plan as ipam
+from topogen.exports import EXPORTERS
+from topogen.exports.graphs import graphml, topology
+from topogen.exports.netbox import ipam_rows as ipam
 from topogen.fabric import clos
 from topogen.fabric.graph import to_networkx
 from topogen.fabric.naming import ISL_LINK

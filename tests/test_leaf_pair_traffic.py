@@ -165,8 +165,8 @@ def test_failing_a_leaf_takes_its_isls():
 
 def test_opensm_routing_needs_the_isls_in_the_export():
     """OpenSM routes the ibnetdiscover export: a pair whose export lacks the ISLs is refused (exit 2), with them it is routed."""
-    from topogen.exports import ibnetdiscover as ib
-    from topogen.exports import opensm_routes
+    from topogen.exports.infiniband import ibnetdiscover as ib
+    from topogen.exports.infiniband import opensm_routes
     from topogen.traffic import lft
 
     f = fabric(32, 8, 8, 64)
@@ -184,8 +184,8 @@ def test_opensm_routing_needs_the_isls_in_the_export():
 @pytest.mark.parametrize("n,k,gpn,r,ratio,planes", [(32, 8, 8, 64, "1:1", 1), (48, 4, 2, 64, "2:1", 2)])
 def test_opensm_routes_the_pair_over_its_isls_when_the_export_lists_them(n, k, gpn, r, ratio, planes):
     """With the ISLs in the export, OpenSM's tables reach every GPU, in at most two switches, and use the ISLs."""
-    from topogen.exports import ibnetdiscover as ib
-    from topogen.exports import opensm_routes
+    from topogen.exports.infiniband import ibnetdiscover as ib
+    from topogen.exports.infiniband import opensm_routes
 
     f = fabric(n, k, gpn, r, ratio, planes)
     if not any((sub.links >= len(f.links)).any() for sub in ib.subnets(f)):

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from topogen.cli import main
-from topogen.exports import netbox
+from topogen.exports.netbox import dcim as netbox
 
 # --- NetBox 4.x bulk-import fields (all optional fields listed, so a typo is caught) -----------
 

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from ibsim_fabric import MISSING, SKIP_REASON, simulated
 
 from topogen.cli import main
-from topogen.exports import opensm_files as osm
+from topogen.exports.infiniband import opensm_files as osm
 from test_networks_exports import build as build_with
 from test_opensm import _opensm
 

@@ -27,9 +27,9 @@ import pytest
 from ibsim_fabric import MISSING, SKIP_REASON, WHERE, discover, simulated
 
 from topogen import pipeline
-from topogen.exports import ibnetdiscover as ib
-from topogen.exports import opensm as exporter
-from topogen.exports import opensm_files as osm
+from topogen.exports.infiniband import ibnetdiscover as ib
+from topogen.exports.infiniband import opensm as exporter
+from topogen.exports.infiniband import opensm_files as osm
 from topogen.spec.cluster import build_spec
 
 GRID = [

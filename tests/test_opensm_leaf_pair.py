@@ -4,7 +4,7 @@ OpenSM's ftree cannot route two leaves of one tier joined by ISLs (it finds two
 roots of rank 0 and falls back): the exported ``opensm.conf`` names
 ``routing_engine minhop`` and no root or CN file. Under ibsim, with the files
 as exported, OpenSM must configure minhop tables without an error; then the
-forwarding tables OpenSM wrote (read back by :mod:`topogen.exports.opensm_routes`)
+forwarding tables OpenSM wrote (read back by :mod:`topogen.exports.infiniband.opensm_routes`)
 are walked here hop by hop: every GPU port reaches every GPU port of its plane
 in at most two switches, never through a leaf twice, and a leaf spreads the
 other leaf's destinations over its ISLs (counts apart by at most one).
@@ -23,10 +23,10 @@ import pytest
 from ibsim_fabric import MISSING, SKIP_REASON, WHERE, discover, simulated
 
 from topogen import pipeline
-from topogen.exports import ibnetdiscover as ib
-from topogen.exports import opensm as exporter
-from topogen.exports import opensm_files as osm
-from topogen.exports import opensm_routes
+from topogen.exports.infiniband import ibnetdiscover as ib
+from topogen.exports.infiniband import opensm as exporter
+from topogen.exports.infiniband import opensm_files as osm
+from topogen.exports.infiniband import opensm_routes
 from topogen.spec.cluster import build_spec
 from topogen.traffic import lft
 

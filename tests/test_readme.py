@@ -119,7 +119,7 @@ def test_library_snippet_runs(tmp_path):
 
 def test_outputs_page_lists_the_cabling_columns():
     """The documented columns of cabling.csv are the exporter's, in its order."""
-    from topogen.exports import cabling
+    from topogen.exports.installers import cabling
 
     outputs = (DOCS / "exports" / "index.md").read_text(encoding="utf-8")
     assert f"`{', '.join(cabling.COLUMNS)}`" in outputs

@@ -309,7 +309,7 @@ def test_slurm_tree_and_diagram_follow_the_sus(tmp_path):
     wb = openpyxl.load_workbook(next(out.glob("*.xlsx")), read_only=True)
     text = " ".join(str(c) for ws in wb.worksheets for row in ws.iter_rows(values_only=True) for c in row if c)
     assert "reserved_leaf_ports 1: port(s) p32 of 8 switches" in text and "spine: 16 switches sized for max_scalable_units 4" in text
-    from topogen.exports import overview
+    from topogen.exports.drawings import overview
 
     v = overview.rail_optimized_overview(clos.generate(load_spec("leaf32-spine288", {"arch": "rail-optimized"}), "rail-optimized"))
     assert "16 spines × 288-port" in v.rows[2]

@@ -30,7 +30,7 @@ import pytest
 from ibsim_fabric import MISSING, SKIP_REASON
 from test_simulate_cli import invoke, rows
 
-from topogen.exports import opensm_routes
+from topogen.exports.infiniband import opensm_routes
 from topogen.fabric import clos
 from topogen.spec.cluster import build_spec
 from topogen.traffic import flows, lft, network, patterns

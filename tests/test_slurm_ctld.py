@@ -34,7 +34,7 @@ from click.testing import CliRunner
 from topogen import pipeline
 from topogen.cli import main
 from topogen.exports import EXPORTERS
-from topogen.exports.slurm import hostlist
+from topogen.exports.slurm.topology import hostlist
 from topogen.util import processes
 from topogen.spec.cluster import build_spec, load_spec
 
@@ -248,7 +248,7 @@ def test_folded_tree_loads_and_keeps_every_node_once(arch, munge, tmp_path, monk
     The cap is lowered so that a 3-tier fabric of 4,096 GPUs (radix 16) folds; at the
     shipped cap it is the 262,144-GPU tree (1,289 switches) that folds, to 265.
     """
-    from topogen.exports import slurm
+    from topogen.exports.slurm import topology as slurm
 
     spec = build_spec({"name": "fold", "gpus": 4096, "hb_domain": 8, "radix": 16, "arch": arch})
     ctx = pipeline.build(spec)

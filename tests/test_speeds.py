@@ -362,7 +362,7 @@ def test_breakout_cable_must_fit_the_cage(tmp_path):
 
 def test_diagram_bundles_carry_their_tier_speed():
     """The overview and rail views label each bundle with its own tier's speed (200G NIC links, 400G uplinks)."""
-    from topogen.exports import overview
+    from topogen.exports.drawings import overview
 
     for arch, gpus in (("rail-optimized", 1024), ("rail-only", 8 * 200)):
         s = spec(gpus=gpus, hb_domain=8, radix=[128, 64], link_speed=[200, 400], arch=arch)

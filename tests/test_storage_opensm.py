@@ -29,8 +29,8 @@ from click.testing import CliRunner
 from ibsim_fabric import MISSING, SKIP_REASON, WHERE, simulated
 
 from topogen.cli import main
-from topogen.exports import opensm_files as osm
-from topogen.exports import storage_ib
+from topogen.exports.infiniband import opensm_files as osm
+from topogen.exports.infiniband import storage as storage_ib
 from topogen.traffic import lft
 
 PRESET = Path(__file__).parent.parent / "templates" / "clusters" / "dgx-h100-superpod.yaml"

@@ -14,7 +14,7 @@ import json
 import networkx as nx
 import pytest
 
-from topogen.exports import graphml, topology
+from topogen.exports.graphs import graphml, topology
 from topogen.fabric import clos
 from topogen.fabric.naming import plain_switch_text
 from topogen.spec.cluster import build_spec, load_spec

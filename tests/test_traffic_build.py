@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.cli import main
-from topogen.exports import workbook as wbx
+from topogen.exports.workbook import book as wbx
 from topogen.spec.cluster import build_spec
 from topogen.traffic import overview
 

@@ -23,9 +23,9 @@ from click.testing import CliRunner
 
 from topogen import __version__, pipeline
 from topogen.cli import main
-from topogen.exports import workbook as wbx
-from topogen.exports import workbook_stream
-from topogen.exports.cabling import generate_rows
+from topogen.exports.workbook import book as wbx
+from topogen.exports.workbook import stream as workbook_stream
+from topogen.exports.installers.cabling import generate_rows
 from topogen.layout.labels import FloorView
 from topogen.spec.cluster import build_spec, load_spec
 from topogen.util.resources import template_path
@@ -489,7 +489,7 @@ def test_streamed_sheet_of_any_columns(tmp_path):
     """The streamed writer's column kinds: integers (negative, wide), floats, text (risky, empty), gaps; what openpyxl reads back."""
     import numpy as np
 
-    from topogen.exports import workbook_stream as st
+    from topogen.exports.workbook import stream as st
 
     wb = openpyxl.Workbook(write_only=True)
     sst = st.SharedStrings()
@@ -518,7 +518,7 @@ def test_streamed_sheet_of_any_columns(tmp_path):
 
 def test_zip64_only_where_an_entry_may_pass_2_gib(tmp_path):
     """An entry marked big gets Zip64 sizes (zipfile's limit) and still reads back; the others keep plain headers."""
-    from topogen.exports import workbook_stream as st
+    from topogen.exports.workbook import stream as st
 
     z = st.ZipStream(tmp_path / "z.zip", 1)
     z.entry("big.xml", [b"<a/>" * 1000, b"<b/>"], big=True)
@@ -539,7 +539,7 @@ def test_zip64_only_where_an_entry_may_pass_2_gib(tmp_path):
 
 def test_a_failing_row_source_stops_the_writer(tmp_path):
     """An error while rows stream reaches the caller (no hang of the deflate thread)."""
-    from topogen.exports import workbook_stream as ws_mod
+    from topogen.exports.workbook import stream as ws_mod
 
     def boom():
         yield b"<row/>"

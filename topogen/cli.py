@@ -549,7 +549,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     from topogen.traffic import failures, patterns, report, source  # keeps scipy out of start-up
     from topogen.traffic.routing import ROUTINGS  # keeps scipy out of start-up
     from topogen.traffic import lft  # keeps scipy out of start-up
-    from topogen.exports import opensm_routes  # keeps scipy out of start-up
+    from topogen.exports.infiniband import opensm_routes  # keeps scipy out of start-up
 
     try:
         pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []

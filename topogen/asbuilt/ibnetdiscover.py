@@ -16,7 +16,7 @@ Each device keeps its node GUID and each adapter port its port GUID
 its comment (``4xNDR``: 400 Gb/s), for :mod:`.identity` and :mod:`.diff`.
 A one-port adapter described ``"<device> <port>"`` with a port named as the
 plan names the other networks' ports (``stor<i>``, ``p<n>``: the storage fabric's
-file, :mod:`topogen.exports.storage_ib`) is that device's port.
+file, :mod:`topogen.exports.infiniband.storage`) is that device's port.
 
 A line that fits none of these shapes is an input error naming the file and
 line; a file with no node line at all is not ibnetdiscover output and is

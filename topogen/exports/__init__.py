@@ -1,5 +1,14 @@
 """Exporters: one module per output format, found through :data:`EXPORTERS`.
 
+The modules are grouped by the tool or person their files serve: :mod:`.netbox` (NetBox's DCIM
+and IPAM imports), :mod:`.slurm` (slurmctld), :mod:`.infiniband` (ibnetdiscover, OpenSM),
+:mod:`.switch_configs` (FRR, SONiC, NVUE, NVIDIA Air, the address plan), :mod:`.hosts` (the
+compute nodes' netplan), :mod:`.workbook` (procurement's spreadsheet and BOM), :mod:`.drawings`
+(diagrams and plots), :mod:`.installers` (cabling lists and pull sheets for the floor) and
+:mod:`.graphs` (networkx, yEd, Gephi). The modules at this level serve them all: output files
+(:mod:`.files`), size estimates, worker processes, the other networks' view, the summary and the
+validation report.
+
 Each exporter is ``export(ctx, dest) -> list[Path]``: it renders rows already
 computed by earlier phases (``ctx`` is a :class:`topogen.pipeline.BuildContext`)
 into files under ``dest`` and returns the paths it wrote. Exporters never decide
@@ -10,7 +19,16 @@ from __future__ import annotations
 
 from typing import Callable
 
-from topogen.exports import addressing, air, bom, cabling, diagrams, frr, graphml, ibnetdiscover, ipam, netbox, netbox_networks, netplan, nvue, opensm, plots, pullsheets, slurm, sonic, storage_ib, topology, validation, workbook
+from topogen.exports import validation
+from topogen.exports.drawings import diagrams, plots
+from topogen.exports.graphs import graphml, topology
+from topogen.exports.hosts import netplan
+from topogen.exports.infiniband import opensm, storage
+from topogen.exports.installers import cabling, pullsheets
+from topogen.exports.netbox import dcim, ipam, networks
+from topogen.exports.slurm import topology as slurm_topology
+from topogen.exports.switch_configs import addressing, air, frr, nvue, sonic
+from topogen.exports.workbook import bom, book
 
 Exporter = Callable[..., list]
 
@@ -20,13 +38,13 @@ EXPORTERS: dict[str, Exporter] = {
     "pull-sheets": pullsheets.export,
     "topology": topology.export,
     "bom": bom.export,
-    "xlsx": workbook.export,
+    "xlsx": book.export,
     "diagrams": diagrams.export,
     "plots": plots.export,
-    "netbox": netbox_networks.export,  # the compute fabric's files (netbox.export), then the other networks'
+    "netbox": networks.export,  # the compute fabric's files (dcim.export), then the other networks'
     "graphml": graphml.export,
-    "slurm": slurm.export,
-    "ibnetdiscover": storage_ib.export,  # the compute fabric's subnets (ibnetdiscover.export), then an InfiniBand storage fabric's
+    "slurm": slurm_topology.export,
+    "ibnetdiscover": storage.export,  # the compute fabric's subnets (infiniband.ibnetdiscover.export), then an InfiniBand storage fabric's
     "opensm": opensm.export,
     "addressing": addressing.export,
     "frr": frr.export,
@@ -48,5 +66,5 @@ CONFIG_FORMATS: tuple[str, ...] = ("addressing", "frr", "sonic", "nvue", "netpla
 # exporters whose files split into parts that worker processes write side by side:
 # name -> part names, in the order the serial run writes them (``export(ctx, dest, part=...)``)
 PARTS: dict[str, tuple[str, ...]] = {
-    "netbox": netbox.PARTS,
+    "netbox": dcim.PARTS,
 }

@@ -21,7 +21,7 @@ import yaml
 
 from topogen import __version__
 from topogen.exports.files import digest, open_output, write_output_text
-from topogen.exports.plots import FORMATS, METADATA, STYLE
+from topogen.exports.drawings.plots import FORMATS, METADATA, STYLE
 from topogen.util.text import CsvWriter
 from topogen.util.figures import count, kw, plural, usd, usd_cents
 from topogen.util.outdir import atomic_dir

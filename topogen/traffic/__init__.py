@@ -29,7 +29,7 @@ def study(fabrics: list, patterns: list[Pattern], routings: list[str], hb_gbps: 
     """Rows of every architecture x pattern x routing, intact and (when given) with ``failure``.
 
     ``routes(fabric, choice)`` gives OpenSM's forwarding tables for an
-    ``opensm`` routing (:mod:`topogen.exports.opensm_routes` runs the tools);
+    ``opensm`` routing (:mod:`topogen.exports.infiniband.opensm_routes` runs the tools);
     an intact fabric's tables are computed once for every pattern.
     """
     rows = []

@@ -5,7 +5,7 @@ routes every flow the way an InfiniBand fabric forwards it: each switch looks
 the destination LID up in its linear forwarding table (LFT) and sends the
 packet out of the port it finds. The tables are OpenSM's own, computed by
 its routing engine for the exported fabric under the ``ibsim`` simulator
-(:mod:`topogen.exports.opensm_routes` runs the tools; this module only reads
+(:mod:`topogen.exports.infiniband.opensm_routes` runs the tools; this module only reads
 and follows what they produced, so it stays in the traffic phase).
 
 Nodes are numbered as the ibnetdiscover export numbers them: GPUs

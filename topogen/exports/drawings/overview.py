@@ -4,7 +4,7 @@ A diagram of a 65,536-GPU fabric cannot draw every cable, so the overview draws
 *boxes* (a group of HB domains, a leaf group, a spine pod, a rail's tier...) and
 *bundles* (every cable between two boxes, with its count and the links per
 device at each end). This module computes that as plain data, a :class:`View`;
-:mod:`topogen.exports.diagrams` only renders it. Everything is derived from the
+:mod:`topogen.exports.drawings.diagrams` only renders it. Everything is derived from the
 explicit wiring with numpy (one pass of sorts over the link columns), never from
 a Python loop over links, and never from the closed-form counts, so a diagram
 shows what was really built.

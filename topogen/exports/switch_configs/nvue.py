@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from topogen.config import nvue
-from topogen.exports import switch_files
+from topogen.exports.switch_configs import switch_files
 
 
 def export(ctx, dest: Path) -> list[Path]:

@@ -1,7 +1,7 @@
 """NetBox files of the other networks (spec ``networks:``): storage, in-band and OOB, beside the compute fabric's.
 
 :func:`export` is the ``netbox`` exporter: the compute fabric's files
-(:func:`topogen.exports.netbox.export`, unchanged), then, when the spec has networks, the
+(:func:`topogen.exports.netbox.dcim.export`, unchanged), then, when the spec has networks, the
 shared objects they add (``netbox/shared/``, same rules) and these files under
 ``<arch>/netbox/``, imported after the compute fabric's (their cables reach its nodes and
 switches):
@@ -33,7 +33,7 @@ bonds come first (``bond0`` of each node and management server, type ``lag``) an
 switches' SVIs (``vlan<id>``, type ``virtual``), then every port, an in-band port naming
 the bond it joins.
 
-Columns are the compute files' (:mod:`topogen.exports.netbox`), names ``<site>.<device>``
+Columns are the compute files' (:mod:`topogen.exports.netbox.dcim`), names ``<site>.<device>``
 likewise; files split like the others at NetBox's size and time limits. Device types:
 the switches' catalog SKUs (their manufacturer), and generic ``management-server-<u>u``,
 ``fabric-manager-<u>u``, ``pdu-0u``, ``storage-target``, ``nfs-appliance`` and
@@ -49,9 +49,9 @@ import numpy as np
 
 from topogen.config import netaddr
 from topogen.config.addressing import ip_text
-from topogen.exports import netbox
+from topogen.exports.netbox import dcim
 from topogen.exports.files import arch_dir, write_csv, write_csv_parts
-from topogen.exports.netbox import CABLE_COLUMNS, DEVICE_COLUMNS, GENERIC, INTERFACE_COLUMNS, MAX_PART_BYTES, MAX_PART_ROWS, PORT_TYPES, RACK_COLUMNS, RACK_STATUS, RACK_WIDTH, STATUS, TERMINATION, site_name, slug
+from topogen.exports.netbox.dcim import CABLE_COLUMNS, DEVICE_COLUMNS, GENERIC, INTERFACE_COLUMNS, MAX_PART_BYTES, MAX_PART_ROWS, PORT_TYPES, RACK_COLUMNS, RACK_STATUS, RACK_WIDTH, STATUS, TERMINATION, site_name, slug
 from topogen.exports.network_view import NetworkView
 from topogen.fabric import networks as nw
 from topogen.fabric.view import csv_header
@@ -294,8 +294,8 @@ def cable_rows(site: str, n: nw.Networks, v: NetworkView, nlay) -> Iterator[tupl
 
 
 def shared_files(ctx, switch_u: int) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
-    """:func:`shared_rows` as ``netbox/shared/`` files, named and numbered as :func:`topogen.exports.netbox.shared_rows` names them."""
-    cols = dict(netbox.SHARED_KINDS)
+    """:func:`shared_rows` as ``netbox/shared/`` files, named and numbered as :func:`topogen.exports.netbox.dcim.shared_rows` names them."""
+    cols = dict(dcim.SHARED_KINDS)
     order = {"manufacturer": 1, "device-role": 2, "rack-role": 2, "device-type": 3}
     out = {}
     for kind, row in sorted(shared_rows(ctx, switch_u).values(), key=lambda x: (order[x[0]], x[0], x[1])):
@@ -306,14 +306,14 @@ def shared_files(ctx, switch_u: int) -> dict[str, tuple[tuple[str, ...], list[tu
 
 def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
     """The compute fabric's NetBox files, then the other networks' (see the module docstring); ``part`` as there."""
-    paths = netbox.export(ctx, dest, part)
+    paths = dcim.export(ctx, dest, part)
     nets = getattr(ctx, "networks", None) or {}
     if not nets:
         return paths
     lays = getattr(ctx, "network_layouts", None) or {}
     spec = ctx.spec
-    switch_u = netbox._heights(spec)[1]
-    if part in (None, netbox.PARTS[0]) and spec.arches[0] in ctx.fabrics:  # with the compute fabric's shared objects
+    switch_u = dcim._heights(spec)[1]
+    if part in (None, dcim.PARTS[0]) and spec.arches[0] in ctx.fabrics:  # with the compute fabric's shared objects
         pre = arch_dir(dest, "netbox")
         for fname, (cols, rows) in shared_files(ctx, switch_u).items():
             p = pre / fname
@@ -327,7 +327,7 @@ def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
         d = arch_dir(dest, arch, "netbox")
         v = NetworkView(n, ctx.fabrics[arch])
         nlay = lays.get(arch)
-        if part in (None, netbox.PARTS[0]):
+        if part in (None, dcim.PARTS[0]):
             if nlay is not None and nlay.racks:
                 p = d / "networks-racks.csv"
                 write_csv(p, RACK_COLUMNS, management_rack_rows(site, nlay, nlay_rack_u(ctx)))

@@ -25,7 +25,7 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.exports import network_addresses, network_cabling
+from topogen.exports.installers import network_addresses, network_cabling
 from topogen.exports.files import open_output, per_arch
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import ISL_LINK, GpuNames, device_names, device_roles

@@ -3,16 +3,16 @@
 One folder per file of the ibnetdiscover export (same subnet names), holding
 ``opensm.conf``, ``partitions.conf``, ``root_guids.conf`` and ``cn_guids.conf``
 (a one-switch subnet: no root or CN file). What each holds:
-:mod:`topogen.exports.opensm_files`. An InfiniBand storage fabric (spec ``networks:``)
-gets ``storage/`` (:mod:`topogen.exports.storage_ib`).
+:mod:`topogen.exports.infiniband.opensm_files`. An InfiniBand storage fabric (spec ``networks:``)
+gets ``storage/`` (:mod:`topogen.exports.infiniband.storage`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from topogen.exports import ibnetdiscover, storage_ib
-from topogen.exports import opensm_files as opensm
+from topogen.exports.infiniband import ibnetdiscover, storage as storage_ib
+from topogen.exports.infiniband import opensm_files as opensm
 from topogen.exports.files import arch_dir, open_output
 
 

@@ -3,7 +3,7 @@
 Each diagram is written as DOT (always) and rendered to SVG and PNG when
 Graphviz's ``dot`` is on the PATH; without it the build still succeeds and
 leaves a one-line message saying how to install it. DOT text is produced with the
-``graphviz`` package from the data of :mod:`topogen.exports.overview`, deterministic to the
+``graphviz`` package from the data of :mod:`topogen.exports.drawings.overview`, deterministic to the
 byte; every picture's title carries the tool version and spec hash, and every
 DOT file starts with the same stamp as a comment.
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import graphviz
 
-from topogen.exports import overview as ov
+from topogen.exports.drawings import overview as ov
 from topogen.exports.files import write_output_text
 from topogen.exports.network_view import NetworkView
 from topogen.fabric.model import Fabric
@@ -101,7 +101,7 @@ def _penwidth(links: int) -> str:
 
 
 def view_graph(view: ov.View, name: str, provenance: str) -> graphviz.Digraph:
-    """Render a :class:`~topogen.exports.overview.View` as a DOT digraph (rows bottom-up, tiers as ranks)."""
+    """Render a :class:`~topogen.exports.drawings.overview.View` as a DOT digraph (rows bottom-up, tiers as ranks)."""
     g = _new_graph(name, view.title, view.subtitle, provenance)
     labels = {r: view.rows[r] for r in _rows_of(view) if r in view.rows}
     _row_labels(g, labels)

@@ -1,10 +1,10 @@
-"""NetBox IPAM import files of the addressing plan (:mod:`topogen.exports.ipam_plan`).
+"""NetBox IPAM import files of the addressing plan (:mod:`topogen.exports.netbox.ipam_rows`).
 
 ``netbox/ipam/rirs.csv`` and ``asns.csv`` once per build (every ASN of
 every architecture once: NetBox holds an ASN once), then
 ``<arch>/netbox/ipam/``: vrfs, virtual interfaces, prefixes, IP addresses.
 Import after the DCIM files of the ``netbox`` format, in the order of
-:data:`topogen.exports.ipam_plan.FILES`. A file over NetBox's 2.5 MiB limit on
+:data:`topogen.exports.netbox.ipam_rows.FILES`. A file over NetBox's 2.5 MiB limit on
 pasted text is split into parts (``ip-addresses-001.csv``...), as the DCIM
 files are (:func:`topogen.exports.files.write_csv_parts`).
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from topogen.exports import ipam_plan as ipam
+from topogen.exports.netbox import ipam_rows as ipam
 from topogen.exports.files import arch_dir, write_csv, write_csv_parts
-from topogen.exports.netbox import MAX_PART_BYTES
+from topogen.exports.netbox.dcim import MAX_PART_BYTES
 from topogen.fabric.view import csv_header, csv_records
 
 

@@ -46,7 +46,7 @@ text (formula injection). Output is deterministic: document and zip timestamps
 are fixed, so the same spec gives a byte-identical file.
 
 The cabling and port-map sheets are the only large ones. They are streamed
-(:mod:`topogen.exports.workbook_stream`): each row is integers (shared-string
+(:mod:`topogen.exports.workbook.stream`): each row is integers (shared-string
 indices of device and port names, numbers), turned into ``<row>`` XML a chunk
 of rows at a time with numpy, without optional cell references, and deflated
 on a second thread while the next chunk is formatted. ``fast=False`` writes
@@ -74,9 +74,9 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 from topogen import __version__
 from topogen.analysis.render import COLUMNS, TITLES
 from topogen.checks.validate import GROUPS
-from topogen.exports.cabling import generate_rows
+from topogen.exports.installers.cabling import generate_rows
 from topogen.exports.summary import striping_text
-from topogen.exports.workbook_stream import (
+from topogen.exports.workbook.stream import (
     FIXED_DATE_TIME,
     MISSING,
     ZIP64_OVER,
@@ -483,7 +483,7 @@ def cabling_kinds(tier: int, media: tuple[str, str]) -> list:
 
 
 def cabling_rows(fabric: Fabric) -> Iterator[tuple[int, tuple]]:
-    """``(tier, values)`` per cable, in cable order, from :func:`topogen.exports.cabling.generate_rows`, then the ISLs.
+    """``(tier, values)`` per cable, in cable order, from :func:`topogen.exports.installers.cabling.generate_rows`, then the ISLs.
 
     ``values`` are the variable columns: A name, A port, Z name, Z port, cable
     id, plane, speed; an ISL's tier is :data:`ISL_CODE`.

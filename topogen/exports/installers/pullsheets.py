@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from topogen.exports import network_pullsheets
-from topogen.exports.cabling import BREAKOUT_COLUMN, breakout_names
+from topogen.exports.installers import network_pullsheets
+from topogen.exports.installers.cabling import BREAKOUT_COLUMN, breakout_names
 from topogen.exports.files import arch_dir, open_output
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts

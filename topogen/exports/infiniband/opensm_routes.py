@@ -1,6 +1,6 @@
 """OpenSM's forwarding tables for a fabric: its ibnetdiscover export simulated by ``ibsim``, routed by ``opensm``.
 
-For each subnet of the export (:func:`topogen.exports.ibnetdiscover.subnets`),
+For each subnet of the export (:func:`topogen.exports.infiniband.ibnetdiscover.subnets`),
 in a temporary directory removed afterwards:
 
 1. the subnet's ``.topo`` file, byte for byte what ``topogen build`` writes
@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from topogen.exports import ibnetdiscover as ib
-from topogen.exports import opensm_files as osm
+from topogen.exports.infiniband import ibnetdiscover as ib
+from topogen.exports.infiniband import opensm_files as osm
 from topogen.fabric import director
 from topogen.fabric.model import Fabric
 from topogen.traffic import lft

@@ -18,7 +18,7 @@ GUID adds the port number), so the same spec gives the same file. As the real
 tool does, a ``switchguid=<node guid>(<port 0 guid>)`` or ``caguid=<node
 guid>`` line precedes each record: ``ibsim`` takes the node's GUIDs from it
 (without it, ibsim numbers nodes itself), so files keyed by these GUIDs
-(OpenSM's partitions and ftree root/CN lists, :mod:`topogen.exports.opensm_files`)
+(OpenSM's partitions and ftree root/CN lists, :mod:`topogen.exports.infiniband.opensm_files`)
 apply to the simulated fabric as they would to the real one.
 
 InfiniBand port numbers are 8 bits (1..254), so a switch of more ports
@@ -46,7 +46,7 @@ links are switch-to-switch records (``[<port>] "S-<leaf-b guid>"[<port>]`` in
 leaf-a's record and back), after the links in cable order.
 
 An InfiniBand storage fabric (spec ``networks:``) gets ``storage.topo`` beside
-these (:func:`topogen.exports.storage_ib.export`, the registered exporter).
+these (:func:`topogen.exports.infiniband.storage.export`, the registered exporter).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """OpenSM's files for each InfiniBand subnet: partitions (a P_Key per rail), ftree roots and compute nodes.
 
-One set per subnet of the ibnetdiscover export (:func:`topogen.exports.ibnetdiscover.subnets`:
+One set per subnet of the ibnetdiscover export (:func:`topogen.exports.infiniband.ibnetdiscover.subnets`:
 the whole fabric, a plane, or a rail-only rail or group of rails sharing a
-switch), keyed by the GUIDs that export writes (:func:`~topogen.exports.ibnetdiscover.guid`;
+switch), keyed by the GUIDs that export writes (:func:`~topogen.exports.infiniband.ibnetdiscover.guid`;
 a GPU's CA port ``nic<q>`` has port GUID ``guid(gpu) + q + 1``):
 
 * ``partitions.conf`` (OpenSM's ``partition_config_file``). The default
@@ -44,7 +44,7 @@ from typing import Iterator
 
 import numpy as np
 
-from topogen.exports import ibnetdiscover as ib
+from topogen.exports.infiniband import ibnetdiscover as ib
 from topogen.fabric import director
 from topogen.fabric.model import Fabric
 

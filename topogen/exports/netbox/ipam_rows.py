@@ -2,7 +2,7 @@
 
 They import after the DCIM files of the ``netbox`` export (devices
 ``<site>.<host>``, interfaces ``p<n>`` and ``gpu<rank>-nic<q>``,
-:mod:`topogen.exports.netbox`), in this order, each through NetBox 4.x's
+:mod:`topogen.exports.netbox.dcim`), in this order, each through NetBox 4.x's
 bulk import (IPAM ``RIRImportForm``, ``ASNImportForm``, ``VRFImportForm``,
 DCIM ``InterfaceImportForm``, ``PrefixImportForm``, ``IPAddressImportForm``).
 Once per build (``netbox/ipam/``, :data:`BUILD_FILES`), as the DCIM
@@ -44,7 +44,7 @@ import numpy as np
 
 from topogen.config.addressing import ip_text, plan
 from topogen.config.scalars import int_text
-from topogen.exports.netbox import node_names, site_name
+from topogen.exports.netbox.dcim import node_names, site_name
 from topogen.fabric.model import CHUNK
 from topogen.fabric.view import column_rows, view
 from topogen.util.text import cell_safe

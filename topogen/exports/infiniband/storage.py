@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from topogen.exports.files import arch_dir, open_output
-from topogen.exports import ibnetdiscover
-from topogen.exports.ibnetdiscover import GUID_BASE, ibsim_options, speed_name
-from topogen.exports.opensm_files import DEFAULT_PKEY, ETC
+from topogen.exports.infiniband import ibnetdiscover
+from topogen.exports.infiniband.ibnetdiscover import GUID_BASE, ibsim_options, speed_name
+from topogen.exports.infiniband.opensm_files import DEFAULT_PKEY, ETC
 from topogen.fabric import networks as nw
 
 STORAGE_GUID_BASE = GUID_BASE + (1 << 39)  # bit 39: clear in every compute GUID (see the module docstring)
