@@ -2,7 +2,7 @@
 
 The modules are grouped by the tool or person their files serve: :mod:`.netbox` (NetBox's DCIM
 and IPAM imports), :mod:`.slurm` (slurmctld), :mod:`.infiniband` (ibnetdiscover, OpenSM),
-:mod:`.switch_configs` (FRR, SONiC, NVUE, NVIDIA Air, the address plan), :mod:`.hosts` (the
+:mod:`.switch_configs` (FRR, SONiC, NVUE, NVIDIA Air, Arista AVD, the address plan), :mod:`.hosts` (the
 compute nodes' netplan), :mod:`.workbook` (procurement's spreadsheet and BOM), :mod:`.drawings`
 (diagrams and plots), :mod:`.installers` (cabling lists and pull sheets for the floor) and
 :mod:`.graphs` (networkx, yEd, Gephi). The modules at this level serve them all: output files
@@ -27,7 +27,7 @@ from topogen.exports.infiniband import opensm, storage
 from topogen.exports.installers import cabling, pullsheets
 from topogen.exports.netbox import dcim, ipam, networks
 from topogen.exports.slurm import topology as slurm_topology
-from topogen.exports.switch_configs import addressing, air, frr, nvue, sonic
+from topogen.exports.switch_configs import addressing, air, avd, frr, nvue, sonic
 from topogen.exports.workbook import bom, book
 
 Exporter = Callable[..., list]
@@ -52,16 +52,17 @@ EXPORTERS: dict[str, Exporter] = {
     "nvue": nvue.export,
     "netplan": netplan.export,
     "air": air.export,
+    "avd": avd.export,
     "ipam": ipam.export,
     "validation": validation.export,
 }
 
 # exporters that render the IP/ASN plan (topogen.config.addressing): its pools are checked before anything is written
-ADDRESSED: tuple[str, ...] = ("addressing", "frr", "sonic", "nvue", "netplan", "air", "ipam")
+ADDRESSED: tuple[str, ...] = ("addressing", "frr", "sonic", "nvue", "netplan", "air", "avd", "ipam")
 
 # the day-0 configuration formats: written when named (or with --formats config / all), not by default,
 # since a design iteration rarely needs a file per switch (14,336 of them at 131,072 GPUs)
-CONFIG_FORMATS: tuple[str, ...] = ("addressing", "frr", "sonic", "nvue", "netplan", "air", "ipam", "opensm")
+CONFIG_FORMATS: tuple[str, ...] = ("addressing", "frr", "sonic", "nvue", "netplan", "air", "avd", "ipam", "opensm")
 
 # exporters whose files split into parts that worker processes write side by side:
 # name -> part names, in the order the serial run writes them (``export(ctx, dest, part=...)``)
