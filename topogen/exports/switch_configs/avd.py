@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from topogen.config import avd
@@ -37,27 +38,36 @@ def _dump(data) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
-def _q(text: str) -> str:
-    """A YAML single-quoted scalar (a quote inside is doubled)."""
-    return "'" + str(text).replace("'", "''") + "'"
+def _q(col: np.ndarray) -> np.ndarray:
+    """YAML single-quoted scalars of a text column (a quote inside doubled; topogen's own names have none)."""
+    col = col.astype(object)
+    if any("'" in x for x in set(col.tolist())):
+        col = np.array([x.replace("'", "''") for x in col.tolist()], dtype=object)
+    return "'" + col + "'"
 
 
-def _links(links: list[dict]) -> str:
-    """``l3_edge.p2p_links`` as one flow mapping per line (yaml.dump is slow for a million of them)."""
-    out = []
-    for ln in links:
-        parts = [f"nodes: [{', '.join(map(_q, ln['nodes']))}]", f"interfaces: [{', '.join(map(_q, ln['interfaces']))}]", f"ip: [{', '.join(map(_q, ln['ip']))}]"]
-        if "as" in ln:
-            parts.append(f"as: [{', '.join(map(_q, ln['as']))}]")
-        parts.append(f"include_in_underlay_protocol: {'true' if ln['include_in_underlay_protocol'] else 'false'}")
-        out.append("    - {" + ", ".join(parts) + "}\n")
-    return "".join(out)
+def _pair(key: str, a: np.ndarray, z: np.ndarray) -> np.ndarray:
+    return f"{key}: [" + _q(a) + ", " + _q(z) + "]"
 
 
-def group_vars_text(data: dict) -> str:
+def links_text(ln: avd.Links) -> str:
+    """``l3_edge.p2p_links`` as one flow mapping per line, built column-wise (yaml.dump is slow for a million)."""
+    if not len(ln.bgp):
+        return ""
+    body = "    - {" + _pair("nodes", ln.a_node, ln.z_node) + ", " + _pair("interfaces", ln.a_if, ln.z_if) + ", " + _pair("ip", ln.a_ip, ln.z_ip)
+    asn = np.where(ln.bgp, ", " + _pair("as", ln.a_as, ln.z_as), "")
+    tail = np.where(ln.bgp, ", include_in_underlay_protocol: true}\n", ", include_in_underlay_protocol: false}\n")
+    return "".join((body + asn + tail).tolist())
+
+
+def group_vars_text(ctx, fabric, spec_name: str) -> str:
     """The group variables file: the design keys through PyYAML's safe dumper, then the links streamed."""
-    head = {k: v for k, v in data.items() if k != "l3_edge"}
-    return _dump(head) + "l3_edge:\n  p2p_links:\n" + _links(data["l3_edge"]["p2p_links"])
+    d = avd.design(ctx, fabric, spec_name)
+    nodes = {k: v.pop("nodes") for k, v in d.items() if isinstance(v, dict) and "nodes" in v}
+    text = _dump({k: v for k, v in d.items() if k not in nodes})
+    for key, rows in nodes.items():  # node types, their nodes one flow mapping a line (thousands of them)
+        text += _dump({key: d[key]}) + "  nodes:\n" + "".join(f"  - {{name: '{r['name']}', id: {r['id']}, bgp_as: '{r['bgp_as']}'}}\n" for r in rows)
+    return text + "l3_edge:\n  p2p_links:\n" + links_text(avd.links(ctx, fabric))
 
 
 def inventory_text(fabric, spec_name: str) -> str:
@@ -80,6 +90,6 @@ def export(ctx, dest: Path) -> list[Path]:
         (d / "group_vars").mkdir(exist_ok=True)
         p = d / "group_vars" / f"{name}.yml"
         with open_output(p, newline="\n") as fh:
-            fh.write(group_vars_text(avd.inputs(ctx, fabric, ctx.spec.name)))
+            fh.write(group_vars_text(ctx, fabric, ctx.spec.name))
         paths.append(p)
     return paths
