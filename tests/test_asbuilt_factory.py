@@ -36,12 +36,14 @@ GUID_LINE_RE = re.compile(r"^(switchguid|caguid|sysimgguid)=.*\n", re.M)
 PORT_GUID_RE = re.compile(r"\(([0-9a-f]{1,16})\)")
 
 
-def factory(text: str, seed: int, adapters_known: bool = False) -> tuple[str, dict[str, str]]:
+def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool = False) -> tuple[str, dict[str, str]]:
     """A plan's ibnetdiscover text as the factory floor reports it; and the truth: factory description -> plan name.
 
     Switches: ``MF0;switch-<hex>:MQM9700/U1``, random node GUIDs. Adapters:
     ``<host> mlx5_<rank>``; random node and port GUIDs unless ``adapters_known``.
     The plan's ``switchguid=``/``caguid=`` lines go (ibsim then numbers the nodes itself).
+    ``anonymous``: every adapter described ``MT4129 ConnectX7 Mellanox Technologies``
+    (no host name set) and every switch ``Quantum Mellanox Technologies``.
     """
     rnd = random.Random(seed)
     ids: dict[str, str] = {}
@@ -57,6 +59,8 @@ def factory(text: str, seed: int, adapters_known: bool = False) -> tuple[str, di
         return f'"{ids[old]}"'
 
     def desc(name: str) -> str:
+        if anonymous:
+            return "MT4129 ConnectX7 Mellanox Technologies" if name.startswith("hb") else "Quantum Mellanox Technologies"
         if name.startswith("hb") and "-gpu" in name:
             host, gpu = name.split("-gpu")
             return f"{host} mlx5_{int(gpu)}"
@@ -77,11 +81,11 @@ def factory(text: str, seed: int, adapters_known: bool = False) -> tuple[str, di
     return text, truth
 
 
-def floor_files(plan_topos: list[Path], dest: Path, seed: int, adapters_known: bool = False) -> tuple[list[Path], dict[str, str]]:
+def floor_files(plan_topos: list[Path], dest: Path, seed: int, adapters_known: bool = False, anonymous: bool = False) -> tuple[list[Path], dict[str, str]]:
     dest.mkdir(parents=True, exist_ok=True)
     out, truth = [], {}
     for i, p in enumerate(sorted(plan_topos)):
-        text, t = factory(p.read_text(), seed + i, adapters_known)
+        text, t = factory(p.read_text(), seed + i, adapters_known, anonymous)
         q = dest / p.name
         q.write_text(text)
         out.append(q)
@@ -93,6 +97,11 @@ def diff(*args) -> tuple[int, dict]:
     res = CliRunner().invoke(main, ["diff", *map(str, args), "--json"], catch_exceptions=False)
     assert res.exit_code in (0, 1), res.output
     return res.exit_code, json.loads(res.output)
+
+
+def diff_text(*args) -> tuple[int, str]:
+    res = CliRunner().invoke(main, ["diff", *map(str, args)], catch_exceptions=False)
+    return res.exit_code, res.output
 
 
 def moves(result: dict) -> list[str]:
@@ -190,6 +199,31 @@ def test_faults_found_among_factory_names(faulty, tmp_path, adapters_known):
     assert code == 1
     _check(r, fl)
     assert {x["found"]: x["plan"] for x in r["renames"]} == truth
+
+
+def test_nothing_named_is_named_by_the_shape_of_the_wiring(demo, tmp_path):
+    """No host names, factory descriptions shared by all, random GUIDs: one start by shape, the rest by the wiring; no move, no choice left."""
+    files, _ = floor_files([demo / "rail-optimized" / "ibnetdiscover" / "fabric.topo"], tmp_path / "floor", 13, anonymous=True)
+    code, r = diff(demo, "--arch", "rail-optimized", files[0])
+    assert code == 1
+    assert moves(r) == [] and r["identical"] == 128
+    assert len(r["renames"]) == 12 + 64 and all(x["agree"] == x["cables"] for x in r["renames"])
+    assert r["undecided"] == []
+    assert any("named by the shape of the wiring alone" in n for n in r["notes"])
+
+
+def test_subnets_alike_are_one_undecided_choice(demo, tmp_path):
+    """Four rail-pair subnets with nothing named are alike: which is which is said once, with what decides it, not as moves."""
+    files, _ = floor_files(list((demo / "rail-only" / "ibnetdiscover").glob("*.topo")), tmp_path / "floor", 17, anonymous=True)
+    code, r = diff(demo, "--arch", "rail-only", *files)
+    assert code == 1
+    assert moves(r) == [] and r["identical"] == 64
+    assert len(r["undecided"]) == 1
+    (u,) = r["undecided"]
+    assert u["plan"] == ["rail0-1-leaf", "rail2-3-leaf", "rail4-5-leaf", "rail6-7-leaf"] and len(u["found"]) == 4
+    assert "what decides it" in u["text"]
+    code, text = diff_text(demo, "--arch", "rail-only", *files)
+    assert text.count("undecided") == 1 and "move the plug" not in text
 
 
 def test_adapter_order_of_a_dgx_h100(demo, tmp_path):

@@ -42,6 +42,12 @@ class Choice:
 
     def text(self) -> str:
         named = ", ".join(f"{f} as {p}" for f, p in self.named)
+        if not self.agree:
+            return (
+                f"nothing read tells {_list(self.plan)} apart (no cable of theirs leads to a device known by name, GUID or host name): "
+                f"{named} to start from, in GUID order, and the rest named by the wiring from there; what decides it: the chassis label "
+                "or serial number of one of them (a --names line), or node descriptions or host names on the devices they connect"
+            )
         return (
             f"no cable tells {' and '.join(self.plan)} apart: {' and '.join(self.found)} agree with each equally ({self.agree:,} cable(s)); "
             f"named in a fixed order ({named}); what decides it: a cable of one that only the other's plan has (connect one more known device), "
@@ -63,6 +69,30 @@ class Pick:
 
 def _key(name: str) -> tuple:
     return (len(name), name)
+
+
+def _list(names: tuple[str, ...], shown: int = 6) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+
+
+def seed(unknown: dict[str, list[tuple[End, End]]], degree: Callable[[str], int], plan_shape: dict[str, tuple], free: set[str], order: Callable[[str], tuple] = _key) -> Choice | None:
+    """When no known cable names anything left, name one device by its shape alone, and say so.
+
+    A device's shape is its cabled ports, each with how many cables the device
+    at its far end has (a leaf: GPU ports then spine ports; a spine: leaf ports
+    only); ``degree`` counts a found device's cables, ``plan_shape`` holds each
+    planned device's shape. The device of ``unknown`` with the most cables (first
+    in ``order`` among equals) takes the first free planned device of its shape;
+    every free device of that shape could have been it, which the
+    :class:`Choice` says. None when no free device has its shape.
+    """
+    shape = {u: tuple(sorted(((e.port, degree(o.device)) for e, o in ends), key=lambda x: (len(x[0]), x))) for u, ends in unknown.items()}
+    for u in sorted(unknown, key=lambda d: (-len(unknown[d]), order(d))):
+        cands = sorted((q for q in free if plan_shape.get(q) == shape[u]), key=_key)
+        if cands:
+            alike = tuple(sorted((v for v in unknown if shape[v] == shape[u]), key=order))
+            return Choice(alike, tuple(cands), ((u, cands[0]),), 0)
+    return None
 
 
 def assign(unknown: dict[str, list[tuple[End, End]]], resolve: Callable[[End], End | None], peer: dict[End, End], free: set[str], order: Callable[[str], tuple] = _key) -> tuple[dict[str, Pick], list[Choice]]:
@@ -150,7 +180,7 @@ def assign(unknown: dict[str, list[tuple[End, End]]], resolve: Callable[[End], E
             choices.append(Choice(tuple(sorted(g_found, key=order)), tuple(plan_names), named, agree.get((named[0][0], named[0][1]), 0)))
         for u, q in pairs.items():
             a = agree.get((u, q), 0)
-            if a >= 2 and 2 * a > known[u]:
+            if 2 * a > known[u] and (a >= 2 or len(unknown[u]) == 1):
                 picks[u] = Pick(q, a, known[u])
     kept = [c for c in choices if all(u in picks for u in c.found)]
     return picks, kept

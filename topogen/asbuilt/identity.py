@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from topogen.asbuilt import Cable, End, Found, adapters
-from topogen.asbuilt.assign import Choice, assign
+from topogen.asbuilt.assign import Choice, assign, seed
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import CONTROL_RE, open_input
 
@@ -240,6 +240,7 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
 
     order = _order_key(found)
     choices: dict[tuple[str, ...], Choice] = {}
+    seeded: list[Choice] = []
 
     def switch_pass() -> bool:
         unknown = {d: ends for d, ends in raw_devices.items() if d not in dmap and d not in hosts and not any(mine in emap for mine, _ in ends)}
@@ -265,6 +266,36 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
             claimed.add(spare[0])
     while host_pass() | switch_pass():
         pass
+    plan_degree: dict[str, int] = {}
+    for c in plan.cables:
+        for e in (c.a, c.z):
+            plan_degree[e.device] = plan_degree.get(e.device, 0) + 1
+    plan_shape: dict[str, list] = {}
+    for c in plan.cables:
+        for e, o in ((c.a, c.z), (c.z, c.a)):
+            plan_shape.setdefault(e.device, []).append((e.port, plan_degree[o.device]))
+    shapes = {d: tuple(sorted(v, key=lambda x: (len(x[0]), x))) for d, v in plan_shape.items()}
+    while True:  # nothing known leads further: name one device by its shape, say so, and go on from it
+        unknown = {d: ends for d, ends in raw_devices.items() if d not in dmap and d not in hosts and not any(mine in emap for mine, _ in ends)}
+        pick = seed(unknown, lambda d: len(raw_devices.get(d, ())), shapes, devices - used, order) if unknown else None
+        if pick is None:
+            break
+        u, q = pick.named[0]
+        dmap[u] = q
+        used.add(q)
+        out.renames.append(Rename(u, q, 0, len(raw_devices[u]), found.ids.get(u, "")))
+        seeded.append(pick)
+        while host_pass() | switch_pass():
+            pass
+    if seeded:
+        _refine(out.renames, raw_devices, dmap, used, devices, resolved, peer, order)
+        part = _parts(plan)
+        for c in seeded:  # a start the wiring then confirmed (all its cables agree), within one separate fabric, leaves no choice
+            u = c.named[0][0]
+            if len({part[q] for q in c.plan}) > 1 or not all((o := resolved(other)) is not None and (q := peer.get(o)) is not None and q.device == dmap[u] for _mine, other in raw_devices[u]):
+                if not any(set(c.found) <= set(k) for k in choices):  # said once: a later start among the same devices is the same choice
+                    choices.setdefault(c.found, Choice(c.found, c.plan, tuple((f, dmap[f]) for f in c.found if f in dmap), 0))
+        out.notes.append(f"{len(seeded):,} device(s) named by the shape of the wiring alone (nothing read named a device the plan knows): check one chassis label against its name")
     final = []
     for r in out.renames:  # the agreement with every device named: all of its cables whose far end is known
         ends = raw_devices[r.found]
@@ -305,6 +336,47 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
                 covered.update(e.device for e in host_ends[_host(d)])
         out.covered = covered
     return out
+
+
+def _parts(plan: Found) -> dict[str, str]:
+    """Each planned device's separate fabric (subnet), as the smallest device name in it."""
+    up: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while up.setdefault(x, x) != x:
+            up[x] = up[up[x]]
+            x = up[x]
+        return x
+
+    for c in plan.cables:
+        a, b = find(c.a.device), find(c.z.device)
+        if a != b:
+            up[max(a, b)] = min(a, b)
+    return {d: find(d) for d in list(up)}
+
+
+def _refine(renames: list[Rename], raw_devices, dmap, used, devices, resolved, peer, order, rounds: int = 4) -> None:
+    """Name again every device named by its wiring, jointly, now that its neighbours are named: a start taken by shape alone settles."""
+    inferred = {r.found for r in renames}
+    for _ in range(rounds):
+        mine = {u: dmap[u] for u in inferred}
+        free = (devices - used) | set(mine.values())
+        picks, _tied = assign({u: raw_devices[u] for u in sorted(inferred, key=order)}, resolved, peer, free, order)
+        new = {u: p.plan for u, p in picks.items()}
+        keep = {u: q for u, q in mine.items() if u not in new and q not in new.values()}
+        new.update(keep)
+        if new == mine or len(set(new.values())) != len(new):
+            return
+        for u in inferred:
+            used.discard(mine[u])
+            dmap.pop(u, None)
+        for u, q in new.items():
+            dmap[u] = q
+            used.add(q)
+        for i, r in enumerate(renames):
+            if r.found in dmap:
+                renames[i] = replace(r, plan=dmap[r.found])
+        renames[:] = [r for r in renames if r.found in dmap]
 
 
 def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched) -> None:
