@@ -9,16 +9,21 @@ that applies winning:
 2. its node GUID or port GUID, when the plan's ibnetdiscover export lists it;
 3. its name, when the plan has a device of that name (or the first word of its
    name: ``hb03-gpu5 mlx5_5``);
-4. an adapter of a host the plan knows (``hb00 mlx5_7``, or LLDP system name
-   ``hb00`` with interface ``enp12s0np0``) is the GPU port of that host that the
-   plan cables to the switch port it is plugged into; the last one of a host
-   left over is the host's last GPU port left over;
-5. a switch left over whose cables land, for more than half of them (and at
-   least two), where one planned switch's cables should, is that switch: one
-   ``rename`` finding instead of a move for each of its cables. Repeated, so
-   a chain of unnamed switches resolves from the named ones inward.
+4. an adapter described ``<host> mlx5_<n>`` is the GPU of that host its adapter
+   order gives (:mod:`.adapters`: ``--adapters``, the order most hosts' wiring
+   shows, or the numbers); an adapter named by host alone (LLDP ``hb00`` with
+   interface ``enp12s0np0``) is the GPU port the plan cables to the switch port it
+   is plugged into;
+5. the devices left, jointly by their wiring (:func:`.assign.assign`): rounds of
+   one assignment over every unnamed device and every planned device not yet
+   taken, scored by agreeing cables, so GPUs name leaves and leaves name spines;
+6. when nothing known leads further, one device by the shape of its wiring
+   (:func:`.assign.seed`), the rest from it, then every device of rules 5-6 named
+   again jointly until it settles; a start that the wiring cannot confirm, or that
+   separate alike subnets leave open, is one :class:`~.assign.Choice`.
 
-Rules 1 to 4 are identity (no finding); rule 5 is an inference, reported.
+Rules 1 to 4 are identity (no finding); rules 5 and 6 are inferences, one
+``rename`` each.
 """
 
 from __future__ import annotations
