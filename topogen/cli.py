@@ -158,11 +158,10 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
         out_dir = Path("out") / s.name if out is None else Path(out)
         warn_size(s, fmts)
         warn_depth(s)
-        progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
-        ctx = pipeline.build(s, progress, traffic=traffic)
-        usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
-        written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
-        progress.done()
+        with Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet) as progress:
+            ctx = pipeline.build(s, progress, traffic=traffic)
+            usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
+            written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
     except InputError as exc:
         fail_input(exc)
     if not quiet:
@@ -565,6 +564,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     from topogen.traffic import lft  # keeps scipy out of start-up
     from topogen.exports.infiniband import opensm_routes  # keeps scipy out of start-up
 
+    progress = Progress(2)  # the fabric, then the runs (counted once the fabric is known); wiped before the result is printed
     try:
         pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []
         if not pats:
@@ -579,6 +579,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
             if size_bytes is None or not 0 < size_bytes <= 1e18:
                 raise InputError([Problem("size", f"--size must be a positive number of bytes, got {size!r:.40}", "e.g. 1G or 268435456")])
         failure = failures.parse(fail, fail_random)
+        progress("fabric")
         if as_built:
             if spec is None:
                 raise InputError([Problem("spec", "--as-built needs the plan as the first argument", "give the build directory, architecture directory or cabling.csv the floor was cabled from")])
@@ -592,9 +593,12 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
             for f in src.fabrics:
                 opensm_routes.check(f, lft.parse(r))
             opensm_routes.tools()
-        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices, opensm_routes.tables)
+        progress.total = 1 + traffic.runs(src.fabrics, pats, routes, failure)
+        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices, opensm_routes.tables, progress)
     except InputError as exc:
+        progress.done()
         fail_input(exc)
+    progress.done()
     notes = [f"fabric: {src.origin}"] + src.notes
     if as_json:
         import json
