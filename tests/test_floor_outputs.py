@@ -74,9 +74,16 @@ def test_pull_sheets_hold_every_cable_once_by_rack_pair(built):
             assert r["sheet"] == "_".join(sorted((r["a_rack"], r["z_rack"])))
         sheets = sorted({r["sheet"] for r in rows})
         assert [r["sheet"] for r in rows] == sorted(r["sheet"] for r in rows)  # grouped
-        per_pair = sorted((out / arch / "pull-sheets").glob("*.csv"))
+        per_pair = sorted((out / arch / "pull-sheets").glob("row-*/*.csv"), key=lambda p: p.stem)
         assert [p.stem for p in per_pair] == sheets
         assert sum(len(_rows(p)) for p in per_pair) == len(rows)
+        rack_row = dict(zip(ctx.layouts[arch].racks.name, ctx.layouts[arch].racks.row))
+        for p in per_pair:  # each pair in the folder of its first rack's row
+            assert p.parent.name == f"row-{rack_row[p.stem.split('_')[0]] + 1:02d}"
+        index = _rows(out / arch / "pull-sheets" / "index.csv")
+        assert [r["sheet"] for r in index] == sheets
+        assert all((out / arch / "pull-sheets" / r["file"]).is_file() and int(r["cables"]) == len(_rows(out / arch / "pull-sheets" / r["file"])) for r in index)
+        assert sum(int(r["cables"]) for r in index) == len(fabric.links)
 
 
 def test_rack_elevations_per_rack_type(built):

@@ -1,15 +1,19 @@
-"""``<arch>/pull-sheets.csv`` (and ``<arch>/pull-sheets/<rack>_<rack>.csv``): the cables to pull, by rack pair.
+"""``<arch>/pull-sheets.csv``, and ``<arch>/pull-sheets/<row>/<rack>_<rack>.csv`` with an index: the cables to pull, by rack pair.
 
 Installers pull cables rack pair by rack pair. Every cable is listed once,
 under the pair of racks it joins (``A01_A09``; a cable inside one rack under
 ``A01_A01``), pairs in rack-name order, then by length and label. Columns:
 ``sheet, label, cable, length_m, media, cable_sku, a_rack, a_u, a_device,
 a_port, z_rack, z_u, z_device, z_port``, and on a fabric with breakout cables
-``breakout_cable`` (as in cabling.csv: the legs of one harness name it). With at most
-:data:`MAX_SHEET_FILES` rack pairs each also gets its own CSV; above that the
-one grouped file is written (a note says so). A spec with a ``networks:`` section
-also gets the storage, in-band and OOB cables' sheets beside them,
-``<arch>/networks-pull-sheets.csv`` (:mod:`.network_pullsheets`).
+``breakout_cable`` (as in cabling.csv: the legs of one harness name it).
+
+Every rack pair also gets its own CSV, at any cluster size, in a folder per row
+of the pair's first rack (``pull-sheets/row-01/A01_A09.csv``), so no folder holds
+more than one row's pairs; ``pull-sheets/index.csv`` lists every sheet (``sheet,
+file, row, a_rack, z_rack, cables, length_m``: its file, and the cables and metres
+to pull). A spec with a ``networks:`` section also gets the storage, in-band and
+OOB cables' sheets beside them, ``<arch>/networks-pull-sheets.csv``
+(:mod:`.network_pullsheets`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts
 from topogen.layout.labels import FloorView
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
-MAX_SHEET_FILES = 256
 
 
 def sheet_order(fabric: Fabric, lay, floor: FloorView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -99,6 +102,43 @@ def write_sheets(fabric: Fabric, floor: FloorView, path: Path, rows: np.ndarray,
             fh.write(sheet_text(fabric, floor, rows[start : start + CHUNK], sheet, sheet_names, legs))
 
 
+INDEX_COLUMNS = ("sheet", "file", "row", "a_rack", "z_rack", "cables", "length_m")
+
+
+def row_folder(row: int, rows: int) -> str:
+    """The folder of a row's sheets: ``row-01`` (1-based, padded to the row count's width)."""
+    return f"row-{row + 1:0{max(2, len(str(rows)))}d}"
+
+
+def write_tree(fabric: Fabric, floor: FloorView, lay, sub: Path, order: np.ndarray, sheet: np.ndarray, names: np.ndarray, cells, legs=None) -> list[Path]:
+    """One CSV per rack pair under ``sub/<row>/`` (the row of the pair's first rack) and ``sub/index.csv``."""
+    racks = lay.racks
+    row_of = dict(zip(racks.name, np.asarray(racks.row).tolist()))
+    rows = int(np.asarray(racks.row).max()) + 1 if len(racks) else 1
+    cuts = np.flatnonzero(np.diff(sheet[order])) + 1
+    paths: list[Path] = []
+    index: list[list[str]] = []
+    made: set[str] = set()
+    for s, part in zip(names.tolist(), np.split(order, cuts)):
+        if not len(part):
+            continue
+        a, z = s.split("_", 1) if s.count("_") == 1 else (s, s)
+        folder = row_folder(row_of.get(a, 0), rows)
+        if folder not in made:
+            (sub / folder).mkdir(parents=True, exist_ok=True)
+            made.add(folder)
+        q = sub / folder / f"{s}.csv"
+        write_sheets(fabric, floor, q, part, sheet, cells, legs)
+        paths.append(q)
+        index.append([s, f"{folder}/{s}.csv", folder, a, z, str(len(part)), number_texts(np.asarray([round(float(floor.lay.length_m[part].sum()), 1)]))[0]])
+    p = sub / "index.csv"
+    with open_output(p, newline="") as fh:
+        fh.write(csv_header(INDEX_COLUMNS))
+        if index:
+            fh.write(csv_lines([csv_table([r[i] for r in index]) if i < 5 else [r[i] for r in index] for i in range(len(INDEX_COLUMNS))], len(index)))
+    return [p] + paths
+
+
 def export(ctx, dest: Path) -> list[Path]:
     paths = []
     for arch, fabric in ctx.fabrics.items():
@@ -114,14 +154,5 @@ def export(ctx, dest: Path) -> list[Path]:
         p = d / "pull-sheets.csv"
         write_sheets(fabric, floor, p, order, sheet, cells, legs)
         paths.append(p)
-        sheets = names
-        if len(sheets) <= MAX_SHEET_FILES:
-            sub = arch_dir(dest, arch, "pull-sheets")
-            cuts = np.flatnonzero(np.diff(sheet[order])) + 1
-            for s, rows in zip(sheets.tolist(), np.split(order, cuts)):
-                q = sub / f"{s}.csv"
-                write_sheets(fabric, floor, q, rows, sheet, cells, legs)
-                paths.append(q)
-        else:
-            ctx.messages.append(f"{arch}: {len(sheets):,} rack pairs: pull sheets are in one file, {arch}/pull-sheets.csv, grouped by its 'sheet' column (one CSV per pair only up to {MAX_SHEET_FILES} pairs)")
-    return paths + network_pullsheets.export(ctx, dest, MAX_SHEET_FILES)
+        paths.extend(write_tree(fabric, floor, lay, arch_dir(dest, arch, "pull-sheets"), order, sheet, names, cells, legs))
+    return paths + network_pullsheets.export(ctx, dest)
