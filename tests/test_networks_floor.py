@@ -148,6 +148,9 @@ def test_every_management_rack_device_is_in_some_elevation_kind(superpod):
     drawn = re.search(r"management rack (\S+) ", text).group(1)
     assert racks[drawn] == max(racks.values())
     assert all(name in text for name, rack in sw.items() if rack == drawn)
+    pages = "".join(p.read_text() for p in (superpod / "rail-optimized" / "racks").glob("row-*.html"))
+    assert all(html.escape(name) in pages for name in sw)  # every storage and in-band switch, in every management rack, on its row's page
+    assert "(management-servers)" in (superpod / "rail-optimized" / "racks" / "index.html").read_text()
 
 
 # --- 3. the storage fabric's ibnetdiscover file -------------------------------------------

@@ -24,7 +24,7 @@ import numpy as np
 
 from topogen.exports.installers import network_pullsheets
 from topogen.exports.installers.cabling import BREAKOUT_COLUMN, breakout_names
-from topogen.exports.files import arch_dir, open_output
+from topogen.exports.files import arch_dir, open_output, write_file_text
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts
 from topogen.layout.labels import FloorView
@@ -95,13 +95,6 @@ def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.nda
     return csv_lines(cols, len(rows))
 
 
-def write_sheets(fabric: Fabric, floor: FloorView, path: Path, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray, legs=None) -> None:
-    with open_output(path, newline="") as fh:
-        fh.write(csv_header(COLUMNS + ((BREAKOUT_COLUMN,) if legs is not None else ())))
-        for start in range(0, len(rows), CHUNK):
-            fh.write(sheet_text(fabric, floor, rows[start : start + CHUNK], sheet, sheet_names, legs))
-
-
 INDEX_COLUMNS = ("sheet", "file", "row", "a_rack", "z_rack", "cables", "length_m")
 
 
@@ -110,33 +103,63 @@ def row_folder(row: int, rows: int) -> str:
     return f"row-{row + 1:0{max(2, len(str(rows)))}d}"
 
 
-def write_tree(fabric: Fabric, floor: FloorView, lay, sub: Path, order: np.ndarray, sheet: np.ndarray, names: np.ndarray, cells, legs=None) -> list[Path]:
-    """One CSV per rack pair under ``sub/<row>/`` (the row of the pair's first rack) and ``sub/index.csv``."""
+def write_all(fabric: Fabric, floor: FloorView, lay, path: Path, sub: Path, order: np.ndarray, sheet: np.ndarray, names: np.ndarray, cells, legs=None) -> list[Path]:
+    """The grouped file ``path``, one CSV per rack pair under ``sub/<row>/`` (the row of the pair's first rack) and ``sub/index.csv``.
+
+    Each chunk of rows is rendered once: its lines go to the grouped file and, cut
+    at the sheets, to each pair's file (a chunk whose fields hold line breaks is
+    rendered again sheet by sheet).
+    """
     racks = lay.racks
     row_of = dict(zip(racks.name, np.asarray(racks.row).tolist()))
-    rows = int(np.asarray(racks.row).max()) + 1 if len(racks) else 1
-    cuts = np.flatnonzero(np.diff(sheet[order])) + 1
+    nrows = int(np.asarray(racks.row).max()) + 1 if len(racks) else 1
+    header = csv_header(COLUMNS + ((BREAKOUT_COLUMN,) if legs is not None else ()))
+    metres = np.bincount(sheet, weights=floor.lay.length_m, minlength=len(names)) if len(sheet) else np.zeros(len(names))
+    count = np.bincount(sheet, minlength=len(names)) if len(sheet) else np.zeros(len(names), np.int64)
     paths: list[Path] = []
     index: list[list[str]] = []
     made: set[str] = set()
-    for s, part in zip(names.tolist(), np.split(order, cuts)):
-        if not len(part):
-            continue
-        a, z = s.split("_", 1) if s.count("_") == 1 else (s, s)
-        folder = row_folder(row_of.get(a, 0), rows)
+    current: list = [None, []]  # the sheet being gathered, its lines
+
+    def flush() -> None:
+        k, lines = current
+        if k is None:
+            return
+        name = str(names[k])
+        a, z = name.split("_", 1) if name.count("_") == 1 else (name, name)
+        folder = row_folder(row_of.get(a, 0), nrows)
         if folder not in made:
             (sub / folder).mkdir(parents=True, exist_ok=True)
             made.add(folder)
-        q = sub / folder / f"{s}.csv"
-        write_sheets(fabric, floor, q, part, sheet, cells, legs)
+        q = sub / folder / f"{name}.csv"
+        write_file_text(q, header + "".join(lines))
         paths.append(q)
-        index.append([s, f"{folder}/{s}.csv", folder, a, z, str(len(part)), number_texts(np.asarray([round(float(floor.lay.length_m[part].sum()), 1)]))[0]])
+        index.append([name, f"{folder}/{name}.csv", folder, a, z, str(int(count[k])), round(float(metres[k]), 1)])
+
+    with open_output(path, newline="") as fh:
+        fh.write(header)
+        for start in range(0, len(order), CHUNK):
+            rows = order[start : start + CHUNK]
+            text = sheet_text(fabric, floor, rows, sheet, cells, legs)
+            fh.write(text)
+            sh = sheet[rows]
+            bounds = [0, *(np.flatnonzero(np.diff(sh)) + 1).tolist(), len(rows)]
+            lines = text.splitlines(keepends=True)
+            whole = len(lines) == len(rows)
+            for lo, hi in zip(bounds, bounds[1:]):
+                k = int(sh[lo])
+                if k != current[0]:
+                    flush()
+                    current[:] = [k, []]
+                current[1].extend(lines[lo:hi] if whole else [sheet_text(fabric, floor, rows[lo:hi], sheet, cells, legs)])
+        flush()
     p = sub / "index.csv"
+    lengths = number_texts(np.asarray([r[6] for r in index], dtype=np.float64)) if index else []
     with open_output(p, newline="") as fh:
         fh.write(csv_header(INDEX_COLUMNS))
         if index:
-            fh.write(csv_lines([csv_table([r[i] for r in index]) if i < 5 else [r[i] for r in index] for i in range(len(INDEX_COLUMNS))], len(index)))
-    return [p] + paths
+            fh.write(csv_lines([csv_table([r[i] for r in index]) for i in range(5)] + [[r[5] for r in index], lengths], len(index)))
+    return [path, p] + paths
 
 
 def export(ctx, dest: Path) -> list[Path]:
@@ -151,8 +174,5 @@ def export(ctx, dest: Path) -> list[Path]:
         order, sheet, names = sheet_order(fabric, lay, floor)
         cells = csv_table(names.tolist())
         d = arch_dir(dest, arch)
-        p = d / "pull-sheets.csv"
-        write_sheets(fabric, floor, p, order, sheet, cells, legs)
-        paths.append(p)
-        paths.extend(write_tree(fabric, floor, lay, arch_dir(dest, arch, "pull-sheets"), order, sheet, names, cells, legs))
+        paths.extend(write_all(fabric, floor, lay, d / "pull-sheets.csv", arch_dir(dest, arch, "pull-sheets"), order, sheet, names, cells, legs))
     return paths + network_pullsheets.export(ctx, dest)
