@@ -27,6 +27,7 @@ from typing import Callable
 import numpy as np
 
 from topogen.asbuilt import End
+from topogen.asbuilt.diff import _Sets
 
 MAX_DENSE = 4_000_000  # cells of one part's score matrix solved exactly; beyond, greedily
 
@@ -121,21 +122,12 @@ def assign(unknown: dict[str, list[tuple[End, End]]], resolve: Callable[[End], E
         known[u] = k
     if not score:
         return {}, []
-    up: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while up.setdefault(x, x) != x:
-            up[x] = up[up[x]]
-            x = up[x]
-        return x
-
+    sets = _Sets(key=lambda x: x)
     for u, q in score:
-        a, b = find("f" + u), find("p" + q)
-        if a != b:
-            up[max(a, b)] = min(a, b)
+        sets.join("f" + u, "p" + q)
     parts: dict[str, tuple[set[str], set[str]]] = {}
     for u, q in score:
-        rows, cols = parts.setdefault(find("f" + u), (set(), set()))
+        rows, cols = parts.setdefault(sets.find("f" + u), (set(), set()))
         rows.add(u)
         cols.add(q)
     picks: dict[str, Pick] = {}

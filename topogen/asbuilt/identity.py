@@ -37,6 +37,7 @@ from typing import Callable
 
 from topogen.asbuilt import Cable, End, Found, adapters
 from topogen.asbuilt.assign import Choice, assign, seed
+from topogen.asbuilt.diff import _Sets
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import CONTROL_RE, open_input
 
@@ -344,20 +345,11 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
 
 
 def _parts(plan: Found) -> dict[str, str]:
-    """Each planned device's separate fabric (subnet), as the smallest device name in it."""
-    up: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while up.setdefault(x, x) != x:
-            up[x] = up[up[x]]
-            x = up[x]
-        return x
-
+    """Each planned device's separate fabric (subnet), as one device of it."""
+    sets = _Sets(key=lambda x: (len(x), x))
     for c in plan.cables:
-        a, b = find(c.a.device), find(c.z.device)
-        if a != b:
-            up[max(a, b)] = min(a, b)
-    return {d: find(d) for d in list(up)}
+        sets.join(c.a.device, c.z.device)
+    return {d: sets.find(d) for d in list(sets.up)}
 
 
 def _refine(renames: list[Rename], raw_devices, dmap, used, devices, resolved, peer, order, rounds: int = 4) -> None:
