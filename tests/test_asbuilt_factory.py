@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import zlib
 import re
 from pathlib import Path
 
@@ -290,3 +291,19 @@ def test_names_map_read_by_ibnetdiscover(demo, tmp_path):
     assert '"leaf-g0-r0"' in second.read_text() and "MQM9700" not in second.read_text()
     code, r = diff(demo, second)
     assert code == 0, moves(r)
+
+
+def test_lldp_factory_names_and_the_names_file(demo, tmp_path):
+    """LLDP of a floor whose every switch keeps a factory host name: renames only; the names.csv written is the --names of a clean diff."""
+    from test_asbuilt_floor import lldp_dir
+
+    cabling = demo / "rail-optimized" / "cabling.csv"
+    d = lldp_dir(cabling, tmp_path / "lldp", switch_name=lambda n: "cumulus-" + format(zlib.crc32(n.encode()), "08x"))
+    res = CliRunner().invoke(main, ["diff", str(cabling), str(d), "--json", "--write-names", str(tmp_path / "names")], catch_exceptions=False)
+    assert res.exit_code == 1
+    r = json.loads(res.stdout)
+    assert moves(r) == [] and len(r["renames"]) == 12 and r["undecided"] == []
+    mapped = (tmp_path / "names" / "names.csv").read_text().splitlines()
+    assert mapped[0] == "as_built,plan" and len(mapped) == 13
+    code, r = diff(cabling, d, "--names", tmp_path / "names" / "names.csv")
+    assert code == 0 and r["renames"] == [] and moves(r) == []
