@@ -74,9 +74,16 @@ def test_pull_sheets_hold_every_cable_once_by_rack_pair(built):
             assert r["sheet"] == "_".join(sorted((r["a_rack"], r["z_rack"])))
         sheets = sorted({r["sheet"] for r in rows})
         assert [r["sheet"] for r in rows] == sorted(r["sheet"] for r in rows)  # grouped
-        per_pair = sorted((out / arch / "pull-sheets").glob("*.csv"))
+        per_pair = sorted((out / arch / "pull-sheets").glob("row-*/*.csv"), key=lambda p: p.stem)
         assert [p.stem for p in per_pair] == sheets
         assert sum(len(_rows(p)) for p in per_pair) == len(rows)
+        rack_row = dict(zip(ctx.layouts[arch].racks.name, ctx.layouts[arch].racks.row))
+        for p in per_pair:  # each pair in the folder of its first rack's row
+            assert p.parent.name == f"row-{rack_row[p.stem.split('_')[0]] + 1:02d}"
+        index = _rows(out / arch / "pull-sheets" / "index.csv")
+        assert [r["sheet"] for r in index] == sheets
+        assert all((out / arch / "pull-sheets" / r["file"]).is_file() and int(r["cables"]) == len(_rows(out / arch / "pull-sheets" / r["file"])) for r in index)
+        assert sum(int(r["cables"]) for r in index) == len(fabric.links)
 
 
 def test_rack_elevations_per_rack_type(built):
@@ -90,6 +97,31 @@ def test_rack_elevations_per_rack_type(built):
         if shutil.which("dot"):
             assert (out / arch / "racks" / "compute.svg").exists()
             subprocess.run(["dot", "-Tsvg", "-o", "/dev/null", str(out / arch / "racks" / "compute.dot")], check=True)
+
+
+def test_every_rack_drawn_once_on_its_row_page(built):
+    """racks/row-NN.html: every rack of the floor once, on its row's page, in name order; index.html links each."""
+    ctx, out = built
+    for arch in ctx.fabrics:
+        racks = ctx.layouts[arch].racks
+        d = out / arch / "racks"
+        pages = sorted(d.glob("row-*.html"))
+        assert [p.name for p in pages] == [f"row-{r + 1:02d}.html" for r in sorted(set(racks.row.tolist()))]
+        seen = []
+        for p in pages:
+            ids = re.findall(r'<div class="rack" id="([^"]+)">', p.read_text())
+            assert ids == sorted(ids)
+            row = int(p.stem.split("-")[1]) - 1
+            assert all(racks.row[list(racks.name).index(i)] == row for i in ids)
+            seen += ids
+        assert sorted(seen) == sorted(racks.name)
+        trays = sum(p.read_text().count("tray: ") for p in pages)
+        pl = ctx.layouts[arch].placement
+        g = ctx.fabrics[arch].gpus
+        assert trays == len(set(zip(pl.rack[:g].tolist(), pl.u[:g].tolist())))  # every tray of every rack, once
+        index = (d / "index.html").read_text()
+        assert sorted(re.findall(r'href="row-\d+\.html#([^"]+)"', index)) == sorted(racks.name)
+        assert f"{len(racks):,} racks in {len(pages):,} row(s)" in index
 
 
 def test_validate_and_diff_read_cabling_with_and_without_floor_columns(built, tmp_path):

@@ -81,8 +81,10 @@ def test_pull_sheets_are_ordered_and_split_by_rack_pair(superpod, arch):
     sheet = rows(d / "networks-pull-sheets.csv")
     key = [(r["sheet"], r["length_m"] == "", float(r["length_m"] or 0), r["label"]) for r in sheet]
     assert key == sorted(key)
-    files = sorted((d / "networks-pull-sheets").glob("*.csv"))
+    files = sorted((d / "networks-pull-sheets").glob("row-*/*.csv"), key=lambda f: f.stem)
     assert [f.stem for f in files] == sorted({r["sheet"] for r in sheet})
+    index = rows(d / "networks-pull-sheets" / "index.csv")
+    assert [r["sheet"] for r in index] == [f.stem for f in files] and [r["file"] for r in index] == [f"{f.parent.name}/{f.name}" for f in files]
     assert [r for f in files for r in rows(f)] == sheet
     assert {"storage", "inband", "oob"} == {r["network"] for r in sheet}
     mgmt = [r for r in sheet if r["network"] == "storage" and r["role"] == "leaf-spine"]
@@ -146,6 +148,9 @@ def test_every_management_rack_device_is_in_some_elevation_kind(superpod):
     drawn = re.search(r"management rack (\S+) ", text).group(1)
     assert racks[drawn] == max(racks.values())
     assert all(name in text for name, rack in sw.items() if rack == drawn)
+    pages = "".join(p.read_text() for p in (superpod / "rail-optimized" / "racks").glob("row-*.html"))
+    assert all(html.escape(name) in pages for name in sw)  # every storage and in-band switch, in every management rack, on its row's page
+    assert "(management-servers)" in (superpod / "rail-optimized" / "racks" / "index.html").read_text()
 
 
 # --- 3. the storage fabric's ibnetdiscover file -------------------------------------------

@@ -13,6 +13,8 @@ from topogen.analysis import fabric as analysis
 from topogen.analysis import render as analysis_render
 from topogen.analysis import sweep
 from topogen.analysis.render import build_lines
+from topogen.asbuilt import adapters as asbuilt_adapters
+from topogen.asbuilt import namemap as asbuilt_namemap
 from topogen.asbuilt import render as asbuilt_render
 from topogen.asbuilt import identity, sources, wiring
 from topogen.bom import compare as comparison
@@ -156,11 +158,10 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
         out_dir = Path("out") / s.name if out is None else Path(out)
         warn_size(s, fmts)
         warn_depth(s)
-        progress = Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet)
-        ctx = pipeline.build(s, progress, traffic=traffic)
-        usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
-        written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
-        progress.done()
+        with Progress(pipeline.BUILD_PHASES + 2, enabled=not quiet) as progress:
+            ctx = pipeline.build(s, progress, traffic=traffic)
+            usual_allocation()  # the exporters' growing buffers: glibc's usual mmap (see topogen.util.memory)
+            written = pipeline.write_outputs(ctx, out_dir, pipeline.export_formats(ctx, fmts), jobs=jobs or default_jobs(), force=force, progress=progress)
     except InputError as exc:
         fail_input(exc)
     if not quiet:
@@ -464,8 +465,11 @@ def emulate_cmd(build_dir: str, arch: str | None, max_gpus: int, timeout_s: floa
 @click.option("--arch", help="Architecture of the plan, when PLAN is a build of both (default: the one the floor matches best).")
 @click.option("--spec", "spec_opt", metavar="SPEC", help="The plan's spec, for the design checks: a spec, or the build's summary.json or manifest.json (default: the one its build names).")
 @click.option("--names", "names_file", metavar="FILE", help="CSV of as-built name (or chassis ID / GUID), plan name: devices whose names differ from the plan's.")
+@click.option("--adapters", "adapters_ref", metavar="SYSTEM|FILE", help="Which GPU each adapter 'mlx5_<n>' of a host serves: dgx-h100, or a CSV of lines mlx5_<n>,gpu<i> (default: learned from the wiring, else from the numbers).")
+@click.option("--write-names", "names_out", metavar="DIR", help="Write the names map of the floor into DIR: node-name-map (ibnetdiscover --node-name-map, OpenSM node_name_map_name) and names.csv (--names).")
+@click.option("--force", is_flag=True, help="With --write-names: replace files of an earlier --write-names changed since.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, spec_opt: str | None, names_file: str | None, as_json: bool) -> None:
+def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, spec_opt: str | None, names_file: str | None, adapters_ref: str | None, names_out: str | None, force: bool, as_json: bool) -> None:
     """Compare what the fabric reports (AS_BUILT) with the PLAN, cable by cable.
 
     \b
@@ -475,8 +479,10 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
 
     PLAN is a build directory, an architecture directory or a cabling CSV.
     Devices are matched by name, node/port GUID (the plan's ibnetdiscover
-    export), LLDP chassis ID, --names, and as a last resort by their wiring
-    (a switch found where a planned one should be: one "rename").
+    export), LLDP chassis ID, --names, adapters by host name and their order
+    on the host (mlx5_<n>, --adapters), and the rest jointly by their wiring
+    (GPUs name the leaves, leaves the spines: one "rename" per switch; devices
+    no cable tells apart are said once).
     Every missing, unexpected, swapped, wrong-port, wrong-device, wrong-speed
     and duplicated cable is listed with both ends as planned and as found and
     the move that fixes it; only the part of the plan that AS_BUILT covers is
@@ -485,10 +491,17 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
     Exit status: 0 identical, 1 deviations, 2 bad input.
     """
     try:
+        if names_out is not None:
+            outdir.check(names_out, force)
         names = identity.read_names(names_file) if names_file is not None else None
+        amap = asbuilt_adapters.read_map(adapters_ref) if adapters_ref is not None else None
         found = sources.read_found(list(as_built), fmt)
         p = sources.load_plan(plan, arch, spec_opt, found)
-        cmp = sources.diff(p, found, names)
+        cmp = sources.diff(p, found, names, amap)
+        if names_out is not None:
+            undecided = {u for c in cmp.choices for u in c.found}
+            written = asbuilt_namemap.write(names_out, found, cmp.matched.names, undecided, p.spec.digest() if p.spec is not None else "", force)
+            click.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
     except InputError as exc:
         fail_input(exc)
     if as_json:
@@ -551,6 +564,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     from topogen.traffic import lft  # keeps scipy out of start-up
     from topogen.exports.infiniband import opensm_routes  # keeps scipy out of start-up
 
+    progress = Progress(2)  # the fabric, then the runs (counted once the fabric is known); wiped before the result is printed
     try:
         pats = [patterns.parse(x) for x in pattern.split(",")] if pattern.strip() else []
         if not pats:
@@ -565,6 +579,7 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
             if size_bytes is None or not 0 < size_bytes <= 1e18:
                 raise InputError([Problem("size", f"--size must be a positive number of bytes, got {size!r:.40}", "e.g. 1G or 268435456")])
         failure = failures.parse(fail, fail_random)
+        progress("fabric")
         if as_built:
             if spec is None:
                 raise InputError([Problem("spec", "--as-built needs the plan as the first argument", "give the build directory, architecture directory or cabling.csv the floor was cabled from")])
@@ -578,9 +593,12 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
             for f in src.fabrics:
                 opensm_routes.check(f, lft.parse(r))
             opensm_routes.tools()
-        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices, opensm_routes.tables)
+        progress.total = 1 + traffic.runs(src.fabrics, pats, routes, failure)
+        rows = traffic.study(src.fabrics, pats, routes, _hb_gbps(src.spec, hb_bandwidth), failure, size_bytes, flows_per_pair, draw, matrices, opensm_routes.tables, progress)
     except InputError as exc:
+        progress.done()
         fail_input(exc)
+    progress.done()
     notes = [f"fabric: {src.origin}"] + src.notes
     if as_json:
         import json

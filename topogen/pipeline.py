@@ -191,7 +191,7 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
         addressing.check(ctx.fabrics)  # a pool too small: exit 2 before the output directory is touched
     with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:
         step(f"writing {', '.join(formats)}" + (f" ({jobs} workers)" if jobs > 1 and len(formats) > 1 else ""))
-        written = workers.run(ctx, tmp, formats, jobs)
+        written = workers.run(ctx, tmp, formats, jobs, getattr(progress, "detail", None), getattr(progress, "paused", None))
         step("manifest")
         summary_path = tmp / "summary.json"
         write_output_text(summary_path, json.dumps(ctx.summary, indent=2, sort_keys=False) + "\n")

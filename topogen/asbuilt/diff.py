@@ -76,6 +76,8 @@ class Comparison:
     report: Any = None  # topogen.checks.validate.Report of the as-built wiring, when the spec is known
     notes: list[str] = field(default_factory=list)
     renames: list = field(default_factory=list)  # identity.Rename: devices matched by their wiring
+    choices: list = field(default_factory=list)  # assign.Choice: devices the wiring cannot tell apart (named in a fixed order)
+    matched: Any = None  # identity.Matched: how every device read was named (for the names maps)
     partial: bool = False  # the as-built reading covers only part of the plan
     compared: int = 0  # planned cables in the part compared
 

@@ -7,7 +7,7 @@ guid>)? "<peer id>"[<peer port>](<peer port guid>)? # ...``. Every cable is
 listed from both ends when both nodes were discovered; it is kept once.
 
 Device names are node descriptions as read (``hb03-gpu5``, ``hb00 mlx5_7``,
-a vendor's default); a description that several nodes of one file share
+a vendor's default); a description that several nodes share (in one file or across the files read together)
 gives way to the node id (``S-<guid>``, ``H-<guid>``), so two unnamed
 switches stay two devices. Ports become topogen's port names: switch port ``[n]`` is
 ``p<n>``, channel-adapter port ``[n]`` is ``nic<n-1>`` (one port per plane).
@@ -103,11 +103,12 @@ def read(paths: list[Path]) -> Found:
     found = Found("ibnetdiscover", [str(p) for p in paths])
     problems: list[Problem] = []
     seen: set[tuple[End, End]] = set()
-    for path in paths:
-        records = _parse(Path(path), problems)
-        shared: dict[str, int] = {}
+    parsed = [_parse(Path(path), problems) for path in paths]
+    shared: dict[str, int] = {}  # a description several nodes share, in any of the files (one factory default per subnet)
+    for records in parsed:
         for kind, name, _ports in records.values():
             shared[name] = shared.get(name, 0) + 1
+    for records in parsed:
         nodes = {nid: _node(kind, nid if shared[name] > 1 and director.parse(name.split()[0]) is None else name) for nid, (kind, name, _ports) in records.items()}
         for nid, node in nodes.items():
             key = guid_key(nid)

@@ -9,16 +9,21 @@ that applies winning:
 2. its node GUID or port GUID, when the plan's ibnetdiscover export lists it;
 3. its name, when the plan has a device of that name (or the first word of its
    name: ``hb03-gpu5 mlx5_5``);
-4. an adapter of a host the plan knows (``hb00 mlx5_7``, or LLDP system name
-   ``hb00`` with interface ``enp12s0np0``) is the GPU port of that host that the
-   plan cables to the switch port it is plugged into; the last one of a host
-   left over is the host's last GPU port left over;
-5. a switch left over whose cables land, for more than half of them (and at
-   least two), where one planned switch's cables should, is that switch: one
-   ``rename`` finding instead of a move for each of its cables. Repeated, so
-   a chain of unnamed switches resolves from the named ones inward.
+4. an adapter described ``<host> mlx5_<n>`` is the GPU of that host its adapter
+   order gives (:mod:`.adapters`: ``--adapters``, the order most hosts' wiring
+   shows, or the numbers); an adapter named by host alone (LLDP ``hb00`` with
+   interface ``enp12s0np0``) is the GPU port the plan cables to the switch port it
+   is plugged into;
+5. the devices left, jointly by their wiring (:func:`.assign.assign`): rounds of
+   one assignment over every unnamed device and every planned device not yet
+   taken, scored by agreeing cables, so GPUs name leaves and leaves name spines;
+6. when nothing known leads further, one device by the shape of its wiring
+   (:func:`.assign.seed`), the rest from it, then every device of rules 5-6 named
+   again jointly until it settles; a start that the wiring cannot confirm, or that
+   separate alike subnets leave open, is one :class:`~.assign.Choice`.
 
-Rules 1 to 4 are identity (no finding); rule 5 is an inference, reported.
+Rules 1 to 4 are identity (no finding); rules 5 and 6 are inferences, one
+``rename`` each.
 """
 
 from __future__ import annotations
@@ -28,8 +33,11 @@ import io
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
-from topogen.asbuilt import Cable, End, Found
+from topogen.asbuilt import Cable, End, Found, adapters
+from topogen.asbuilt.assign import Choice, assign, seed
+from topogen.asbuilt.diff import _Sets
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import CONTROL_RE, open_input
 
@@ -37,6 +45,8 @@ MAX_NAMES_BYTES = 16 << 20  # one line per device whose name differs: 16 MiB hol
 MAX_NAMES_ROWS = 200_000
 HOST_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n[0-9]{1,9})?$", re.ASCII)
 GPU_RE = re.compile(r"^(hb[0-9]{1,9})-gpu[0-9]{1,9}$", re.ASCII)
+GPU_RANK_RE = re.compile(r"^(hb[0-9]{1,9})-gpu([0-9]{1,9})$", re.ASCII)
+NODE_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n([0-9]{1,9}))?$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,8 @@ class Matched:
     renames: list[Rename] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     covered: set[str] | None = None  # plan devices whose every cable the reading lists (LLDP), else None
+    choices: list[Choice] = field(default_factory=list)  # devices the wiring cannot tell apart, named in a fixed order
+    names: dict[str, str] = field(default_factory=dict)  # device as read -> plan name, for every device whose name differs
 
 
 def read_names(path: str) -> Names:
@@ -136,16 +148,39 @@ def _host(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None) -> Matched:
-    """``found`` in the plan's device and port names (see the module's rules), with the renames inferred."""
+def _node_host(name: str) -> tuple[str, int] | None:
+    """``(domain, node)`` of a host name the plan's naming gives (``hb00``: node 0 of hb00; ``hb00-n3``: node 3), else None."""
+    m = NODE_RE.match(name)
+    return (m.group(1), int(m.group(2) or 0)) if m else None
+
+
+def _order_key(found: Found) -> Callable[[str], tuple]:
+    """Found devices in the order of their identity (GUID, chassis ID), then name: the fixed order ties are named in."""
+    return lambda d: (found.ids.get(d, "~"), len(d), d)
+
+
+def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None, adapter_map: dict[int, int] | None = None, per_node: int | None = None) -> Matched:
+    """``found`` in the plan's device and port names (see the module's rules), with the renames inferred.
+
+    ``adapter_map``: ``mlx5_<n>`` -> GPU index in its node (``--adapters``), else
+    learned or read from the numbers (:mod:`.adapters`); ``per_node``: GPUs per
+    node, for hosts named ``hb00-n3`` (default: the whole HB domain is one node).
+    """
     devices: set[str] = set()
     peer: dict[End, End] = {}
     host_ends: dict[str, list[End]] = {}
+    gpus: dict[str, dict[int, str]] = {}  # domain (hb00) -> rank -> GPU device
     for c in plan.cables:
         peer[c.a], peer[c.z] = c.z, c.a
         for e in (c.a, c.z):
-            if e.device not in devices:
-                devices.add(e.device)
+            if e.device in devices:
+                continue
+            devices.add(e.device)
+            m = GPU_RANK_RE.match(e.device)
+            if m:
+                gpus.setdefault(m.group(1), {})[int(m.group(2))] = e.device
+    for c in plan.cables:
+        for e in (c.a, c.z):
             m = GPU_RE.match(e.device)
             if m:
                 host_ends.setdefault(m.group(1), []).append(e)
@@ -188,10 +223,13 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
         d = dmap.get(e.device)
         return End(d, e.port) if d is not None else None
 
-    hosts = {d: _host(d) for d in raw_devices if d not in dmap}
+    _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out)
+    hosts = {d: _host(d) for d in raw_devices if d not in dmap and not any(mine in emap for mine, _ in raw_devices[d])}
     hosts = {d: h for d, h in hosts.items() if h is not None and h in host_ends}
+    claimed |= {End(dmap[d], mine.port) for d in raw_devices if d in dmap and GPU_RE.match(dmap[d]) for mine, _ in raw_devices[d]}
 
     def host_pass() -> bool:
+        """Adapters named by host alone (LLDP interfaces ``enp12s0np0``): the GPU port the plan cables to where they are plugged."""
         progress = False
         for d, h in hosts.items():
             for mine, other in raw_devices[d]:
@@ -206,34 +244,23 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
                     progress = True
         return progress
 
+    order = _order_key(found)
+    choices: dict[tuple[str, ...], Choice] = {}
+    seeded: list[Choice] = []
+
     def switch_pass() -> bool:
-        claims: dict[str, list[tuple[int, str, int]]] = {}
-        for d, ends in raw_devices.items():
-            if d in dmap or d in hosts:
-                continue
-            votes: dict[str, int] = {}
-            for _mine, other in ends:
-                o = resolved(other)
-                q = peer.get(o) if o is not None else None
-                if q is not None and q.device not in used and not GPU_RE.match(q.device):
-                    votes[q.device] = votes.get(q.device, 0) + 1
-            if not votes:
-                continue
-            top = max(votes.values())
-            winners = [p for p, v in votes.items() if v == top]
-            if len(winners) == 1 and top >= 2 and 2 * top > len(ends):
-                claims.setdefault(winners[0], []).append((top, d, len(ends)))
-        progress = False
-        for p in sorted(claims):
-            ranked = sorted(claims[p], reverse=True)
-            if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
-                continue  # two devices with equal claims to one planned switch: neither
-            top, d, total = ranked[0]
-            dmap[d] = p
-            used.add(p)
-            out.renames.append(Rename(d, p, top, total, found.ids.get(d, "")))
-            progress = True
-        return progress
+        unknown = {d: ends for d, ends in raw_devices.items() if d not in dmap and d not in hosts and not any(mine in emap for mine, _ in ends)}
+        if not unknown:
+            return False
+        picks, tied = assign(unknown, resolved, peer, devices - used, order)
+        for u in sorted(picks, key=order):
+            p = picks[u]
+            dmap[u] = p.plan
+            used.add(p.plan)
+            out.renames.append(Rename(u, p.plan, p.agree, len(raw_devices[u]), found.ids.get(u, "")))
+        for c in tied:
+            choices.setdefault(c.found, c)
+        return bool(picks)
 
     while host_pass() | switch_pass():
         pass
@@ -245,14 +272,55 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
             claimed.add(spare[0])
     while host_pass() | switch_pass():
         pass
+    plan_degree: dict[str, int] = {}
+    for c in plan.cables:
+        for e in (c.a, c.z):
+            plan_degree[e.device] = plan_degree.get(e.device, 0) + 1
+    plan_shape: dict[str, list] = {}
+    for c in plan.cables:
+        for e, o in ((c.a, c.z), (c.z, c.a)):
+            plan_shape.setdefault(e.device, []).append((e.port, plan_degree[o.device]))
+    shapes = {d: tuple(sorted(v, key=lambda x: (len(x[0]), x))) for d, v in plan_shape.items()}
+    while True:  # nothing known leads further: name one device by its shape, say so, and go on from it
+        unknown = {d: ends for d, ends in raw_devices.items() if d not in dmap and d not in hosts and not any(mine in emap for mine, _ in ends)}
+        pick = seed(unknown, lambda d: len(raw_devices.get(d, ())), shapes, devices - used, order) if unknown else None
+        if pick is None:
+            break
+        u, q = pick.named[0]
+        dmap[u] = q
+        used.add(q)
+        out.renames.append(Rename(u, q, 0, len(raw_devices[u]), found.ids.get(u, "")))
+        seeded.append(pick)
+        while host_pass() | switch_pass():
+            pass
+    if seeded:
+        _refine(out.renames, raw_devices, dmap, used, devices, resolved, peer, order)
+        part = _parts(plan)
+        for c in seeded:  # a start the wiring then confirmed (all its cables agree), within one separate fabric, leaves no choice
+            u = c.named[0][0]
+            if len({part[q] for q in c.plan}) > 1 or not all((o := resolved(other)) is not None and (q := peer.get(o)) is not None and q.device == dmap[u] for _mine, other in raw_devices[u]):
+                if not any(set(c.found) <= set(k) for k in choices):  # said once: a later start among the same devices is the same choice
+                    choices.setdefault(c.found, Choice(c.found, c.plan, tuple((f, dmap[f]) for f in c.found if f in dmap), 0))
+        out.notes.append(f"{len(seeded):,} device(s) named by the shape of the wiring alone (nothing read named a device the plan knows): check one chassis label against its name")
+    final = []
+    for r in out.renames:  # the agreement with every device named: all of its cables whose far end is known
+        ends = raw_devices[r.found]
+        agree = sum(1 for mine, other in ends if (o := resolved(other)) is not None and (q := peer.get(o)) is not None and q.device == r.plan)
+        final.append(replace(r, agree=agree))
+    out.renames = sorted(final, key=lambda r: (len(r.plan), r.plan))
+    out.choices = sorted(choices.values(), key=lambda c: (len(c.plan[0]), c.plan))
     matched_hca = sum(1 for e in emap if e.device in hosts)
     if matched_hca:
-        out.notes.append(f"{matched_hca:,} adapter port(s) named by host (as 'hb00 mlx5_7') matched to the plan's GPU ports by host and wiring")
+        out.notes.append(f"{matched_hca:,} adapter port(s) named by host (as 'hb00 enp12s0np0') matched to the plan's GPU ports by host and wiring")
     by_guid = sum(1 for d, p in dmap.items() if found.ids.get(d) in plan_ids and d != p)
     if by_guid:
         out.notes.append(f"{by_guid:,} device(s) matched to the plan by node GUID")
     if names is not None:
         out.notes.append(f"{sum(1 for d in dmap if _named(names, d, found.ids.get(d)) is not None):,} device(s) named by --names {Path(names.path).name}")
+    out.names = {d: p for d, p in dmap.items() if d != p}
+    for e, q in emap.items():
+        if e.device != q.device:
+            out.names.setdefault(e.device, q.device)
     cables: list[Cable] = []
     seen: set = set()
     for c in found.cables:
@@ -274,3 +342,100 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
                 covered.update(e.device for e in host_ends[_host(d)])
         out.covered = covered
     return out
+
+
+def _parts(plan: Found) -> dict[str, str]:
+    """Each planned device's separate fabric (subnet), as one device of it."""
+    sets = _Sets(key=lambda x: (len(x), x))
+    for c in plan.cables:
+        sets.join(c.a.device, c.z.device)
+    return {d: sets.find(d) for d in list(sets.up)}
+
+
+def _refine(renames: list[Rename], raw_devices, dmap, used, devices, resolved, peer, order, rounds: int = 4) -> None:
+    """Name again every device named by its wiring, jointly, now that its neighbours are named: a start taken by shape alone settles."""
+    inferred = {r.found for r in renames}
+    for _ in range(rounds):
+        mine = {u: dmap[u] for u in inferred}
+        free = (devices - used) | set(mine.values())
+        picks, _tied = assign({u: raw_devices[u] for u in sorted(inferred, key=order)}, resolved, peer, free, order)
+        new = {u: p.plan for u, p in picks.items()}
+        keep = {u: q for u, q in mine.items() if u not in new and q not in new.values()}
+        new.update(keep)
+        if new == mine or len(set(new.values())) != len(new):
+            return
+        for u in inferred:
+            used.discard(mine[u])
+            dmap.pop(u, None)
+        for u, q in new.items():
+            dmap[u] = q
+            used.add(q)
+        for i, r in enumerate(renames):
+            if r.found in dmap:
+                renames[i] = replace(r, plan=dmap[r.found])
+        renames[:] = [r for r in renames if r.found in dmap]
+
+
+def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched) -> None:
+    """Adapters described ``<host> mlx5_<n>``: each is the GPU its host's adapter order gives (see :mod:`.adapters`)."""
+    by_host: dict[str, dict[int, str]] = {}
+    for d in raw_devices:
+        if d in dmap or any(mine in emap for mine, _ in raw_devices[d]):
+            continue
+        a = adapters.adapter(d)
+        if a is None:
+            continue
+        node = _node_host(a[0])
+        if node is None or node[0] not in gpus or (node[1] and not per_node):
+            continue
+        by_host.setdefault(a[0], {})[a[1]] = d
+    if not by_host:
+        return
+
+    def base_count(host: str) -> tuple[int, int]:
+        domain, node = _node_host(host)
+        ranks = gpus[domain]
+        size = per_node or (max(ranks) + 1 if ranks else 0)
+        return node * size, size
+
+    rule = "--adapters"
+    learned: dict[int, int] = {}
+    if adapter_map is None:
+        votes: dict[int, dict[int, int]] = {}
+        for host, adapters_of in by_host.items():
+            base, size = base_count(host)
+            domain = _node_host(host)[0]
+            rank_of = {dev: r for r, dev in gpus[domain].items()}
+            for n, d in adapters_of.items():
+                for mine, other in raw_devices[d]:
+                    o = resolved(other)
+                    q = peer.get(o) if o is not None else None
+                    r = rank_of.get(q.device) if q is not None else None
+                    if r is not None and q.port == mine.port and base <= r < base + size:
+                        votes.setdefault(n, {}).setdefault(r - base, 0)
+                        votes[n][r - base] += 1
+        learned = adapters.learn(votes)
+    rules: dict[str, int] = {}
+    count = 0
+    for host in sorted(by_host):
+        adapters_of = by_host[host]
+        base, size = base_count(host)
+        domain = _node_host(host)[0]
+        if adapter_map is not None:
+            order, why = adapter_map, rule
+        elif learned and all(n in learned for n in adapters_of):
+            order, why = learned, "the order the wiring shows on most hosts"
+        else:
+            order, why = adapters.default_order(list(adapters_of), size)
+        for n, d in sorted(adapters_of.items()):
+            g = order.get(n)
+            dev = gpus[domain].get(base + g) if g is not None and g < size else None
+            if dev is None or dev in used:
+                continue
+            dmap[d] = dev
+            used.add(dev)
+            count += len(raw_devices[d])
+            rules[why] = rules.get(why, 0) + 1
+    if count:
+        how = "; ".join(f"{k}: {v:,} adapter(s)" for k, v in sorted(rules.items()))
+        out.notes.append(f"{count:,} adapter port(s) named by host (as 'hb00 mlx5_7') matched to the plan's GPUs by their order on the host ({how})")

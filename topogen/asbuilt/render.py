@@ -47,6 +47,9 @@ def render(cmp: Comparison, locate: Locate = None) -> str:
         lines.append("  warning rename")
         lines.append(f"          found:   {printable(repr(r.found))}{ident}: {r.agree:,} of its {r.cables:,} cables lead where {r.plan}'s are planned to")
         lines.append(f"          fix:     name it {r.plan}")
+    for c in cmp.choices:
+        lines.append("  note    undecided")
+        lines.append(f"          {printable(c.text())}")
     for d in cmp.deviations:
         lines.append(f"  {d.severity:7s} {d.kind}")
         for c in d.planned:
@@ -78,6 +81,7 @@ def to_dict(cmp: Comparison, locate: Locate = None) -> dict[str, Any]:
         "compared_cables": cmp.compared,
         "partial": cmp.partial,
         "renames": [r.to_dict() for r in cmp.renames],
+        "undecided": [c.to_dict() for c in cmp.choices],
         "deviations": [d.to_dict(locate) for d in cmp.deviations],
         "notes": cmp.notes,
     }

@@ -312,13 +312,16 @@ def found_wiring(found: Found, arch: str, ids: dict | None = None) -> wiring.Raw
     )
 
 
-def diff(plan: Plan, found: Found, names: identity.Names | None = None) -> Comparison:
+def diff(plan: Plan, found: Found, names: identity.Names | None = None, adapter_map: dict[int, int] | None = None) -> Comparison:
     """Match devices, compare, then run the design checks on the as-built wiring when the spec is known and all of it was read."""
-    matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids)
+    per_node = getattr(plan.spec, "gpus_per_node", None) if plan.spec is not None else None
+    matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids, adapter_map, per_node)
     found = matched.found
     scoped, found, touched, scope_notes = network_scope(plan, found) if plan.networks else (plan.found, found, {"compute"}, [])
     cmp = compare(scoped, found, matched.covered)
     cmp.renames = matched.renames
+    cmp.choices = matched.choices
+    cmp.matched = matched
     cmp.notes = matched.notes + scope_notes + cmp.notes
     if touched != {"compute"}:
         cmp.notes.append(f"design checks skipped: they check the compute fabric, and the as-built input covers {' and '.join(NETWORK_TITLES.get(k, k) for k in _order(touched))} (topogen build validates the other networks' plan)")

@@ -1,6 +1,7 @@
-"""Rack elevation diagrams: one per rack type (compute, leaf, spine, core...), as Graphviz DOT.
+"""Rack elevations: one diagram per rack type (compute, leaf, spine, core...), as Graphviz DOT, and every rack.
 
-Each diagram draws the fullest rack of its kind, top U first: every device
+Each diagram draws the fullest rack of its kind (:func:`elevation`; any rack:
+:func:`rack_elevation`), top U first: every device
 (tray or switch) as a cell as tall as its U span, a tray named by its compute node(s)
 (``hb00-n03``: the host names of NetBox and Slurm), empty units blank, and a
 rack-scale domain's NVLink switch trays as one block. The diagrams exporter
@@ -112,7 +113,17 @@ def rack_cells(fabric: Fabric, lay: Layout, rack: int, nets: NetworkRacks | None
 
 def elevation(fabric: Fabric, lay: Layout, kind: str, nets: NetworkRacks | None = None) -> tuple[str, str]:
     """``(title, HTML-like table label)`` of the fullest rack of ``kind`` (the diagrams exporter draws it)."""
-    rack = _rack_to_draw(lay, kind, nets)
+    return rack_elevation(fabric, lay, _rack_to_draw(lay, kind, nets), nets)
+
+
+def rack_kinds(lay: Layout, nets: NetworkRacks | None = None) -> list[str]:
+    """The kind of every rack (the management racks' too, with ``nets``)."""
+    return list(nets.kinds) if nets is not None else list(lay.racks.kind)
+
+
+def rack_elevation(fabric: Fabric, lay: Layout, rack: int, nets: NetworkRacks | None = None) -> tuple[str, str]:
+    """``(title, HTML-like table label)`` of rack ``rack``: every U, top first (also valid HTML once the outer ``<>`` go)."""
+    kind = rack_kinds(lay, nets)[rack]
     s = lay.spec
     cells = rack_cells(fabric, lay, rack, nets)
     start = {u: (h, text, k) for u, h, text, k in cells}

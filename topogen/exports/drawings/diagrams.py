@@ -37,6 +37,7 @@ from topogen.exports.files import write_output_text
 from topogen.exports.network_view import NetworkView
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import ISL_LINK, GpuNames
+from topogen.exports.drawings import racks
 from topogen.layout.elevation import elevations
 from topogen.spec.counts import tier_role
 from topogen.util.text import one_line
@@ -385,4 +386,4 @@ def export(ctx, dest: Path) -> list[Path]:
             except subprocess.CalledProcessError as exc:
                 err = exc.stderr.decode("utf-8", "replace").strip().splitlines()
                 messages.append(f"{rel}.{fmt} not rendered: dot failed: {err[0] if err else exc.returncode}; {rel}.dot is written")
-    return paths
+    return paths + racks.export(ctx, dest)  # every rack's elevation, a page per row (no Graphviz needed)

@@ -1,4 +1,4 @@
-"""``<arch>/networks-pull-sheets.csv`` (and ``<arch>/networks-pull-sheets/<rack>_<rack>.csv``): the other networks' cables to pull, by rack pair.
+"""``<arch>/networks-pull-sheets.csv`` (and ``<arch>/networks-pull-sheets/<row>/<rack>_<rack>.csv``, ``index.csv``): the other networks' cables to pull, by rack pair.
 
 The storage, in-band and OOB cables (spec ``networks:``) organised as the compute
 fabric's pull sheets (:mod:`.pullsheets`) are: every cable once, under the pair of
@@ -7,9 +7,10 @@ length and label. A cable whose other end stands outside the plan (the storage t
 the NFS appliance, the data-centre core: where they stand is not known) is under
 ``<rack>_external`` and has no length. Columns: ``sheet, network, label, cable, role,
 length_m, a_rack, a_u, a_device, a_port, z_rack, z_u, z_device, z_port``; ``cable`` is
-the cable's id in ``networks-cabling.csv`` and ``label`` the label printed there. With at
-most :data:`.pullsheets.MAX_SHEET_FILES` rack pairs each also gets its own CSV. Every
-field goes through the one CSV rule (:func:`topogen.util.text.csv_field`).
+the cable's id in ``networks-cabling.csv`` and ``label`` the label printed there. Every
+rack pair also gets its own CSV, at any size, in the folder of its first rack's row, with
+an ``index.csv`` (as :mod:`.pullsheets`). Every field goes through the one CSV rule
+(:func:`topogen.util.text.csv_field`).
 """
 
 from __future__ import annotations
@@ -51,8 +52,13 @@ def sheets(rows: list[tuple]) -> Iterator[tuple[str, list[tuple]]]:
             start = i
 
 
-def export(ctx, dest: Path, max_files: int) -> list[Path]:
-    """The other networks' pull sheets of every architecture with networks and a floor plan; notes in ``ctx.messages``."""
+INDEX_COLUMNS = ("sheet", "file", "row", "a_rack", "z_rack", "cables", "length_m")
+
+
+def export(ctx, dest: Path) -> list[Path]:
+    """The other networks' pull sheets of every architecture with networks and a floor plan."""
+    from topogen.exports.installers.pullsheets import row_folder
+
     paths: list[Path] = []
     nets = getattr(ctx, "networks", None) or {}
     for arch in ctx.fabrics:
@@ -64,13 +70,22 @@ def export(ctx, dest: Path, max_files: int) -> list[Path]:
         p = d / "networks-pull-sheets.csv"
         write_csv(p, COLUMNS, rows)
         paths.append(p)
-        groups = list(sheets(rows))
-        if len(groups) <= max_files:
-            sub = arch_dir(dest, arch, "networks-pull-sheets")
-            for name, part in groups:
-                q = sub / f"{name}.csv"
-                write_csv(q, COLUMNS, part)
-                paths.append(q)
-        else:
-            ctx.messages.append(f"{arch}: {len(groups):,} rack pairs of the other networks: their pull sheets are in one file, {arch}/networks-pull-sheets.csv, grouped by its 'sheet' column (one CSV per pair only up to {max_files} pairs)")
+        racks = nlay.floor
+        row_of = dict(zip(list(racks.name), np.asarray(racks.row).tolist()))
+        nrows = int(np.asarray(racks.row).max()) + 1 if len(racks.name) else 1
+        sub = arch_dir(dest, arch, "networks-pull-sheets")
+        index = []
+        written = []
+        for name, part in sheets(rows):
+            a, z = name.split("_", 1)
+            folder = row_folder(row_of.get(a, 0), nrows)
+            (sub / folder).mkdir(parents=True, exist_ok=True)
+            q = sub / folder / f"{name}.csv"
+            write_csv(q, COLUMNS, part)
+            written.append(q)
+            metres = round(sum(r[5] for r in part if r[5] != ""), 1)
+            index.append((name, f"{folder}/{name}.csv", folder, a, z, len(part), int(metres) if float(metres).is_integer() else metres))
+        q = sub / "index.csv"
+        write_csv(q, INDEX_COLUMNS, index)
+        paths.extend([q, *written])
     return paths

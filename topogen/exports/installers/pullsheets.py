@@ -1,15 +1,19 @@
-"""``<arch>/pull-sheets.csv`` (and ``<arch>/pull-sheets/<rack>_<rack>.csv``): the cables to pull, by rack pair.
+"""``<arch>/pull-sheets.csv``, and ``<arch>/pull-sheets/<row>/<rack>_<rack>.csv`` with an index: the cables to pull, by rack pair.
 
 Installers pull cables rack pair by rack pair. Every cable is listed once,
 under the pair of racks it joins (``A01_A09``; a cable inside one rack under
 ``A01_A01``), pairs in rack-name order, then by length and label. Columns:
 ``sheet, label, cable, length_m, media, cable_sku, a_rack, a_u, a_device,
 a_port, z_rack, z_u, z_device, z_port``, and on a fabric with breakout cables
-``breakout_cable`` (as in cabling.csv: the legs of one harness name it). With at most
-:data:`MAX_SHEET_FILES` rack pairs each also gets its own CSV; above that the
-one grouped file is written (a note says so). A spec with a ``networks:`` section
-also gets the storage, in-band and OOB cables' sheets beside them,
-``<arch>/networks-pull-sheets.csv`` (:mod:`.network_pullsheets`).
+``breakout_cable`` (as in cabling.csv: the legs of one harness name it).
+
+Every rack pair also gets its own CSV, at any cluster size, in a folder per row
+of the pair's first rack (``pull-sheets/row-01/A01_A09.csv``), so no folder holds
+more than one row's pairs; ``pull-sheets/index.csv`` lists every sheet (``sheet,
+file, row, a_rack, z_rack, cables, length_m``: its file, and the cables and metres
+to pull). A spec with a ``networks:`` section also gets the storage, in-band and
+OOB cables' sheets beside them, ``<arch>/networks-pull-sheets.csv``
+(:mod:`.network_pullsheets`).
 """
 
 from __future__ import annotations
@@ -20,13 +24,12 @@ import numpy as np
 
 from topogen.exports.installers import network_pullsheets
 from topogen.exports.installers.cabling import BREAKOUT_COLUMN, breakout_names
-from topogen.exports.files import arch_dir, open_output
+from topogen.exports.files import arch_dir, open_output, write_file_text
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts
 from topogen.layout.labels import FloorView
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
-MAX_SHEET_FILES = 256
 
 
 def sheet_order(fabric: Fabric, lay, floor: FloorView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -92,11 +95,71 @@ def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.nda
     return csv_lines(cols, len(rows))
 
 
-def write_sheets(fabric: Fabric, floor: FloorView, path: Path, rows: np.ndarray, sheet: np.ndarray, sheet_names: np.ndarray, legs=None) -> None:
+INDEX_COLUMNS = ("sheet", "file", "row", "a_rack", "z_rack", "cables", "length_m")
+
+
+def row_folder(row: int, rows: int) -> str:
+    """The folder of a row's sheets: ``row-01`` (1-based, padded to the row count's width)."""
+    return f"row-{row + 1:0{max(2, len(str(rows)))}d}"
+
+
+def write_all(fabric: Fabric, floor: FloorView, lay, path: Path, sub: Path, order: np.ndarray, sheet: np.ndarray, names: np.ndarray, cells, legs=None) -> list[Path]:
+    """The grouped file ``path``, one CSV per rack pair under ``sub/<row>/`` (the row of the pair's first rack) and ``sub/index.csv``.
+
+    Each chunk of rows is rendered once: its lines go to the grouped file and, cut
+    at the sheets, to each pair's file (a chunk whose fields hold line breaks is
+    rendered again sheet by sheet).
+    """
+    racks = lay.racks
+    row_of = dict(zip(racks.name, np.asarray(racks.row).tolist()))
+    nrows = int(np.asarray(racks.row).max()) + 1 if len(racks) else 1
+    header = csv_header(COLUMNS + ((BREAKOUT_COLUMN,) if legs is not None else ()))
+    metres = np.bincount(sheet, weights=floor.lay.length_m, minlength=len(names)) if len(sheet) else np.zeros(len(names))
+    count = np.bincount(sheet, minlength=len(names)) if len(sheet) else np.zeros(len(names), np.int64)
+    paths: list[Path] = []
+    index: list[list[str]] = []
+    made: set[str] = set()
+    current: list = [None, []]  # the sheet being gathered, its lines
+
+    def flush() -> None:
+        k, lines = current
+        if k is None:
+            return
+        name = str(names[k])
+        a, z = name.split("_", 1) if name.count("_") == 1 else (name, name)
+        folder = row_folder(row_of.get(a, 0), nrows)
+        if folder not in made:
+            (sub / folder).mkdir(parents=True, exist_ok=True)
+            made.add(folder)
+        q = sub / folder / f"{name}.csv"
+        write_file_text(q, header + "".join(lines))
+        paths.append(q)
+        index.append([name, f"{folder}/{name}.csv", folder, a, z, str(int(count[k])), round(float(metres[k]), 1)])
+
     with open_output(path, newline="") as fh:
-        fh.write(csv_header(COLUMNS + ((BREAKOUT_COLUMN,) if legs is not None else ())))
-        for start in range(0, len(rows), CHUNK):
-            fh.write(sheet_text(fabric, floor, rows[start : start + CHUNK], sheet, sheet_names, legs))
+        fh.write(header)
+        for start in range(0, len(order), CHUNK):
+            rows = order[start : start + CHUNK]
+            text = sheet_text(fabric, floor, rows, sheet, cells, legs)
+            fh.write(text)
+            sh = sheet[rows]
+            bounds = [0, *(np.flatnonzero(np.diff(sh)) + 1).tolist(), len(rows)]
+            lines = text.splitlines(keepends=True)
+            whole = len(lines) == len(rows)
+            for lo, hi in zip(bounds, bounds[1:]):
+                k = int(sh[lo])
+                if k != current[0]:
+                    flush()
+                    current[:] = [k, []]
+                current[1].extend(lines[lo:hi] if whole else [sheet_text(fabric, floor, rows[lo:hi], sheet, cells, legs)])
+        flush()
+    p = sub / "index.csv"
+    lengths = number_texts(np.asarray([r[6] for r in index], dtype=np.float64)) if index else []
+    with open_output(p, newline="") as fh:
+        fh.write(csv_header(INDEX_COLUMNS))
+        if index:
+            fh.write(csv_lines([csv_table([r[i] for r in index]) for i in range(5)] + [[r[5] for r in index], lengths], len(index)))
+    return [path, p] + paths
 
 
 def export(ctx, dest: Path) -> list[Path]:
@@ -111,17 +174,5 @@ def export(ctx, dest: Path) -> list[Path]:
         order, sheet, names = sheet_order(fabric, lay, floor)
         cells = csv_table(names.tolist())
         d = arch_dir(dest, arch)
-        p = d / "pull-sheets.csv"
-        write_sheets(fabric, floor, p, order, sheet, cells, legs)
-        paths.append(p)
-        sheets = names
-        if len(sheets) <= MAX_SHEET_FILES:
-            sub = arch_dir(dest, arch, "pull-sheets")
-            cuts = np.flatnonzero(np.diff(sheet[order])) + 1
-            for s, rows in zip(sheets.tolist(), np.split(order, cuts)):
-                q = sub / f"{s}.csv"
-                write_sheets(fabric, floor, q, rows, sheet, cells, legs)
-                paths.append(q)
-        else:
-            ctx.messages.append(f"{arch}: {len(sheets):,} rack pairs: pull sheets are in one file, {arch}/pull-sheets.csv, grouped by its 'sheet' column (one CSV per pair only up to {MAX_SHEET_FILES} pairs)")
-    return paths + network_pullsheets.export(ctx, dest, MAX_SHEET_FILES)
+        paths.extend(write_all(fabric, floor, lay, d / "pull-sheets.csv", arch_dir(dest, arch, "pull-sheets"), order, sheet, names, cells, legs))
+    return paths + network_pullsheets.export(ctx, dest)
