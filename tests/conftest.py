@@ -37,6 +37,8 @@ def group_of(item: pytest.Item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return  # pytest-xdist not loaded (-p no:xdist): nothing to group
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
             continue
