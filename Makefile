@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh Debian machine:
 #   make run    build the bundled demo cluster into out/demo/
-#   make test   run the test suite
+#   make test   run the test suite (pytest-xdist: independent tests side by side)
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -18,8 +18,10 @@ $(BIN)/topogen: pyproject.toml setup.py
 run: $(BIN)/topogen
 	$(BIN)/topogen build $(SPEC)
 
+# every test, side by side on up to 4 workers (one per core; tests/conftest.py keeps each file's
+# shared builds on one worker and the FRR emulations on one worker)
 test: $(BIN)/topogen
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
 
 bench: $(BIN)/topogen
 	$(BIN)/python bench/bench.py

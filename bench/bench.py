@@ -18,6 +18,7 @@ figures from different days compare.
     .venv/bin/python bench/bench.py --gpus 131072,2097152 --memory default   # without the program's memory policy
     .venv/bin/python bench/bench.py --search                 # topogen search: 10,752 designs screened; 200 builds of 131,072 GPUs, local and on Dask
     .venv/bin/python bench/bench.py --gpus 16384,131072 --traffic ring-allreduce,permutation,bisection --routing ecmp,spray   # topogen simulate
+    .venv/bin/python bench/bench.py --gpus 131072 --arch rail-optimized --traffic permutation --routing ecmp:4   # simulate --flows-per-pair 4
     .venv/bin/python bench/bench.py --gpus 131072 --arch both --exports all --build-traffic   # topogen build --traffic
 
 Each case runs as the ``topogen`` program does: with its memory policy
@@ -150,7 +151,8 @@ def one_traffic(n: int, k: int, radix: int, arch: str, pattern: str, routing: st
     t0 = time.perf_counter()
     fabric = clos.generate(spec, arch)
     t1 = time.perf_counter()
-    res = simulate.run(fabric, patterns.parse(pattern), routing, 7200.0)
+    how, _, fpp = routing.partition(":")  # ecmp:4 is --routing ecmp --flows-per-pair 4
+    res = simulate.run(fabric, patterns.parse(pattern), how, 7200.0, flows_per_pair=int(fpp or 1))
     t2 = time.perf_counter()
     return {"gpus": n, "hb_domain": k, "radix": radix, "arch": arch, "tiers": fabric.tiers, "pattern": pattern, "routing": routing, "routed": res.routing, "aggregation": res.aggregation, "flows": res.flows, "min_rate_fraction": res.min_rate_fraction, "generate_s": t1 - t0, "simulate_s": t2 - t1}
 
@@ -408,7 +410,7 @@ def main() -> None:
     ap.add_argument("--search-gpus", type=int, default=131072, help="GPUs of each explicit build")
     ap.add_argument("--search-executors", default="local-1,local-2,dask", help="comma-separated: local-N (N worker processes), dask (a scheduler and two workers on 127.0.0.1)")
     ap.add_argument("--traffic", help="time topogen simulate instead: comma-separated patterns (ring-allreduce, permutation, bisection, shift:S, alltoall)")
-    ap.add_argument("--routing", default="ecmp,spray", help="with --traffic: comma-separated routings")
+    ap.add_argument("--routing", default="ecmp,spray", help="with --traffic: comma-separated routings; ROUTING:Q runs Q flows per pair (ecmp:4 is simulate --flows-per-pair 4)")
     ap.add_argument("--build-traffic", action="store_true", help="build as topogen build --traffic does (the collectives simulated on each wiring: Traffic sheet, utilisation plots)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()

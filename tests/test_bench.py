@@ -76,3 +76,28 @@ def test_search_bench_screens_and_builds_on_every_executor():
     built = table(tables[1])
     assert [r["executor"] for r in built] == ["local, 1 process", "local, 2 processes", "dask, 2 workers"]
     assert all(r["builds"] == "2" and float(r["wall_s"]) > 0 for r in built)
+
+
+def test_traffic_rows_take_queue_pairs_per_pair():
+    """``--routing ecmp:4`` is ``simulate --flows-per-pair 4``: four flows per network pair."""
+    rows = table(run("--gpus", "512", "--arch", "rail-optimized", "--traffic", "permutation", "--routing", "ecmp:4,ecmp"))
+    by = {r["routing"]: r for r in rows}
+    assert by["ecmp:4"]["routed"] == "ecmp"
+    assert int(by["ecmp:4"]["flows"].replace(",", "")) > 3 * int(by["ecmp"]["flows"].replace(",", ""))
+
+
+def test_day0_formats_against_a_bare_write_of_the_same_files():
+    """bench/config.py --formats: each format's files written again by a bare loop; the ratio and the target line follow."""
+    config = BENCH.parent / "config.py"
+    res = subprocess.run([sys.executable, str(config), "--gpus", "256", "--hb-domain", "8", "--radix", "16", "--arch", "rail-optimized", "--formats", "frr,sonic,addressing"], capture_output=True, text=True, check=True)
+    rows = table(res.stdout)
+    assert [r["format"] for r in rows] == ["frr", "sonic", "addressing"]
+    for r in rows:
+        e, b, ratio = float(r["export_s"]), float(r["bare_s"]), float(r["ratio"])  # printed to 0.01
+        assert int(r["files"].replace(",", "")) >= 1 and b >= 0 and ratio > 0
+        assert (e - 0.005) / (b + 0.005) - 0.005 <= ratio  # the ratio is export over bare (of the unrounded times)
+        if b >= 0.01:
+            assert ratio <= (e + 0.005) / (b - 0.005) + 0.005
+    assert rows[0]["files"] == rows[1]["files"]  # one FRR and one SONiC file per switch
+    targets = [ln for ln in res.stdout.splitlines() if ln.startswith("target ")]
+    assert len(targets) == 3 and all("within 2.5x of a bare write" in t for t in targets)

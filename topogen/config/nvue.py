@@ -205,13 +205,17 @@ def _batch_texts(fabric, ad: Addressing, v, lo: np.ndarray, batch: Batch) -> Ite
         vrf_line = np.where(in_vrf[gw_rows], "          vrf: " + vrf_t[gw_rows] + "\n", "")
         svi = _fill("      vlan{}:\n        type: svi\n        vlan: {}\n        ip:\n          address:\n            {}: {{}}\n{}", vid_t[gw_rows], vid_t[gw_rows], cidr[gw_rows], vrf_line)
     gw_start = np.searchsorted(e.switch[gw_rows], np.arange(nsw + 1), side="left")
-    widths = _ecmp_widths(e, n, nsw)
+    widths = _ecmp_widths(e, n, nsw).tolist()
+    # per switch scalars, checked for YAML once per batch
+    router_ids = yaml_strings(lo[first : batch.stop]).tolist()
+    hostnames = yaml_strings(np.array([fabric.switches[first + s].name for s in range(nsw)], dtype=object)).tolist()
+    loopbacks = yaml_strings(lo[first : batch.stop] + "/32").tolist()
+    asns = ad.asn[first : batch.stop].tolist()
     for s in range(nsw):
-        sw = fabric.switches[first + s]
         sl = e.of(s)
-        paths = int(widths[s])
-        router_id = yaml_scalar(str(lo[first + s]))
-        out = [_header(fabric, first + s), f"- set:\n    system:\n      hostname: {yaml_scalar(sw.name)}\n    router:\n      bgp:\n        enable: 'on'\n        autonomous-system: {int(ad.asn[first + s])}\n        router-id: {router_id}\n    interface:\n      lo:\n        type: loopback\n        ip:\n          address:\n            {yaml_scalar(f'{lo[first + s]}/32')}: {{}}\n"]
+        paths = widths[s]
+        router_id = router_ids[s]
+        out = [_header(fabric, first + s), f"- set:\n    system:\n      hostname: {hostnames[s]}\n    router:\n      bgp:\n        enable: 'on'\n        autonomous-system: {int(asns[s])}\n        router-id: {router_id}\n    interface:\n      lo:\n        type: loopback\n        ip:\n          address:\n            {loopbacks[s]}: {{}}\n"]
         out.extend(iface[sl].tolist())
         a, b = int(gw_start[s]), int(gw_start[s + 1])
         vids = []
@@ -221,7 +225,9 @@ def _batch_texts(fabric, ad: Addressing, v, lo: np.ndarray, batch: Batch) -> Ite
             vids = vid[gw_rows[a:b]][order].tolist()
         out.append("    vrf:\n")
         vr = e.vrf[sl]
-        if len(vr):
+        if len(vr) and vr.min() == vr.max():
+            seen = [int(vr[0])]  # one VRF (or none) on every port: the common case, no sort
+        elif len(vr):
             uniq, at = np.unique(vr, return_index=True)
             seen = uniq[np.argsort(at)].tolist()  # VRFs in the order their first port appears
         else:

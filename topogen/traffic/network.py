@@ -96,7 +96,8 @@ class Network:
 
     def has_leaf(self, bits: np.ndarray, switch: np.ndarray, leaf: np.ndarray) -> np.ndarray:
         """Whether leaf ``leaf[i]`` is set in row ``switch[i]`` of a bitset (vectorised)."""
-        words = bits[switch, leaf >> 6]
+        leaf = np.asarray(leaf, np.int64)
+        words = bits.reshape(-1)[np.asarray(switch, np.int64) * bits.shape[1] + (leaf >> 6)]
         return ((words >> (leaf & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
     def link_names(self, links: np.ndarray) -> list[str]:

@@ -29,64 +29,75 @@ Factors = list[tuple[np.ndarray, sp.csr_matrix]]
 def max_min(direct: sp.csr_matrix, capacity: np.ndarray, weight: np.ndarray, factors: Factors = (), alive: np.ndarray | None = None) -> np.ndarray:
     """Rate of every flow (capacity units) under max-min fairness; 0 for flows not ``alive``.
 
-    Works on the flows still growing and the links they cross: whenever half of
-    them have frozen, the incidence is cut down to the rest (what is left of each
-    link's capacity carried over), so a run with hundreds of rate levels (ecmp's
-    collisions) costs about two passes over the full incidence.
+    Progressive filling at the level ``x`` (flow ``i`` at ``weight[i] * x``), done
+    by rounds of *local minima*: a link's fill level is its residual capacity over
+    the weight of the growing flows on it. A link whose level is no higher than
+    that of any link sharing a growing flow with it fills at exactly that level
+    (freezing flows elsewhere only slows other links' filling, never its own), so
+    every such link fills in the same round and its flows freeze there. A round
+    is a few sparse products over the flows still growing; the rounds are the
+    longest chain of links each filling after a neighbour, not the number of
+    distinct rate levels (ecmp with several queue pairs per pair has tens of
+    thousands of those at 131,072 GPUs, and a few tens of rounds).
     """
     flows = direct.shape[0]
     rate = np.zeros(flows)
+    direct = _no_zeros(direct.tocsr())
+    factors = [(g, _no_zeros(m.tocsr())) for g, m in factors]
+    factorsT = [m.T.tocsr() for _, m in factors]
+    residual = capacity.astype(np.float64).copy()
     live = np.flatnonzero(np.ones(flows, bool) if alive is None else alive)
-    direct = direct.tocsr()
-    factors = list(factors)
-    residual_all = capacity.astype(np.float64).copy()
-    cols = None
     while len(live):
-        # cut the incidence down to the live flows and their links
         d = direct[live]
-        fs = [(g[live], m) for g, m in factors]
-        used_groups = [np.flatnonzero(np.bincount(g, minlength=m.shape[0])) for g, m in fs]
-        seen = np.zeros(direct.shape[1], bool)  # the links they cross (a mask: np.unique would sort or hash them all)
-        seen[d.indices] = True
-        for (g, m), u in zip(fs, used_groups):
-            seen[m[u].indices] = True
-        cols = np.flatnonzero(seen)
-        remap = np.full(direct.shape[1], -1, np.int64)
-        remap[cols] = np.arange(len(cols))
-        d = sp.csr_matrix((d.data, remap[d.indices], d.indptr), shape=(len(live), len(cols)))
-        fsub = []
-        for (g, m), u in zip(fs, used_groups):
-            mu = m[u]
-            gi = np.searchsorted(u, g)
-            fsub.append((gi, sp.csr_matrix((mu.data, remap[mu.indices], mu.indptr), shape=(len(u), len(cols)))))
-        cap = capacity[cols]
-        residual = residual_all[cols]
         dT = d.T.tocsr()
-        fT = [(g, m.T.tocsr(), m.shape[0]) for g, m in fsub]
-        w0 = weight[live]
-        active = np.ones(len(live), bool)
-        while active.sum() * 2 > len(live) or (active.any() and len(live) < 4096):
-            w = np.where(active, w0, 0.0)
-            load = dT @ w
-            for g, mT, rows in fT:
-                load += mT @ np.bincount(g, weights=w, minlength=rows)
-            used = load > EPS
-            if not used.any():
-                active[:] = False  # flows that cross no link: nothing limits them (cannot happen with a NIC)
-                break
-            step = np.min(residual[used] / load[used])
-            rate[live] += step * w
-            residual -= step * load
-            full = used & (residual <= EPS * np.maximum(cap, 1.0))
-            residual[full] = 0.0
-            fl = full.astype(np.float64)
-            hit = d @ fl
-            for g, m in fsub:
-                hit += (m @ fl)[g]
-            active &= hit <= 0
-        residual_all[cols] = residual
-        live = live[active]
+        fs = [g[live] for g, _ in factors]
+        w = weight[live]
+        load = dT @ w
+        for g, (_, m) in zip(fs, factors):
+            load += m.T @ np.bincount(g, weights=w, minlength=m.shape[0])
+        level = np.full(len(load), np.inf)
+        on = load > 0
+        level[on] = np.maximum(residual[on], 0.0) / load[on]
+        fmin = _row_min(d, level)  # each flow: the lowest level of the links it crosses
+        for g, (_, m) in zip(fs, factors):
+            fmin = np.minimum(fmin, _row_min(m, level)[g])
+        nmin = _row_min(dT, fmin)  # each link: the lowest of those over its flows
+        for g, (_, m), mT in zip(fs, factors, factorsT):
+            gmin = np.full(m.shape[0], np.inf)
+            np.minimum.at(gmin, g, fmin)
+            nmin = np.minimum(nmin, _row_min(mT, gmin))
+        local = (level <= nmin) & on
+        lf = local.astype(np.float64)
+        hit = d @ lf
+        for g, (_, m) in zip(fs, factors):
+            hit += (m @ lf)[g]
+        frozen = (hit > 0) & np.isfinite(fmin)
+        r = np.where(frozen, w * np.where(np.isfinite(fmin), fmin, 0.0), 0.0)
+        rate[live[frozen]] = r[frozen]
+        residual -= dT @ r
+        for g, (_, m) in zip(fs, factors):
+            residual -= m.T @ np.bincount(g, weights=r, minlength=m.shape[0])
+        residual[local] = 0.0
+        live = live[~frozen & np.isfinite(fmin)]  # a flow on no link with capacity: nothing to share, rate 0
     return rate
+
+
+def _no_zeros(m: sp.csr_matrix) -> sp.csr_matrix:
+    """``m`` without stored zeros (a zero share is no crossing); copied only when it has some."""
+    if m.nnz and not m.data.all():
+        m = m.copy()
+        m.eliminate_zeros()
+    return m
+
+
+def _row_min(m: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
+    """Per row of ``m``, the least of ``values`` over its stored columns (inf for an empty row)."""
+    out = np.full(m.shape[0], np.inf)
+    starts = m.indptr[:-1]
+    full = np.flatnonzero(m.indptr[1:] > starts)
+    if len(full):
+        out[full] = np.minimum.reduceat(values[m.indices], starts[full])
+    return out
 
 
 def link_load(direct: sp.csr_matrix, rate: np.ndarray, links: int, factors: Factors = ()) -> np.ndarray:

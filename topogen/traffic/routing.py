@@ -85,27 +85,22 @@ def route(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray, mode: str, key
         if not len(row):
             break
         dl = dl_all[row]
-        down = net.has_leaf(net.below, cur, dl)
-        ptr = np.where(down, net.down_ptr[cur] + len(net.up_link), net.up_ptr[cur])
-        deg = np.where(down, net.down_ptr[cur + 1] - net.down_ptr[cur], net.up_ptr[cur + 1] - net.up_ptr[cur])
-        rep = np.repeat(np.arange(len(row)), deg)
-        start = np.cumsum(deg) - deg
-        link = hops[ptr[rep] + np.arange(len(rep)) - start[rep]]
-        nxt = net.head(link) - n
-        below = net.has_leaf(net.below, nxt, dl[rep])
-        valid = np.where(down[rep], below, net.has_leaf(net.reach, nxt, dl[rep]))
-        turn = below & valid & ~down[rep]
-        has_turn = np.bincount(rep[turn], minlength=len(row)) > 0
-        valid &= ~has_turn[rep] | turn
-        count = np.bincount(rep[valid], minlength=len(row))
-        stuck = count == 0
-        dead[row[stuck]] = True
         if mode == "spray":
+            down, rep, link, nxt, valid, count = _next_hops(net, hops, cur, dl)
+            stuck = count == 0
+            dead[row[stuck]] = True
             keep = valid
             share = frac[rep[keep]] / count[rep[keep]]
         else:
-            cv = np.r_[0, np.cumsum(valid)]
-            rank = cv[1:] - 1 - cv[start][rep]
+            # the next hops depend on (switch, destination leaf) only: found once per distinct pair
+            width = int(net.below.shape[1]) * 64
+            uk, inv = np.unique(cur * width + dl, return_inverse=True)
+            inv = inv.reshape(-1)
+            udown, ucount, vlink, vnxt = _valid_hops(net, hops, uk // width, uk % width)
+            vptr = np.r_[0, np.cumsum(ucount)]
+            down, count = udown[inv], ucount[inv]
+            stuck = count == 0
+            dead[row[stuck]] = True
             c = np.maximum(count, 1)
             if mode == "ecmp":
                 pick = (mix(key[row] ^ mix(np.full(len(row), hop + 1, np.uint64))) % c.astype(np.uint64)).astype(np.int64)
@@ -116,8 +111,12 @@ def route(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray, mode: str, key
                 pick = (host[row] // div) % c
                 fac[at[~down], t[~down]] = c[~down]
                 div = np.where(down, div, div * c)
-            keep = valid & (rank == pick[rep])
-            share = frac[rep[keep]]
+            keep = ~stuck
+            chosen = vptr[inv[keep]] + pick[keep]
+            rep = np.arange(len(row))
+            link, nxt = np.zeros(len(row), np.int64), np.zeros(len(row), np.int64)
+            link[keep], nxt[keep] = vlink[chosen], vnxt[chosen]
+            share = frac[keep]
         r, lk, nx = row[rep[keep]], link[keep], nxt[keep]
         rows.append(r)
         links.append(lk)
@@ -139,3 +138,45 @@ def route(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray, mode: str, key
     r, lk, fr = cat(rows, np.int64), cat(links, np.int64), cat(fracs, np.float64)
     bad = dead[r]
     return Segments(r[~bad], lk[~bad], fr[~bad], dead)
+
+
+CHUNK = 1 << 16  # items whose candidate next hops are checked at once (up to the radix each): bounded memory
+
+
+def _valid_hops(net: Network, hops: np.ndarray, cur: np.ndarray, dl: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_next_hops` in chunks of items, keeping only the valid hops: ``down`` and ``count`` per item, and the valid links and the switches they reach, grouped by item."""
+    parts = []
+    for a in range(0, len(cur), CHUNK):
+        down, _, link, nxt, valid, count = _next_hops(net, hops, cur[a : a + CHUNK], dl[a : a + CHUNK])
+        parts.append((down, count, link[valid], nxt[valid]))
+    if not parts:
+        return np.zeros(0, bool), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
+
+
+def _next_hops(net: Network, hops: np.ndarray, cur: np.ndarray, dl: np.ndarray):
+    """The equal-cost next hops of items at switch ``cur[i]`` bound for leaf ``dl[i]``.
+
+    Returns ``down`` (per item: going down), and per candidate link (grouped by
+    item, in port order) its item ``rep``, ``link``, the switch it reaches
+    ``nxt`` and whether it is ``valid``, and per item the ``count`` of valid ones.
+    """
+    n = net.gpus
+    down = net.has_leaf(net.below, cur, dl)
+    ptr = np.where(down, net.down_ptr[cur] + len(net.up_link), net.up_ptr[cur])
+    deg = np.where(down, net.down_ptr[cur + 1] - net.down_ptr[cur], net.up_ptr[cur + 1] - net.up_ptr[cur])
+    rep = np.repeat(np.arange(len(cur)), deg)
+    start = np.cumsum(deg) - deg
+    link = hops[ptr[rep] + np.arange(len(rep)) - start[rep]]
+    nxt = net.head(link) - n
+    dlr = dl[rep]
+    below = net.has_leaf(net.below, nxt, dlr)
+    dr = down[rep]
+    valid = below.copy()
+    up = np.flatnonzero(~dr)
+    valid[up] = net.has_leaf(net.reach, nxt[up], dlr[up])
+    turn = below & valid & ~dr
+    has_turn = np.bincount(rep[turn], minlength=len(cur)) > 0
+    valid &= ~has_turn[rep] | turn
+    count = np.bincount(rep[valid], minlength=len(cur))
+    return down, rep, link, nxt, valid, count

@@ -9,23 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from topogen.config.frr import generate_texts
-from topogen.config.paths import switch_dirs
-from topogen.exports.files import arch_dir, open_output
+from topogen.exports.switch_configs import switch_files
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    paths: list[Path] = []
-    for arch, fabric in ctx.fabrics.items():
-        root = arch_dir(dest, arch, "frr")
-        dirs = switch_dirs(fabric)
-        made: set[str] = set()
-        for s, text in generate_texts(fabric):
-            d = dirs[s]
-            if d not in made:
-                (root / d).mkdir(parents=True, exist_ok=True)
-                made.add(d)
-            path = root / d / f"{fabric.switches[s].name}.conf"
-            with open_output(path) as fh:
-                fh.write(text)
-            paths.append(path)
-    return paths
+    return switch_files.write(ctx, dest, "frr", lambda name: f"{name}.conf", lambda ctx, fabric: generate_texts(fabric))
