@@ -1,0 +1,112 @@
+"""One expansion: the installed phase, the new spec's design around it, the stages and the figures.
+
+:func:`expand` reads like the method: read the installed phase, generate the new
+spec's design, lay it around the installed cables (:mod:`.rewire`), stage the moves
+(:mod:`.stages`), and count. The baseline is what a plain rebuild of the new spec
+(its own generated wiring) would change against the installed cables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from topogen.fabric import clos
+from topogen.fabric.model import Fabric
+from topogen.growth import phase as phase_mod
+from topogen.growth import stages as stages_mod
+from topogen.growth.rewire import Rewire, Wire, baseline, identity, rewire
+from topogen.spec.cluster import Spec
+from topogen.util.errors import InputError, Problem
+
+KEEP_BANDWIDTH = 0.75  # default floor: the share of the installed GPUs' bandwidth every stage keeps
+
+
+@dataclass
+class Expansion:
+    """The plan of one architecture's expansion."""
+
+    arch: str
+    old: Spec
+    new: Spec
+    installed: list[Wire]
+    design: Fabric  # the new spec's own generated wiring
+    rewire: Rewire
+    plan: stages_mod.Plan
+    rebuild_changed: int  # installed cables a plain rebuild of the new spec would change
+
+    def figures(self) -> dict[str, Any]:
+        """The expansion's figures, as expand.json and the terminal show them."""
+        rw, n = self.rewire, max(self.rewire.installed, 1)
+        switches_new = len(self.design.switches)
+        return {
+            "arch": self.arch,
+            "from": {"spec": self.old.name, "gpus": self.old.gpus, "cables": rw.installed},
+            "to": {"spec": self.new.name, "gpus": self.new.gpus, "cables": len(rw.final), "switches": switches_new},
+            "cables": {"kept": len(rw.kept), "moved": len(rw.moved), "added": len(rw.added), "removed": len(rw.removed)},
+            "changed_share": round(rw.changed / n, 4),
+            "fewest_possible_share": round(rw.forced / n, 4),
+            "rebuild": {"changed": self.rebuild_changed, "changed_share": round(self.rebuild_changed / n, 4)},
+            "switches": {"new": len(rw.new_switches), "spare": len(rw.spare_switches), "relabelled": len(rw.relabelled)},
+            "stages": len(self.plan.stages),
+            "moving_stages": self.plan.moving,
+            "keep_bandwidth": self.plan.keep,
+            "worst_stage_share": round(self.plan.worst_share, 4),
+            "stages_valid": all(s.valid for s in self.plan.stages),
+            "final_valid": self.plan.final_errors == 0,
+            "stage_detail": [
+                {"stage": s.number, "unplug": len(s.unplug), "plug": len(s.plug), "share": {k: round(v, 4) for k, v in s.share.items()}, "valid": s.valid, "errors": s.checks, "cables_to_come": s.in_progress}
+                for s in self.plan.stages
+            ],
+            "notes": rw.notes + self.plan.notes,
+        }
+
+
+def installed_wires(ph: phase_mod.Phase, old: Fabric, new: Fabric) -> list[Wire]:
+    """The installed cables as :class:`Wire`, lower end first, with tier and plane from the designs."""
+    info = {}
+    for fab in (old, new):
+        for s in fab.switches:
+            info.setdefault(identity(s.name), (s.tier, s.plane))
+    out = []
+    for c, cid in zip(ph.cables, ph.ids):
+        a, z, sa, sz = c.a, c.z, c.speeds[0], c.speeds[1]
+        ta = info.get(identity(a.device), (0, -1))[0]
+        tz = info.get(identity(z.device), (0, -1))[0]
+        if ta > tz:
+            a, z, sa, sz = z, a, sz, sa
+        tier, plane = info.get(identity(z.device), (0, 0))
+        out.append(Wire(a.device, a.port, z.device, z.port, tier, plane, sa, sz, cid))
+    return out
+
+
+def check_growth(old: Spec, new: Spec, arch: str) -> None:
+    """Refuse what is no growth of the same cluster (GPUs renumbered, another HB domain, fewer GPUs)."""
+    problems = []
+    if new.hb_domain != old.hb_domain:
+        problems.append(Problem("NEW_SPEC.hb_domain", f"{new.hb_domain} differs from the installed phase's {old.hb_domain}: every GPU would be renumbered", f"keep hb_domain: {old.hb_domain}"))
+    if new.gpus < old.gpus:
+        problems.append(Problem("NEW_SPEC.gpus", f"{new.gpus:,} is fewer than the {old.gpus:,} installed", f"give at least {old.gpus:,} GPUs (expand grows a cluster)"))
+    if new.planes != old.planes or new.homes != old.homes:
+        problems.append(Problem("NEW_SPEC.planes", "the planes or homing differ from the installed phase's: every NIC would move", f"keep planes: {old.planes} and homing as installed"))
+    if arch not in new.arches:
+        problems.append(Problem("NEW_SPEC.arch", f"the new spec builds {', '.join(new.arches)}, not the installed {arch}", f"give arch: {arch} (or both)"))
+    if problems:
+        raise InputError(problems)
+
+
+def expand(build_dir: str, new: Spec, arch: str | None = None, keep: float = KEEP_BANDWIDTH) -> Expansion:
+    """Plan the growth of the installed phase in ``build_dir`` to ``new`` (one architecture)."""
+    ph = phase_mod.read(build_dir, arch)
+    check_growth(ph.spec, new, ph.arch)
+    old_design = clos.generate(ph.spec, ph.arch)
+    design = clos.generate(new, ph.arch)
+    installed = installed_wires(ph, old_design, design)
+    rw = rewire(installed, design)
+    pl = stages_mod.plan(rw, _renamed(installed, rw), new, ph.arch, keep, ph.spec.gpus)
+    return Expansion(ph.arch, ph.spec, new, installed, design, rw, pl, baseline(installed, design))
+
+
+def _renamed(installed: list[Wire], rw: Rewire) -> list[Wire]:
+    m = rw.relabelled
+    return [w._replace(a=m.get(w.a, w.a), z=m.get(w.z, w.z)) for w in installed]

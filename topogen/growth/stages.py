@@ -1,0 +1,222 @@
+"""The move plan in stages, each checked on its intermediate wiring.
+
+Stage 0 installs the new switches and every new cable whose two ports are free in
+the installed wiring: nothing running is touched. Each later stage unplugs a batch
+of installed cables (moves and removals), re-plugs the moves, and installs the new
+cables whose ports that batch (or an earlier one) freed. Two wirings are checked
+per stage:
+
+* **during** the stage, with the batch unplugged: the running jobs' bandwidth, from
+  the traffic simulator (:mod:`topogen.traffic`, spray routing, max-min fair rates):
+  a DP ring all-reduce and a random permutation among the installed GPUs, as a share
+  of what the installed wiring gives them (the lower of the two);
+* **after** the stage: the validator (:func:`topogen.checks.validate.validate`) on the
+  wiring against the new spec. A stage is valid when it has no error other than
+  those of a build still in progress (:data:`IN_PROGRESS`: cables the new design
+  has and the stage has not installed yet: new GPUs not yet linked, leaves not yet
+  at their full uplinks or striping); the final stage must have none at all.
+
+The batches are as large as the bandwidth floor allows: a switch loses at most
+``floor((1 - keep) * cables)`` of its installed uplinks in one stage (at least
+one), its moves taken in order of their new upper switch so every leaf of a stage
+moves towards the same new spines. When the simulation finds a stage under the
+floor, the batches shrink by one and the plan is made again: the stages are the
+fewest this rule finds that keep the floor.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from math import floor
+from pathlib import Path
+
+import numpy as np
+
+from topogen.asbuilt import wiring
+from topogen.checks import validate as checks
+from topogen.growth.rewire import Rewire, Wire
+from topogen.traffic import patterns, simulate
+from topogen.traffic.patterns import Pairs
+
+IN_PROGRESS = frozenset(
+    {
+        "hygiene.gpu-no-link",
+        "reach.unlinked",
+        "reach.partition",
+        "tiers.unreachable",
+        "capacity.oversubscription",
+        "capacity.striping",
+        "capacity.provisioning",
+        "capacity.bisection",
+    }
+)
+PATTERNS = ("ring-allreduce", "permutation")
+MAX_TRIES = 8  # shrinking the batches at most this often
+
+
+@dataclass
+class Stage:
+    """One stage: what it unplugs, re-plugs and installs, and what the checks found."""
+
+    number: int
+    unplug: list[Wire]  # installed cables unplugged (moves' old places, removals)
+    plug: list[Wire]  # cables plugged (moves' new places, new cables)
+    share: dict[str, float] = field(default_factory=dict)  # pattern -> bandwidth share of the installed GPUs during the stage
+    errors: int = 0  # validator errors after the stage, other than a build in progress
+    in_progress: int = 0  # errors of a build in progress (cables still to come)
+    checks: list[str] = field(default_factory=list)  # ids of the errors that made the stage invalid
+
+    @property
+    def worst_share(self) -> float:
+        return min(self.share.values()) if self.share else 1.0
+
+    @property
+    def valid(self) -> bool:
+        return self.errors == 0
+
+
+@dataclass
+class Plan:
+    stages: list[Stage]
+    keep: float
+    final_errors: int
+    final_checks: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def worst_share(self) -> float:
+        return min((s.worst_share for s in self.stages), default=1.0)
+
+    @property
+    def moving(self) -> int:
+        """Stages that unplug something (stage 0 only adds)."""
+        return sum(1 for s in self.stages if s.unplug)
+
+
+def plan(rw: Rewire, installed: list[Wire], spec, arch: str, keep: float, gpus_installed: int, key: int = 0) -> Plan:
+    """Stages of ``rw`` keeping at least ``keep`` of the installed GPUs' bandwidth (0 < keep < 1), validated."""
+    uplinks: dict[str, int] = defaultdict(int)
+    for w in installed:
+        uplinks[w.a] += 1
+    ops = [(m.before, m.after) for m in rw.moved] + [(w, None) for w in rw.removed]
+    cap = {dev: max(1, floor((1 - keep) * n + 1e-9)) for dev, n in uplinks.items()}
+    sim = _Sim(spec, arch, gpus_installed, key)
+    base = sim.rates(installed)
+    notes = []
+    for attempt in range(MAX_TRIES):
+        batches = _batch(ops, cap)
+        stages = _stages(rw, installed, batches)
+        ok = True
+        current = list(installed)
+        for st in stages:
+            during = _minus(current, st.unplug)
+            got = sim.rates(during)
+            st.share = {p: _share(got[p], base[p]) for p in PATTERNS}
+            current = during + st.plug
+            st.errors, st.in_progress, st.checks = _check(current, spec, arch, final=False)
+            if st.worst_share + 1e-9 < keep and st.unplug:
+                ok = False
+        if ok or all(v == 1 for v in cap.values()):
+            break
+        cap = {d: max(1, v - 1) for d, v in cap.items()}
+    else:  # pragma: no cover - MAX_TRIES shrinks reach one cable per switch long before
+        pass
+    if not ok:
+        notes.append(f"no staging keeps {keep:.0%} of the bandwidth: even one cable per switch per stage leaves the worst stage {min(s.worst_share for s in stages):.1%}")
+    final_errors, _, final_checks = _check(current, spec, arch, final=True)
+    return Plan(stages, keep, final_errors, final_checks, notes)
+
+
+def _batch(ops: list[tuple[Wire, Wire | None]], cap: dict[str, int]) -> list[list[tuple[Wire, Wire | None]]]:
+    """Ops into batches: each switch's ops in order of their new upper end, at most ``cap`` per switch per batch."""
+    per: dict[str, list] = defaultdict(list)
+    for op in ops:
+        per[op[0].a].append(op)
+    batches: dict[int, list] = defaultdict(list)
+    for dev in sorted(per):
+        mine = sorted(per[dev], key=lambda o: ((o[1].z, o[1].z_port) if o[1] is not None else ("~", ""), o[0].a_port))
+        for i, op in enumerate(mine):
+            batches[i // cap.get(dev, 1)].append(op)
+    return [batches[i] for i in sorted(batches)]
+
+
+def _stages(rw: Rewire, installed: list[Wire], batches: list[list]) -> list[Stage]:
+    """Stage 0 (new cables on ports free now), then one stage per batch with the new cables its unplugging frees."""
+    busy: set = {e for w in installed for e in w.ends()}
+    pending = list(rw.added)
+    stages = []
+    for n, batch in enumerate([[]] + batches):
+        unplug = [b for b, _ in batch]
+        for w in unplug:
+            busy.difference_update(w.ends())
+        plug = [a for _, a in batch if a is not None]
+        busy.update(e for w in plug for e in w.ends())
+        rest = []
+        for w in pending:
+            if not (set(w.ends()) & busy):
+                plug.append(w)
+                busy.update(w.ends())
+            else:
+                rest.append(w)
+        pending = rest
+        stages.append(Stage(n, unplug, plug))
+    if pending:  # pragma: no cover - every port a new cable takes is free or freed by some batch
+        raise AssertionError(f"{len(pending)} new cable(s) found no free ports")
+    return stages
+
+
+def _minus(wires: list[Wire], gone: list[Wire]) -> list[Wire]:
+    drop = {w.ends() for w in gone}
+    return [w for w in wires if w.ends() not in drop]
+
+
+def raw_of(wires: list[Wire], arch: str, source: str = "stage") -> wiring.RawWiring:
+    """Cables as a wiring the reader builds a Fabric from against a spec."""
+    ids = list(range(1, len(wires) + 1))
+    return wiring.RawWiring(
+        Path(source), "as-built", arch, None, None,
+        [w.a for w in wires], [w.a_port for w in wires], [w.z for w in wires], [w.z_port for w in wires],
+        [w.a_speed for w in wires], [w.z_speed for w in wires], ids, ids, loc_fmt="cable #{}",
+    )
+
+
+def validate(wires: list[Wire], spec, arch: str, source: str = "stage") -> checks.Report:
+    """The validator's report on ``wires`` against ``spec``."""
+    w = wiring.to_fabric(raw_of(wires, arch, source), spec, arch)
+    return checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=source)
+
+
+def _check(wires: list[Wire], spec, arch: str, final: bool) -> tuple[int, int, list[str]]:
+    """(errors that count, errors of a build in progress, ids of those that count)."""
+    report = validate(wires, spec, arch)
+    ids = [f.check for f in report.findings if f.severity == "error"]
+    ids += [c for c, (sev, n) in report.suppressed.items() if sev == "error" for _ in range(n)]
+    hard = ids if final else [c for c in ids if c not in IN_PROGRESS]
+    return len(hard), len(ids) - len(hard), sorted(set(hard))
+
+
+class _Sim:
+    """The installed GPUs' DP ring and a permutation, simulated on a wiring of the new spec."""
+
+    def __init__(self, spec, arch: str, gpus: int, key: int):
+        self.spec, self.arch = spec, arch
+        hb = spec.hb_domain
+        self.hb = spec.hb_bandwidth_gbps or float("inf")
+        ring = patterns.pairs(patterns.Pattern("ring-allreduce"), gpus, hb, key)
+        perm = patterns.pairs(patterns.Pattern("permutation"), gpus, hb, key)
+        self.pairs = {"ring-allreduce": ring, "permutation": perm}
+
+    def rates(self, wires: list[Wire]) -> dict[str, float]:
+        """Total max-min fair rate (Gb/s) of each pattern's pairs over ``wires``."""
+        fab = wiring.to_fabric(raw_of(wires, self.arch), self.spec, self.arch).fabric
+        out = {}
+        for name, prs in self.pairs.items():
+            with np.errstate(invalid="ignore"):  # a link carrying nothing divides 0 by its capacity
+                res = simulate.run(fab, patterns.Pattern("matrix", name), "spray", self.hb, matrix=Pairs(prs.src, prs.dst, np.ones(len(prs.src))))
+            out[name] = float(res.pair_rate.sum())
+        return out
+
+
+def _share(now: float, base: float) -> float:
+    return 1.0 if base <= 0 else min(1.0, now / base)
