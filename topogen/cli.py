@@ -430,6 +430,54 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
     sys.exit(0 if all(r.valid for r in reports) and not network_errors else 1)
 
 
+@main.command("expand")
+@click.argument("build_dir", type=click.Path(file_okay=False))
+@spec_options
+@click.option("--keep-bandwidth", "keep", type=POSITIVE, default=0.75, show_default=True, help="Share of the running GPUs' bandwidth every stage keeps (between 0 and 1).")
+@out_options("Directory for the expansion's files (default out/<new name>-expand)")
+def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, force: bool, **kwargs) -> None:
+    """Plan the next phase of the cluster installed from BUILD_DIR: grow it to SPEC without re-cabling it.
+
+    \b
+    topogen expand out/dgx-h100-su dgx-h100-su --gpus 1016
+    topogen expand out/phase1 phase2.yaml --keep-bandwidth 0.5 --out out/phase2
+
+    Keeps every installed cable, port and name the new design has room for, moves
+    the fewest, stages the moves so each stage validates and keeps --keep-bandwidth
+    of the running GPUs' bandwidth, and writes the delta (cables by stage, the new
+    cabling.csv, the BOM to buy and what becomes spare, the switches that change,
+    Slurm's new topology.conf) and expand.json. Exit status: 0 planned, 1 a stage or
+    the final wiring does not validate, 2 bad input.
+    """
+    from topogen.growth import delta, expansion
+    from topogen.growth.render import render
+
+    arch_flag, kwargs["arch"] = kwargs["arch"], None
+    try:
+        new = resolve(spec, kwargs)
+        target = out if out is not None else str(Path("out") / f"{new.name}-expand")
+        outdir.check(target, force)
+        if arch_flag not in (None, "both") and arch_flag not in ("rail-optimized", "rail-only"):
+            raise InputError([Problem("arch", f"unknown architecture {arch_flag!r:.40}", "use rail-optimized or rail-only")])
+        plans = expansion.expand_build(build_dir, new, None if arch_flag in (None, "both") else arch_flag, keep)
+        boms = {e.arch: (pipeline.build(build_spec(e.old.to_dict(), {"arch": e.arch})).boms[e.arch], pipeline.build(build_spec(e.new.to_dict(), {"arch": e.arch})).boms[e.arch]) for e in plans}
+        figures = [e.figures() for e in plans]
+        with outdir.atomic_dir(target, force=force) as tmp:
+            files = [p for e in plans for p in delta.write(e, tmp, boms[e.arch])]
+            bom_rows = {a: delta.bom_delta(*b) for a, b in boms.items()}
+            (tmp / "expand.json").write_text(delta.figures_json(figures, bom_rows), encoding="utf-8")
+            (tmp / "summary.json").write_text(delta.summary_json(new, figures), encoding="utf-8")
+            written = pipeline._seal(new, tmp, files + [tmp / "expand.json", tmp / "summary.json"])
+    except InputError as exc:
+        fail_input(exc)
+    click.echo(f"{Path(build_dir).name} -> {new.name}:")
+    for f in figures:
+        for line in render(f):
+            click.echo(line)
+    click.echo(f"wrote {target}/ ({len(written)} files)")
+    sys.exit(0 if all(f["stages_valid"] and f["final_valid"] for f in figures) else 1)
+
+
 @main.command("emulate")
 @click.argument("build_dir", type=click.Path(file_okay=False))
 @click.option("--arch", type=click.Choice(["rail-optimized", "rail-only"]), help="Architecture to emulate, when BUILD_DIR holds both (required then).")

@@ -107,6 +107,15 @@ def expand(build_dir: str, new: Spec, arch: str | None = None, keep: float = KEE
     return Expansion(ph.arch, ph.spec, new, installed, design, rw, pl, baseline(installed, design))
 
 
+def expand_build(build_dir: str, new: Spec, arch: str | None = None, keep: float = KEEP_BANDWIDTH) -> list[Expansion]:
+    """Every architecture of ``build_dir`` that the new spec builds (or ``arch``), each planned by :func:`expand`."""
+    if not 0 < keep < 1:
+        raise InputError([Problem("keep-bandwidth", f"{keep} is not a share between 0 and 1", "e.g. --keep-bandwidth 0.75 (every stage keeps 75 % of the running jobs' bandwidth)")])
+    have = phase_mod.built(build_dir)
+    arches = [arch] if arch is not None else [a for a in have if a in new.arches] or have[:1]
+    return [expand(build_dir, new, a, keep) for a in arches]
+
+
 def _renamed(installed: list[Wire], rw: Rewire) -> list[Wire]:
     m = rw.relabelled
     return [w._replace(a=m.get(w.a, w.a), z=m.get(w.z, w.z)) for w in installed]

@@ -30,6 +30,11 @@ class Phase:
     ids: list[int]  # the cable column of each cable (0 when the file has none)
 
 
+def built(build_dir: str | Path) -> list[str]:
+    """The architectures whose ``cabling.csv`` a build directory holds."""
+    return [a for a in ARCHES if (Path(build_dir) / a / "cabling.csv").is_file()]
+
+
 def read(build_dir: str | Path, arch: str | None = None) -> Phase:
     """The installed phase of ``build_dir``: ``<arch>/cabling.csv`` read, its spec from ``summary.json``.
 

@@ -1,0 +1,31 @@
+"""Terminal text of an expansion's figures (the same numbers as expand.json)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from topogen.util.figures import count
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def render(figures: dict[str, Any]) -> list[str]:
+    """Lines for one architecture's expansion."""
+    f = figures
+    c = f["cables"]
+    out = [
+        f"  {f['arch']}: {count(f['from']['gpus'])} -> {count(f['to']['gpus'])} GPUs; {count(f['from']['cables'])} cables installed -> {count(f['to']['cables'])}",
+        f"    cables: {count(c['kept'])} kept, {count(c['moved'])} moved, {count(c['added'])} added, {count(c['removed'])} removed; "
+        f"{_pct(f['changed_share'])} of the installed connections changed (fewest possible {_pct(f['fewest_possible_share'])}; a plain rebuild changes {_pct(f['rebuild']['changed_share'])}, {count(f['rebuild']['changed'])} cables)",
+        f"    switches: {count(f['switches']['new'])} new, {count(f['switches']['spare'])} spare, {count(f['switches']['relabelled'])} relabelled (zero padding only)",
+        f"    stages: {f['stages']} ({f['moving_stages']} re-cabling), each keeping at least {_pct(f['keep_bandwidth'])} of the running GPUs' bandwidth: worst stage {_pct(f['worst_stage_share'])} "
+        f"(DP ring and permutation, spray); every stage valid: {'yes' if f['stages_valid'] else 'NO'}; final wiring valid: {'yes' if f['final_valid'] else 'NO'}",
+    ]
+    for s in f["stage_detail"]:
+        share = ", ".join(f"{k} {_pct(v)}" for k, v in s["share"].items())
+        bad = f"; INVALID: {', '.join(s['errors'])}" if not s["valid"] else ""
+        out.append(f"      stage {s['stage']}: unplug {count(s['unplug'])}, plug {count(s['plug'])}; bandwidth kept: {share}{bad}")
+    out.extend(f"    note: {n}" for n in f["notes"])
+    return out
