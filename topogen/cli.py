@@ -452,7 +452,7 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
     from topogen.growth import delta, expansion
     from topogen.growth.render import render
 
-    arch_flag, kwargs["arch"] = kwargs["arch"], None
+    arch_flag = kwargs["arch"]
     try:
         new = resolve(spec, kwargs)
         target = out if out is not None else str(Path("out") / f"{new.name}-expand")

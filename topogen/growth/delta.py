@@ -8,7 +8,8 @@ Per architecture, in ``<out>/<arch>/``:
   any build's plan;
 * ``delta.csv``: every cable to add, move and remove, by stage, in cabling.csv's
   columns (the cable as it will be; a removal as it was) plus ``stage``, ``action``
-  and, for a move, the end it leaves (``from_device``, ``from_port``);
+  and, for a move, the end it leaves (``from_device``, ``from_port``, the name as
+  installed);
 * ``switches.csv``: every switch that is new, whose cables change (its port
   configuration and, where the plan numbers links, their addresses change), or that
   becomes spare; switches not listed keep every cable;
@@ -63,6 +64,7 @@ def delta_lines(e: Expansion) -> Iterator[str]:
     """delta.csv: stage by stage, the cables unplugged (moves' new places, removals), then those plugged."""
     roles = _roles(e)
     moved = {m.before.ends(): m for m in e.rewire.moved}
+    back = {v: k for k, v in e.rewire.relabelled.items()}  # the end a move leaves, by the name on its label today
     yield csv_header(DELTA_COLUMNS)
     for st in e.plan.stages:
         for w in st.unplug:
@@ -73,7 +75,7 @@ def delta_lines(e: Expansion) -> Iterator[str]:
             m = moved.get(w.ends())
             if m is not None:
                 dev, port = m.unplugged
-                yield csv_line((st.number, "move", *_row(m.after, roles), dev, port))
+                yield csv_line((st.number, "move", *_row(m.after, roles), back.get(dev, dev), port))
         plugged = {m.after.ends() for m in e.rewire.moved}
         for w in st.plug:
             if w.ends() not in plugged:

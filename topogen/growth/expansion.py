@@ -103,7 +103,7 @@ def expand(build_dir: str, new: Spec, arch: str | None = None, keep: float = KEE
     design = clos.generate(new, ph.arch)
     installed = installed_wires(ph, old_design, design)
     rw = rewire(installed, design)
-    pl = stages_mod.plan(rw, _renamed(installed, rw), new, ph.arch, keep, ph.spec.gpus)
+    pl = stages_mod.plan(rw, _renamed(installed, rw), new, ph.arch, keep, ph.spec, installed)
     return Expansion(ph.arch, ph.spec, new, installed, design, rw, pl, baseline(installed, design))
 
 
@@ -112,6 +112,8 @@ def expand_build(build_dir: str, new: Spec, arch: str | None = None, keep: float
     if not 0 < keep < 1:
         raise InputError([Problem("keep-bandwidth", f"{keep} is not a share between 0 and 1", "e.g. --keep-bandwidth 0.75 (every stage keeps 75 % of the running jobs' bandwidth)")])
     have = phase_mod.built(build_dir)
+    if not have:
+        phase_mod.read(build_dir, arch)  # says what is wrong with the directory
     arches = [arch] if arch is not None else [a for a in have if a in new.arches] or have[:1]
     return [expand(build_dir, new, a, keep) for a in arches]
 

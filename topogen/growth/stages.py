@@ -8,8 +8,11 @@ per stage:
 
 * **during** the stage, with the batch unplugged: the running jobs' bandwidth, from
   the traffic simulator (:mod:`topogen.traffic`, spray routing, max-min fair rates):
-  a DP ring all-reduce and a random permutation among the installed GPUs, as a share
-  of what the installed wiring gives them (the lower of the two);
+  a DP ring all-reduce and a random bisection (domains paired at random, rank to
+  rank) among the installed GPUs, as a share of what the installed wiring gives them
+  (the lower of the two), both on the new spec's switch table. The running part is
+  simulated: the installed devices and the upper switches they move onto; the new
+  leaves and GPUs, idle until the expansion ends, are left out;
 * **after** the stage: the validator (:func:`topogen.checks.validate.validate`) on the
   wiring against the new spec. A stage is valid when it has no error other than
   those of a build still in progress (:data:`IN_PROGRESS`: cables the new design
@@ -51,7 +54,7 @@ IN_PROGRESS = frozenset(
         "capacity.bisection",
     }
 )
-PATTERNS = ("ring-allreduce", "permutation")
+PATTERNS = ("ring-allreduce", "bisection")
 MAX_TRIES = 8  # shrinking the batches at most this often
 
 
@@ -94,14 +97,21 @@ class Plan:
         return sum(1 for s in self.stages if s.unplug)
 
 
-def plan(rw: Rewire, installed: list[Wire], spec, arch: str, keep: float, gpus_installed: int, key: int = 0) -> Plan:
-    """Stages of ``rw`` keeping at least ``keep`` of the installed GPUs' bandwidth (0 < keep < 1), validated."""
+def plan(rw: Rewire, installed: list[Wire], spec, arch: str, keep: float, old_spec, as_installed: list[Wire], key: int = 0) -> Plan:
+    """Stages of ``rw`` keeping at least ``keep`` of the installed GPUs' bandwidth (0 < keep < 1), validated.
+
+    ``installed`` are the installed cables named as in the new design, ``as_installed``
+    as installed; the bandwidth the running jobs have is simulated on those against
+    ``old_spec`` (the installed phase's own switch table).
+    """
+    gpus_installed = old_spec.gpus
     uplinks: dict[str, int] = defaultdict(int)
     for w in installed:
         uplinks[w.a] += 1
     ops = [(m.before, m.after) for m in rw.moved] + [(w, None) for w in rw.removed]
     cap = {dev: max(1, floor((1 - keep) * n + 1e-9)) for dev, n in uplinks.items()}
     sim = _Sim(spec, arch, gpus_installed, key)
+    running = {d for w in installed for d in (w.a, w.z)} | {w.z for w in rw.final if w.tier >= 2}
     base = sim.rates(installed)
     notes = []
     for attempt in range(MAX_TRIES):
@@ -111,7 +121,7 @@ def plan(rw: Rewire, installed: list[Wire], spec, arch: str, keep: float, gpus_i
         current = list(installed)
         for st in stages:
             during = _minus(current, st.unplug)
-            got = sim.rates(during)
+            got = sim.rates([w for w in during if w.a in running and w.z in running])
             st.share = {p: _share(got[p], base[p]) for p in PATTERNS}
             current = during + st.plug
             st.errors, st.in_progress, st.checks = _check(current, spec, arch, final=False)
@@ -204,8 +214,8 @@ class _Sim:
         hb = spec.hb_domain
         self.hb = spec.hb_bandwidth_gbps or float("inf")
         ring = patterns.pairs(patterns.Pattern("ring-allreduce"), gpus, hb, key)
-        perm = patterns.pairs(patterns.Pattern("permutation"), gpus, hb, key)
-        self.pairs = {"ring-allreduce": ring, "permutation": perm}
+        perm = patterns.pairs(patterns.Pattern("bisection"), gpus, hb, key)
+        self.pairs = {"ring-allreduce": ring, "bisection": perm}
 
     def rates(self, wires: list[Wire]) -> dict[str, float]:
         """Total max-min fair rate (Gb/s) of each pattern's pairs over ``wires``."""

@@ -1,0 +1,127 @@
+"""topogen expand: growth 2 -> 4 -> 8 -> 16 SUs planned around the installed cables, over a grid of designs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from topogen.cli import main
+from topogen.fabric import clos
+from topogen.spec import load_spec
+
+SPEC = """name: grow
+gpus: 64
+hb_domain: 2
+gpus_per_node: 2
+radix: 32
+link_speed: 400
+"""
+SU = {"1:1": 16, "3:1": 24}  # nodes per SU: one leaf's downlinks at radix 32
+
+
+def _flags(arch: str, ratio: str, sus: int, reserved: bool) -> list[str]:
+    f = ["--arch", arch, "--oversubscription", ratio, "--scalable-unit", str(SU[ratio]), "--gpus", str(sus * SU[ratio] * 2)]
+    return f + (["--max-scalable-units", "16"] if reserved else [])
+
+
+def _run(args: list[str]) -> tuple[int, str]:
+    r = CliRunner().invoke(main, args)
+    return r.exit_code, r.output
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _ends(r: dict) -> tuple:
+    return (r["a_device"], r["a_port"], r["z_device"], r["z_port"])
+
+
+@pytest.fixture(scope="module")
+def spec_file(tmp_path_factory) -> Path:
+    p = tmp_path_factory.mktemp("grow") / "grow.yaml"
+    p.write_text(SPEC)
+    return p
+
+
+GRID = [(a, r, res) for a in ("rail-optimized", "rail-only") for r in ("1:1", "3:1") for res in (False, True)]
+
+
+@pytest.mark.parametrize("arch,ratio,reserved", GRID, ids=[f"{a}-{r}-{'reserved' if x else 'plain'}" for a, r, x in GRID])
+def test_chain(tmp_path, spec_file, arch, ratio, reserved):
+    """2 -> 4 -> 8 -> 16 SUs, each expand's output the next one's installed phase."""
+    first = 4 if arch == "rail-only" and ratio == "1:1" else 2  # 2 SUs of 1:1 rails fit one switch per rail (1 tier)
+    prev = tmp_path / f"su{first}"
+    code, out = _run(["build", str(spec_file), *_flags(arch, ratio, first, reserved), "--formats", "cabling", "-q", "--out", str(prev)])
+    assert code == 0, out
+    sus = first * 2
+    while sus <= 16:
+        nxt = tmp_path / f"su{sus}"
+        code, out = _run(["expand", str(prev), str(spec_file), *_flags(arch, ratio, sus, reserved), "--out", str(nxt)])
+        assert code == 0, out
+        f = json.loads((nxt / "expand.json").read_text())["expansions"][0]
+        c = f["cables"]
+        if reserved:  # the top tier was bought for 16 SUs: nothing installed moves
+            assert c["moved"] == 0 and c["removed"] == 0 and f["changed_share"] == 0
+        else:
+            assert f["changed_share"] == f["fewest_possible_share"]  # no wiring of the new design keeps more
+            assert f["changed_share"] <= 0.25
+            assert f["changed_share"] < f["rebuild"]["changed_share"] or f["rebuild"]["changed"] == 0
+        assert c["kept"] + c["moved"] + c["removed"] == f["from"]["cables"]
+        assert f["stages_valid"] and f["final_valid"]
+        _same_counts(nxt / arch / "cabling.csv", load_spec(str(spec_file), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {})), arch)
+        _applied(prev / arch / "cabling.csv", nxt / arch / "delta.csv", nxt / arch / "cabling.csv")
+        code, out = _run(["validate", str(nxt / arch / "cabling.csv")])
+        assert code == 0, out
+        prev, sus = nxt, sus * 2
+
+
+def _same_counts(path: Path, spec, arch: str) -> None:
+    """The final wiring has the new spec's own build's switches, cables and ports per switch."""
+    own = clos.generate(spec, arch)
+    rows = _rows(path)
+    assert len(rows) == len(own.links)
+    used: dict[str, int] = {}
+    for r in rows:
+        for end in "az":
+            if r[f"{end}_role"] != "gpu":
+                used[r[f"{end}_device"]] = used.get(r[f"{end}_device"], 0) + 1
+    assert set(used) == {s.name for s in own.switches}
+    assert sorted(used.values()) == sorted(int(x) for x in own.ports_used())
+
+
+def _applied(installed: Path, delta: Path, plan: Path) -> None:
+    """Phase-1 as built + the delta = the phase-2 plan, cable by cable (ids and ends)."""
+    have = {r["cable"]: _ends(r) for r in _rows(installed)}
+    for r in _rows(delta):
+        if r["action"] == "remove":
+            assert have.pop(r["cable"]) == _ends(r)
+        elif r["action"] == "move":
+            old = have.pop(r["cable"])
+            assert (r["from_device"], r["from_port"]) in ((old[0], old[1]), (old[2], old[3]))
+            have[r["cable"]] = _ends(r)
+        else:
+            assert r["cable"] not in have
+            have[r["cable"]] = _ends(r)
+    want = {r["cable"]: _ends(r) for r in _rows(plan)}
+    names = lambda d: {k: tuple(x for x in v) for k, v in d.items()}  # noqa: E731
+    from topogen.growth.rewire import identity
+
+    norm = lambda d: {k: (identity(v[0]), v[1], identity(v[2]), v[3]) for k, v in d.items()}  # noqa: E731
+    assert norm(names(have)) == norm(want)
+
+
+def test_bad_input(tmp_path, spec_file):
+    code, out = _run(["expand", str(tmp_path / "nowhere"), str(spec_file), "--out", str(tmp_path / "o")])
+    assert code == 2 and "BUILD_DIR" in out and not (tmp_path / "o").exists()
+    b = tmp_path / "b"
+    assert _run(["build", str(spec_file), "--arch", "rail-optimized", "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    code, out = _run(["expand", str(b), str(spec_file), "--gpus", "32", "--out", str(tmp_path / "o")])
+    assert code == 2 and "NEW_SPEC.gpus" in out and not (tmp_path / "o").exists()
+    code, out = _run(["expand", str(b), str(spec_file), "--keep-bandwidth", "1.5", "--out", str(tmp_path / "o")])
+    assert code == 2 and "keep-bandwidth" in out
