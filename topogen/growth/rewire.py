@@ -187,7 +187,13 @@ def rewire(installed: list[Wire], design: Fabric, names: dict[str, str] | None =
     for w in target:
         full_need[_pair(w)] += 1
     forced = sum(max(0, c - full_need.get(k, 0)) for k, c in have.items())
-    freed: set[tuple[str, str]] = {e for w in rest for e in w.ends()} - used
+    freed: dict[tuple[str, str], tuple] = {}  # a port an installed cable leaves -> where that cable led (natural order)
+    for w in rest:
+        a, z = w.ends()
+        freed.setdefault(a, _natural(w.z))
+        freed.setdefault(z, _natural(w.a))
+    for e in used:
+        freed.pop(e, None)
     # the design's cables still needed, pair by pair in the design's order, each end on a port
     todo: list[Wire] = []
     for w in target:
@@ -196,15 +202,16 @@ def rewire(installed: list[Wire], design: Fabric, names: dict[str, str] | None =
             need[key] -= 1
             todo.append(w)
     placed: list[Wire | None] = [None] * len(todo)
-    for i, w in enumerate(todo):  # first the cables whose own ports are both free
+    for i, w in enumerate(todo):  # first the cables whose own ports are both free (and left by no installed cable)
         a, z = w.ends()
-        if a not in used and z not in used:
+        if a not in used and z not in used and a not in freed and z not in freed:
             used.update((a, z))
             placed[i] = w
     for i, w in enumerate(todo):
         if placed[i] is None:
-            a = w.ends()[0] if w.ends()[0] not in used else _port(w.a, False, rules, used, freed)
-            z = w.ends()[1] if w.ends()[1] not in used else _port(w.z, True, rules, used, freed)
+            a, z = w.ends()
+            a = a if a not in used and a not in freed else _port(w.a, False, rules, used, freed)
+            z = z if z not in used and z not in freed else _port(w.z, True, rules, used, freed)
             used.update((a, z))
             placed[i] = w._replace(a_port=a[1], z_port=z[1])
     added, moved, removed = _pair_moves(rest, [w for w in placed if w is not None])
@@ -228,13 +235,18 @@ def _pair(w: Wire) -> tuple:
     return (w.a, w.a_port if w.a_port.startswith("nic") else "", w.z)
 
 
-def _port(dev: str, upper: bool, rules: Ports, used: set, freed: set) -> tuple[str, str]:
-    """A free port of ``dev`` for one end: one an installed cable leaves first (a move), else the lowest free."""
+def _port(dev: str, upper: bool, rules: Ports, used: set, freed: dict) -> tuple[str, str]:
+    """A free port of ``dev`` for one end: one an installed cable leaves first (a move), else the lowest free.
+
+    Of the ports installed cables leave, the one whose cable led to the lowest device
+    (in natural order) goes first, so the design's new cables, taken in its order,
+    move every leaf's cables from the same old spine to the same new one.
+    """
     cands = [(dev, f"p{p}") for p in rules.free_order(dev, upper)]
     cands = [e for e in cands if e not in used and e not in rules.reserved]
-    for e in cands:
-        if e in freed:
-            return e
+    left = [e for e in cands if e in freed]
+    if left:  # the port of the cable that led to the first (lowest) device: every leaf maps old to new alike
+        return min(left, key=lambda e: (freed[e], int(e[1][1:])))
     if not cands:
         raise AssertionError(f"no free port on {dev} for the new design")
     return cands[0]
