@@ -74,6 +74,7 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
             assert f["changed_share"] < f["rebuild"]["changed_share"] or f["rebuild"]["changed"] == 0
         assert c["kept"] + c["moved"] + c["removed"] == f["from"]["cables"]
         assert f["stages_valid"] and f["final_valid"]
+        assert f["worst_stage_share"] >= 0.75 and not f["notes"], f
         _same_counts(nxt / arch / "cabling.csv", load_spec(str(spec_file), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {})), arch)
         _applied(prev / arch / "cabling.csv", nxt / arch / "delta.csv", nxt / arch / "cabling.csv")
         code, out = _run(["validate", str(nxt / arch / "cabling.csv")])
@@ -125,3 +126,37 @@ def test_bad_input(tmp_path, spec_file):
     assert code == 2 and "NEW_SPEC.gpus" in out and not (tmp_path / "o").exists()
     code, out = _run(["expand", str(b), str(spec_file), "--keep-bandwidth", "1.5", "--out", str(tmp_path / "o")])
     assert code == 2 and "keep-bandwidth" in out
+
+
+@pytest.mark.parametrize("reserved", [True, False], ids=["max_scalable_units-4", "max_scalable_units-2"])
+def test_dgx_h100_su(tmp_path, reserved):
+    """The DGX H100 SuperPOD preset, 2 SUs installed, grown to 4: spines bought for 4 SUs move nothing."""
+    b = tmp_path / "su2"
+    extra = [] if reserved else ["--max-scalable-units", "2"]
+    assert _run(["build", "dgx-h100-su", "--gpus", "504", *extra, "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    code, out = _run(["expand", str(b), "dgx-h100-su", "--out", str(tmp_path / "su4")])
+    assert code == 0, out
+    f = json.loads((tmp_path / "su4" / "expand.json").read_text())["expansions"][0]
+    if reserved:
+        assert f["cables"] == {"kept": 1016, "moved": 0, "added": 1024, "removed": 0} and f["stages"] == 1
+        assert f["buy"] and not f["spare"]
+    else:  # 8 spines for 2 SUs: each leaf keeps 2 of its 4 links to each, and moves 2 per spine to the 8 new ones
+        assert f["cables"] == {"kept": 760, "moved": 256, "added": 1024, "removed": 0}
+        assert f["changed_share"] == f["fewest_possible_share"] < f["rebuild"]["changed_share"]
+    assert f["final_valid"] and f["stages_valid"] and f["worst_stage_share"] >= 0.75
+    switches = _rows(tmp_path / "su4" / "rail-optimized" / "switches.csv")
+    assert sum(r["status"] == "new" for r in switches) == (16 if reserved else 24)
+
+
+def test_keep_bandwidth_trades_stages(tmp_path):
+    """A lower floor, fewer stages; a higher one, more; each stage keeps what it says."""
+    b = tmp_path / "su2"
+    assert _run(["build", "dgx-h100-su", "--gpus", "504", "--max-scalable-units", "2", "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    got = {}
+    for keep in ("0.5", "0.75", "0.9"):
+        o = tmp_path / f"k{keep}"
+        assert _run(["expand", str(b), "dgx-h100-su", "--keep-bandwidth", keep, "--out", str(o)])[0] == 0
+        f = json.loads((o / "expand.json").read_text())["expansions"][0]
+        assert f["worst_stage_share"] >= float(keep)
+        got[keep] = f["moving_stages"]
+    assert got["0.5"] < got["0.75"] < got["0.9"]

@@ -38,6 +38,7 @@ class Expansion:
     def figures(self) -> dict[str, Any]:
         """The expansion's figures, as expand.json and the terminal show them."""
         rw, n = self.rewire, max(self.rewire.installed, 1)
+        names = {s.name for s in self.design.switches}
         switches_new = len(self.design.switches)
         return {
             "arch": self.arch,
@@ -47,7 +48,8 @@ class Expansion:
             "changed_share": round(rw.changed / n, 4),
             "fewest_possible_share": round(rw.forced / n, 4),
             "rebuild": {"changed": self.rebuild_changed, "changed_share": round(self.rebuild_changed / n, 4)},
-            "switches": {"new": len(rw.new_switches), "spare": len(rw.spare_switches), "relabelled": len(rw.relabelled)},
+            "switches": {"new": len(rw.new_switches), "spare": len(rw.spare_switches), "relabelled": sum(1 for d in rw.relabelled.values() if d in names)},
+            "gpus_relabelled": sum(1 for d in rw.relabelled.values() if d not in names),
             "stages": len(self.plan.stages),
             "moving_stages": self.plan.moving,
             "keep_bandwidth": self.plan.keep,

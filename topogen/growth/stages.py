@@ -8,8 +8,9 @@ per stage:
 
 * **during** the stage, with the batch unplugged: the running jobs' bandwidth, from
   the traffic simulator (:mod:`topogen.traffic`, spray routing, max-min fair rates):
-  a DP ring all-reduce and a random bisection (domains paired at random, rank to
-  rank) among the installed GPUs, as a share of what the installed wiring gives them
+  a DP ring all-reduce and a half shift (HB domain d to d + D/2, rank to rank: the
+  first half of the installed GPUs sends to the second, so across the upper tiers
+  as much as the leaves' uplinks carry) among the installed GPUs, as a share of what the installed wiring gives them
   (the lower of the two; today's figure from the installed phase's own spec). The running part is
   simulated: the installed devices and the upper switches they move onto; the new
   leaves and GPUs, idle until the expansion ends, are left out;
@@ -53,7 +54,7 @@ IN_PROGRESS = frozenset(
         "capacity.bisection",
     }
 )
-PATTERNS = ("ring-allreduce", "bisection")
+PATTERNS = ("ring-allreduce", "half-shift")
 
 
 @dataclass
@@ -229,8 +230,8 @@ class _Sim:
         hb = spec.hb_domain
         self.hb = spec.hb_bandwidth_gbps or float("inf")
         ring = patterns.pairs(patterns.Pattern("ring-allreduce"), gpus, hb, key)
-        perm = patterns.pairs(patterns.Pattern("bisection"), gpus, hb, key)
-        self.pairs = {"ring-allreduce": ring, "bisection": perm}
+        half = patterns.pairs(patterns.Pattern("shift", max(1, gpus // hb // 2)), gpus, hb, key)
+        self.pairs = {"ring-allreduce": ring, "half-shift": half}
 
     def rates(self, wires: list[Wire]) -> dict[str, float]:
         """Total max-min fair rate (Gb/s) of each pattern's pairs over ``wires``."""
