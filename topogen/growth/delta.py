@@ -10,11 +10,22 @@ Per architecture, in ``<out>/<arch>/``:
   columns (the cable as it will be; a removal as it was) plus ``stage``, ``action``
   and, for a move, the end it leaves (``from_device``, ``from_port``, the name as
   installed);
+* ``delta-pull-sheets.csv``: the same cables as the installers pull them, stage by
+  stage and rack pair by rack pair (``sheet`` ``A01_B02``, as ``pull-sheets.csv`` of a
+  build), each with its label, sold length and both ends' rack and U in the new
+  layout (a move also the rack and U of the end it leaves);
+* ``renamed.csv``: devices whose name only gains zero padding (``spine-7`` to
+  ``spine-07`` once there are ten spines or more): new labels, same device;
 * ``switches.csv``: every switch that is new, whose cables change (its port
   configuration and, where the plan numbers links, their addresses change), or that
   becomes spare; switches not listed keep every cable;
 * ``bom-delta.csv``: per SKU of the two builds' bills (switches, transceivers,
   cables by length), the quantity to buy and the quantity that becomes spare;
+* ``netbox/``: NetBox bulk-import rows of what changes: ``devices.csv`` and
+  ``interfaces.csv`` of the new nodes and switches, ``cables.csv`` of the new cables,
+  ``cables-moved.csv`` (each moved cable, by its label, with its new terminations, to
+  edit) and ``cables-removed.csv`` (labels to delete), in the columns of the build's
+  NetBox export;
 * ``slurm/topology.conf``: the new tree topology for Slurm.
 
 ``expand.json`` (top level) holds the figures of every architecture.
@@ -26,13 +37,17 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from topogen import layout
 from topogen.asbuilt import wiring
 from topogen.bom.bill import sku_lines
+from topogen.exports import netbox
 from topogen.exports.slurm import tree_lines
+from topogen.fabric.naming import GpuNames
 from topogen.fabric.view import csv_header
 from topogen.growth.expansion import Expansion
 from topogen.growth.rewire import Wire
 from topogen.growth.stages import raw_of
+from topogen.layout.labels import FloorView
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.util.text import csv_line
 
@@ -82,6 +97,56 @@ def delta_lines(e: Expansion) -> Iterator[str]:
                 yield csv_line((st.number, "add", *_row(w, roles), "", ""))
 
 
+PULL_COLUMNS = ("stage", "action", "sheet", "label", "cable", "length_m", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port", "from_rack", "from_u", "from_device", "from_port")
+ACTION_ORDER = {"remove": 0, "move": 1, "add": 2}
+
+
+def pull_lines(e: Expansion, fab, lay) -> Iterator[str]:
+    """delta-pull-sheets.csv: every cable to remove, move and add, by stage, then rack pair, length and label."""
+    labels = FloorView(fab, lay).labels(slice(None))
+    gn = GpuNames(fab.gpus, fab.hb_domain)
+    sw = {s.name: fab.gpus + i for i, s in enumerate(fab.switches)}
+    back = {v: k for k, v in e.rewire.relabelled.items()}
+
+    def dev(name: str) -> int:
+        got = sw.get(name)
+        return got if got is not None else (gn.parse(name) if gn.parse(name) is not None else -1)
+
+    def place(name: str) -> tuple[str, str]:
+        d = dev(name)
+        return ("", "") if d < 0 else (lay.rack_name(d), str(int(lay.placement.u[d])))
+
+    row_of = {w.ends(): i for i, w in enumerate(e.rewire.final)}
+    moved = {m.before.ends(): m for m in e.rewire.moved}
+    rows = []
+    for st in e.plan.stages:
+        items = [("remove", w, None) for w in st.unplug if w.ends() not in moved]
+        items += [("move", moved[w.ends()].after, moved[w.ends()].unplugged) for w in st.unplug if w.ends() in moved]
+        plugged = {m.after.ends() for m in e.rewire.moved}
+        items += [("add", w, None) for w in st.plug if w.ends() not in plugged]
+        for action, w, frm in items:
+            (ar, au), (zr, zu) = place(w.a), place(w.z)
+            i = row_of.get(w.ends()) if action != "remove" else None
+            label = labels[i] if i is not None else ""
+            length = lay.length_m[i] if i is not None else ""
+            fr, fu = place(frm[0]) if frm else ("", "")
+            sheet = "_".join(sorted((ar, zr))) if ar and zr else ""
+            rows.append((st.number, ACTION_ORDER[action], sheet, float(length) if length != "" else 0.0, label, (
+                st.number, action, sheet, label, w.cable, _num(length), ar, au, w.a, w.a_port, zr, zu, w.z, w.z_port,
+                fr, fu, back.get(frm[0], frm[0]) if frm else "", frm[1] if frm else "")))
+    rows.sort(key=lambda r: r[:5])
+    yield csv_header(PULL_COLUMNS)
+    for r in rows:
+        yield csv_line(r[5])
+
+
+def _num(x):
+    if x == "":
+        return ""
+    x = round(float(x), 1)
+    return int(x) if x.is_integer() else x
+
+
 def switch_lines(e: Expansion) -> Iterator[str]:
     """switches.csv: new, changed and spare switches with the cables each gains and loses."""
     roles = _roles(e)
@@ -116,6 +181,13 @@ def switch_lines(e: Expansion) -> Iterator[str]:
             yield csv_line((name, roles.get(name, "switch"), "spare", 0, lose.get(name, 0), ""))
 
 
+def renamed_lines(e: Expansion) -> Iterator[str]:
+    """renamed.csv: devices whose name gains zero padding (same numbers: a relabel, not a renumbering)."""
+    yield csv_header(("installed_name", "new_name"))
+    for old, new in e.rewire.relabelled.items():
+        yield csv_line((old, new))
+
+
 def bom_delta(old_bom, new_bom) -> list[dict[str, Any]]:
     """Per SKU: the installed and new quantities, what to buy and what becomes spare."""
     have = {x.sku: x for x in sku_lines(old_bom.lines)}
@@ -136,26 +208,76 @@ def bom_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
         yield csv_line(tuple(r[c] for c in cols))
 
 
+def netbox_files(e: Expansion, ctx, fab, lay) -> dict[str, Iterator[str]]:
+    """The NetBox import files of what changes (see the module), by path under ``<arch>/``."""
+    types = netbox.device_types(ctx, fab)
+    site = netbox.site_name(fab.spec, fab.arch)
+    pre = site + "."
+    nn = netbox.node_names(fab)
+    per_node = fab.gpus // max(nn.nodes, 1)
+    new = {pre + x for i, x in enumerate(nn.names()) if i * per_node >= e.old.gpus} | {pre + x for x in e.rewire.new_switches}
+    devices = [r for r in netbox.device_rows(fab, types, lay) if r[0] in new]
+    interfaces = [r for r in netbox.interface_rows(fab, types) if r[0] in new]
+    ids = {w.cable: i for i, w in enumerate(e.rewire.final)}
+    added = {ids[w.cable] for w in e.rewire.added}
+    moved = {ids[m.after.cable] for m in e.rewire.moved}
+    cables, moves = [], []
+    for i, r in enumerate(netbox.cable_rows(fab, netbox.cable_media(ctx, fab), lay.length_m)):
+        if i in added:
+            cables.append(r)
+        elif i in moved:
+            moves.append(r)
+    removed = [(f"{site}/{w.cable}",) for w in e.rewire.removed]
+
+    def lines(cols, rows):
+        yield csv_header(cols)
+        for r in rows:
+            yield csv_line(r)
+
+    return {
+        "netbox/devices.csv": lines(netbox.DEVICE_COLUMNS, devices),
+        "netbox/interfaces.csv": lines(netbox.INTERFACE_COLUMNS, interfaces),
+        "netbox/cables.csv": lines(netbox.CABLE_COLUMNS, cables),
+        "netbox/cables-moved.csv": lines(netbox.CABLE_COLUMNS, moves),
+        "netbox/cables-removed.csv": lines(("label",), removed),
+    }
+
+
+def builds(e: Expansion) -> tuple:
+    """The pipeline builds (validated, priced, laid out) of the installed and the new spec, this architecture only."""
+    from topogen import pipeline
+    from topogen.spec.cluster import build_spec
+
+    return tuple(pipeline.build(build_spec(s.to_dict(), {"arch": e.arch})) for s in (e.old, e.new))
+
+
 def final_fabric(e: Expansion):
     """The new wiring as a Fabric of the new spec (what Slurm's topology and the validator read)."""
     return wiring.to_fabric(raw_of(e.rewire.final, e.arch, "cabling.csv"), e.new, e.arch).fabric
 
 
-def write(e: Expansion, root: Path, boms: tuple | None = None) -> list[Path]:
-    """Write one architecture's files under ``root/<arch>/``; returns their paths."""
+def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
+    """Write one architecture's files under ``root/<arch>/``; returns their paths.
+
+    ``ctxs``: the pipeline builds of the installed and the new spec (their BOMs, for the
+    BOM to buy and NetBox's device types).
+    """
     d = root / e.arch
     (d / "slurm").mkdir(parents=True, exist_ok=True)
+    (d / "netbox").mkdir(parents=True, exist_ok=True)
     out = []
-    for name, lines in (("cabling.csv", cabling_lines(e)), ("delta.csv", delta_lines(e)), ("switches.csv", switch_lines(e))):
+    fab = final_fabric(e)
+    lay = layout.plan(fab)
+    files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
+    files["renamed.csv"] = renamed_lines(e)
+    files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0].boms[e.arch], ctxs[1].boms[e.arch]))
+    files.update(netbox_files(e, ctxs[1], fab, lay))
+    for name, lines in files.items():
         p = d / name
         p.write_text("".join(lines), encoding="utf-8")
         out.append(p)
-    if boms is not None:
-        p = d / "bom-delta.csv"
-        p.write_text("".join(bom_lines(bom_delta(*boms))), encoding="utf-8")
-        out.append(p)
     p = d / "slurm" / "topology.conf"
-    p.write_text("".join(x + "\n" for x in tree_lines(final_fabric(e))), encoding="utf-8")
+    p.write_text("".join(x + "\n" for x in tree_lines(fab)), encoding="utf-8")
     out.append(p)
     return out
 

@@ -105,6 +105,7 @@ def expand(build_dir: str, new: Spec, arch: str | None = None, keep: float = KEE
     design = clos.generate(new, ph.arch)
     installed = installed_wires(ph, old_design, design)
     rw = rewire(installed, design)
+    rw.notes.extend(_reserved_notes(old_design, design, rw))
     pl = stages_mod.plan(rw, _renamed(installed, rw), new, ph.arch, keep, ph.spec, installed)
     return Expansion(ph.arch, ph.spec, new, installed, design, rw, pl, baseline(installed, design))
 
@@ -118,6 +119,19 @@ def expand_build(build_dir: str, new: Spec, arch: str | None = None, keep: float
         phase_mod.read(build_dir, arch)  # says what is wrong with the directory
     arches = [arch] if arch is not None else [a for a in have if a in new.arches] or have[:1]
     return [expand(build_dir, new, a, keep) for a in arches]
+
+
+def _reserved_notes(old: Fabric, new: Fabric, rw: Rewire) -> list[str]:
+    """A note when the leaf ports kept free for management / UFM (``reserved_leaf_ports``) move."""
+    def ports(fab: Fabric) -> set[tuple[str, int]]:
+        return {(identity(fab.switches[i].name), p) for i, first, last in fab.reserved for p in range(first, last + 1)}
+
+    was, now = ports(old), ports(new)
+    if was == now:
+        return []
+    freed, kept_free = len(was - now), len(now - was)
+    return [f"reserved_leaf_ports: {freed} port(s) the installed phase kept free for management / UFM serve the new design's nodes, "
+            f"and {kept_free} other port(s) are kept free instead: re-plug the UFM / management links (they are not in cabling.csv) before stage 0"]
 
 
 def _renamed(installed: list[Wire], rw: Rewire) -> list[Wire]:

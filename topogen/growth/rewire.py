@@ -88,8 +88,8 @@ class Rewire:
 
     @property
     def final(self) -> list[Wire]:
-        """Every cable of the new wiring: kept, moved (as re-plugged), added."""
-        return self.kept + [m.after for m in self.moved] + self.added
+        """Every cable of the new wiring (kept, moved as re-plugged, added), in cable-id order."""
+        return sorted(self.kept + [m.after for m in self.moved] + self.added, key=lambda w: w.cable)
 
     @property
     def changed(self) -> int:
