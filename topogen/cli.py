@@ -461,9 +461,9 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
             raise InputError([Problem("arch", f"unknown architecture {arch_flag!r:.40}", "use rail-optimized or rail-only")])
         plans = expansion.expand_build(build_dir, new, None if arch_flag in (None, "both") else arch_flag, keep)
         ctxs = {e.arch: delta.builds(e) for e in plans}
-        figures = [e.figures() for e in plans]
         with outdir.atomic_dir(target, force=force) as tmp:
             files = [p for e in plans for p in delta.write(e, tmp, ctxs[e.arch])]
+            figures = [e.figures() for e in plans]
             bom_rows = {a: delta.bom_delta(c[0].boms[a], c[1].boms[a]) for a, c in ctxs.items()}
             (tmp / "expand.json").write_text(delta.figures_json(figures, bom_rows), encoding="utf-8")
             (tmp / "summary.json").write_text(delta.summary_json(new, figures), encoding="utf-8")

@@ -16,6 +16,8 @@ Per architecture, in ``<out>/<arch>/``:
   layout (a move also the rack and U of the end it leaves);
 * ``renamed.csv``: devices whose name only gains zero padding (``spine-7`` to
   ``spine-07`` once there are ten spines or more): new labels, same device;
+* ``stages/stage-<n>.csv``: the wiring after each stage but the last (cabling.csv's
+  columns), for ``topogen diff`` against the floor between stages;
 * ``switches.csv``: every switch that is new, whose cables change (its port
   configuration and, where the plan numbers links, their addresses change), or that
   becomes spare; switches not listed keep every cable;
@@ -37,6 +39,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
+
 from topogen import layout
 from topogen.asbuilt import wiring
 from topogen.bom.bill import sku_lines
@@ -45,7 +49,7 @@ from topogen.exports.slurm import tree_lines
 from topogen.fabric.naming import GpuNames
 from topogen.fabric.view import csv_header
 from topogen.growth.expansion import Expansion
-from topogen.growth.rewire import Wire
+from topogen.growth.rewire import Wire, identity
 from topogen.growth.stages import raw_of
 from topogen.layout.labels import FloorView
 from topogen.spec.counts import link_tier_name, tier_role
@@ -69,10 +73,32 @@ def _row(w: Wire, roles: dict[str, str]) -> tuple:
 
 def cabling_lines(e: Expansion) -> Iterator[str]:
     """The new wiring's cabling.csv, in cable-id order."""
-    roles = _roles(e)
+    return _wiring_lines(e.rewire.final, _roles(e))
+
+
+def _wiring_lines(wires: list[Wire], roles: dict[str, str]) -> Iterator[str]:
     yield csv_header(COLUMNS)
-    for w in sorted(e.rewire.final, key=lambda x: x.cable):
+    for w in wires:
         yield csv_line(_row(w, roles))
+
+
+def relocated(e: Expansion, fab, lay) -> int:
+    """Installed devices the new build's layout puts in another rack or U than the installed phase's layout did."""
+    from topogen.fabric import clos
+
+    old = clos.generate(e.old, e.arch)
+    old_lay = layout.plan(old)
+    where_new = {identity(s.name): (lay.rack_name(fab.gpus + i), int(lay.placement.u[fab.gpus + i])) for i, s in enumerate(fab.switches)}
+    moved = 0
+    for i, s in enumerate(old.switches):
+        now = where_new.get(identity(s.name))
+        if now is not None and now != (old_lay.rack_name(old.gpus + i), int(old_lay.placement.u[old.gpus + i])):
+            moved += 1
+    g = min(old.gpus, fab.gpus)
+    old_names = np.asarray(old_lay.racks.name, dtype=object)[old_lay.placement.rack[:g]]
+    new_names = np.asarray(lay.racks.name, dtype=object)[lay.placement.rack[:g]]
+    moved += int(((old_names != new_names) | (old_lay.placement.u[:g] != lay.placement.u[:g])).sum())
+    return moved
 
 
 def delta_lines(e: Expansion) -> Iterator[str]:
@@ -272,6 +298,12 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     files["renamed.csv"] = renamed_lines(e)
     files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0].boms[e.arch], ctxs[1].boms[e.arch]))
     files.update(netbox_files(e, ctxs[1], fab, lay))
+    current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)
+    for st in e.plan.stages[:-1]:  # the wiring after each stage but the last (that is cabling.csv)
+        current = [w for w in current if w.ends() not in {u.ends() for u in st.unplug}] + st.plug
+        files[f"stages/stage-{st.number}.csv"] = _wiring_lines(sorted(current, key=lambda w: w.cable), _roles(e))
+    e.relocated = relocated(e, fab, lay)
+    (d / "stages").mkdir(exist_ok=True)
     for name, lines in files.items():
         p = d / name
         p.write_text("".join(lines), encoding="utf-8")

@@ -34,6 +34,7 @@ class Expansion:
     rewire: Rewire
     plan: stages_mod.Plan
     rebuild_changed: int  # installed cables a plain rebuild of the new spec would change
+    relocated: int | None = None  # installed devices (GPUs counted one by one) the new layout places elsewhere (set when the files are written)
 
     def figures(self) -> dict[str, Any]:
         """The expansion's figures, as expand.json and the terminal show them."""
@@ -60,7 +61,8 @@ class Expansion:
                 {"stage": s.number, "unplug": len(s.unplug), "plug": len(s.plug), "share": {k: round(v, 4) for k, v in s.share.items()}, "valid": s.valid, "errors": s.checks, "cables_to_come": s.in_progress}
                 for s in self.plan.stages
             ],
-            "notes": rw.notes + self.plan.notes,
+            "notes": rw.notes + self.plan.notes + ([f"the new build's layout places {self.relocated:,} installed device(s) (GPUs counted one by one) in another rack or U than the installed phase's: the pull sheets give the new positions"] if self.relocated else []),
+            **({"relocated_devices": self.relocated} if self.relocated is not None else {}),
         }
 
 
