@@ -74,7 +74,7 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
             assert f["changed_share"] < f["rebuild"]["changed_share"] or f["rebuild"]["changed"] == 0
         assert c["kept"] + c["moved"] + c["removed"] == f["from"]["cables"]
         assert f["stages_valid"] and f["final_valid"]
-        assert f["worst_stage_share"] >= 0.75 and not f["notes"], f
+        assert f["worst_stage_share"] >= 0.75 and not [n for n in f["notes"] if "staging" in n], f
         _same_counts(nxt / arch / "cabling.csv", load_spec(str(spec_file), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {})), arch)
         _applied(prev / arch / "cabling.csv", nxt / arch / "delta.csv", nxt / arch / "cabling.csv")
         code, out = _run(["validate", str(nxt / arch / "cabling.csv")])
