@@ -210,7 +210,7 @@ def rewire(installed: list[Wire], design: Fabric, names: dict[str, str] | None =
     for i, w in enumerate(todo):
         if placed[i] is None:
             a, z = w.ends()
-            a = a if a not in used and a not in freed else _port(w.a, False, rules, used, freed)
+            a = a if a[1].startswith("nic") or (a not in used and a not in freed) else _port(w.a, False, rules, used, freed)  # a GPU's NIC is its own
             z = z if z not in used and z not in freed else _port(w.z, True, rules, used, freed)
             used.update((a, z))
             placed[i] = w._replace(a_port=a[1], z_port=z[1])

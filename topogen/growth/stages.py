@@ -11,9 +11,9 @@ per stage:
   a DP ring all-reduce and a half shift (HB domain d to d + D/2, rank to rank: the
   first half of the installed GPUs sends to the second, so across the upper tiers
   as much as the leaves' uplinks carry) among the installed GPUs, as a share of what the installed wiring gives them
-  (the lower of the two; today's figure from the installed phase's own spec). The running part is
-  simulated: the installed devices and the upper switches they move onto; the new
-  leaves and GPUs, idle until the expansion ends, are left out;
+  (the lower of the two; today's figure from the installed phase's own spec). The new
+  GPUs, idle until the expansion ends, are left out; a running GPU without a cable
+  during the stage gets nothing;
 * **after** the stage: the validator (:func:`topogen.checks.validate.validate`) on the
   wiring against the new spec. A stage is valid when it has no error other than
   those of a build still in progress (:data:`IN_PROGRESS`: cables the new design
@@ -109,12 +109,12 @@ def plan(rw: Rewire, installed: list[Wire], spec, arch: str, keep: float, old_sp
     for b, _a in ops:
         per[b.a] += 1
     sim = _Sim(spec, arch, gpus_installed, key)
-    running = {d for w in installed for d in (w.a, w.z)} | {w.z for w in rw.final if w.tier >= 2}
+    idle = {w.a for w in rw.final if w.tier == 1} - {w.a for w in installed if w.tier == 1}  # the new GPUs: idle until the end
     base = _Sim(old_spec, arch, gpus_installed, key).rates(as_installed)  # what the running jobs have today
     most = max(per.values(), default=0)
     best: tuple | None = None
     for count in _counts(most):
-        stages, current = _try(rw, installed, ops, per, count, sim, running, base, spec, arch)
+        stages, current = _try(rw, installed, ops, per, count, sim, idle, base, spec, arch)
         worst = min((st.worst_share for st in stages if st.unplug), default=1.0)
         if best is None or worst > best[0] + 1e-9:
             best = (worst, stages, current)
@@ -140,14 +140,14 @@ def _counts(most: int) -> list[int]:
     return out if most in out else out + [most]
 
 
-def _try(rw: Rewire, installed: list[Wire], ops: list, per: dict[str, int], count: int, sim, running: set, base: dict, spec, arch: str) -> tuple[list[Stage], list[Wire]]:
+def _try(rw: Rewire, installed: list[Wire], ops: list, per: dict[str, int], count: int, sim, idle: set, base: dict, spec, arch: str) -> tuple[list[Stage], list[Wire]]:
     """The stages with ``count`` re-cabling batches, simulated and validated; and the final wiring."""
     cap = {dev: -(-n // count) for dev, n in per.items()} if count else {}
     stages = _stages(rw, installed, _batch(ops, cap))
     current = list(installed)
     for st in stages:
         during = _minus(current, st.unplug)
-        got = sim.rates([w for w in during if w.a in running and w.z in running])
+        got = sim.rates([w for w in during if w.a not in idle])
         st.share = {p: _share(got[p], base[p]) for p in PATTERNS}
         current = during + st.plug
         st.errors, st.in_progress, st.checks = _check(current, spec, arch, final=False)
@@ -236,8 +236,15 @@ class _Sim:
     def rates(self, wires: list[Wire]) -> dict[str, float]:
         """Total max-min fair rate (Gb/s) of each pattern's pairs over ``wires``."""
         fab = wiring.to_fabric(raw_of(wires, self.arch), self.spec, self.arch).fabric
+        linked = np.zeros(fab.gpus, bool)
+        linked[fab.links.a_dev[fab.links.a_dev < fab.gpus]] = True
         out = {}
         for name, prs in self.pairs.items():
+            ok = linked[prs.src] & linked[prs.dst]  # a pair with an end unplugged moves nothing
+            if not ok.any():
+                out[name] = 0.0
+                continue
+            prs = Pairs(prs.src[ok], prs.dst[ok], prs.size[ok])
             with np.errstate(invalid="ignore"):  # a link carrying nothing divides 0 by its capacity
                 res = simulate.run(fab, patterns.Pattern("matrix", name), "spray", self.hb, matrix=Pairs(prs.src, prs.dst, np.ones(len(prs.src))))
             out[name] = float(res.pair_rate.sum())
