@@ -44,8 +44,8 @@ import numpy as np
 from topogen import layout
 from topogen.asbuilt import wiring
 from topogen.bom.bill import sku_lines
-from topogen.exports import netbox
-from topogen.exports.slurm import tree_lines
+from topogen.exports.netbox import dcim as netbox
+from topogen.exports.slurm.topology import tree_lines
 from topogen.fabric.naming import GpuNames
 from topogen.fabric.view import csv_header
 from topogen.growth.expansion import Expansion
