@@ -97,24 +97,20 @@ def _same_counts(path: Path, spec, arch: str) -> None:
 
 
 def _applied(installed: Path, delta: Path, plan: Path) -> None:
-    """Phase-1 as built + the delta = the phase-2 plan, cable by cable (ids and ends)."""
-    have = {r["cable"]: _ends(r) for r in _rows(installed)}
+    """Phase-1 as built, relabelled by renamed.csv, + the delta = the phase-2 plan, cable by cable (ids and ends)."""
+    label = {r["installed_name"]: r["new_name"] for r in _rows(plan.parent / "renamed.csv")}
+    have = {r["cable"]: (label.get(r["a_device"], r["a_device"]), r["a_port"], label.get(r["z_device"], r["z_device"]), r["z_port"]) for r in _rows(installed)}
     for r in _rows(delta):
         if r["action"] == "remove":
             assert have.pop(r["cable"]) == _ends(r)
         elif r["action"] == "move":
             old = have.pop(r["cable"])
-            assert (r["from_device"], r["from_port"]) in ((old[0], old[1]), (old[2], old[3]))
+            assert (label.get(r["from_device"], r["from_device"]), r["from_port"]) in ((old[0], old[1]), (old[2], old[3]))
             have[r["cable"]] = _ends(r)
         else:
             assert r["cable"] not in have
             have[r["cable"]] = _ends(r)
-    want = {r["cable"]: _ends(r) for r in _rows(plan)}
-    names = lambda d: {k: tuple(x for x in v) for k, v in d.items()}  # noqa: E731
-    from topogen.growth.rewire import identity
-
-    norm = lambda d: {k: (identity(v[0]), v[1], identity(v[2]), v[3]) for k, v in d.items()}  # noqa: E731
-    assert norm(names(have)) == norm(want)
+    assert have == {r["cable"]: _ends(r) for r in _rows(plan)}
 
 
 def test_bad_input(tmp_path, spec_file):
@@ -160,3 +156,20 @@ def test_keep_bandwidth_trades_stages(tmp_path):
         assert f["worst_stage_share"] >= float(keep)
         got[keep] = f["moving_stages"]
     assert got["0.5"] < got["0.75"] < got["0.9"]
+
+
+@pytest.mark.parametrize("arch", ["rail-optimized", "rail-only"])
+def test_three_tiers(tmp_path, arch):
+    """A 3-tier fabric doubling its pods: the cores are matched by the spines below them, not by their flat number."""
+    flags = ["--name", "t3", "--hb-domain", "2", "--gpus-per-node", "2", "--radix", "16", "--scalable-unit", "8", "--arch", arch]
+    gpus = 256 if arch == "rail-optimized" else 512  # 32 / 64 leaves: 3 tiers either way
+    b = tmp_path / "p1"
+    assert _run(["build", *flags, "--gpus", str(gpus), "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    assert json.loads((b / "summary.json").read_text())["architectures"][arch]["tiers"] == 3
+    code, out = _run(["expand", str(b), *flags, "--gpus", str(2 * gpus), "--out", str(tmp_path / "p2")])
+    assert code == 0, out
+    f = json.loads((tmp_path / "p2" / "expand.json").read_text())["expansions"][0]
+    assert f["changed_share"] == f["fewest_possible_share"] <= 0.25
+    assert f["changed_share"] < f["rebuild"]["changed_share"]
+    assert f["stages_valid"] and f["final_valid"] and f["worst_stage_share"] >= 0.75
+    _applied(b / arch / "cabling.csv", tmp_path / "p2" / arch / "delta.csv", tmp_path / "p2" / arch / "cabling.csv")

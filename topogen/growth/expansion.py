@@ -49,7 +49,12 @@ class Expansion:
             "changed_share": round(rw.changed / n, 4),
             "fewest_possible_share": round(rw.forced / n, 4),
             "rebuild": {"changed": self.rebuild_changed, "changed_share": round(self.rebuild_changed / n, 4)},
-            "switches": {"new": len(rw.new_switches), "spare": len(rw.spare_switches), "relabelled": sum(1 for d in rw.relabelled.values() if d in names)},
+            "switches": {
+                "new": len(rw.new_switches),
+                "spare": len(rw.spare_switches),
+                "relabelled": sum(1 for o, d in rw.relabelled.items() if d in names and identity(o) == identity(d)),
+                "renumbered": sum(1 for o, d in rw.relabelled.items() if d in names and identity(o) != identity(d)),
+            },
             "gpus_relabelled": sum(1 for d in rw.relabelled.values() if d not in names),
             "stages": len(self.plan.stages),
             "moving_stages": self.plan.moving,

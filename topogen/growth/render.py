@@ -19,7 +19,8 @@ def render(figures: dict[str, Any]) -> list[str]:
         f"  {f['arch']}: {count(f['from']['gpus'])} -> {count(f['to']['gpus'])} GPUs; {count(f['from']['cables'])} cables installed -> {count(f['to']['cables'])}",
         f"    cables: {count(c['kept'])} kept, {count(c['moved'])} moved, {count(c['added'])} added, {count(c['removed'])} removed; "
         f"{_pct(f['changed_share'])} of the installed connections changed (fewest possible {_pct(f['fewest_possible_share'])}; a plain rebuild changes {_pct(f['rebuild']['changed_share'])}, {count(f['rebuild']['changed'])} cables)",
-        f"    switches: {count(f['switches']['new'])} new, {count(f['switches']['spare'])} spare; names relabelled (zero padding only): {count(f['switches']['relabelled'])} switches, {count(f['gpus_relabelled'])} GPUs",
+        f"    switches: {count(f['switches']['new'])} new, {count(f['switches']['spare'])} spare; names relabelled (zero padding only): {count(f['switches']['relabelled'])} switches, {count(f['gpus_relabelled'])} GPUs"
+        + (f"; {count(f['switches']['renumbered'])} top-tier switches take the number of their place in the wider stripes" if f["switches"]["renumbered"] else ""),
         f"    stages: {f['stages']} ({f['moving_stages']} re-cabling), each keeping at least {_pct(f['keep_bandwidth'])} of the running GPUs' bandwidth: worst stage {_pct(f['worst_stage_share'])} "
         f"(DP ring and half shift, spray); every stage valid: {'yes' if f['stages_valid'] else 'NO'}; final wiring valid: {'yes' if f['final_valid'] else 'NO'}",
     ]

@@ -153,11 +153,12 @@ def rewire(installed: list[Wire], design: Fabric, names: dict[str, str] | None =
         for dev in (w.a, w.z):
             by_id.setdefault(identity(dev), dev)
     relabel: dict[str, str] = {}
+    renumber = upper_match(installed, target) if names is None else {}
 
     def new_name(dev: str) -> str:
         if names is not None:
             return names.get(dev, dev)
-        got = by_id.get(identity(dev), dev)
+        got = renumber.get(dev) or by_id.get(identity(dev), dev)
         if got != dev:
             relabel[dev] = got
         return got
@@ -227,6 +228,55 @@ def rewire(installed: list[Wire], design: Fabric, names: dict[str, str] | None =
     out = Rewire(kept, moved, numbered, removed, len(installed), forced, dict(sorted(relabel.items(), key=lambda kv: _natural(kv[0]))), new_sw, spare)
     if any(e in rules.reserved for w in installed for e in ((new_name(w.z), w.z_port),)):
         out.notes.append("some installed cables sit on leaf ports the new design keeps free for management / UFM: they move")
+    return out
+
+
+def upper_match(installed: list[Wire], target: list[Wire]) -> dict[str, str]:
+    """Installed upper switches (spines, cores) to the design's, by the devices below them.
+
+    Names of the top tier are positions in a flat list (``core-5``): when growth widens
+    each stripe, the same position names another switch of another stripe. So an
+    installed switch above other switches is matched to a design switch of the same tier
+    with the same installed switches below it (the design's own identity first, else
+    the lowest free one), never to one of another stripe. Those that find none keep the
+    identity of their name. Returns installed name -> design name where they differ in
+    more than padding.
+    """
+    tier_of = {w.z: w.tier for w in target if w.tier >= 2}
+    below_old: dict[str, set[str]] = defaultdict(set)
+    for w in installed:
+        if not w.a_port.startswith("nic"):
+            below_old[w.z].add(identity(w.a))
+    have = {identity(d) for w in installed for d in (w.a, w.z)}
+    below_new: dict[str, set[str]] = defaultdict(set)
+    for w in target:
+        if w.tier >= 2 and identity(w.a) in have:
+            below_new[w.z].add(identity(w.a))
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for dev in sorted(below_new, key=_natural):
+        groups[(tier_of[dev], frozenset(below_new[dev]))].append(dev)
+    by_identity = {identity(d): d for d in tier_of}
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    pending = []
+    for dev in sorted(below_old, key=_natural):
+        same = by_identity.get(identity(dev))
+        tier = tier_of.get(same) if same else None
+        cands = [c for c in groups.get((tier, frozenset(below_old[dev])), []) if c not in taken] if tier else []
+        if not cands:
+            key = next((k for k in groups if k[1] == frozenset(below_old[dev])), None)
+            cands = [c for c in groups.get(key, []) if c not in taken] if key else []
+        pick = same if same in cands else (cands[0] if cands else None)
+        if pick is None:
+            pending.append(dev)
+            continue
+        taken.add(pick)
+        if identity(pick) != identity(dev):
+            out[dev] = pick
+    for dev in pending:  # no design switch has its devices below: its own name, if no other took it
+        same = by_identity.get(identity(dev))
+        if same is not None and same in taken:
+            out[dev] = f"{dev} (spare)"
     return out
 
 

@@ -114,7 +114,7 @@ def plan(rw: Rewire, installed: list[Wire], spec, arch: str, keep: float, old_sp
     most = max(per.values(), default=0)
     best: tuple | None = None
     for count in _counts(most):
-        stages, current = _try(rw, installed, ops, per, count, sim, idle, base, spec, arch)
+        stages, current = _try(rw, installed, ops, per, count, sim, idle, base)
         worst = min((st.worst_share for st in stages if st.unplug), default=1.0)
         if best is None or worst > best[0] + 1e-9:
             best = (worst, stages, current)
@@ -122,6 +122,7 @@ def plan(rw: Rewire, installed: list[Wire], spec, arch: str, keep: float, old_sp
             best = (worst, stages, current)
             break
     worst, stages, current = best
+    _validate_stages(stages, installed, spec, arch)
     notes = []
     if worst + 1e-9 < keep:
         notes.append(f"no staging tried keeps {keep:.0%} of the bandwidth; the best keeps {worst:.1%} in its worst stage")
@@ -140,8 +141,8 @@ def _counts(most: int) -> list[int]:
     return out if most in out else out + [most]
 
 
-def _try(rw: Rewire, installed: list[Wire], ops: list, per: dict[str, int], count: int, sim, idle: set, base: dict, spec, arch: str) -> tuple[list[Stage], list[Wire]]:
-    """The stages with ``count`` re-cabling batches, simulated and validated; and the final wiring."""
+def _try(rw: Rewire, installed: list[Wire], ops: list, per: dict[str, int], count: int, sim, idle: set, base: dict) -> tuple[list[Stage], list[Wire]]:
+    """The stages with ``count`` re-cabling batches, each simulated while its batch is out; and the final wiring."""
     cap = {dev: -(-n // count) for dev, n in per.items()} if count else {}
     stages = _stages(rw, installed, _batch(ops, cap))
     current = list(installed)
@@ -150,45 +151,76 @@ def _try(rw: Rewire, installed: list[Wire], ops: list, per: dict[str, int], coun
         got = sim.rates([w for w in during if w.a not in idle])
         st.share = {p: _share(got[p], base[p]) for p in PATTERNS}
         current = during + st.plug
-        st.errors, st.in_progress, st.checks = _check(current, spec, arch, final=False)
     return stages, current
 
 
+def _validate_stages(stages: list[Stage], installed: list[Wire], spec, arch: str) -> None:
+    """The validator on the wiring after each stage (the chosen plan's only)."""
+    current = list(installed)
+    for st in stages:
+        current = _minus(current, st.unplug) + st.plug
+        st.errors, st.in_progress, st.checks = _check(current, spec, arch, final=False)
+
+
 def _batch(ops: list[tuple[Wire, Wire | None]], cap: dict[str, int]) -> list[list[tuple[Wire, Wire | None]]]:
-    """Ops into batches: each switch's ops in order of their new upper end, at most ``cap`` per switch per batch."""
-    per: dict[str, list] = defaultdict(list)
-    for op in ops:
-        per[op[0].a].append(op)
-    batches: dict[int, list] = defaultdict(list)
+    """Ops into batches: each switch's ops in order of their new upper end, at most ``cap`` per switch per batch.
+
+    A move whose new port another moving cable still holds goes in that cable's batch
+    (or a later one), so it is never left unplugged waiting for its port.
+    """
+    per: dict[str, list[int]] = defaultdict(list)
+    for i, op in enumerate(ops):
+        per[op[0].a].append(i)
+    stage = [0] * len(ops)
     for dev in sorted(per):
-        mine = sorted(per[dev], key=lambda o: ((o[1].z, o[1].z_port) if o[1] is not None else ("~", ""), o[0].a_port))
-        for i, op in enumerate(mine):
-            batches[i // cap.get(dev, 1)].append(op)
+        mine = sorted(per[dev], key=lambda i: ((ops[i][1].z, ops[i][1].z_port) if ops[i][1] is not None else ("~", ""), ops[i][0].a_port))
+        for k, i in enumerate(mine):
+            stage[i] = k // cap.get(dev, 1)
+    holder = {e: i for i, (b, _a) in enumerate(ops) for e in b.ends()}
+    blockers = [[holder[e] for e in a.ends() if e in holder and holder[e] != i] if a is not None else [] for i, (_b, a) in enumerate(ops)]
+    for _ in range(max(stage, default=0) + 1):  # raise each op to its blockers' batch, to a fixpoint
+        changed = False
+        for i, bl in enumerate(blockers):
+            for j in bl:
+                if stage[j] > stage[i]:
+                    stage[i], changed = stage[j], True
+        if not changed:
+            break
+    batches: dict[int, list] = defaultdict(list)
+    for i, op in enumerate(ops):
+        batches[stage[i]].append(op)
     return [batches[i] for i in sorted(batches)]
 
 
 def _stages(rw: Rewire, installed: list[Wire], batches: list[list]) -> list[Stage]:
-    """Stage 0 (new cables on ports free now), then one stage per batch with the new cables its unplugging frees."""
+    """Stage 0 (new cables on ports free now), then one stage per batch.
+
+    A stage unplugs its batch, then plugs every cable still to place whose two ports
+    are free by then: its moves at their new places first, then new cables. A move whose
+    new port another batch still holds waits (unplugged) for the stage that frees it.
+    """
     busy: set = {e for w in installed for e in w.ends()}
-    pending = list(rw.added)
+    pending: list[Wire] = []
+    adds = list(rw.added)
     stages = []
     for n, batch in enumerate([[]] + batches):
         unplug = [b for b, _ in batch]
         for w in unplug:
             busy.difference_update(w.ends())
-        plug = [a for _, a in batch if a is not None]
-        busy.update(e for w in plug for e in w.ends())
-        rest = []
-        for w in pending:
+        pending = pending + [a for _, a in batch if a is not None]
+        plug, rest = [], []
+        for w in pending + adds:
             if not (set(w.ends()) & busy):
                 plug.append(w)
                 busy.update(w.ends())
             else:
                 rest.append(w)
-        pending = rest
+        waiting = set(pending)
+        pending = [w for w in rest if w in waiting]
+        adds = [w for w in rest if w not in waiting]
         stages.append(Stage(n, unplug, plug))
-    if pending:  # pragma: no cover - every port a new cable takes is free or freed by some batch
-        raise AssertionError(f"{len(pending)} new cable(s) found no free ports")
+    if pending or adds:  # pragma: no cover - every port a cable takes is free or freed by some batch
+        raise AssertionError(f"{len(pending) + len(adds)} cable(s) found no free ports")
     return stages
 
 
