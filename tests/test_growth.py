@@ -113,15 +113,47 @@ def _applied(installed: Path, delta: Path, plan: Path) -> None:
     assert have == {r["cable"]: _ends(r) for r in _rows(plan)}
 
 
-def test_bad_input(tmp_path, spec_file):
-    code, out = _run(["expand", str(tmp_path / "nowhere"), str(spec_file), "--out", str(tmp_path / "o")])
-    assert code == 2 and "BUILD_DIR" in out and not (tmp_path / "o").exists()
-    b = tmp_path / "b"
+BAD = {
+    "missing-dir": (["nowhere", "{spec}"], "error: BUILD_DIR: 'nowhere' is not a directory; give the directory topogen build wrote (out/<name>)"),
+    "no-cabling": (["empty", "{spec}"], "error: BUILD_DIR: 'empty' holds no <arch>/cabling.csv; build the installed phase with --formats cabling (or all), or give its build directory"),
+    "fewer-gpus": (["{b}", "{spec}", "--gpus", "32"], "error: NEW_SPEC.gpus: 32 is fewer than the 64 installed; give at least 64 GPUs (expand grows a cluster)"),
+    "other-hb-domain": (["{b}", "{spec}", "--hb-domain", "4"], "error: NEW_SPEC.hb_domain: 4 differs from the installed phase's 2: every GPU would be renumbered; keep hb_domain: 2"),
+    "keep-over-1": (["{b}", "{spec}", "--keep-bandwidth", "1.5"], "error: keep-bandwidth: 1.5 is not a share between 0 and 1; e.g. --keep-bandwidth 0.75 (every stage keeps 75 % of the running jobs' bandwidth)"),
+    "arch-not-built": (["{b}", "{spec}", "--arch", "rail-only"], "error: arch: '{b}' holds no rail-only build (it has rail-optimized); use --arch rail-optimized"),
+    "bad-row": (["{bad}", "{spec}"], "error: cabling.csv line 3: 5 field(s), but the header has 22; give every row one value per column"),
+    "no-spec": (["{nospec}", "{spec}"], "error: BUILD_DIR: '{nospec}/summary.json' is missing or records no spec; give a directory written by topogen build (its summary.json records the spec it was built from)"),
+}
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, spec_file) -> Path:
+    b = tmp_path_factory.mktemp("installed") / "b"
     assert _run(["build", str(spec_file), "--arch", "rail-optimized", "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
-    code, out = _run(["expand", str(b), str(spec_file), "--gpus", "32", "--out", str(tmp_path / "o")])
-    assert code == 2 and "NEW_SPEC.gpus" in out and not (tmp_path / "o").exists()
-    code, out = _run(["expand", str(b), str(spec_file), "--keep-bandwidth", "1.5", "--out", str(tmp_path / "o")])
-    assert code == 2 and "keep-bandwidth" in out
+    return b
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input(tmp_path, spec_file, installed, case, monkeypatch):
+    """Bad input: exit 2, the exact message naming the field or file and line, nothing written."""
+    import shutil
+
+    monkeypatch.chdir(tmp_path)  # short relative paths: messages show them whole
+    shutil.copytree(installed, tmp_path / "b")
+    (tmp_path / "empty").mkdir()
+    bad = tmp_path / "bad"
+    shutil.copytree(installed, bad)
+    lines = (bad / "rail-optimized" / "cabling.csv").read_text().splitlines(keepends=True)
+    lines[2] = "1,1,gpu-leaf,0,hb00-gpu0\n"
+    (bad / "rail-optimized" / "cabling.csv").write_text("".join(lines))
+    nospec = tmp_path / "nospec"
+    shutil.copytree(installed, nospec)
+    (nospec / "summary.json").write_text("{}")
+    shutil.copy(spec_file, tmp_path / "grow.yaml")
+    subs = {"tmp": ".", "spec": "grow.yaml", "b": "b", "bad": "bad", "nospec": "nospec"}
+    args, message = BAD[case]
+    code, out = _run(["expand", *(a.format(**subs) for a in args), "--out", "o"])
+    assert (code, out.strip()) == (2, message.format(**subs))
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("reserved", [True, False], ids=["max_scalable_units-4", "max_scalable_units-2"])
