@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -36,6 +37,7 @@ from topogen.fabric.naming import GpuNames
 _DIGITS = re.compile(r"\d+")
 
 
+@lru_cache(maxsize=1 << 20)
 def identity(name: str) -> str:
     """A device name without zero padding: the same device in a smaller and a larger build."""
     return _DIGITS.sub(lambda m: str(int(m.group())), name)
