@@ -205,3 +205,12 @@ def test_three_tiers(tmp_path, arch):
     assert f["changed_share"] < f["rebuild"]["changed_share"]
     assert f["stages_valid"] and f["final_valid"] and f["worst_stage_share"] >= 0.75
     _applied(b / arch / "cabling.csv", tmp_path / "p2" / arch / "delta.csv", tmp_path / "p2" / arch / "cabling.csv")
+
+
+def test_deterministic(tmp_path, installed, spec_file):
+    """The same installed phase and spec give byte-identical files."""
+    outs = []
+    for name in ("x", "y"):
+        assert _run(["expand", str(installed), str(spec_file), "--gpus", "128", "--out", str(tmp_path / name)])[0] == 0
+        outs.append({p.relative_to(tmp_path / name).as_posix(): p.read_bytes() for p in sorted((tmp_path / name).rglob("*")) if p.is_file()})
+    assert outs[0] == outs[1] and len(outs[0]) >= 15
