@@ -300,7 +300,8 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     files.update(netbox_files(e, ctxs[1], fab, lay))
     current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)
     for st in e.plan.stages[:-1]:  # the wiring after each stage but the last (that is cabling.csv)
-        current = [w for w in current if w.ends() not in {u.ends() for u in st.unplug}] + st.plug
+        gone = {u.ends() for u in st.unplug}
+        current = [w for w in current if w.ends() not in gone] + st.plug
         files[f"stages/stage-{st.number}.csv"] = _wiring_lines(sorted(current, key=lambda w: w.cable), _roles(e))
     e.relocated = relocated(e, fab, lay)
     (d / "stages").mkdir(exist_ok=True)
