@@ -173,7 +173,6 @@ def rewire(installed: list[Wire], design: Fabric, names: dict[str, str] | None =
     kept: list[Wire] = []
     rest: list[Wire] = []
     used: set[tuple[str, str]] = set()
-    forced = 0
     for w in inst:
         key = _pair(w)
         if need.get(key, 0) > 0 and rules.fits((w.a, w.a_port), False) and rules.fits((w.z, w.z_port), True) and not ({w.ends()[0], w.ends()[1]} & used):
@@ -228,7 +227,7 @@ def rewire(installed: list[Wire], design: Fabric, names: dict[str, str] | None =
         numbered.append(w._replace(cable=nxt))
         nxt += 1
     out = Rewire(kept, moved, numbered, removed, len(installed), forced, dict(sorted(relabel.items(), key=lambda kv: _natural(kv[0]))), new_sw, spare)
-    if any(e in rules.reserved for w in installed for e in ((new_name(w.z), w.z_port),)):
+    if any((w.z, w.z_port) in rules.reserved for w in inst):
         out.notes.append("some installed cables sit on leaf ports the new design keeps free for management / UFM: they move")
     return out
 
