@@ -431,6 +431,7 @@ WRITERS = {
     "build": ["build", "demo", "--formats", "cabling"],
     "validate": ["validate", "demo"],
     "search": ["search", str(Path(__file__).parent / "searches" / "tiny.yaml"), "--jobs", "1"],
+    "expand": ["expand", str(Path(__file__).parent / "growth" / "demo-32"), "demo", "--arch", "rail-optimized"],  # demo's 32 GPUs grown to 64
 }
 
 
