@@ -20,7 +20,7 @@ from topogen.bom import networks as network_bom
 from topogen.checks import validate
 from topogen.checks.findings import Finding
 from topogen.checks.networks import validate_networks
-from topogen.config import addressing, netaddr
+from topogen.config import addressing, netaddr, technology
 from topogen.exports import ADDRESSED, CONFIG_FORMATS, EXPORTERS, workers
 from topogen.exports.files import digest, write_output_text
 from topogen.exports.summary import make_summary
@@ -187,6 +187,7 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
     the build (:mod:`topogen.exports.workers`); the files are byte-identical.
     """
     step = _phases(progress)
+    ctx.messages.extend(technology.skipped(ctx, formats))  # an InfiniBand fabric's BGP files, an Ethernet fabric's OpenSM files
     if any(f in ADDRESSED for f in formats):
         addressing.check(ctx.fabrics)  # a pool too small: exit 2 before the output directory is touched
     with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:

@@ -10,12 +10,15 @@ from pathlib import Path
 
 from topogen.config.frr import generate_texts
 from topogen.config.paths import switch_dirs
+from topogen.config.technology import writes
 from topogen.exports.files import arch_dir, open_output
 
 
 def export(ctx, dest: Path) -> list[Path]:
     paths: list[Path] = []
     for arch, fabric in ctx.fabrics.items():
+        if not writes(ctx, arch, "frr"):
+            continue  # an InfiniBand fabric: no BGP
         root = arch_dir(dest, arch, "frr")
         dirs = switch_dirs(fabric)
         made: set[str] = set()
