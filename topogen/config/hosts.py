@@ -6,7 +6,7 @@ names, the Linux interface names here; at most 15 characters, as Linux
 allows), each on the link the plan addresses (:mod:`topogen.config.addressing`).
 
 **netplan** (``<node>.yaml``, ``network: version 2``): every NIC port gets its
-address, MTU 9000 and the standard multi-NIC RoCE setup: its own routing
+address, MTU 4200 (as the SONiC ports: RoCE's 4096-byte MTU and its headers) and the standard multi-NIC RoCE setup: its own routing
 table ``TABLE_BASE + i`` (``i`` the port's index in the node) with the
 on-link subnet and the route to the GPU pool (rail-only: its rail's block)
 through its leaf, and a policy rule ``from <its address>`` into that table,
@@ -45,7 +45,7 @@ from topogen.fabric.naming import NodeNames
 from topogen.fabric.view import view
 
 TABLE_BASE = 101
-MTU = 9000
+MTU = 4200  # the switch ports' RoCE MTU (SONiC config_db.json): a 4096-byte RDMA MTU and its headers
 GID_INDEX = 3
 MGMT_IF = "eth0"
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -34,6 +34,7 @@ class PortNames:
     leg: np.ndarray
     legs: np.ndarray
     speed: np.ndarray
+    cable_m: np.ndarray | None = None  # the sold length (m) of each end's cable, from the BOM; None without one
 
     def _first_lane(self, rows) -> np.ndarray:
         return LANES * self.cage[rows] + self.leg[rows] * (LANES // self.legs[rows])
@@ -77,7 +78,11 @@ def port_names(ctx, fabric, ad) -> PortNames:
     cage = port0 // legs
     leg = port0 % legs
     speed = np.where(e.up, L.a_speed[e.link], L.z_speed[e.link]).astype(np.int64)
-    return PortNames(cage, leg, legs, speed)
+    media = getattr(bom, "link_media", None)
+    cable_m = None
+    if media is not None and len(media.length_m) >= (int(e.link.max()) + 1 if len(e.link) else 0):
+        cable_m = np.ceil(np.asarray(media.length_m, dtype=np.float64)[e.link] - 1e-9).astype(np.int64)
+    return PortNames(cage, leg, legs, speed, cable_m)
 
 
 class EndTexts(NamedTuple):
