@@ -102,3 +102,34 @@ def test_superpod_infiniband_compute_with_ethernet_in_band(tmp_path):
         assert _arch_files(tmp_path, arch) == {"opensm"}
         node = next((tmp_path / arch / "netplan").rglob("*.yaml")).read_text()
         assert "bond0" in node
+
+
+def test_ethernet_ports_fit_the_switch_models_cages(built):
+    """SONiC lanes and Cumulus swp numbers stay on the SKU's faceplate: cages = radix / per_cage of its port mode, 8 lanes a cage; a twin-port cage is split (BREAKOUT_CFG)."""
+    import json
+
+    import yaml
+
+    ctx, out, kind, expect = built
+    if kind != "ethernet":
+        assert kind in ("infiniband", "")
+        return
+    by_sku = {s.sku: s for s in ctx.catalog.switches}
+    for arch, fabric in ctx.fabrics.items():
+        skus = ctx.boms[arch].switch_skus
+        for sw in fabric.switches:
+            sku = by_sku[skus[sw.tier - 1]]
+            cages = max((m.radix // m.per_cage for m in sku.ports if m.radix), default=0)
+            folder = out / arch / "sonic"
+            if "sonic" in expect:
+                (path,) = folder.rglob(f"{sw.name}.config_db.json")
+                db = json.loads(path.read_text())
+                lanes = [int(x) for p in db["PORT"].values() for x in p["lanes"].split(",")]
+                assert max(lanes) < 8 * cages and len(lanes) == len(set(lanes))
+                for name, mode in db.get("BREAKOUT_CFG", {}).items():
+                    assert name in db["PORT"] and int(mode["brkout_mode"].split("x")[0]) > 1
+            if "nvue" in expect:
+                (path,) = (out / arch / "nvue").rglob(f"{sw.name}.startup.yaml")
+                (doc,) = yaml.safe_load(path.read_text())
+                swp = [int(n[3:].split("s")[0]) for n in doc["set"]["interface"] if n.startswith("swp")]
+                assert swp and max(swp) <= cages
