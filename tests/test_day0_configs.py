@@ -331,3 +331,52 @@ def test_nvue_filters_redistribution_and_enables_roce(built):
             for vrf in doc["vrf"].values():
                 assert vrf["router"]["bgp"]["address-family"]["ipv4-unicast"]["redistribute"]["connected"] == {"enable": "on", "route-map": "LOCAL"}
             assert doc["qos"]["roce"] == {"enable": "on", "mode": "lossless"}
+
+
+SYSTEM_SHAPES = [
+    # gpus, extra: a DGX H100 node (its definition names every port's OS name and HCA), a DGX B200 (cages only)
+    (64, {"workload": {"model": "gpt-3-175b", "gpu": "h100"}}),
+    (128, {"workload": {"model": "gpt-3-175b", "gpu": "h100"}, "addressing": {"p2p": "unnumbered"}, "arch": "rail-only"}),
+    (64, {"workload": {"model": "gpt-3-175b", "gpu": "b200"}}),
+]
+
+
+@pytest.mark.parametrize("gpus,extra", SYSTEM_SHAPES, ids=["h100", "h100-rail-only-unnumbered", "b200"])
+def test_netplan_matches_the_systems_ports_and_names_them(gpus, extra, tmp_path):
+    """With a system definition that names its ports' OS names, each GPU NIC stanza matches the port and sets topogen's name; NCCL names the system's HCAs; real netplan turns it into a .link renaming the port."""
+    from topogen.spec import systems
+
+    spec = build_spec({"name": "sys", "gpus": gpus, "hb_domain": 8, "radix": 16, **extra})
+    system = systems.for_spec(spec)
+    assert system is not None and system.gpu == extra["workload"]["gpu"]
+    ctx = pipeline.build(spec)
+    pipeline.write_outputs(ctx, tmp_path / "out", ["netplan"])
+    for arch, fabric in ctx.fabrics.items():
+        assert list(hosts.generate_texts(fabric, None, system)) == list(hosts.reference_texts(fabric, None, system))
+        files = sorted((tmp_path / "out" / arch / "netplan").rglob("*.yaml"))
+        assert len(files) == hosts.nodes(fabric).nodes
+        for f in files[:1] + files[-1:]:
+            eth = yaml.safe_load(f.read_text())["network"]["ethernets"]
+            nccl = f.with_suffix(".nccl.sh").read_text()
+            gpu_ports = {k: v for k, v in eth.items() if k.startswith("gpu")}
+            assert len(gpu_ports) == len(system.compute)
+            if system.renames:
+                assert [v["match"]["name"] for v in gpu_ports.values()] == [p.os_name for p in system.compute]
+                assert all(v["set-name"] == k for k, v in gpu_ports.items())
+                assert all(f"=={p.hca}" in nccl or f",{p.hca}" in nccl for p in system.compute)
+            else:
+                assert all("match" not in v and "set-name" not in v for v in gpu_ports.values())
+            if NETPLAN is None:
+                continue
+            root = tmp_path / "root" / arch / f.stem
+            (root / "etc" / "netplan").mkdir(parents=True)
+            shutil.copy(f, root / "etc" / "netplan" / f.name)
+            (root / "etc" / "netplan" / f.name).chmod(0o600)
+            res = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, timeout=60)
+            assert res.returncode == 0, res.stderr
+            links = {p.read_text() for p in (root / "run" / "systemd" / "network").glob("*.link")}
+            if system.renames:
+                for p in system.compute:
+                    assert any(f"OriginalName={p.os_name}\n" in t for t in links)
+                got = subprocess.run([NETPLAN, "get", "--root-dir", str(root), "ethernets"], capture_output=True, text=True, timeout=60)
+                assert got.returncode == 0 and "set-name" in got.stdout, got.stderr

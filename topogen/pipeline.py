@@ -32,6 +32,7 @@ from topogen.spec import counts
 from topogen.spec.cluster import Spec
 from topogen.layout.networks import NetworkLayout, wire_and_place
 from topogen.spec.layout import resolve as resolve_layout
+from topogen.spec.systems import node_u
 from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
 from topogen.util.outdir import atomic_dir
@@ -137,7 +138,7 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
     """Storage, in-band and OOB per architecture: plan against the catalog, wire, validate, bill, address."""
     spec = ctx.spec
     ctx.storage_required = storage_required(spec, job)
-    lay = resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node)
+    lay = resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node, node_u(spec))
     per_rack = max(1, lay.gpus_per_rack // spec.gpus_per_node)
     for arch, f in ctx.fabrics.items():
         fabric_racks = sum(1 for k in ctx.layouts[arch].racks.kind if k != "compute")
