@@ -68,3 +68,16 @@ def test_the_layout_stands_the_systems_height(gpu, u):
     assert _heights(spec)[0] == u
     told = build_spec({"name": "s", "gpus": 64, "hb_domain": 8, "radix": 16, **extra, "layout": {"tray_u": 6}})
     assert _heights(told)[0] == 6
+
+
+def test_the_spec_field_names_the_system_over_the_default():
+    from topogen.exports.netbox.dcim import _heights
+
+    base = {"name": "s", "gpus": 64, "hb_domain": 8, "radix": 16}
+    named = build_spec({**base, "system": "dgx-b200"})
+    assert systems.for_spec(named).name == "dgx-b200" and _heights(named)[0] == 10
+    over = build_spec({**base, "system": "dgx-h100", "workload": {"model": "gpt-3-175b", "gpu": "b200"}})
+    assert systems.for_spec(over).name == "dgx-h100"
+    assert "system" not in build_spec(base).to_dict()  # unset: the spec's hash is unchanged
+    with pytest.raises(InputError, match="system: unknown system 'dgx-x'"):
+        build_spec({**base, "system": "dgx-x"})

@@ -157,6 +157,8 @@ def node_u(spec) -> int | None:
 
 def for_spec(spec) -> System | None:
     """The system a spec's nodes are: the bundled one carrying its workload's GPU with ``gpus_per_node`` GPUs; None for a generic node."""
+    if getattr(spec, "system", None):
+        return load(spec.system)
     w = getattr(spec, "workload", None)
     gpu = getattr(getattr(w, "gpu", None), "name", "") if w is not None else ""
     if not gpu:
