@@ -286,3 +286,97 @@ def test_scalar_texts_equal_json_and_yaml(value):
     assert scalars.yaml_strings([value, value])[1] == yaml.dump(value, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)).removesuffix("\n...\n").removesuffix("\n")
     assert scalars.json_inner([value, "x"])[0] == json.dumps(value)[1:-1]
     assert scalars.yaml_scalar(value) == scalars.yaml_strings([value])[0]
+
+
+def test_sonic_keeps_frr_and_sets_roce(built):
+    """split-unified (the integrated frr.conf survives start-up); every port's RoCE QoS, PFC watchdog and cable length (the BOM's sold length)."""
+    ctx, out = built
+    for arch, fabric in ctx.fabrics.items():
+        ad = plan(fabric)
+        pn = port_names(ctx, fabric, ad)
+        length = {}
+        for s, sw in enumerate(fabric.switches):
+            sl = ad.ends.of(s)
+            rows = list(range(sl.start, sl.stop))
+            for name, m in zip(pn.sonic(rows).tolist(), pn.cable_m[rows].tolist()):
+                length[(sw.name, name)] = f"{m}m"
+        media = ctx.boms[arch].link_media
+        for name, db in _sonic(out, arch).items():
+            assert db["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == "split-unified"
+            ports = set(db["PORT"])
+            assert all(p["mtu"] == sonic.MTU == "4200" for p in db["PORT"].values())
+            assert set(db["CABLE_LENGTH"]["AZURE"]) == ports
+            for port, text in db["CABLE_LENGTH"]["AZURE"].items():
+                assert text == length[(name, port)]
+                assert 0 < int(text[:-1]) <= max(media.length_m) + 1
+            assert set(db["PORT_QOS_MAP"]) == ports and all(q["pfc_enable"] == "3" and q["dscp_to_tc_map"] == "AZURE" for q in db["PORT_QOS_MAP"].values())
+            assert set(db["QUEUE"]) == {f"{p}|3" for p in ports} and all(q["wred_profile"] == "AZURE_LOSSLESS" for q in db["QUEUE"].values())
+            assert set(db["PFC_WD"]) == ports | {"GLOBAL"} and all(w["detection_time"] == "750" for p, w in db["PFC_WD"].items() if p != "GLOBAL")
+            assert db["DSCP_TO_TC_MAP"]["AZURE"]["26"] == "3" and db["DSCP_TO_TC_MAP"]["AZURE"]["48"] == "6" and len(db["DSCP_TO_TC_MAP"]["AZURE"]) == 64
+            wred = db["WRED_PROFILE"]["AZURE_LOSSLESS"]
+            assert wred["ecn"] == "ecn_all" and wred["green_drop_probability"] == "100"
+            assert int(wred["green_min_threshold"]) == round(0.05 * sonic.QUEUE_BYTES) and int(wred["green_max_threshold"]) == round(0.80 * sonic.QUEUE_BYTES)
+
+
+def test_nvue_filters_redistribution_and_enables_roce(built):
+    """NVUE redistributes connected routes through FRR's LOCAL filter (loopbacks and GPU subnets only) and turns RoCE on."""
+    ctx, out = built
+    for arch, fabric in ctx.fabrics.items():
+        spec = fabric.spec
+        for name, doc in _nvue(out, arch).items():
+            pol = doc["router"]["policy"]
+            rules = pol["prefix-list"]["LOCAL"]["rule"]
+            assert {p for r in rules.values() for p in r["match"]} == {str(plan(fabric).spec.loopbacks), str(plan(fabric).spec.gpus)}
+            assert pol["route-map"]["LOCAL"]["rule"]["10"]["match"]["ip-prefix-list"] == "LOCAL"
+            for vrf in doc["vrf"].values():
+                assert vrf["router"]["bgp"]["address-family"]["ipv4-unicast"]["redistribute"]["connected"] == {"enable": "on", "route-map": "LOCAL"}
+            assert doc["qos"]["roce"] == {"enable": "on", "mode": "lossless"}
+
+
+SYSTEM_SHAPES = [
+    # gpus, extra: a DGX H100 node (its definition names every port's OS name and HCA), a DGX B200 (cages only)
+    (64, {"workload": {"model": "gpt-3-175b", "gpu": "h100"}}),
+    (128, {"workload": {"model": "gpt-3-175b", "gpu": "h100"}, "addressing": {"p2p": "unnumbered"}, "arch": "rail-only"}),
+    (64, {"workload": {"model": "gpt-3-175b", "gpu": "b200"}}),
+]
+
+
+@pytest.mark.parametrize("gpus,extra", SYSTEM_SHAPES, ids=["h100", "h100-rail-only-unnumbered", "b200"])
+def test_netplan_matches_the_systems_ports_and_names_them(gpus, extra, tmp_path):
+    """With a system definition that names its ports' OS names, each GPU NIC stanza matches the port and sets topogen's name; NCCL names the system's HCAs; real netplan turns it into a .link renaming the port."""
+    from topogen.spec import systems
+
+    spec = build_spec({"name": "sys", "gpus": gpus, "hb_domain": 8, "radix": 16, **extra})
+    system = systems.for_spec(spec)
+    assert system is not None and system.gpu == extra["workload"]["gpu"]
+    ctx = pipeline.build(spec)
+    pipeline.write_outputs(ctx, tmp_path / "out", ["netplan"])
+    for arch, fabric in ctx.fabrics.items():
+        assert list(hosts.generate_texts(fabric, None, system)) == list(hosts.reference_texts(fabric, None, system))
+        files = sorted((tmp_path / "out" / arch / "netplan").rglob("*.yaml"))
+        assert len(files) == hosts.nodes(fabric).nodes
+        for f in files[:1] + files[-1:]:
+            eth = yaml.safe_load(f.read_text())["network"]["ethernets"]
+            nccl = f.with_suffix(".nccl.sh").read_text()
+            gpu_ports = {k: v for k, v in eth.items() if k.startswith("gpu")}
+            assert len(gpu_ports) == len(system.compute)
+            if system.renames:
+                assert [v["match"]["name"] for v in gpu_ports.values()] == [p.os_name for p in system.compute]
+                assert all(v["set-name"] == k for k, v in gpu_ports.items())
+                assert all(f"=={p.hca}" in nccl or f",{p.hca}" in nccl for p in system.compute)
+            else:
+                assert all("match" not in v and "set-name" not in v for v in gpu_ports.values())
+            if NETPLAN is None:
+                continue
+            root = tmp_path / "root" / arch / f.stem
+            (root / "etc" / "netplan").mkdir(parents=True)
+            shutil.copy(f, root / "etc" / "netplan" / f.name)
+            (root / "etc" / "netplan" / f.name).chmod(0o600)
+            res = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, timeout=60)
+            assert res.returncode == 0, res.stderr
+            links = {p.read_text() for p in (root / "run" / "systemd" / "network").glob("*.link")}
+            if system.renames:
+                for p in system.compute:
+                    assert any(f"OriginalName={p.os_name}\n" in t for t in links)
+                got = subprocess.run([NETPLAN, "get", "--root-dir", str(root), "ethernets"], capture_output=True, text=True, timeout=60)
+                assert got.returncode == 0 and "set-name" in got.stdout, got.stderr

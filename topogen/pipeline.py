@@ -20,7 +20,7 @@ from topogen.bom import networks as network_bom
 from topogen.checks import validate
 from topogen.checks.findings import Finding
 from topogen.checks.networks import validate_networks
-from topogen.config import addressing, netaddr
+from topogen.config import addressing, netaddr, technology
 from topogen.exports import ADDRESSED, CONFIG_FORMATS, EXPORTERS, workers
 from topogen.exports.files import digest, write_output_text
 from topogen.exports.summary import make_summary
@@ -32,6 +32,7 @@ from topogen.spec import counts
 from topogen.spec.cluster import Spec
 from topogen.layout.networks import NetworkLayout, wire_and_place
 from topogen.spec.layout import resolve as resolve_layout
+from topogen.spec.systems import node_u
 from topogen.util import interrupts
 from topogen.util.errors import InputError, Problem
 from topogen.util.outdir import atomic_dir
@@ -137,7 +138,7 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
     """Storage, in-band and OOB per architecture: plan against the catalog, wire, validate, bill, address."""
     spec = ctx.spec
     ctx.storage_required = storage_required(spec, job)
-    lay = resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node)
+    lay = resolve_layout(spec.layout, spec.hb_domain, spec.gpus_per_node, node_u(spec))
     per_rack = max(1, lay.gpus_per_rack // spec.gpus_per_node)
     for arch, f in ctx.fabrics.items():
         fabric_racks = sum(1 for k in ctx.layouts[arch].racks.kind if k != "compute")
@@ -187,6 +188,7 @@ def write_outputs(ctx: BuildContext, out_dir: Path, formats: list[str], jobs: in
     the build (:mod:`topogen.exports.workers`); the files are byte-identical.
     """
     step = _phases(progress)
+    ctx.messages.extend(technology.skipped(ctx, formats))  # an InfiniBand fabric's BGP files, an Ethernet fabric's OpenSM files
     if any(f in ADDRESSED for f in formats):
         addressing.check(ctx.fabrics)  # a pool too small: exit 2 before the output directory is touched
     with atomic_dir(out_dir, force=force, notes=ctx.messages) as tmp:

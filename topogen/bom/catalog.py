@@ -71,6 +71,8 @@ LENGTH_CLASSES: dict[str, int] = {
     "cross-hall": 50,
     "building": 100,
 }
+NOS_CHOICES = ("sonic", "cumulus", "eos", "mlnx-os")
+ETHERNET_NOS = ("sonic", "cumulus", "eos")
 COPPER_KINDS = ("dac", "acc", "aec", "cat6")
 CABLE_KINDS = (*COPPER_KINDS, "fiber")
 
@@ -103,6 +105,7 @@ SWITCH_FIELDS: tuple[Field, ...] = (
     INTERFACE_TYPE,
     MANUFACTURER,
     Field("role", "choice", "compute: it may serve the GPU fabric; management: only the storage, in-band and OOB networks (never picked for the compute fabric or a search).", default="compute", choices=("compute", "management")),
+    Field("nos", "choice-list", "Network operating systems it runs: sonic, cumulus, eos (Ethernet; topogen writes SONiC config_db.json for sonic, NVUE and NVIDIA Air files for cumulus, frr.conf for any), mlnx-os (an InfiniBand switch's own OS: subnet-manager files only). An empty list: none that topogen configures.", default_doc="every Ethernet format for an Ethernet or unstated switch, none for an infiniband-* interface_type", choices=NOS_CHOICES, example=["sonic", "cumulus"]),
     *SOURCES,
 )
 PORT_FIELDS: tuple[Field, ...] = (
@@ -219,10 +222,25 @@ class SwitchSku:
     interface_type: str = ""  # NetBox interface type of its ports (e.g. infiniband-ndr); "" = from the speed
     manufacturer: str = ""
     role: str = "compute"  # "management": only the other networks take it (never the compute fabric)
+    nos: tuple[str, ...] | None = None  # network operating systems it runs; None: not stated
 
     @property
     def compute(self) -> bool:
         return self.role == "compute"
+
+    @property
+    def infiniband(self) -> bool:
+        """Its ports speak InfiniBand (an ``infiniband-*`` interface type, or only ``mlnx-os`` among its operating systems)."""
+        return self.interface_type.startswith("infiniband-") or (self.nos is not None and "mlnx-os" in self.nos and not set(self.nos) & set(ETHERNET_NOS))
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """The Ethernet operating systems topogen may configure it for: the stated ones, every one when unstated, none on InfiniBand."""
+        if self.infiniband:
+            return ()
+        if self.nos is None:
+            return ETHERNET_NOS
+        return tuple(x for x in self.nos if x in ETHERNET_NOS)
 
     def mode(self, speed: int, radix: int) -> PortMode | None:
         for m in self.ports:
@@ -714,9 +732,29 @@ def _switch(r: _Reader, d: dict | None, path: str) -> SwitchSku | None:
     role = d.get("role", "compute")
     if role not in ("compute", "management"):
         r.add(_join(path, "role"), f"unknown switch role {show(role)}", "valid roles: compute (the GPU fabric may use it), management (only the storage, in-band and OOB networks)")
+    nos = _nos(r, d, path)
     if len(r.problems) > n0:
         return None
-    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src, itype, maker, role)  # type: ignore[arg-type]
+    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src, itype, maker, role, nos)  # type: ignore[arg-type]
+
+
+def _nos(r: _Reader, d: dict, path: str) -> tuple[str, ...] | None:
+    """The optional ``nos`` list: known operating systems, each once."""
+    if "nos" not in d:
+        return None
+    raw = d["nos"]
+    hint = f"a list of {', '.join(NOS_CHOICES)} (or [] for none topogen configures), e.g. nos: [sonic, cumulus]"
+    if not isinstance(raw, list):
+        r.add(_join(path, "nos"), f"nos must be a list, got {show(raw)}", hint)
+        return None
+    bad = [x for x in raw if x not in NOS_CHOICES]
+    if bad:
+        r.add(_join(path, "nos"), f"unknown network operating system {show(bad[0])}", hint)
+        return None
+    if len(set(raw)) != len(raw):
+        r.add(_join(path, "nos"), f"nos lists an operating system twice: {show(raw)}", hint)
+        return None
+    return tuple(raw)
 
 
 def _transceiver(r: _Reader, d: dict | None, path: str) -> Transceiver | None:

@@ -30,8 +30,9 @@ ASNs as ``addressing.csv``, FRR, SONiC and NVUE), on the ports EOS names:
 
 What AVD cannot be given from this plan is refused by :func:`unsupported`
 (returning the reason): rails sharing a switch (a VRF per rail), rail
-subnets (``gpu_subnet: rail``: a VLAN and SVI per rail), unnumbered links, and
-fabrics of more than three switch tiers.
+subnets (``gpu_subnet: rail``: a VLAN and SVI per rail), unnumbered links,
+modular chassis (``Ethernet<card>/<port>/<lane>``) and fabrics of more than
+three switch tiers.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ import numpy as np
 from topogen.config.addressing import Addressing, cidr_text, plan
 from topogen.fabric.view import view
 
-EOS_MANUFACTURER = "arista"  # catalog manufacturer whose switches run EOS
+EOS_MANUFACTURER = "arista"  # catalog manufacturer whose switches run EOS when the SKU states no ``nos``
 LANES = 8  # electrical lanes of an OSFP / QSFP-DD cage
+MAX_FIXED_CAGES = 64  # the most cages of a fixed EOS switch (7060X6-64PE: 64 OSFP); more is a modular chassis
 NODE_TYPES = {1: "l3leaf", 2: "spine", 3: "super_spine"}  # switch tier -> AVD node type key (the inputs' top-level key)
 TYPE_NAMES = {"l3leaf": "l3leaf", "spine": "spine", "super_spine": "super-spine"}  # node type key -> a host's ``type``
 GROUP_SUFFIX = {"l3leaf": "L3LEAVES", "spine": "SPINES", "super_spine": "SUPER_SPINES"}
@@ -62,6 +64,13 @@ class Tier:
     legs: int  # ports per cage at the tier's link speed
 
 
+def runs_eos(sku) -> bool:
+    """The SKU runs Arista EOS: its catalog ``nos`` lists ``eos``, or, unstated, its manufacturer is Arista."""
+    if sku.nos is not None:
+        return "eos" in sku.nos
+    return sku.manufacturer.lower() == EOS_MANUFACTURER
+
+
 def fabric_name(spec_name: str, arch: str) -> str:
     """The AVD fabric (and inventory group) name: ``<SPEC>_<ARCH>`` in Ansible's group-name alphabet."""
     return re.sub(r"[^A-Z0-9_]", "_", f"{spec_name}_{arch}".upper())
@@ -76,8 +85,10 @@ def tiers(ctx, fabric) -> dict[int, Tier] | str:
         if hit is None:
             return f"no catalog switch for tier {t}"
         sku, mode = hit
-        if sku.manufacturer.lower() != EOS_MANUFACTURER:
-            return f"tier {t} is {sku.sku} ({sku.manufacturer or 'no manufacturer'}), not an Arista EOS switch"
+        if not runs_eos(sku):
+            return f"tier {t} is {sku.sku} ({sku.manufacturer or 'no manufacturer'}, nos {list(sku.nos) if sku.nos is not None else 'not stated'}), not an Arista EOS switch"
+        if (mode.radix or 0) // max(1, int(mode.per_cage)) > MAX_FIXED_CAGES:
+            return f"tier {t} is {sku.sku}, a modular chassis ({mode.radix} ports): EOS names its ports Ethernet<card>/<port>/<lane>, which these inputs do not write"
         if t not in NODE_TYPES:
             return f"{top} switch tiers: AVD's l3ls design has at most 3 (l3leaf, spine, super_spine)"
         out[t] = Tier(NODE_TYPES[t], sku.sku, max(1, int(mode.per_cage)))

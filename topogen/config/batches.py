@@ -41,5 +41,5 @@ def batches(e: Ends, pn: PortNames, rows: int | None = None) -> Iterator[Batch]:
         a, b = int(e.offsets[first]), int(e.offsets[stop])
         cut = {f: getattr(e, f)[a:b] for f in ("port", "addr", "plen", "peer", "peer_port", "peer_addr", "peer_asn", "vrf", "rail", "link", "up")}
         ends = replace(e, switch=e.switch[a:b] - first, offsets=e.offsets[first : stop + 1] - a, **cut)
-        yield Batch(first, stop, ends, PortNames(pn.cage[a:b], pn.leg[a:b], pn.legs[a:b], pn.speed[a:b]), slice(a, b))
+        yield Batch(first, stop, ends, PortNames(pn.cage[a:b], pn.leg[a:b], pn.legs[a:b], pn.speed[a:b], None if pn.cable_m is None else pn.cable_m[a:b]), slice(a, b))
         first = stop

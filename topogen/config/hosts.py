@@ -6,7 +6,7 @@ names, the Linux interface names here; at most 15 characters, as Linux
 allows), each on the link the plan addresses (:mod:`topogen.config.addressing`).
 
 **netplan** (``<node>.yaml``, ``network: version 2``): every NIC port gets its
-address, MTU 9000 and the standard multi-NIC RoCE setup: its own routing
+address, MTU 4200 (as the SONiC ports: RoCE's 4096-byte MTU and its headers) and the standard multi-NIC RoCE setup: its own routing
 table ``TABLE_BASE + i`` (``i`` the port's index in the node) with the
 on-link subnet and the route to the GPU pool (rail-only: its rail's block)
 through its leaf, and a policy rule ``from <its address>`` into that table,
@@ -45,7 +45,7 @@ from topogen.fabric.naming import NodeNames
 from topogen.fabric.view import view
 
 TABLE_BASE = 101
-MTU = 9000
+MTU = 4200  # the switch ports' RoCE MTU (SONiC config_db.json): a 4096-byte RDMA MTU and its headers
 GID_INDEX = 3
 MGMT_IF = "eth0"
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -110,8 +110,17 @@ def inband_texts(ifaces) -> tuple[str, str]:
     return "".join(eth), "".join(bonds)
 
 
-def generate(fabric, inband=None) -> Iterator[tuple[str, dict, str]]:
-    """Yield ``(node name, netplan document, nccl.sh text)`` for every node, in node order; ``inband``: each node's in-band interfaces."""
+def _system_ports(system, per_node_ports: int) -> tuple[list[str], list[str]]:
+    """The OS names to match and the HCA names of a node's compute ports (in node port order), from its system definition (:mod:`topogen.spec.systems`); empty where it does not say."""
+    if system is None or len(system.compute) != per_node_ports:
+        return [], []
+    os_names = [p.os_name for p in system.compute] if system.renames else []
+    hcas = [p.hca for p in system.compute] if all(p.hca for p in system.compute) else []
+    return os_names, hcas
+
+
+def generate(fabric, inband=None, system=None) -> Iterator[tuple[str, dict, str]]:
+    """Yield ``(node name, netplan document, nccl.sh text)`` for every node, in node order; ``inband``: each node's in-band interfaces; ``system``: the node's definition (its ports' OS names and HCAs)."""
     ad = plan(fabric)
     L = fabric.links
     v = view(fabric)
@@ -126,13 +135,16 @@ def generate(fabric, inband=None) -> Iterator[tuple[str, dict, str]]:
     rlen = ad.gpu_route_len[rows].astype(np.int64)
     rank = (L.a_dev[rows] % fabric.hb_domain).astype(np.int64)
     per_node = nn.per_node
+    os_names, hca_names = _system_ports(system, int(starts[1] - starts[0]) if nn.nodes else 0)
     for i in range(nn.nodes):
         lo, hi = int(starts[i]), int(starts[i + 1])
         eth = {}
         hcas: dict[int, list[str]] = {}
         for j, r in enumerate(range(lo, hi)):
             t = TABLE_BASE + j
+            ident = {"match": {"name": os_names[j]}, "set-name": str(ifname[r])} if os_names else {}
             eth[str(ifname[r])] = {
+                **ident,
                 "addresses": [f"{mine[r]}/{plen[r]}"],
                 "mtu": MTU,
                 "routes": [
@@ -142,7 +154,7 @@ def generate(fabric, inband=None) -> Iterator[tuple[str, dict, str]]:
                 "routing-policy": [{"from": f"{mine[r]}/32", "table": t, "priority": 1000 + j}],
             }
             local = int(L.a_dev[rows[r]] % per_node)
-            hcas.setdefault(local, []).append(f"mlx5_{j}")
+            hcas.setdefault(local, []).append(hca_names[j] if hca_names else f"mlx5_{j}")
         bonds: dict = {}
         if inband is not None:
             more, bonds = inband_parts(inband[i])
@@ -168,16 +180,19 @@ def netplan_text(name: str, doc: dict) -> str:
     return f"# netplan of {name}, written by topogen\n" + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
-def reference_texts(fabric, inband=None) -> Iterator[tuple[str, str, str]]:
+def reference_texts(fabric, inband=None, system=None) -> Iterator[tuple[str, str, str]]:
     """:func:`generate_texts` through ``yaml.dump`` of :func:`generate`'s documents (slow; for tests)."""
-    for name, doc, sh in generate(fabric, inband):
+    for name, doc, sh in generate(fabric, inband, system):
         yield name, netplan_text(name, doc), sh
 
 
-def generate_texts(fabric, inband=None) -> Iterator[tuple[str, str, str]]:
+def generate_texts(fabric, inband=None, system=None) -> Iterator[tuple[str, str, str]]:
     """Yield ``(node name, netplan text, nccl.sh text)`` for every node, in node order, written from columns.
 
-    ``inband``: each node's in-band interfaces (:func:`topogen.config.netaddr.node_interfaces`), or None.
+    ``inband``: each node's in-band interfaces (:func:`topogen.config.netaddr.node_interfaces`), or None;
+    ``system``: the node's definition (:mod:`topogen.spec.systems`): with its ports' OS names each
+    stanza matches the port by name and sets topogen's (``match:`` + ``set-name:``), with its
+    HCAs NCCL names them.
 
     Each NIC port's netplan stanza is one format template filled for every
     port at once; a node's file joins its ports. The NCCL file depends only
@@ -196,8 +211,15 @@ def generate_texts(fabric, inband=None) -> Iterator[tuple[str, str, str]]:
     plen_t = np.array([str(i) for i in range(33)], dtype=object)
     mine = ip_text(ad.a_addr[rows])
     net = ip_text(ad.a_addr[rows] & (np.uint32(0xFFFFFFFF) << (32 - plen).astype(np.uint32)).astype(np.uint32))
+    os_names, hca_names = _system_ports(system, int(starts[1] - starts[0]) if nn.nodes else 0)
+    ifnames = yaml_strings(v.interfaces(L.a_dev[rows], L.a_port[rows]))
+    if os_names and m:
+        os_t = np.array([yaml_scalar(x) for x in os_names], dtype=object)[j]
+        ident = "      match:\n        name: " + os_t + "\n      set-name: " + ifnames + "\n"
+    else:
+        ident = np.full(m, "", dtype=object)
     cols = [
-        yaml_strings(v.interfaces(L.a_dev[rows], L.a_port[rows])),
+        ifnames,
         yaml_strings(mine + "/" + plen_t[plen]) if m else mine,
         yaml_strings(net + "/" + plen_t[plen]) if m else net,
         int_text(TABLE_BASE + j),
@@ -205,9 +227,10 @@ def generate_texts(fabric, inband=None) -> Iterator[tuple[str, str, str]]:
         yaml_strings(ip_text(ad.z_addr[rows])),
         yaml_strings(mine + "/32") if m else mine,
         int_text(1000 + j),
+        ident,
     ]
     template = (
-        "    {0}:\n      addresses:\n      - {1}\n      mtu: " + str(MTU) + "\n      routes:\n      - to: {2}\n        scope: link\n        table: {3}\n"
+        "    {0}:\n{8}      addresses:\n      - {1}\n      mtu: " + str(MTU) + "\n      routes:\n      - to: {2}\n        scope: link\n        table: {3}\n"
         "      - to: {4}\n        via: {5}\n        table: {3}\n      routing-policy:\n      - from: {6}\n        table: {3}\n        priority: {7}\n"
     )
     stanza = list(map(template.format, *(c.tolist() for c in cols)))
@@ -228,15 +251,15 @@ def generate_texts(fabric, inband=None) -> Iterator[tuple[str, str, str]]:
         key = (rank[lo] if hi > lo else 0, tuple(local[lo:hi]), mgmt_if)
         body = bodies.get(key)
         if body is None:
-            body = bodies[key] = _nccl_body(key[0], key[1], mgmt_if)
+            body = bodies[key] = _nccl_body(key[0], key[1], mgmt_if, hca_names)
         yield name, text, f"# NCCL variables for {name} ({fabric.arch}), written by topogen: source from each rank's launcher\n" + body
 
 
-def _nccl_body(rank0: int, local: tuple[int, ...], mgmt_if: str = MGMT_IF) -> str:
-    """The NCCL variables of a node whose NIC port ``j`` serves local GPU ``local[j]``, its first GPU on rail ``rank0``."""
+def _nccl_body(rank0: int, local: tuple[int, ...], mgmt_if: str = MGMT_IF, hca_names: list[str] | None = None) -> str:
+    """The NCCL variables of a node whose NIC port ``j`` serves local GPU ``local[j]`` (HCA ``hca_names[j]``, else ``mlx5_<j>``), its first GPU on rail ``rank0``."""
     hcas: dict[int, list[str]] = {}
     for j, g in enumerate(local):
-        hcas.setdefault(g, []).append(f"mlx5_{j}")
+        hcas.setdefault(g, []).append(hca_names[j] if hca_names else f"mlx5_{j}")
     cases = "".join(f"    {k}) export NCCL_IB_HCA=={','.join(h)} ;;  # rail {rank0 + k}\n" for k, h in sorted(hcas.items()))
     return (
         f"export NCCL_IB_GID_INDEX={GID_INDEX}\nexport NCCL_CROSS_NIC=0\nexport NCCL_SOCKET_IFNAME={mgmt_if}\n"

@@ -14,8 +14,13 @@ list with one ``set:`` document holding
   rail's VLAN and the gateway is on ``vlan<id>``;
 * ``vrf``: ``default`` and each rail's VRF with ``router.bgp``: a neighbour per
   fabric port (``remote-as`` the peer's ASN; unnumbered ports by name, ``type:
-  unnumbered``), ``ipv4-unicast`` with ``redistribute connected`` and ``multipaths.ebgp``
-  the switch's ECMP width, BFD on every neighbour.
+  unnumbered``), ``ipv4-unicast`` with ``redistribute connected`` through route-map
+  ``LOCAL`` and ``multipaths.ebgp`` the switch's ECMP width, BFD on every neighbour;
+* ``router.policy``: FRR's filter (:func:`policy`): prefix-list ``LOCAL`` of the
+  loopback /32s and the GPU subnets, route-map ``LOCAL`` matching it, so the fabric /31s
+  stay out of the tables as in ``frr.conf``;
+* ``qos.roce``: ``enable: on``, ``mode: lossless`` (PFC on priority 3, ECN and the DSCP
+  map of Cumulus's RoCE profile).
 """
 
 from __future__ import annotations
@@ -33,6 +38,21 @@ from topogen.config.scalars import int_text, yaml_scalar, yaml_strings
 from topogen.fabric.view import view
 
 MTU = 9216
+ROCE = {"enable": "on", "mode": "lossless"}  # NVUE's one switch for RoCE: PFC on priority 3, ECN, the DSCP map (Cumulus's RoCE defaults)
+
+
+def policy(spec) -> dict:
+    """``router.policy``: FRR's ``LOCAL`` filter (:mod:`topogen.config.frr`) as NVUE objects: loopback /32s and the GPU subnets, nothing else."""
+    return {
+        "prefix-list": {"LOCAL": {"type": "ipv4", "rule": {"5": {"action": "permit", "match": {str(spec.loopbacks): {"min-prefix-len": 32, "max-prefix-len": 32}}}, "10": {"action": "permit", "match": {str(spec.gpus): {"max-prefix-len": 32}}}}}},
+        "route-map": {"LOCAL": {"rule": {"10": {"action": {"permit": {}}, "match": {"type": "ipv4", "ip-prefix-list": "LOCAL"}}}}},
+    }
+
+
+def _policy_text(spec) -> str:
+    """:func:`policy` as ``yaml.dump`` writes it under ``router:`` (indented 6)."""
+    text = yaml.dump({"policy": policy(spec)}, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+    return "".join("      " + line + "\n" for line in text.splitlines())
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -53,7 +73,7 @@ def generate(ctx, fabric) -> Iterator[tuple[int, list]]:
         def bgp_of(vr: int) -> dict:
             key = "default" if vr < 0 else ad.vrf_name(vr)
             if key not in vrfs:
-                vrfs[key] = {"router": {"bgp": {"enable": "on", "router-id": str(lo[s]), "neighbor": {}, "address-family": {"ipv4-unicast": {"enable": "on", "redistribute": {"connected": {"enable": "on"}}, "multipaths": {"ebgp": paths}}}}}}
+                vrfs[key] = {"router": {"bgp": {"enable": "on", "router-id": str(lo[s]), "neighbor": {}, "address-family": {"ipv4-unicast": {"enable": "on", "redistribute": {"connected": {"enable": "on", "route-map": "LOCAL"}}, "multipaths": {"ebgp": paths}}}}}}
                 if vr >= 0:
                     vrfs[key]["table"] = ad.vrf_table(vr)
             return vrfs[key]["router"]["bgp"]
@@ -95,9 +115,10 @@ def generate(ctx, fabric) -> Iterator[tuple[int, list]]:
             bgp_of(-1)
         for vid, it in sorted(vlans.items()):
             intf[f"vlan{vid}"] = it
-        doc: dict = {"system": {"hostname": sw.name}, "router": {"bgp": {"enable": "on", "autonomous-system": int(ad.asn[s]), "router-id": str(lo[s])}}, "interface": intf, "vrf": vrfs}
+        doc: dict = {"system": {"hostname": sw.name}, "router": {"bgp": {"enable": "on", "autonomous-system": int(ad.asn[s]), "router-id": str(lo[s])}, "policy": policy(ad.spec)}, "interface": intf, "vrf": vrfs}
         if vlans:
             doc["bridge"] = {"domain": {"br_default": {"vlan": {str(vid): {} for vid in sorted(vlans)}}}}
+        doc["qos"] = {"roce": dict(ROCE)}
         yield s, [{"set": doc}]
 
 
@@ -205,6 +226,8 @@ def _batch_texts(fabric, ad: Addressing, v, lo: np.ndarray, batch: Batch) -> Ite
         vrf_line = np.where(in_vrf[gw_rows], "          vrf: " + vrf_t[gw_rows] + "\n", "")
         svi = _fill("      vlan{}:\n        type: svi\n        vlan: {}\n        ip:\n          address:\n            {}: {{}}\n{}", vid_t[gw_rows], vid_t[gw_rows], cidr[gw_rows], vrf_line)
     gw_start = np.searchsorted(e.switch[gw_rows], np.arange(nsw + 1), side="left")
+    pol = _policy_text(ad.spec)
+    qos = "    qos:\n      roce:\n" + "".join(f"        {k}: {yaml_scalar(v)}\n" for k, v in ROCE.items())
     widths = _ecmp_widths(e, n, nsw).tolist()
     # per switch scalars, checked for YAML once per batch
     router_ids = yaml_strings(lo[first : batch.stop]).tolist()
@@ -215,7 +238,7 @@ def _batch_texts(fabric, ad: Addressing, v, lo: np.ndarray, batch: Batch) -> Ite
         sl = e.of(s)
         paths = widths[s]
         router_id = router_ids[s]
-        out = [_header(fabric, first + s), f"- set:\n    system:\n      hostname: {hostnames[s]}\n    router:\n      bgp:\n        enable: 'on'\n        autonomous-system: {int(asns[s])}\n        router-id: {router_id}\n    interface:\n      lo:\n        type: loopback\n        ip:\n          address:\n            {loopbacks[s]}: {{}}\n"]
+        out = [_header(fabric, first + s), f"- set:\n    system:\n      hostname: {hostnames[s]}\n    router:\n      bgp:\n        enable: 'on'\n        autonomous-system: {int(asns[s])}\n        router-id: {router_id}\n{pol}    interface:\n      lo:\n        type: loopback\n        ip:\n          address:\n            {loopbacks[s]}: {{}}\n"]
         out.extend(iface[sl].tolist())
         a, b = int(gw_start[s]), int(gw_start[s + 1])
         vids = []
@@ -238,9 +261,10 @@ def _batch_texts(fabric, ad: Addressing, v, lo: np.ndarray, batch: Batch) -> Ite
             out.append(
                 f"      {'default' if r < 0 else vrf_names[r]}:\n        router:\n          bgp:\n            enable: 'on'\n            router-id: {router_id}\n"
                 + (f"            neighbor:\n{body}" if body else "            neighbor: {}\n")
-                + f"            address-family:\n              ipv4-unicast:\n                enable: 'on'\n                redistribute:\n                  connected:\n                    enable: 'on'\n                multipaths:\n                  ebgp: {paths}\n"
+                + f"            address-family:\n              ipv4-unicast:\n                enable: 'on'\n                redistribute:\n                  connected:\n                    enable: 'on'\n                    route-map: LOCAL\n                multipaths:\n                  ebgp: {paths}\n"
                 + (f"        table: {ad.vrf_table(r)}\n" if r >= 0 else "")
             )
         if vids:
             out.append("    bridge:\n      domain:\n        br_default:\n          vlan:\n" + "".join(f"            {yaml_scalar(str(x))}: {{}}\n" for x in vids))
+        out.append(qos)
         yield first + s, "".join(out)

@@ -34,6 +34,7 @@ class PortNames:
     leg: np.ndarray
     legs: np.ndarray
     speed: np.ndarray
+    cable_m: np.ndarray | None = None  # the sold length (m) of each end's cable, from the BOM; None without one
 
     def _first_lane(self, rows) -> np.ndarray:
         return LANES * self.cage[rows] + self.leg[rows] * (LANES // self.legs[rows])
@@ -73,11 +74,52 @@ def port_names(ctx, fabric, ad) -> PortNames:
         g[on] = br.group[e.link[on]]
         at = (g >= 0) & ~e.up  # a breakout cable leaves the upper switch's cage: its down ends
         legs[at] = br.legs[g[at]]
+    speed = np.where(e.up, L.a_speed[e.link], L.z_speed[e.link]).astype(np.int64)
+    legs = np.maximum(legs, _cage_ports(ctx, fabric, bom, e.switch, speed))
     port0 = e.port.astype(np.int64) - 1
     cage = port0 // legs
     leg = port0 % legs
-    speed = np.where(e.up, L.a_speed[e.link], L.z_speed[e.link]).astype(np.int64)
-    return PortNames(cage, leg, legs, speed)
+    # ports past a switch's down ports (its uplinks) fill the cages after the down ports' cages: a
+    # 200G leaf with 128 down ports two to a cage has its 400G uplinks p129.. in cages 64..
+    down = np.fromiter((sw.down_ports for sw in fabric.switches), np.int64, len(fabric.switches))[e.switch] if len(e.switch) else np.zeros(0, np.int64)
+    above = port0 >= down
+    if above.any():
+        down_legs = np.ones(len(fabric.switches), np.int64)
+        np.maximum.at(down_legs, e.switch[~above], legs[~above])
+        first = -(-down[above] // down_legs[e.switch[above]])
+        cage[above] = first + (port0[above] - down[above]) // legs[above]
+        leg[above] = (port0[above] - down[above]) % legs[above]
+    media = getattr(bom, "link_media", None)
+    cable_m = None
+    if media is not None and len(media.length_m) >= (int(e.link.max()) + 1 if len(e.link) else 0):
+        cable_m = np.ceil(np.asarray(media.length_m, dtype=np.float64)[e.link] - 1e-9).astype(np.int64)
+    return PortNames(cage, leg, legs, speed, cable_m)
+
+
+def _cage_ports(ctx, fabric, bom, switch: np.ndarray, speed: np.ndarray) -> np.ndarray:
+    """Ports per cage of each end: the catalog port mode's ``per_cage`` of its switch's SKU (its tier's) at the end's speed; 1 where the catalog does not say.
+
+    A 64-cage SN5600 run as 128 x 400G has two ports in each cage (``Ethernet0``,
+    ``Ethernet4``; ``swp1s0``, ``swp1s1``), whether or not a breakout cable
+    leaves it.
+    """
+    out = np.ones(len(switch), np.int64)
+    hw = getattr(ctx, "catalog", None) if ctx is not None else None
+    if hw is None or bom is None or not len(switch):
+        return out
+    by_sku = {x.sku: x for x in hw.switches}
+    skus = bom.switch_skus
+    tier = np.fromiter((sw.tier for sw in fabric.switches), np.int64, len(fabric.switches))
+    radix = np.fromiter((sw.radix for sw in fabric.switches), np.int64, len(fabric.switches))
+    key = (tier[switch] * (1 << 20) + radix[switch]) * (1 << 20) + speed
+    uniq, inv = np.unique(key, return_inverse=True)
+    per = np.ones(len(uniq), np.int64)
+    for i, k in enumerate(uniq.tolist()):
+        t, r, v = k >> 40, (k >> 20) & ((1 << 20) - 1), k & ((1 << 20) - 1)
+        sku = by_sku.get(skus[min(t, len(skus)) - 1]) if skus else None
+        mode = sku.cage_mode(v, None) if sku is not None and sku.mode(v, r) is None else (sku.mode(v, r) if sku is not None else None)
+        per[i] = mode.per_cage if mode is not None else 1
+    return per[inv.reshape(-1)]
 
 
 class EndTexts(NamedTuple):

@@ -38,7 +38,46 @@ from topogen.config.ports import end_texts, port_names
 from topogen.config.scalars import int_text, json_inner
 from topogen.fabric.view import view
 
-MTU = "9100"
+MTU = "4200"  # RoCE: a 4096-byte RDMA MTU and its headers (NVIDIA's RoCE recommendation for Spectrum switches)
+ROUTING_MODE = "split-unified"  # BGP tables and the integrated frr.conf both kept (split deletes frr.conf at start-up)
+MAP = "AZURE"  # SONiC's name of its default QoS maps and profiles
+LOSSLESS = 3  # the lossless priority, its traffic class and its queue
+CNP = 6  # the congestion notification packets' priority (strict, lossy)
+DSCP_LOSSLESS = 26  # RoCE data (NVIDIA's RoCE default DSCP)
+DSCP_CNP = 48  # RoCE congestion notification packets
+QUEUE_BYTES = 2 * 1024 * 1024  # ASSUMED lossless queue allotment the ECN thresholds are fractions of
+ECN_MIN, ECN_MAX, ECN_DROP = 0.05, 0.80, 100  # ECN marking from 5 % to 80 % of the queue, up to probability 100 %
+PFC_WD_MS = 750  # PFC watchdog: a queue paused this long is a storm; its packets are dropped, restored after as long
+PFC_WD_POLL_MS = 100
+LOSSLESS_PROFILE = f"{MAP}_LOSSLESS"
+
+
+def qos_maps() -> dict[str, dict]:
+    """The switch-wide RoCE QoS tables: DSCP to traffic class, traffic class to queue and priority group, PFC priority to queue, the ECN profile, the PFC watchdog's poll interval."""
+    dscp = {str(d): "0" for d in range(64)}
+    dscp[str(DSCP_LOSSLESS)], dscp[str(DSCP_CNP)] = str(LOSSLESS), str(CNP)
+    same = {str(t): str(t) for t in range(8)}
+    wred = {"ecn": "ecn_all", "wred_green_enable": "true", "green_min_threshold": str(round(QUEUE_BYTES * ECN_MIN)), "green_max_threshold": str(round(QUEUE_BYTES * ECN_MAX)), "green_drop_probability": str(ECN_DROP)}
+    return {
+        "DSCP_TO_TC_MAP": {MAP: dscp},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: dict(same)},
+        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": str(PFC_WD_POLL_MS)}},
+        "TC_TO_PRIORITY_GROUP_MAP": {MAP: dict(same)},
+        "TC_TO_QUEUE_MAP": {MAP: dict(same)},
+        "WRED_PROFILE": {LOSSLESS_PROFILE: wred},
+    }
+
+
+PORT_QOS = {"dscp_to_tc_map": MAP, "pfc_enable": str(LOSSLESS), "pfc_to_queue_map": MAP, "tc_to_pg_map": MAP, "tc_to_queue_map": MAP}
+PFC_WD_PORT = {"action": "drop", "detection_time": str(PFC_WD_MS), "restoration_time": str(PFC_WD_MS)}
+
+
+def _table_body(entries: dict) -> str:
+    """A table's entries as ``json.dumps(indent=2, sort_keys=True)`` writes them at depth 1 (without the table's braces)."""
+    return "\n".join("  " + line for line in json.dumps(entries, indent=2, sort_keys=True).split("\n")[1:-1])
+
+
+_QOS_BODIES = {t: _table_body(v) for t, v in qos_maps().items()}
 
 
 def vrf(rail: int) -> str:
@@ -54,11 +93,17 @@ def generate(ctx, fabric) -> Iterator[tuple[int, dict]]:
         names = pn.sonic(rows)
         lanes = pn.sonic_lanes(rows)
         shared = bool(ad.shared[s])
-        meta = {"hostname": sw.name, "bgp_asn": str(int(ad.asn[s])), "type": "LeafRouter" if sw.tier == 1 else "SpineRouter", "docker_routing_config_mode": "split", "hwsku": f"topogen-{sw.radix}x{int(pn.speed[rows].max()) if len(rows) else 0}G"}
+        meta = {"hostname": sw.name, "bgp_asn": str(int(ad.asn[s])), "type": "LeafRouter" if sw.tier == 1 else "SpineRouter", "docker_routing_config_mode": ROUTING_MODE, "hwsku": f"topogen-{sw.radix}x{int(pn.speed[rows].max()) if len(rows) else 0}G"}
         db: dict = {"DEVICE_METADATA": {"localhost": meta}, "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{lo[s]}/32": {}}}
         port, brk, intf, nbr, vlans, members, vlan_intf = {}, {}, {}, {}, {}, {}, {}
+        cable, port_qos, queue, pfc_wd = {}, {}, {}, {}
         for i, r in enumerate(rows.tolist()):
             name = names[i]
+            if pn.cable_m is not None:
+                cable[name] = f"{int(pn.cable_m[r])}m"
+            port_qos[name] = dict(PORT_QOS)
+            queue[f"{name}|{LOSSLESS}"] = {"wred_profile": LOSSLESS_PROFILE}
+            pfc_wd[name] = dict(PFC_WD_PORT)
             port[name] = {"alias": f"p{int(e.port[r])}", "lanes": lanes[i], "speed": str(int(pn.speed[r]) * 1000), "mtu": MTU, "admin_status": "up", "description": peer_desc[r]}
             if pn.legs[r] > 1 and pn.leg[r] == 0:
                 brk[name] = {"brkout_mode": f"{int(pn.legs[r])}x{int(pn.speed[r])}G"}
@@ -85,6 +130,11 @@ def generate(ctx, fabric) -> Iterator[tuple[int, dict]]:
                 nb["local_addr"] = addr[r]
             nbr[f"{vrf(vr)}|{key}" if vr >= 0 else key] = nb
         db["PORT"] = port
+        db.update(qos_maps())
+        db["PFC_WD"].update(pfc_wd)
+        db["PORT_QOS_MAP"], db["QUEUE"] = port_qos, queue
+        if cable:
+            db["CABLE_LENGTH"] = {MAP: cable}
         if brk:
             db["BREAKOUT_CFG"] = brk
         db["INTERFACE"] = intf
@@ -184,6 +234,9 @@ def _batch_texts(fabric, ad: Addressing, v, batch: Batch) -> Iterator[tuple[int,
 
     everyone = np.ones(rows, bool)
     add("PORT", everyone, names, [("admin_status", "up", True), ("alias", "p" + int_text(e.port), True), ("description", peer_desc, True), ("lanes", pn.sonic_lanes(allrows), True), ("mtu", MTU, True), ("speed", int_text(speed * 1000), True)])
+    add("PORT_QOS_MAP", everyone, names, [(k, v, True) for k, v in PORT_QOS.items()])
+    add("QUEUE", everyone, names + f"|{LOSSLESS}", [("wred_profile", LOSSLESS_PROFILE, True)])
+    add("PFC_WD", everyone, names, [(k, v, True) for k, v in PFC_WD_PORT.items()])
     add("BREAKOUT_CFG", (pn.legs > 1) & (pn.leg == 0), names, [("brkout_mode", int_text(pn.legs) + "x" + int_text(speed) + "G", True)])
     add("INTERFACE", ~bridged, names, [("ipv6_use_link_local_only", "enable", True), ("vrf_name", vrf_t, True)], [~numbered & ~to_gpu, in_vrf])
     add("INTERFACE", ~bridged & numbered, names + "|" + cidr, [])
@@ -218,19 +271,30 @@ def _batch_texts(fabric, ad: Addressing, v, batch: Batch) -> Iterator[tuple[int,
     radix = int_text(np.fromiter((s.radix for s in sw), np.int64, nsw))
     meta = _entries(
         np.full(nsw, "localhost", dtype=object),
-        [("bgp_asn", int_text(ad.asn[first : batch.stop]), True), ("docker_routing_config_mode", "split", True), ("hostname", json_inner([s.name for s in sw]), True), ("hwsku", "topogen-" + radix + "x" + int_text(top) + "G", True), ("type", kind, True)],
+        [("bgp_asn", int_text(ad.asn[first : batch.stop]), True), ("docker_routing_config_mode", ROUTING_MODE, True), ("hostname", json_inner([s.name for s in sw]), True), ("hwsku", "topogen-" + radix + "x" + int_text(top) + "G", True), ("type", kind, True)],
     )
     single = {"DEVICE_METADATA": meta, "LOOPBACK_INTERFACE": '    "Loopback0": {},\n    "Loopback0|' + lo + '/32": {}' if nsw else np.empty(0, dtype=object)}
     grouped = {}
     for table, parts in tables.items():
         grouped[table] = _sorted_groups(*(np.concatenate([p[i] for p in parts]) for i in range(3)), nsw)
-    always = {"PORT", "INTERFACE"}
-    order = sorted([*grouped, *single, "VRF"])
+    if pn.cable_m is not None and rows:  # CABLE_LENGTH|AZURE: one entry, a field per port, sorted as sort_keys sorts them
+        field = '      "' + json_inner(names) + '": "' + int_text(pn.cable_m) + 'm"'
+        cable_text, cable_at = _sorted_groups(e.switch, names, field, nsw)
+    always = {"PORT", "INTERFACE", "PORT_QOS_MAP", "QUEUE", "PFC_WD"}
+    extra = ["CABLE_LENGTH"] if pn.cable_m is not None and rows else []
+    order = sorted({*grouped, *single, "VRF", *_QOS_BODIES, *extra})
     for s in range(nsw):
         out = []
         for table in order:
             if table in single:
                 body = single[table][s]
+            elif table == "CABLE_LENGTH":
+                a, b = int(cable_at[s]), int(cable_at[s + 1])
+                if a == b:
+                    continue
+                body = f'    "{MAP}": {{\n' + ",\n".join(cable_text[a:b].tolist()) + "\n    }"
+            elif table in _QOS_BODIES and table not in grouped:
+                body = _QOS_BODIES[table]
             elif table == "VRF":
                 if not ad.shared[first + s]:
                     continue
@@ -241,6 +305,8 @@ def _batch_texts(fabric, ad: Addressing, v, batch: Batch) -> Iterator[tuple[int,
                 if a == b and table not in always:
                     continue
                 body = ",\n".join(text[a:b].tolist())
+                if table == "PFC_WD":  # the ports' entries, then GLOBAL ("Ethernet..." sorts before it)
+                    body = ",\n".join(x for x in (body, _QOS_BODIES[table]) if x)
             out.append(f'  "{table}": ' + ("{\n" + body + "\n  }" if body else "{}"))
         yield first + s, "{\n" + ",\n".join(out) + "\n}\n"
 

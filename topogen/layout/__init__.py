@@ -19,6 +19,7 @@ from topogen.fabric.naming import ISL_LINK
 from topogen.layout.cables import routed_m, sold_m
 from topogen.layout.floor import Placement, Racks, place
 from topogen.spec.layout import LayoutSpec, parse_layout, resolve
+from topogen.spec.systems import node_u
 
 __all__ = ["Layout", "LayoutSpec", "Racks", "parse_layout", "plan", "resolve"]
 
@@ -84,7 +85,7 @@ def _num(x: float):
 def plan(fabric: Fabric) -> Layout:
     """Place every device of ``fabric`` and give every cable a routed and a sold length."""
     spec = fabric.spec
-    lay = resolve(getattr(spec, "layout", None), spec.hb_domain, spec.gpus_per_node)
+    lay = resolve(getattr(spec, "layout", None), spec.hb_domain, spec.gpus_per_node, node_u(spec))
     p = place(fabric, lay)
     r = routed_m(fabric, lay, p)
     return Layout(lay, p, r, sold_m(r, lay.lengths_m), fabric.gpus)

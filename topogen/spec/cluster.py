@@ -33,7 +33,7 @@ NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullm
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
 
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in SPEC_FIELDS}  # the field table (topogen.spec.fields) is the one list of keys
-OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "networks", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per")  # left out of to_dict()/the hash when unset
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "networks", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "system")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = tuple(f.name for f in SPEC_FIELDS if f.required)
 RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
@@ -65,6 +65,7 @@ class Spec:
     max_scalable_units: int | None = None
     reserved_leaf_ports: int | None = None
     reserved_leaf_ports_per: str | None = None  # "su": every SU's leaves keep reserved_leaf_ports (None / "design": the last SU's)
+    system: str | None = None  # templates/systems/<system>.yaml (None: from the workload's GPU, topogen.spec.systems.for_spec)
     base_dir: str = field(default="", compare=False)  # the spec file's directory: a relative catalog path in the file is read from there (not hashed)
 
     homing: str = "planes"  # "dual": the ports of a plane go to two leaves of the GPU's rail (no leaf-leaf link)
@@ -331,6 +332,7 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         values["catalog"] = cat
 
     _node_size(merged["gpus_per_node"], values, problems)
+    _system(merged["system"], values, problems)
     planes_given = "planes" in data or (overrides or {}).get("planes") is not None
     _nic_ports(merged["nic_ports"], merged["homing"], planes_given, values, problems)
     _ratios(merged["oversubscription"], values, problems)
@@ -343,6 +345,25 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
         raise InputError(problems)
     derived = {k: values[k] for k in ("tier_radix", "tier_oversubscription", "tier_speed") if k in values}
     return Spec(**{k: values.get(k) if k in OPTIONAL_KEYS else values[k] for k in ALLOWED_KEYS if k != "nic_ports"}, base_dir=base, **derived)
+
+
+def _system(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
+    """``system``: a bundled system definition holding ``gpus_per_node`` GPUs."""
+    if raw is None:
+        return
+    from topogen.spec import systems
+
+    known = systems.names()
+    if not isinstance(raw, str) or raw not in known:
+        near = resources.did_you_mean(raw, known) if isinstance(raw, str) else ""
+        problems.append(Problem("system", f"unknown system {show(raw)}{near}", f"bundled systems (templates/systems/): {', '.join(known)}"))
+        return
+    s = systems.load(raw)
+    per = values.get("gpus_per_node") or values.get("hb_domain")
+    if per is not None and s.gpus != per:
+        problems.append(Problem("system", f"system {raw} holds {s.gpus} GPUs, but a node here has {per} (gpus_per_node)", f"set gpus_per_node: {s.gpus}, or leave system out for a generic node"))
+        return
+    values["system"] = raw
 
 
 def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems: list[Problem]) -> None:

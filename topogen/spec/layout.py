@@ -135,18 +135,20 @@ def _against_cluster(lay: LayoutSpec, values: dict[str, Any], problems: list[Pro
         problems.append(Problem(f"{path}.switches_per_rack", f"{r.switches_per_rack} switches of {r.switch_u} U from U{r.first_u} do not fit in {r.rack_u} U", "lower switches_per_rack"))
 
 
-def resolve(lay: LayoutSpec | None, hb_domain: int, gpus_per_node: int) -> LayoutSpec:
+def resolve(lay: LayoutSpec | None, hb_domain: int, gpus_per_node: int, system_u: int | None = None) -> LayoutSpec:
     """``lay`` with every defaulted field filled in for an HB domain of ``hb_domain`` GPUs.
 
     Defaults: a rack-scale domain (36 < K <= 144, NVL72) is one rack of 1 U trays
     of 4 GPUs around 9 U of NVLink switch trays; 8-GPU servers (DGX) stand 4 to
     a rack, 8 U each; smaller nodes (GH200 superchips) 16 to a rack, 1 U each.
-    A default that would not fit the rack is halved until it does.
+    A default that would not fit the rack is halved until it does. ``system_u``: the height of
+    the node's system (:func:`topogen.spec.systems.node_u`: a DGX B200 is 10 U) when the
+    layout gives no ``tray_u``.
     """
     lay = lay or LayoutSpec()
     rack_scale = 36 <= hb_domain <= 144
     tray = lay.gpus_per_tray or (min(gpus_per_node, 8) if hb_domain <= 16 else min(gpus_per_node, 4))
-    tray_u = lay.tray_u or (8 if tray >= 8 else 1)
+    tray_u = lay.tray_u or (system_u if system_u and tray == gpus_per_node else None) or (8 if tray >= 8 else 1)
     hb_u = lay.hb_switch_u if lay.hb_switch_u is not None else (9 if rack_scale else 0)
     per_rack = lay.gpus_per_rack
     if per_rack is None:

@@ -55,6 +55,8 @@ def _kind(field: Field, kind: str | None = None) -> dict[str, Any]:
         return {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._/+()-]{0,79}$"}
     elif kind == "choice":
         return {"enum": list(field.choices)}
+    elif kind == "choice-list":
+        return {"type": "array", "items": {"enum": list(field.choices)}, "uniqueItems": True}
     elif kind == "bool":
         return {"type": "boolean"}
     elif kind in ("per-tier-int", "radix"):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from topogen.config import hosts, netaddr
 from topogen.exports.files import arch_dir, write_file_text
+from topogen.spec import systems
 
 PER_FOLDER = 512
 
@@ -24,7 +25,7 @@ def export(ctx, dest: Path) -> list[Path]:
         total = hosts.nodes(fabric).nodes
         w = max(5, len(str(total - 1)))
         d = root
-        for i, (name, text, sh) in enumerate(hosts.generate_texts(fabric, inband)):
+        for i, (name, text, sh) in enumerate(hosts.generate_texts(fabric, inband, systems.for_spec(fabric.spec))):
             lo = i - i % PER_FOLDER
             if i == lo:
                 d = root / f"n{lo:0{w}d}-{min(lo + PER_FOLDER, total) - 1:0{w}d}"

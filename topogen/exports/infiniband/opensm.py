@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from topogen.config.technology import writes
 from topogen.exports.infiniband import ibnetdiscover, storage as storage_ib
 from topogen.exports.infiniband import opensm_files as opensm
 from topogen.exports.files import arch_dir, open_output
@@ -19,6 +20,8 @@ from topogen.exports.files import arch_dir, open_output
 def export(ctx, dest: Path) -> list[Path]:
     paths: list[Path] = []
     for arch, fabric in ctx.fabrics.items():
+        if not writes(ctx, arch, "opensm"):
+            continue  # an Ethernet fabric: no subnet manager
         for sub in ibnetdiscover.subnets(fabric):
             d = arch_dir(dest, arch, "opensm", sub.name)
             sg = opensm.subnet_guids(fabric, sub)

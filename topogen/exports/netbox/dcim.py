@@ -70,6 +70,7 @@ from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import ISL_LINK, NodeNames
 from topogen.fabric.view import column_rows, csv_header, csv_records, text_table, view
 from topogen.layout import resolve
+from topogen.spec.systems import node_u
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.util.errors import InputError, Problem
 from topogen.util.text import csv_line
@@ -540,7 +541,7 @@ def cable_rows(fabric: Fabric, media: dict[int, tuple[str, str, str]] | None = N
 
 def _heights(spec) -> tuple[int, int]:
     """U of a compute node and of a switch in the spec's layout (the same for both architectures)."""
-    lay = resolve(getattr(spec, "layout", None), spec.hb_domain, spec.gpus_per_node)
+    lay = resolve(getattr(spec, "layout", None), spec.hb_domain, spec.gpus_per_node, node_u(spec))
     return node_height_u(lay, spec.gpus_per_node), lay.switch_u
 
 

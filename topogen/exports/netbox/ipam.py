@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from topogen.config.technology import writes
 from topogen.exports.netbox import ipam_rows as ipam
 from topogen.exports.files import arch_dir, write_csv, write_csv_parts
 from topogen.exports.netbox.dcim import MAX_PART_BYTES
@@ -21,13 +22,14 @@ from topogen.fabric.view import csv_header, csv_records
 
 def export(ctx, dest: Path) -> list[Path]:
     paths = []
-    if ctx.fabrics:
+    fabrics = {a: f for a, f in ctx.fabrics.items() if writes(ctx, a, "ipam")}  # an InfiniBand fabric has no IP plan
+    if fabrics:
         d = arch_dir(dest, "netbox", "ipam")
-        rows = ipam.build_rows(ctx.fabrics)
+        rows = ipam.build_rows(fabrics)
         for name, columns in ipam.BUILD_FILES.items():
             write_csv(d / name, columns, rows[name])
             paths.append(d / name)
-    for arch, fabric in ctx.fabrics.items():
+    for arch, fabric in fabrics.items():
         d = arch_dir(dest, arch, "netbox", "ipam")
         runs = ipam.columns(fabric)
         for name, columns in ipam.ARCH_FILES.items():

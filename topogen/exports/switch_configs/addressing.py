@@ -21,6 +21,7 @@ from typing import Iterator
 import numpy as np
 
 from topogen.config.addressing import Addressing, cidr_text, plan
+from topogen.config.technology import writes
 from topogen.exports.files import open_output, per_arch
 from topogen.fabric.model import Fabric
 from topogen.fabric.view import csv_header, csv_lines, int_texts, text_table, view
@@ -140,4 +141,4 @@ def write_addressing(fabric: Fabric, path: Path) -> None:
 
 
 def export(ctx, dest: Path) -> list[Path]:
-    return per_arch(ctx.fabrics, dest, "addressing.csv", write_addressing)
+    return per_arch({a: f for a, f in ctx.fabrics.items() if writes(ctx, a, "addressing")}, dest, "addressing.csv", write_addressing)

@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from topogen.config.paths import switch_dirs
+from topogen.config.technology import writes
 from topogen.exports.files import arch_dir, write_file_text
 
 
 def write(ctx, dest: Path, fmt: str, filename: Callable[[str], str], texts: Callable[..., Iterator[tuple[int, str]]]) -> list[Path]:
-    """Write ``texts(ctx, fabric)``'s ``(switch, text)`` pairs of every architecture; ``filename(switch name)`` names each file."""
+    """Write ``texts(ctx, fabric)``'s ``(switch, text)`` pairs of every architecture whose switches take ``fmt`` (:mod:`topogen.config.technology`); ``filename(switch name)`` names each file."""
     paths: list[Path] = []
     for arch, fabric in ctx.fabrics.items():
+        if not writes(ctx, arch, fmt):
+            continue
         root = arch_dir(dest, arch, fmt)
         dirs = switch_dirs(fabric)
         made: set[str] = set()
