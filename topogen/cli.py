@@ -327,6 +327,7 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
 @click.option("--power-kw", "power_kw", help="Constraint: fabric power at most this many kW.")
 @click.option("--racks", help="Constraint: at most this many racks on the floor layout.")
 @click.option("--max-hops", "max_hops", help="Constraint: worst-case switch hops between two GPUs.")
+@click.option("--max-iteration-s", "max_iteration_s", help="Constraint: the workload's iteration time at most this many seconds (Eq. 1, as topogen analyze iteration).")
 @click.option("--choose", help="Objective the chosen design has least of on the front (default: the first objective).")
 @click.option("--slack", help="Designs whose closed-form estimates are within this fraction of the front are built explicitly too (default 0.05).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Local worker processes for the explicit builds (default: the CPUs, at most 8).")

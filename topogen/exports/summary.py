@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from topogen import __version__
+from topogen.analysis import decision
 from topogen.bom import bill as bom
 from topogen.fabric import networks as nw
 from topogen.spec import counts, units
@@ -103,6 +104,8 @@ def make_summary(ctx) -> dict[str, Any]:
         out["analysis"] = ctx.analysis
     if getattr(ctx, "networks", None):  # the other networks (spec networks:): counts, findings, BOM, totals
         out["networks"] = networks_section(ctx)
+    if boms:  # the decision: which architecture to buy, and the figures it rests on (topogen.analysis.decision)
+        out["decision"] = decision.decide(out, spec, getattr(ctx, "traffic", None))
     return out
 
 
