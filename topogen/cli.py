@@ -383,6 +383,38 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
         sys.exit(1)
 
 
+@main.command("report")
+@click.argument("build_dir", metavar="BUILD_DIR")
+@out_options("Output directory (default out/<name>-report)")
+def report_cmd(build_dir: str, out: str | None, force: bool) -> None:
+    """Write the decision report of a build: one self-contained HTML page that prints.
+
+    \b
+    topogen report out/demo
+    topogen report out/demo --out out/demo-report
+
+    Both architectures side by side (capex, power, racks, cables and optics,
+    step time of the workload, collectives on the wiring when the build ran
+    --traffic, blast radius, expected failures per month), the recommendation
+    in one sentence and the figures it rests on: summary.json's decision.
+    topogen build writes the same page as report.html.
+    """
+    from topogen.exports.report import html as report_html
+
+    notes: list[str] = []
+    try:
+        summary = report_html.read_build(build_dir)
+        target = Path("out") / f"{summary['spec'].get('name', 'build')}-report" if out is None else Path(out)
+        outdir.check(target, force)
+        written = report_html.write(summary, target, force=force, notes=notes)
+    except InputError as exc:
+        fail_input(exc)
+    click.echo(summary["decision"]["sentence"])
+    for message in notes:
+        click.echo(f"note: {message}")
+    click.echo(f"wrote {written[0]}")
+
+
 @main.command("validate")
 @spec_options
 @click.option("--spec", "spec_opt", metavar="SPEC", help="The spec a cabling.csv / topology.json claims to implement (YAML path or preset name).")

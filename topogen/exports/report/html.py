@@ -71,7 +71,7 @@ def _bars(title: str, key: str, side: Mapping[str, Mapping[str, Any]]) -> str:
         rows.append(f'<text x="0" y="{y + 13}" font-size="11">{_e(arch)}</text><rect x="110" y="{y}" width="{w:.1f}" height="17" fill="{ARCH_COLORS.get(arch, "#888")}"/>'
                     f'<text x="{114 + w:.1f}" y="{y + 13}" font-size="11">{_e(_fmt(key, v))}</text>')
     h = 26 + 24 * len(vals)
-    return f'<svg xmlns="http://www.w3.org/2000/svg" width="330" height="{h}" viewBox="0 0 580 {h}" role="img" aria-label="{_e(title)}"><text x="0" y="13" font-size="12" font-weight="bold">{_e(title)}</text>{"".join(rows)}</svg>'
+    return f'<svg xmlns="http://www.w3.org/2000/svg" width="580" height="{h}" viewBox="0 0 580 {h}" role="img" aria-label="{_e(title)}"><text x="0" y="13" font-size="12" font-weight="bold">{_e(title)}</text>{"".join(rows)}</svg>'
 
 
 def render(summary: Mapping[str, Any]) -> str:
@@ -130,3 +130,46 @@ def export(ctx, dest: Path) -> list[Path]:
     p = Path(dest) / "report.html"
     write_output_text(p, render(ctx.summary))
     return [p]
+
+
+def read_build(build_dir: str | Path) -> dict[str, Any]:
+    """A build directory's summary.json with its ``decision`` (worked out again for a build made before the decision existed)."""
+    import json
+
+    from topogen.util.errors import InputError, Problem
+
+    p = Path(build_dir) / "summary.json"
+    hint = "give the directory topogen build wrote (it holds summary.json), e.g. out/demo"
+    if not p.is_file():
+        raise InputError([Problem("BUILD_DIR", f"{str(p)!r} does not exist", hint)])
+    try:
+        summary = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError([Problem("BUILD_DIR", f"{str(p)!r} is not a readable summary.json ({type(exc).__name__})", hint)]) from None
+    if not isinstance(summary, dict) or not isinstance(summary.get("architectures"), dict) or not isinstance(summary.get("spec"), dict) or "generator" not in summary:
+        raise InputError([Problem("BUILD_DIR", f"{str(p)!r} is not a topogen build's summary.json", hint)])
+    if "decision" not in summary:
+        if not all("cost" in a for a in summary["architectures"].values()):
+            raise InputError([Problem("BUILD_DIR", f"{str(p)!r} has no bill of materials to decide on", "build the spec with its catalog (topogen build)")])
+        from topogen.analysis import decision
+        from topogen.spec.cluster import build_spec
+
+        summary["decision"] = decision.decide(summary, build_spec(dict(summary["spec"]), {}, default_name=str(summary["spec"].get("name", "build"))))
+    return summary
+
+
+def write(summary: Mapping[str, Any], out_dir: str | Path, force: bool = False, notes: list[str] | None = None) -> list[Path]:
+    """``topogen report``: ``report.html`` and a ``manifest.json`` in ``out_dir``, under the output contract (:mod:`topogen.util.outdir`)."""
+    import json
+
+    from topogen import __version__
+    from topogen.exports.files import digest
+    from topogen.util.outdir import atomic_dir
+
+    with atomic_dir(out_dir, force=force, notes=notes) as tmp:
+        p = tmp / "report.html"
+        write_output_text(p, render(summary))
+        size, sha = digest(p)
+        manifest = {"generator": f"topogen {__version__}", "spec_sha256": summary["spec_sha256"], "files": [{"path": "report.html", "bytes": size, "sha256": sha}]}
+        write_output_text(tmp / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    return [Path(out_dir) / "report.html", Path(out_dir) / "manifest.json"]
