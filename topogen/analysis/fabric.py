@@ -290,6 +290,13 @@ def alltoall_group(spec, wl: Workload | None) -> int:
     return spec.gpus
 
 
+def leaf_factors(spec, group: int) -> dict[str, float]:
+    """:func:`topogen.analysis.alltoall.leaf_factor` of each architecture's generated wiring for EP groups of ``group``."""
+    from topogen.fabric import clos  # the wiring: only an oversubscribed fabric needs it
+
+    return {arch: a2a.leaf_factor(clos.generate(replace(spec, arch=arch), arch), group) for arch in ("rail-optimized", "rail-only")}
+
+
 def alltoall_report(specs: Sequence, bytes_per_pair: float | None = None, hb_gbps: float | None = None, group_gpus: int | None = None) -> Report:
     """One uniform all-to-all per spec on both architectures: the rows of ``topogen analyze alltoall``."""
     rep = Report("alltoall")
@@ -326,10 +333,18 @@ def alltoall_report(specs: Sequence, bytes_per_pair: float | None = None, hb_gbp
             factor = a2a.isl_factor(spec.gpus, isls)
             rep.add_params([Param("I, ISLs per leaf pair", isls, "links", "spec", f"spec {spec.name}: design leaf-pair, GPU:ISL ports {spec.oversubscription}")])
             rep.add_note(f"{spec.name}: leaf pair, half of every GPU's NIC bytes cross the {isls} ISLs; the rail-optimized network term is x{factor:.4g} (max(1, N/(4I)) = max(1, {spec.gpus}/{4 * isls}))")
-        r = a2a.alltoall(k_in, m, s, gbps_to_Bps(bs.value), gbps_to_Bps(bf.value), factor)
+        ro_factor = 1.0
+        leaf = {}
+        if spec.design != "leaf-pair" and m > 1 and any(fabric_ratio(spec, arch) > 1 for arch in ("rail-optimized", "rail-only")):
+            leaf = leaf_factors(spec, g)
+            factor, ro_factor = leaf["rail-optimized"], leaf["rail-only"]
+            rep.add_note(f"{spec.name}: leaf oversubscription {spec.oversubscription}: the network term of the EP all-to-all is x{factor:.4g} on rail-optimized and x{ro_factor:.4g} on rail-only (a leaf's pairs to other leaves over its uplinks, on the generated wiring)")
+        r = a2a.alltoall(k_in, m, s, gbps_to_Bps(bs.value), gbps_to_Bps(bf.value), factor, ro_factor)
         row = {"gpus": spec.gpus, "hb_domain": spec.hb_domain, "group_gpus": g, "domains": m, "bytes_per_pair": s, **r.as_dict(), "hb_ratio": bf.value / bs.value}
         if spec.design == "leaf-pair":
             row["isl_factor"] = factor
+        if leaf:
+            row["leaf_factor_rail_optimized"], row["leaf_factor_rail_only"] = factor, ro_factor
         rep.rows.append(row)
     rep.add_caveat(CAVEAT_A2A)
     if any(r["domains"] == 1 for r in rep.rows):
