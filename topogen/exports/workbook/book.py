@@ -860,6 +860,56 @@ def _one_cell(value):
     return value
 
 
+DECISION_FIGURES = (
+    ("capex_usd", "Capex (USD)", MONEY_WHOLE), ("power_w", "Power (W)", COUNT), ("racks", "Racks", COUNT), ("switches", "Switches", COUNT),
+    ("cables", "Cables", COUNT), ("transceivers", "Transceivers", COUNT), ("iteration_s", "Iteration, Eq. 1 (s)", "0.0000"),
+    ("alltoall_step_s", "Expert all-to-alls per step (s)", "0.0000"), ("step_s", "Step time (s)", "0.0000"),
+    ("expected_failures_per_month", "Expected component failures per month", "0.0000"),
+)
+
+
+def write_decision(wb, ctx) -> None:
+    """The first sheet: summary.json's decision (report.html's content), the recommendation first, one printed page wide."""
+    d = ctx.summary.get("decision")
+    if d is None:
+        return
+    ws = wb.create_sheet("Decision")
+    print_setup(ws, None)
+    side = d["architectures"]
+    arches = list(side)
+    set_widths(ws, (44, 24, 24, 16, 16))
+    ws.append([cell(ws, f"{ctx.spec.name}: which fabric to buy", font=_TITLE)])
+    ws.append([wrapped(ws, d["sentence"])])
+    ws.append([])
+    ws.append(header_row(ws, ["Why"]))
+    for r in d["reasons"]:
+        ws.append([wrapped(ws, r)])
+    if d.get("other_wins_when"):
+        ws.append([wrapped(ws, f"When the other design would win: {d['other_wins_when']}")])
+    ws.append([])
+    ws.append(header_row(ws, ["Side by side", *arches]))
+    for key, label, fmt in DECISION_FIGURES:
+        ws.append([cell(ws, label), *[None if side[a].get(key) is None else cell(ws, side[a][key], fmt) for a in arches]])
+    ws.append([])
+    ws.append(header_row(ws, ["Collectives on the wiring", "Architecture", "Failed", "Slowest pair", "Mean pair"]))
+    for a in arches:
+        for c in side[a].get("collectives") or ():
+            ws.append([cell(ws, c["pattern"]), cell(ws, a), cell(ws, c["failed"]), cell(ws, c["slowest_pair"], PERCENT), cell(ws, c["mean_pair"], PERCENT)])
+    ws.append([wrapped(ws, d["collectives_note"])])
+    ws.append([])
+    ws.append(header_row(ws, ["Blast radius", "Architecture", "Example", "GPUs cut off", "GPUs degraded"]))
+    for a in arches:
+        for b in side[a]["blast_radius"]:
+            ws.append([cell(ws, b["component"]), cell(ws, a), wrapped(ws, b["example"]), cell(ws, b["gpus_cut_off"], COUNT), cell(ws, b["gpus_degraded"], COUNT)])
+    ws.append([])
+    ws.append(header_row(ws, ["Failures per month", *[f"{a} (count, expected)" for a in arches], "Rate per month"]))
+    for j, rate in enumerate(d["failure_rates"]):
+        ws.append([cell(ws, rate["component"]), *[cell(ws, f"{side[a]['failures_per_month'][j]['count']:,}, {side[a]['failures_per_month'][j]['expected_per_month']:.4f}") for a in arches], cell(ws, rate["per_month"], "0.0000%")])
+    for rate in d["failure_rates"]:
+        ws.append([wrapped(ws, f"{rate['component']} [{rate['status']}]: {rate['source']}")])
+    ws.append([wrapped(ws, f"Rule [assumed]: the step time is Eq. 1's iteration plus the expert all-to-alls; the cheaper design is recommended while its step time is within {100 * d['tolerance']:.0f} % of the other's.")])
+
+
 def write_summary(wb, ctx, lay: Layout) -> None:
     """Provenance, spec, totals per architecture with savings, cost by component and its chart, notes."""
     spec = ctx.spec
@@ -1269,6 +1319,7 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
     wb = openpyxl.Workbook(write_only=True)
     sst = SharedStrings()
     lay = plan(ctx, max_rows)
+    write_decision(wb, ctx)
     write_summary(wb, ctx, lay)
     for arch in ctx.fabrics:
         write_bom(wb, ctx, arch, lay)
