@@ -125,3 +125,34 @@ def test_the_nic_caps_a_faster_port():
     spec = build_spec({"gpus": 1024, "hb_domain": 8, "radix": 64, "link_speed": 800, "arch": "rail-optimized", "catalog": "xdr-800g", "workload": {"model": "gpt-3-175b", "gpu": "b200"}}, {})
     p = scale_out_at(spec, "rail-optimized")
     assert p.value == 400 and "NIC" in p.source
+
+
+def _text_blocks(page: str) -> list[list[str]]:
+    """The ```text blocks of a docs page."""
+    out, cur = [], None
+    for line in page.splitlines():
+        if cur is None and line.strip() == "```text":
+            cur = []
+        elif cur is not None and line.strip() == "```":
+            out.append(cur)
+            cur = None
+        elif cur is not None:
+            cur.append(line)
+    return out
+
+
+@pytest.mark.parametrize("flags,block", [(["--max-iteration-s", "1.5"], 0), (["--budget", "1000"], 1)])
+def test_docs_search_page_shows_what_the_tool_prints(tmp_path, flags, block):
+    """docs/search.md's printed answers (the binding constraint, the error of a budget nothing meets) are the bundled search's own output."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from topogen.cli import main
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "search.md").read_text(encoding="utf-8")
+    want = _text_blocks(page)[block]
+    res = CliRunner().invoke(main, ["search", "b200-32k", "--out", str(tmp_path / "s"), "--jobs", "1", *flags])
+    got = res.output.splitlines()
+    for line in want:
+        assert line in got, f"docs/search.md shows {line!r}; the tool prints:\n{res.output}"

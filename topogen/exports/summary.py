@@ -95,6 +95,8 @@ def make_summary(ctx) -> dict[str, Any]:
         out["catalog_sha256"] = ctx.catalog.sha256
         for arch, b in boms.items():
             out["architectures"][arch].update(bom.summary_fields(b))
+            if spec.spares is not None:  # the spares the policy adds, priced apart from the fabric's capex
+                out["architectures"][arch]["spares"] = bom.spares_totals(b.spares(spec.spares))
             out["architectures"][arch]["notes"] += list(b.notes)  # lengths the catalog does not cover
             if "striping" in out["architectures"][arch]:
                 out["architectures"][arch]["striping"].update(bom.switch_saving(b, out["architectures"][arch]["striping"]["switches_saved_per_tier"]))

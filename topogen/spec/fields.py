@@ -140,4 +140,5 @@ SPEC_FIELDS: tuple[Field, ...] = (
     Field("reserved_leaf_ports", "int", "Leaf downlink ports kept free (management, UFM) on each leaf of the last SU.", default_doc="none", minimum=0, example=1),
     Field("reserved_leaf_ports_per", "choice", "Where reserved_leaf_ports are kept: the last SU's leaves (design) or every SU's leaves (su).", default_doc="design", choices=RESERVED_PER_CHOICES),
     Field("backup_nodes", "int", "Spare hosts among gpus, wired like the others but kept out of the job size.", default=0, minimum=0, example=8),
+    Field("spares", "section", "Spare parts the BOM adds per SKU: a percentage and a minimum, per category (switch, transceiver, cable, nic).", default_doc="none: no spares lines", sub="spares"),
 )

@@ -832,7 +832,22 @@ def write_bom(wb, ctx, arch: str, lay: Layout) -> None:
         cell(ws, Formula(f"=SUM(G2:G{last})"), MONEY, font=_BOLD), None,
         cell(ws, Formula(f"=SUM(I2:I{last})"), KILOWATTS, font=_BOLD),
     ])
-    write_length_histogram(ws, _bom(ctx, arch))
+    b = _bom(ctx, arch)
+    if ctx.spec.spares is not None and b is not None:
+        write_spares(ws, b.spares(ctx.spec.spares), last + 1)
+    write_length_histogram(ws, b)
+
+
+def write_spares(ws, lines: list, total_row: int) -> None:
+    """Below the BOM total: a spares line per SKU (the spec's spares: policy), their own subtotal; not in the capex above."""
+    ws.append([])
+    ws.append(header_row(ws, ["Spares (spec spares:)", "Description", "Category", "Policy", "Quantity", "Unit price", "Extended price"]))
+    first = total_row + 3
+    for r, x in enumerate(lines, first):
+        ws.append([cell(ws, x.sku), wrapped(ws, x.description), cell(ws, x.category), wrapped(ws, x.used_in), cell(ws, x.quantity, COUNT), cell(ws, x.unit_price, MONEY), cell(ws, Formula(f"=E{r}*F{r}"), MONEY)])
+    end = first + len(lines) - 1
+    ws.append([cell(ws, "Spares total", font=_BOLD), None, None, None, cell(ws, Formula(f"=SUM(E{first}:E{end})") if lines else 0, COUNT, font=_BOLD), None,
+               cell(ws, Formula(f"=SUM(G{first}:G{end})") if lines else 0, MONEY, font=_BOLD)])
 
 
 def write_length_histogram(ws, bom) -> None:
