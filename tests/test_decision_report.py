@@ -83,7 +83,7 @@ def test_every_figure_on_the_page_is_summary_json_s(built):
             assert raw == ("" if want is None else repr(want) if isinstance(want, float) else str(want)), key
     d = summary["decision"]
     assert d["architectures"]["rail-only"]["capex_usd"] == summary["architectures"]["rail-only"]["cost"]
-    assert {c["pattern"] for c in d["architectures"]["rail-only"]["collectives"]} == {"ring-allreduce", "alltoall", "permutation"}
+    assert {c["pattern"] for c in d["architectures"]["rail-only"]["collectives"]} == {"ring-allreduce", "alltoall:64", "permutation"}  # the EP group's all-to-all
     assert any(c["failed"] != "none" for c in d["architectures"]["rail-optimized"]["collectives"])  # a spine down
     assert "http" not in re.sub(r'xmlns="http://www.w3.org/2000/svg"', "", page)  # self-contained: no external assets
 
