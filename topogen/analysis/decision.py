@@ -62,7 +62,8 @@ def _iteration(analysis: Mapping[str, Any] | None, arch: str) -> float | None:
     return None if row is None else row["iteration_s"]
 
 
-def _failures(sec: Mapping[str, Any], nic_ports: int, gpus: int) -> list[dict[str, Any]]:
+def _failures(sec: Mapping[str, Any], gpus: int) -> list[dict[str, Any]]:
+    """Expected failures per month of each component type: its count x its rate (one NIC per GPU, as in the Llama 3 cluster)."""
     per_tier = sec["switches_per_tier"]
     links = sec["links_per_tier"]
     counts = {
@@ -70,7 +71,7 @@ def _failures(sec: Mapping[str, Any], nic_ports: int, gpus: int) -> list[dict[st
         "leaf switch": per_tier[0] if per_tier else 0,
         "spine and core switch": sum(per_tier[1:]),
         "switch-switch link": sum(links[1:]),
-        "NIC": gpus * nic_ports,
+        "NIC": gpus,
     }
     return [{**r, "count": counts[r["component"]], "expected_per_month": round(counts[r["component"]] * r["per_month"], 4)} for r in FAILURE_RATES]
 
@@ -121,7 +122,7 @@ def decide(summary: Mapping[str, Any], spec, traffic: Mapping[str, Any] | None =
             "step_s": None if it is None else it + a2a_s,
             "collectives": _collectives(traffic, arch),
             "blast_radius": _blast(sec),
-            "failures_per_month": _failures(sec, spec.nic_ports, spec.gpus),
+            "failures_per_month": _failures(sec, spec.gpus),
         }
         side[arch]["expected_failures_per_month"] = round(sum(f["expected_per_month"] for f in side[arch]["failures_per_month"]), 4)
     out: dict[str, Any] = {"architectures": side, "tolerance": TOLERANCE, "failure_rates": [dict(r) for r in FAILURE_RATES]}
