@@ -150,7 +150,7 @@ def test_rail_only_is_recommended_exactly_where_its_figures_win(ro_capex, ro_slo
     ro = _side(ro_capex, 10.0 * (1 - a2a_share), 10.0 * a2a_share + 10.0 * ro_slower)
     a2a = {"group_gpus": 64, "overhead_pipelined": ro_slower / a2a_share if a2a_share else 0.0, "hb_ratio_needed": 1.0, "hb_ratio": 18.0} if a2a_share else None
     got = decision.recommend({"rail-optimized": rx, "rail-only": ro}, a2a)
-    cheaper, faster_or_equal = ro_capex <= 100.0, ro["step_s"] <= rx["step_s"] * (1 + decision.TOLERANCE)
+    cheaper, faster_or_equal = ro_capex < 100.0, ro["step_s"] <= rx["step_s"] * (1 + decision.TOLERANCE)  # a tie counts rail-optimized cheaper
     rx_within = rx["step_s"] <= ro["step_s"] * (1 + decision.TOLERANCE)
     want = "rail-only" if (cheaper and faster_or_equal) or (not cheaper and not rx_within) else "rail-optimized"
     assert got["recommended"] == want
@@ -187,6 +187,21 @@ def test_the_build_s_decision_follows_its_own_figures(job):
         assert d["architectures"][arch]["step_s"] == pytest.approx(step[arch])
         assert d["architectures"][arch]["capex_usd"] == s["architectures"][arch]["cost"]
     capex = {a: s["architectures"][a]["cost"] for a in step}
-    cheap = min(capex, key=lambda a: (capex[a], a != "rail-only"))
+    cheap = min(capex, key=lambda a: (capex[a], a == "rail-only"))  # a tie: rail-optimized
     dear = "rail-only" if cheap == "rail-optimized" else "rail-optimized"
     assert d["recommended"] == (cheap if step[cheap] <= step[dear] * (1 + decision.TOLERANCE) else dear)
+
+
+def test_topogen_report_default_out_is_a_safe_name(built, tmp_path, monkeypatch):
+    """The name in a build's summary.json is text from a file: out/<name>-report only for a safe name."""
+    out, summary = built
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    doc = dict(summary)
+    doc["spec"] = {**summary["spec"], "name": "../../escape"}
+    (bad / "summary.json").write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["report", str(bad)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "out" / "build-report" / "report.html").is_file()
+    assert not (tmp_path.parent / "escape-report").exists()

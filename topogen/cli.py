@@ -36,7 +36,7 @@ from topogen.search import run as search_run
 from topogen.search import space as search_space
 from topogen.search.journal import Journal
 from topogen.spec import counts
-from topogen.spec.cluster import Spec, build_spec, load_spec, plain_number
+from topogen.spec.cluster import NAME_RE, Spec, build_spec, load_spec, plain_number
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.spec.schema import dumps as schema_dumps
 from topogen.spec.schema import spec_schema
@@ -240,6 +240,9 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
             lines.append(f"  rail-only saves {said} of rail-optimized" + ("" if parts[1] else " (this catalog prices no power)"))
     if ctx.analysis is not None:
         lines += [f"  {line}" for line in build_lines(ctx.analysis)]
+    decision = ctx.summary.get("decision")
+    if decision is not None and len(decision["architectures"]) > 1:  # the answer to "which one?", with report.html's figures behind it
+        lines.append(f"  decision: {decision['sentence']}")
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
 
@@ -404,7 +407,9 @@ def report_cmd(build_dir: str, out: str | None, force: bool) -> None:
     notes: list[str] = []
     try:
         summary = report_html.read_build(build_dir)
-        target = Path("out") / f"{summary['spec'].get('name', 'build')}-report" if out is None else Path(out)
+        name = summary["spec"].get("name")
+        name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else "build"  # text from a file: a safe directory name, or none
+        target = Path("out") / f"{name}-report" if out is None else Path(out)
         outdir.check(target, force)
         written = report_html.write(summary, target, force=force, notes=notes)
     except InputError as exc:

@@ -144,12 +144,14 @@ def recommend(side: Mapping[str, Mapping[str, Any]], a2a: Mapping[str, Any] | No
         (arch,) = side
         return {"recommended": arch, "deciding_figure": None, "margin": None, "sentence": f"Buy {arch}: the spec builds only this architecture.", "reasons": ["arch is set to one architecture in the spec; arch: both compares the two"], "other_wins_when": None}
     ro, rx = side["rail-only"], side["rail-optimized"]
-    cheap, dear = ("rail-only", "rail-optimized") if ro["capex_usd"] <= rx["capex_usd"] else ("rail-optimized", "rail-only")
+    # at equal capex rail-optimized counts as the cheaper: its any-to-any paths never relay through the HB domain
+    cheap, dear = ("rail-only", "rail-optimized") if ro["capex_usd"] < rx["capex_usd"] else ("rail-optimized", "rail-only")
     saving = 1 - side[cheap]["capex_usd"] / side[dear]["capex_usd"] if side[dear]["capex_usd"] else 0.0
     steps = {a: side[a]["step_s"] for a in side}
     overhead = (a2a or {}).get("overhead_pipelined") or 0.0
     if steps[cheap] is None or steps[dear] is None:
-        return {"recommended": cheap, "deciding_figure": "capex", "margin": saving, "sentence": f"Buy {cheap}: it costs {_pct(saving)} less, and the spec has no workload to weigh its speed.",
+        said = f"it costs {_pct(saving)} less" if saving > 0 else f"both cost ${side[cheap]['capex_usd']:,.0f}, and its paths never relay through the HB domain"
+        return {"recommended": cheap, "deciding_figure": "capex", "margin": saving, "sentence": f"Buy {cheap}: {said}; the spec has no workload to weigh the speed.",
                 "reasons": [f"capex {cheap} ${side[cheap]['capex_usd']:,.0f} against ${side[dear]['capex_usd']:,.0f}", "no workload: the step time is not known (add workload: model and gpu)"], "other_wins_when": f"{dear} would win if the job needs what {cheap} lacks; add a workload to weigh it"}
     slower = steps[cheap] / steps[dear] - 1
     reasons = [f"capex: {cheap} ${side[cheap]['capex_usd']:,.0f} against {dear} ${side[dear]['capex_usd']:,.0f} ({_pct(saving)} less)",
@@ -158,7 +160,8 @@ def recommend(side: Mapping[str, Mapping[str, Any]], a2a: Mapping[str, Any] | No
         reasons.append(f"all-to-all over the EP group of {a2a['group_gpus']:,} GPUs: {side['rail-optimized']['alltoall_step_s']:.4f} s per step on rail-optimized, {side['rail-only']['alltoall_step_s']:.4f} s on rail-only ({_pct(overhead)} relay overhead)")
     if slower <= TOLERANCE:
         rec, fig, margin = cheap, "capex", saving
-        sentence = f"Buy {cheap}: it costs {_pct(saving)} less (${side[dear]['capex_usd'] - side[cheap]['capex_usd']:,.0f}) for a step time within {_pct(TOLERANCE)} of {dear}'s."
+        sentence = (f"Buy {cheap}: it costs {_pct(saving)} less (${side[dear]['capex_usd'] - side[cheap]['capex_usd']:,.0f}) for a step time within {_pct(TOLERANCE)} of {dear}'s." if saving > 0
+                    else f"Buy {cheap}: both cost ${side[cheap]['capex_usd']:,.0f}, and its step time is within {_pct(TOLERANCE)} of {dear}'s.")
     else:
         rec, fig, margin = dear, "step_s", slower
         sentence = f"Buy {dear}: {cheap} would be {_pct(slower)} slower per step, more than the {_pct(TOLERANCE)} its {_pct(saving)} saving is weighed against."
