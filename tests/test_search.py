@@ -60,7 +60,10 @@ def test_bundled_search_front_and_files(bundled):
     assert sorted(p.name for p in out.iterdir()) == ["chosen.yaml", "designs.csv", "front.csv", "manifest.json", "pareto.png", "pareto.svg", "search.json"]
     assert json.loads((out / "search.json").read_text()) == got
     rows = got["rows"]
-    assert len(rows) == 2 * 2 * 2 * (2 + 4)  # arch x K x ratio x the catalogs' (speed, radix) port modes: ndr-400g 2, xdr-800g 4
+    # arch x K x ratio x the catalogs' (speed, radix) port modes at the B200's 400G NIC or faster: ndr-400g 1, xdr-800g 3
+    assert len(rows) == 2 * 2 * 2 * (1 + 3)
+    assert all(r["link_speed"] >= 400 for r in rows)
+    assert any("slower than the 400G NIC" in x["reason"] for x in got["skipped"])
     assert {r["arch"] for r in got["front"]} <= {"rail-optimized", "rail-only"}
     assert {(r["hb_domain"], r["gpus"]) for r in rows} == {(8, 32768), (72, 32832)}  # at least 32,768, whole HB domains
     front_names = [r["design"] for r in got["front"]]

@@ -114,6 +114,7 @@ def summary_row(ws, label: str) -> int:
 def test_sheets_in_order(demo):
     _ctx, wb = demo
     assert wb.sheetnames == [
+        "Decision",
         "Summary",
         "BOM rail-optimized",
         "BOM rail-only",
@@ -138,7 +139,7 @@ def test_provenance_in_properties_and_summary(demo):
 
 def test_headers_frozen_filtered_and_sized(demo):
     _ctx, wb = demo
-    for name in wb.sheetnames[1:]:
+    for name in wb.sheetnames[2:]:
         ws = wb[name]
         assert ws.freeze_panes in ("A2", "B2"), name
         assert ws.auto_filter.ref and ws.auto_filter.ref.startswith("A1:"), name
@@ -635,8 +636,8 @@ def test_every_sheet_prints_landscape_one_page_wide_with_wrapped_headers(demo):
         if ws.title.startswith("Ports"):
             width = sum(ws.column_dimensions[get_column_letter(i)].width for i in range(1, ws.max_column + 1))
             pages = -(-int(width) // wbx.PAGE_WIDTH)
-        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == pages and ws.page_setup.fitToHeight == 0, ws.title
-        if ws.title not in ("Summary", "Analysis"):
+        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == pages and ws.page_setup.fitToHeight == (1 if ws.title == "Summary" else 0), ws.title  # the Summary: one page
+        if ws.title not in ("Decision", "Summary", "Analysis"):
             assert ws.print_title_rows == "$1:$1", ws.title  # the header on every printed page
             assert all(c.alignment.wrap_text for c in ws[1] if c.value), ws.title
 

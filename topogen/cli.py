@@ -36,7 +36,7 @@ from topogen.search import run as search_run
 from topogen.search import space as search_space
 from topogen.search.journal import Journal
 from topogen.spec import counts
-from topogen.spec.cluster import Spec, build_spec, load_spec, plain_number
+from topogen.spec.cluster import NAME_RE, Spec, build_spec, load_spec, plain_number
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.spec.schema import dumps as schema_dumps
 from topogen.spec.schema import spec_schema
@@ -240,6 +240,9 @@ def render_summary(ctx: pipeline.BuildContext, out_dir: Path) -> str:
             lines.append(f"  rail-only saves {said} of rail-optimized" + ("" if parts[1] else " (this catalog prices no power)"))
     if ctx.analysis is not None:
         lines += [f"  {line}" for line in build_lines(ctx.analysis)]
+    decision = ctx.summary.get("decision")
+    if decision is not None and len(decision["architectures"]) > 1:  # the answer to "which one?", with report.html's figures behind it
+        lines.append(f"  decision: {decision['sentence']}")
     lines.append(f"wrote {out_dir}/")
     return "\n".join(lines)
 
@@ -327,6 +330,7 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
 @click.option("--power-kw", "power_kw", help="Constraint: fabric power at most this many kW.")
 @click.option("--racks", help="Constraint: at most this many racks on the floor layout.")
 @click.option("--max-hops", "max_hops", help="Constraint: worst-case switch hops between two GPUs.")
+@click.option("--max-iteration-s", "max_iteration_s", help="Constraint: the workload's iteration time at most this many seconds (Eq. 1, as topogen analyze iteration).")
 @click.option("--choose", help="Objective the chosen design has least of on the front (default: the first objective).")
 @click.option("--slack", help="Designs whose closed-form estimates are within this fraction of the front are built explicitly too (default 0.05).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Local worker processes for the explicit builds (default: the CPUs, at most 8).")
@@ -380,6 +384,40 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
         for e in res.errors:
             click.echo(f"error: {e}", err=True)
         sys.exit(1)
+
+
+@main.command("report")
+@click.argument("build_dir", metavar="BUILD_DIR")
+@out_options("Output directory (default out/<name>-report)")
+def report_cmd(build_dir: str, out: str | None, force: bool) -> None:
+    """Write the decision report of a build: one self-contained HTML page that prints.
+
+    \b
+    topogen report out/demo
+    topogen report out/demo --out out/demo-report
+
+    Both architectures side by side (capex, power, racks, cables and optics,
+    step time of the workload, collectives on the wiring when the build ran
+    --traffic, blast radius, expected failures per month), the recommendation
+    in one sentence and the figures it rests on: summary.json's decision.
+    topogen build writes the same page as report.html.
+    """
+    from topogen.exports.report import html as report_html
+
+    notes: list[str] = []
+    try:
+        summary = report_html.read_build(build_dir)
+        name = summary["spec"].get("name")
+        name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else "build"  # text from a file: a safe directory name, or none
+        target = Path("out") / f"{name}-report" if out is None else Path(out)
+        outdir.check(target, force)
+        written = report_html.write(summary, target, force=force, notes=notes)
+    except InputError as exc:
+        fail_input(exc)
+    click.echo(summary["decision"]["sentence"])
+    for message in notes:
+        click.echo(f"note: {message}")
+    click.echo(f"wrote {written[0]}")
 
 
 @main.command("validate")

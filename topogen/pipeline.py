@@ -99,7 +99,9 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None, traffic: bo
     if traffic:
         from topogen.traffic import overview  # keeps scipy out of start-up (only build --traffic needs it)
 
-        ctx.traffic = overview.build_section(fabrics, analysis.hb_gbps_or_none(spec))  # traffic on the wiring
+        wl = spec.workload
+        ep = analysis.alltoall_group(job, wl) if wl is not None and wl.model.is_moe else None  # the EP all-to-all, where the workload says its group
+        ctx.traffic = overview.build_section(fabrics, analysis.hb_gbps_or_none(spec), ep)  # traffic on the wiring
     ctx.summary = make_summary(ctx)
     return ctx
 

@@ -36,6 +36,11 @@ CAVEAT_SIMULATED = (
     "B_S simulated: the DP ring alone on the wiring (rank r of each HB domain to rank r of the next, {routing} routing, max-min fair rates), "
     "each architecture at its slowest ring hop, as topogen simulate --pattern ring-allreduce reports it; no other traffic shares the links."
 )
+CAVEAT_OVERSUBSCRIBED = (
+    "B_S over an oversubscribed fabric is line rate divided by the oversubscription of the tiers a byte climbs: the bound where every GPU's DP bytes "
+    "leave its leaf at once (a placement-unaware all-reduce, or the fabric shared with other jobs). A rail-aligned ring placed in leaf order sees "
+    "nearly line rate: topogen analyze iteration --bandwidth simulated measures the ring on the wiring."
+)
 CAVEAT_GPT3 = "GPT-3's batch: the rail-only paper prints '32M tokens'; GPT-3's own paper used 3.2M. The paper's figures need 32M."
 CAVEAT_MOE = "{model} is a mixture of experts: M_flop uses its {active:.3g} active parameters, gradients all {total:.3g}; its expert all-to-all is not in Eq. 1 (see topogen analyze alltoall)."
 CAVEAT_READ = "'Restore read = DP x write' assumes every replica reads its own copy at once; one replica reading and broadcasting over the rails needs only S/t from storage plus the broadcast (restore_one_replica_read_GBps, broadcast_s)."
@@ -108,6 +113,58 @@ def scale_out(spec) -> Param:
     return Param("B_S, scale-out bandwidth per GPU", spec.scale_out_gbps, "Gb/s", "spec", f"spec {spec.name}: link_speed {spec.link_speed} x planes {spec.planes}")
 
 
+def nic_gbps(spec) -> float | None:
+    """The node's NIC Gb/s per GPU (the workload GPU's ``nic_gbps``), or None when nothing says."""
+    wl = spec.workload
+    return wl.gpu.nic_gbps if wl is not None and wl.gpu is not None and wl.gpu.nic_gbps is not None else None
+
+
+def fabric_ratio(spec, arch: str) -> float:
+    """How much less a GPU gets when all its bytes leave its leaf: the product of the oversubscriptions below the top tier.
+
+    1.0 for one switch tier (no uplinks) and for a leaf pair (its ISLs are
+    priced by :func:`topogen.analysis.alltoall.isl_factor`); a spec whose
+    closed form does not hold (a sweep point) counts as 1.0 too.
+    """
+    if spec.design == "leaf-pair":
+        return 1.0
+    try:
+        tiers = arch_counts(spec, arch).tiers
+    except (InputError, ValueError):
+        return 1.0
+    ratio = 1.0
+    for tier in range(1, tiers):
+        ratio *= spec.ratio_at(tier)
+    return ratio
+
+
+def scale_out_at(spec, arch: str) -> Param:
+    """B_S of one architecture, Gb/s per GPU: ``min(link speed x NIC ports, NIC) / oversubscription``.
+
+    The NIC caps a faster port (a 400G ConnectX-7 on an 800G port runs at 400G);
+    the oversubscription of the tiers a byte climbs (:func:`fabric_ratio`) divides
+    it: the bound where every GPU's bytes leave its leaf at once (a placement-unaware
+    all-reduce, a job sharing the fabric). One tier and 1:1 leave B_S at line rate.
+    """
+    line = float(spec.link_speed * spec.nic_ports)
+    nic = nic_gbps(spec)
+    ratio = fabric_ratio(spec, arch)
+    value = min(line, nic * spec.homes * spec.planes / spec.nic_ports) if nic is not None else line
+    if nic is None or value == line:
+        where = f"spec {spec.name}: link_speed {spec.link_speed} x planes {spec.planes}" + (f" x homes {spec.homes}" if spec.homes > 1 else "")
+    else:
+        where = f"the {nic:g}G NIC of {spec.workload.gpu.name} (link_speed {spec.link_speed} x {spec.nic_ports} ports is faster)"
+    if ratio == 1.0:
+        return Param("B_S, scale-out bandwidth per GPU", value, "Gb/s", "spec", where)
+    return Param(f"B_S, scale-out bandwidth per GPU ({arch})", value / ratio, "Gb/s", "derived", f"{where}, / {ratio:g} (oversubscription {spec.oversubscription} below the top of {arch}'s tiers: every GPU's bytes leave its leaf)")
+
+
+def scale_out_by_arch(spec) -> list[tuple[str | None, Param]]:
+    """B_S of each architecture the spec builds; one ``(None, B_S)`` when they agree (1:1, or one architecture alike)."""
+    per: list[tuple[str | None, Param]] = [(arch, scale_out_at(spec, arch)) for arch in spec.arches]
+    return [(None, per[0][1])] if len({p.value for _a, p in per}) == 1 else per
+
+
 def _cluster_params(spec) -> list[Param]:
     return [
         Param("N, GPUs", spec.gpus, "GPUs", "spec", f"spec {spec.name}"),
@@ -169,7 +226,7 @@ def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence
         bf, bs, c = hb_bandwidth(spec, hb_gbps), scale_out(spec), flops_param(wl)
         m = wl.model
         rep.add_params(_cluster_params(spec) if len(specs) == 1 else [])
-        cases: list[tuple[str | None, Param]] = [(None, bs)]
+        cases: list[tuple[str | None, Param]] = scale_out_by_arch(spec)
         if bandwidth == "simulated":
             cases = [(arch, p if p is not None else bs) for arch, p in bus.simulated(spec, routing, bf.value)]
             for arch, p in cases:
@@ -193,6 +250,8 @@ def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence
             }
             if bandwidth == "simulated":
                 row = {"arch": arch, **row, "bandwidth": "simulated", "routing": routing}
+            elif arch is not None:  # the architectures' B_S differ (oversubscription over different tiers): a row each
+                row = {"arch": arch, **row}
             total_flop = m.training_flop if m.training_flop is not None else (it.step_flop(m.active_params or m.params, m.training_tokens) if m.training_tokens else None)
             if m.training_tokens:
                 row["train_days"] = m.training_tokens / b * r.iteration_s / 86_400.0
@@ -214,6 +273,8 @@ def iteration_report(specs: Sequence, rule: str | None = None, batches: Sequence
     rep.add_params([EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, EQ1_ACTIVATION_BYTES])
     if bandwidth == "simulated":
         rep.add_caveat(CAVEAT_SIMULATED.format(routing=routing))
+    elif any(p.status == "derived" and p.name.startswith("B_S") for p in rep.params):
+        rep.add_caveat(CAVEAT_OVERSUBSCRIBED)
     rep.caveats.insert(0, CAVEAT_EQ2.format(rule=", ".join(used)))
     rep.caveats.insert(1, CAVEAT_EQ1)
     return rep
@@ -227,6 +288,13 @@ def alltoall_group(spec, wl: Workload | None) -> int:
         if wl.model.expert_parallel is not None and spec.gpus % wl.model.expert_parallel == 0:
             return wl.model.expert_parallel
     return spec.gpus
+
+
+def leaf_factors(spec, group: int) -> dict[str, float]:
+    """:func:`topogen.analysis.alltoall.leaf_factor` of each architecture's generated wiring for EP groups of ``group``."""
+    from topogen.fabric import clos  # the wiring: only an oversubscribed fabric needs it
+
+    return {arch: a2a.leaf_factor(clos.generate(replace(spec, arch=arch), arch), group) for arch in ("rail-optimized", "rail-only")}
 
 
 def alltoall_report(specs: Sequence, bytes_per_pair: float | None = None, hb_gbps: float | None = None, group_gpus: int | None = None) -> Report:
@@ -265,10 +333,18 @@ def alltoall_report(specs: Sequence, bytes_per_pair: float | None = None, hb_gbp
             factor = a2a.isl_factor(spec.gpus, isls)
             rep.add_params([Param("I, ISLs per leaf pair", isls, "links", "spec", f"spec {spec.name}: design leaf-pair, GPU:ISL ports {spec.oversubscription}")])
             rep.add_note(f"{spec.name}: leaf pair, half of every GPU's NIC bytes cross the {isls} ISLs; the rail-optimized network term is x{factor:.4g} (max(1, N/(4I)) = max(1, {spec.gpus}/{4 * isls}))")
-        r = a2a.alltoall(k_in, m, s, gbps_to_Bps(bs.value), gbps_to_Bps(bf.value), factor)
+        ro_factor = 1.0
+        leaf = {}
+        if spec.design != "leaf-pair" and m > 1 and any(fabric_ratio(spec, arch) > 1 for arch in ("rail-optimized", "rail-only")):
+            leaf = leaf_factors(spec, g)
+            factor, ro_factor = leaf["rail-optimized"], leaf["rail-only"]
+            rep.add_note(f"{spec.name}: leaf oversubscription {spec.oversubscription}: the network term of the EP all-to-all is x{factor:.4g} on rail-optimized and x{ro_factor:.4g} on rail-only (a leaf's pairs to other leaves over its uplinks, on the generated wiring)")
+        r = a2a.alltoall(k_in, m, s, gbps_to_Bps(bs.value), gbps_to_Bps(bf.value), factor, ro_factor)
         row = {"gpus": spec.gpus, "hb_domain": spec.hb_domain, "group_gpus": g, "domains": m, "bytes_per_pair": s, **r.as_dict(), "hb_ratio": bf.value / bs.value}
         if spec.design == "leaf-pair":
             row["isl_factor"] = factor
+        if leaf:
+            row["leaf_factor_rail_optimized"], row["leaf_factor_rail_only"] = factor, ro_factor
         rep.rows.append(row)
     rep.add_caveat(CAVEAT_A2A)
     if any(r["domains"] == 1 for r in rep.rows):
@@ -388,10 +464,11 @@ def build_section(spec) -> dict[str, Any]:
     out: dict[str, Any] = {}
     wl = spec.workload
     tp = wl.parallelism.tp if wl.parallelism.tp_given else 1  # the K sweep keeps whole TP groups in a domain
+    first = replace(spec, arch=spec.arches[0])  # the sweeps the plots draw: one line per N, at the first architecture's B_S
     runs = {
         "iteration": lambda: iteration_report([spec]),
-        "iteration_vs_k": lambda: iteration_report([replace(spec, gpus=n, hb_domain=k) for n in n_sweep(spec) for k in k_sweep(n, spec.hb_domain) if k % tp == 0]),
-        "iteration_vs_batch": lambda: iteration_report([replace(spec, hb_domain=k) for k in (spec.hb_domain, 2 * spec.hb_domain, 4 * spec.hb_domain) if k <= spec.gpus and spec.gpus % k == 0], batches=batch_sweep(wl)[0], batches_from=batch_sweep(wl)[1]),
+        "iteration_vs_k": lambda: iteration_report([replace(first, gpus=n, hb_domain=k) for n in n_sweep(spec) for k in k_sweep(n, spec.hb_domain) if k % tp == 0]),
+        "iteration_vs_batch": lambda: iteration_report([replace(first, hb_domain=k) for k in (spec.hb_domain, 2 * spec.hb_domain, 4 * spec.hb_domain) if k <= spec.gpus and spec.gpus % k == 0], batches=batch_sweep(wl)[0], batches_from=batch_sweep(wl)[1]),
         "alltoall": lambda: alltoall_report([spec]) if wl.model.is_moe else _no_alltoall(wl),
         "checkpoint": lambda: checkpoint_report([spec]),
         "dp-traffic": lambda: dp_report([spec]),

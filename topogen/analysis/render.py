@@ -101,10 +101,9 @@ def render(report: Report) -> str:
 def build_lines(sections: dict[str, Any]) -> list[str]:
     """The analyses' headline figures for ``topogen build``'s summary (full tables: summary.json, workbook, plots)."""
     lines = []
-    it = sections.get("iteration", {}).get("rows")
-    if it:
-        r = it[0]
-        lines.append(f"analysis ({r['model']} on {r['gpu']}): iteration {r['iteration_s']:.3f} s, {100 * r['relative']:.1f}% of the ideal any-to-any, N_M {r['n_m']:.1f} ({r['n_m_rule']}); network share {100 * r['dp_network_s'] / r['iteration_s']:.1f}%")
+    for r in sections.get("iteration", {}).get("rows") or ():
+        arch = f", {r['arch']} at B_S {r['scale_out_gbps']:,.4g} Gb/s" if "arch" in r else ""
+        lines.append(f"analysis ({r['model']} on {r['gpu']}{arch}): iteration {r['iteration_s']:.3f} s, {100 * r['relative']:.1f}% of the ideal any-to-any, N_M {r['n_m']:.1f} ({r['n_m_rule']}); network share {100 * r['dp_network_s'] / r['iteration_s']:.1f}%")
     ck = sections.get("checkpoint", {}).get("rows")
     if ck:
         r = ck[0]

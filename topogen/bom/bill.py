@@ -212,6 +212,10 @@ class Bom:
             **({"port_budget": self.port_budget} if self.port_budget else {}),
         }
 
+    def spares(self, policy) -> list[SkuLine]:
+        """:func:`spare_lines` of this BOM's SKU lines."""
+        return spare_lines(self.sku_lines(), policy)
+
 
 def _line_dict(x) -> dict[str, Any]:
     d = {f: getattr(x, f) for f in x.__slots__}
@@ -412,3 +416,26 @@ def comparison(boms: dict[str, Bom]) -> dict[str, Any] | None:
         "switch_reduction": reduction(opt.switches, ro.switches),
         "transceiver_reduction": reduction(opt.transceivers, ro.transceivers),
     }
+
+
+def spare_lines(lines: list[SkuLine], policy) -> list[SkuLine]:
+    """The spares of every SKU under the spec's ``spares:`` policy (:class:`topogen.spec.spares.SparesSpec`), one line each.
+
+    A spare is bought, not powered: its power is 0. None without a policy, and no
+    line for a SKU whose rule gives no spare.
+    """
+    if policy is None:
+        return []
+    out = []
+    for x in lines:
+        rule = policy.rule(x.category)
+        q = rule.spares(x.quantity)
+        if q:
+            why = f"spares: {rule.percent:g} % of {x.quantity:,}" + (f", at least {rule.minimum:,}" if rule.minimum else "")
+            out.append(SkuLine(x.category, x.sku, x.description, why, q, x.unit_price, 0.0, x.price_source, "spares are not powered"))
+    return out
+
+
+def spares_totals(lines: list[SkuLine]) -> dict[str, Any]:
+    """Units and cost of the spares lines."""
+    return {"units": sum(x.quantity for x in lines), "cost": money(sum(x.extended_price for x in lines))}

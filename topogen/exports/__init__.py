@@ -29,11 +29,13 @@ from topogen.exports.netbox import dcim, ipam, networks
 from topogen.exports.slurm import topology as slurm_topology
 from topogen.exports.switch_configs import addressing, air, avd, frr, nvue, sonic
 from topogen.exports.workbook import bom, book
+from topogen.exports.report import html as report_html
 
 Exporter = Callable[..., list]
 
 # name -> exporter; order is the order they run and appear in the manifest
 EXPORTERS: dict[str, Exporter] = {
+    "report": report_html.export,  # the decision report (summary.json's decision as one printable page)
     "cabling": cabling.export,
     "pull-sheets": pullsheets.export,
     "topology": topology.export,

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from topogen import __version__
+from topogen.analysis import decision
 from topogen.bom import bill as bom
 from topogen.fabric import networks as nw
 from topogen.spec import counts, units
@@ -94,6 +95,8 @@ def make_summary(ctx) -> dict[str, Any]:
         out["catalog_sha256"] = ctx.catalog.sha256
         for arch, b in boms.items():
             out["architectures"][arch].update(bom.summary_fields(b))
+            if spec.spares is not None:  # the spares the policy adds, priced apart from the fabric's capex
+                out["architectures"][arch]["spares"] = bom.spares_totals(b.spares(spec.spares))
             out["architectures"][arch]["notes"] += list(b.notes)  # lengths the catalog does not cover
             if "striping" in out["architectures"][arch]:
                 out["architectures"][arch]["striping"].update(bom.switch_saving(b, out["architectures"][arch]["striping"]["switches_saved_per_tier"]))
@@ -103,6 +106,8 @@ def make_summary(ctx) -> dict[str, Any]:
         out["analysis"] = ctx.analysis
     if getattr(ctx, "networks", None):  # the other networks (spec networks:): counts, findings, BOM, totals
         out["networks"] = networks_section(ctx)
+    if boms:  # the decision: which architecture to buy, and the figures it rests on (topogen.analysis.decision)
+        out["decision"] = decision.decide(out, spec, getattr(ctx, "traffic", None))
     return out
 
 

@@ -42,7 +42,7 @@ def figures(summary: Mapping[str, Any], arch: str) -> dict[str, Any]:
     it = None
     rows = ((summary.get("analysis") or {}).get("iteration") or {}).get("rows")
     if rows:
-        it = rows[0]["iteration_s"]
+        it = next((r for r in rows if r.get("arch", arch) == arch), rows[0])["iteration_s"]
     return {
         "generator": summary["generator"],
         "spec_sha256": summary["spec_sha256"],

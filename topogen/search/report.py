@@ -66,6 +66,9 @@ def render_table(res: Result) -> str:
         c = res.chosen
         lines.append("")
         lines.append(f"chosen: {c['design']} ({label(c)}): {usd(c['cost_usd'])} ({usd_cents(c['cost_per_gpu'])} per GPU), {kw(c['power_w'])}, {c['tiers']} tiers, iteration {c['iteration_s']:.4f} s" if c.get("iteration_s") is not None else f"chosen: {c['design']} ({label(c)}): {usd(c['cost_usd'])}, {kw(c['power_w'])}")
+    if res.chosen and res.search["constraints"]:
+        b = res.chosen.get("binding")
+        lines.append(b["text"] if b else "no constraint binds: the chosen design is the least " + res.search["choose"] + " of the whole space")
     if res.families:
         lines.append("")
         lines.append("families (architecture / catalog / K):")
@@ -73,7 +76,7 @@ def render_table(res: Result) -> str:
             lines.append(f"  {f['family']}: {f['why']}")
     if "iteration" in res.search["objectives"] and any(r["oversubscription"] != "1:1" for r in res.front):
         lines.append("")
-        lines.append("note: Eq. 1 counts B_S = link speed x planes and no oversubscription: a 3:1 design's iteration time equals its 1:1 twin's; weigh its bandwidth between leaves yourself")
+        lines.append("note: Eq. 1's B_S is line rate over the oversubscription of the tiers a byte climbs (every GPU's bytes leaving its leaf); topogen analyze iteration --bandwidth simulated gives the ring on the wiring")
     return "\n".join(lines)
 
 

@@ -100,6 +100,8 @@ def _constraint_text(name: str, cap: float) -> str:
         return f"the power cap of {cap:,.6g} kW"
     if name == "racks":
         return f"the rack cap of {count(int(cap))} racks"
+    if name == "max_iteration_s":
+        return f"the iteration target of {cap:g} s"
     return f"the limit of {cap:g} switch hops"
 
 
@@ -110,6 +112,8 @@ def _value_text(name: str, row: dict[str, Any]) -> str:
         return usd(v)
     if name == "power_kw":
         return f"{v / 1000:,.1f} kW"
+    if name == "max_iteration_s":
+        return f"{v:.4f} s"
     return f"{count(int(v))} {unit}"
 
 
@@ -126,7 +130,7 @@ def _nothing_meets(s: Search, rows: list[dict[str, Any]], build: Callable[[list[
         best = min(best, key=lambda r: (r[key], r["design"]))
         if best[key] <= cap * scale:
             continue
-        least = {"budget": "cheapest", "power_kw": "lowest-power", "racks": "smallest", "max_hops": "flattest"}[name]
+        least = {"budget": "cheapest", "power_kw": "lowest-power", "racks": "smallest", "max_hops": "flattest", "max_iteration_s": "fastest"}[name]
         problems.append(Problem(f"search.constraints.{name}", f"nothing meets {_constraint_text(name, cap)}: the {least} design is {best['design']} ({label(best)}) at {_value_text(name, best)}", f"raise {name} to at least {_value_text(name, best)}, or widen the space"))
     if not problems:
         problems.append(Problem("search.constraints", f"no design meets all of {', '.join(_constraint_text(n, c) for n, c in s.constraints.items())} at once (each alone is met)", "relax one of them, or widen the space"))
@@ -208,11 +212,33 @@ def search(s: Search, executor=None, journal: Journal | None = None, progress: C
     for r in on:
         r["on_front"] = True
     chosen = {k: v for k, v in on[0].items() if not k.startswith("_")}
+    chosen["binding"] = binding(s, live, chosen)
     stats["near_front"] = len(near)
     stats["front"] = len(on)
     res = _result(s, rows, on, chosen, skipped, errors, stats)
     res.families = explain.families(live, on, s.objectives, s.constraints, label)
     return res
+
+
+def binding(s: Search, live: list[dict[str, Any]], chosen: dict[str, Any]) -> dict[str, Any] | None:
+    """The constraint that keeps the chosen design from being cheaper, or None when no constraint binds.
+
+    Among the designs with less of the ``choose`` objective than the chosen one, the
+    constraint broken by the one with the least of it (by its explicit figures when
+    built, else the closed form): what a cheaper design would have to give up.
+    """
+    key = OBJECTIVES[s.choose].key
+    mine = chosen.get(key)
+    if mine is None or not s.constraints:
+        return None
+    below = sorted((r for r in live if r.get(key) is not None and r[key] < mine), key=lambda r: (r[key], r["design"]))
+    for r in below:
+        broken = _violations(r, s.constraints, 0)
+        if broken:
+            name = broken[0]
+            return {"constraint": name, "limit": s.constraints[name], "design": r["design"], "label": label(r), s.choose: r[key], "value": r[CONSTRAINTS[name][0]],
+                    "text": f"{name} binds: the cheaper {r['design']} ({label(r)}) breaks {_constraint_text(name, s.constraints[name])} at {_value_text(name, r)}"}
+    return None
 
 
 def _merge(row: dict[str, Any], got: dict[str, Any], errors: list[str]) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from topogen.bom import catalog as cat
 from topogen.spec import counts
-from topogen.analysis.fabric import iteration_report
+from topogen.analysis.fabric import iteration_report, scale_out_at
 from topogen.spec.workload import parse_workload
 from topogen.util.errors import InputError, Problem
 from topogen.spec.cluster import Spec, build_spec
@@ -84,9 +84,10 @@ class Screener:
         if spec.workload is None:
             return None
         job = replace(spec, gpus=spec.active_gpus, backup_nodes=0) if spec.backup_nodes else spec
-        key = (job.gpus, job.hb_domain, job.scale_out_gbps, job.hb_bandwidth_gbps)
+        key = (job.gpus, job.hb_domain, scale_out_at(job, job.arch).value, job.hb_bandwidth_gbps)
         if key not in self._iteration:
-            self._iteration[key] = iteration_report([job]).rows[0]["iteration_s"]
+            rows = iteration_report([job]).rows
+            self._iteration[key] = next((r for r in rows if r.get("arch", job.arch) == job.arch), rows[0])["iteration_s"]
         return self._iteration[key]
 
     def screen(self, index: int, overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ that each design starts from) plus a ``search:`` section::
         oversubscription: ["1:1", "3:1"]
         planes: [1]
       objectives: [capex, power, iteration, blast_radius]
-      constraints: {budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5}
+      constraints: {budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5, max_iteration_s: 8}
       choose: cost_per_gpu               # the front's design with the least of it is chosen
       slack: 0.05                        # closed-form estimates within 5% of the front are built too
 
@@ -70,6 +70,7 @@ CONSTRAINTS = {
     "power_kw": ("power_w", 1000.0, "kW", "power"),
     "racks": ("racks", 1.0, "racks", "racks (from the floor layout; checked on the explicit builds)"),
     "max_hops": ("switch_hops", 1.0, "switch hops", "worst-case switch hops between two GPUs"),
+    "max_iteration_s": ("iteration_s", 1.0, "s", "iteration time of the workload (Eq. 1, as topogen analyze iteration)"),
 }
 DEFAULT_SLACK = 0.05
 MAX_POINTS = 200_000  # points one search screens (each is a closed form: microseconds)
@@ -89,6 +90,7 @@ class Search:
     choose: str
     slack: float
     scale_up: dict[int, int]  # hb_domain -> gpus_per_node, from the workload GPU's preset
+    nic_gbps: float | None = None  # the workload GPU's NIC Gb/s per GPU: slower port modes are not searched unless link_speed is listed
 
     def to_dict(self) -> dict[str, Any]:
         """The search as plain data (the manifest records it)."""
@@ -208,7 +210,7 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
             continue
         x = _positive(v)
         if x is None:
-            problems.append(Problem(f"search.constraints.{key}", f"{key} must be a positive number of {CONSTRAINTS[key][2]}, got {show(v)}", "e.g. budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5"))
+            problems.append(Problem(f"search.constraints.{key}", f"{key} must be a positive number of {CONSTRAINTS[key][2]}, got {show(v)}", "e.g. budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5, max_iteration_s: 8"))
         else:
             constraints[key] = x
 
@@ -221,7 +223,7 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
         problems.append(Problem("search.slack", f"slack must be a fraction from 0 to 1, got {show(slack_raw)}", "e.g. 0.05: designs whose closed-form estimates are within 5% of the front are built explicitly too"))
         slack = DEFAULT_SLACK
 
-    scale_up = _scale_up(base.get("workload"), base_dir, problems)
+    scale_up, nic = _scale_up(base.get("workload"), base_dir, problems)
     if not axes["hb_domain"]:
         if base.get("hb_domain") is not None:
             axes["hb_domain"] = (base["hb_domain"],)
@@ -230,11 +232,13 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
         else:
             problems.append(Problem("search.space.hb_domain", "no HB-domain size to search", "list search.space.hb_domain (e.g. [8, 72]), or give a workload GPU preset whose scale_up lists them"))
     base.pop("hb_domain", None)
+    if "max_iteration_s" in constraints and base.get("workload") is None:
+        problems.append(Problem("search.constraints.max_iteration_s", "max_iteration_s needs a workload (model and GPU)", "add workload: {model: gpt-3-175b, gpu: b200}, or drop max_iteration_s"))
     if "iteration" in objectives and base.get("workload") is None:
         problems.append(Problem("workload", "objective iteration needs a workload (model and GPU)", "add workload: {model: gpt-3-175b, gpu: b200}, or drop iteration from search.objectives"))
     if problems:
         raise InputError(problems)
-    return Search(str(name), base, base_dir, gpus, axes, objectives, constraints, choose, slack, scale_up)
+    return Search(str(name), base, base_dir, gpus, axes, objectives, constraints, choose, slack, scale_up, nic)
 
 
 def _norm(axis: str, v: Any) -> Any:
@@ -303,10 +307,10 @@ def _fraction(v: Any) -> float | None:
     return x if x is not None and 0 <= x <= 1 else None
 
 
-def _scale_up(workload: Any, base_dir: str, problems: list[Problem]) -> dict[int, int]:
-    """``{hb_domain: gpus_per_node}`` of the workload GPU's preset (its ``scale_up`` list), else ``{}``."""
+def _scale_up(workload: Any, base_dir: str, problems: list[Problem]) -> tuple[dict[int, int], float | None]:
+    """``{hb_domain: gpus_per_node}`` of the workload GPU's preset (its ``scale_up`` list), else ``{}``; and its ``nic_gbps`` or None."""
     if not isinstance(workload, dict):
-        return {}
+        return {}, None
     gpu = workload.get("gpu")
     data: Any = gpu if isinstance(gpu, dict) else None
     if isinstance(gpu, str):
@@ -316,13 +320,14 @@ def _scale_up(workload: Any, base_dir: str, problems: list[Problem]) -> dict[int
         if path is None and gpu.endswith((".yaml", ".yml")):
             path = Path(base_dir) / gpu if base_dir and not Path(gpu).is_absolute() else Path(gpu)
         if path is None:
-            return {}  # the workload parser names an unknown GPU
+            return {}, None  # the workload parser names an unknown GPU
         try:
             data = read_yaml(path, "gpu", str(path), Problem("workload.gpu", f"file {str(path)!r} does not exist", "a GPU preset name or a .yaml path"))
         except InputError:
-            return {}
+            return {}, None
+    nic = _positive(data.get("nic_gbps")) if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("scale_up") is None:
-        return {}
+        return {}, nic
     out: dict[int, int] = {}
     for i, item in enumerate(_list(data.get("scale_up"))):
         k = as_int(item.get("hb_domain")) if isinstance(item, dict) else as_int(item)
@@ -331,7 +336,7 @@ def _scale_up(workload: Any, base_dir: str, problems: list[Problem]) -> dict[int
             problems.append(Problem(f"workload.gpu.scale_up[{i}]", f"a scale-up option is {{hb_domain: K, gpus_per_node: G}} with G dividing K, got {show(item)}", "e.g. {hb_domain: 72, gpus_per_node: 4} for a GB200 NVL72 rack"))
             continue
         out.setdefault(k, g)
-    return out
+    return out, nic
 
 
 def gpus_for(search: Search, k: int, su_nodes: int | None, gpus_per_node: int) -> int | None:
@@ -358,6 +363,20 @@ def catalog_modes(hw) -> list[tuple[int, int]]:
     return out
 
 
+def _slower_than_nic(search: Search, speed: Any, planes: Any) -> str | None:
+    """Why a port mode is left out: its ports give a GPU less than the node's NIC (``nic_gbps``), and the space did not list link_speed.
+
+    Listing ``link_speed`` in the space (or --link-speed) asks for the slower modes (a NIC broken out to slower ports).
+    """
+    nic = search.nic_gbps
+    if nic is None or search.axes["link_speed"] or not isinstance(speed, int):
+        return None
+    p = planes if isinstance(planes, int) else search.base.get("planes", 1) if isinstance(search.base.get("planes", 1), int) else 1
+    if speed * p >= nic:
+        return None
+    return f"{speed}G x {p} plane{'s' if p > 1 else ''} is slower than the {nic:g}G NIC per GPU of the workload's GPU (list link_speed in search.space to search breakout to slower ports)"
+
+
 def points(search: Search, catalogs: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Every design of the space as spec overrides, and the combinations that have no N.
 
@@ -382,6 +401,11 @@ def points(search: Search, catalogs: Mapping[str, Any]) -> tuple[list[dict[str, 
             pairs = catalog_modes(hw) or [(search.base.get("link_speed", 400), search.base.get("radix"))]
         rest = [ax[a] or (None,) for a in ("planes", "oversubscription", "rail_packing", "leaf_packing", "scalable_unit", "striping", "design")]
         for arch, k, (speed, radix), planes, ratio, rp, lp, su, stp, des in product(ax["arch"], ax["hb_domain"], pairs, *rest):
+            slow = _slower_than_nic(search, speed, planes)
+            if slow:
+                if (f"{cat} {speed}G", slow) not in no_n:
+                    no_n.append((f"{cat} {speed}G", slow))
+                continue
             g = search.scale_up.get(k) if isinstance(k, int) else None
             gpn = search.base.get("gpus_per_node") or g or k
             su_nodes = su if isinstance(su, int) else (search.base.get("scalable_unit") if isinstance(search.base.get("scalable_unit"), int) else None)

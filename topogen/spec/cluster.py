@@ -21,6 +21,7 @@ from topogen.spec.fields import ARCH_CHOICES, DESIGN_CHOICES, HOMING_CHOICES, LE
 from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
 from topogen.spec.addressing import NETWORK_DEFAULTS, check_networks, parse_addressing
 from topogen.spec.layout import parse_layout
+from topogen.spec.spares import parse_spares
 from topogen.spec.networks import parse_networks
 from topogen.spec.units import parse_units
 from topogen.spec.workload import parse_number, parse_workload
@@ -33,7 +34,7 @@ NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullm
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
 
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in SPEC_FIELDS}  # the field table (topogen.spec.fields) is the one list of keys
-OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "networks", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "system")  # left out of to_dict()/the hash when unset
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "networks", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "system", "spares")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = tuple(f.name for f in SPEC_FIELDS if f.required)
 RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
@@ -72,6 +73,7 @@ class Spec:
     backup_nodes: int = 0  # spare hosts among ``gpus``: wired like the others, not part of the job
     design: str = "clos"  # "leaf-pair": the Enterprise RA single tier, two leaves per plane joined by ISLs (topogen/fabric/leafpair.py)
     striping: str = "balanced"  # "minimal": the top tier has the fewest switches the ports need, parallel links uneven by one
+    spares: Any = None  # topogen.spec.spares.SparesSpec: spares per SKU in the BOM (None: none)
 
     tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
     tier_oversubscription: tuple[str, ...] = ()  # per tier below the top, leaf first, when given per tier
@@ -194,6 +196,8 @@ class Spec:
             d["oversubscription"] = list(to)
         if ts:
             d["link_speed"] = list(ts)
+        if d["spares"] is not None:  # the categories with a rule of their own
+            d["spares"] = {k: v for k, v in d["spares"].items() if v is not None}
         for key in OPTIONAL_KEYS:
             if d[key] is None:
                 del d[key]
@@ -379,6 +383,7 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
     values["layout"] = parse_layout(merged["layout"], values, problems)
     values["networks"] = parse_networks(merged["networks"], problems)
     values["addressing"] = parse_addressing(merged["addressing"], problems)
+    values["spares"] = parse_spares(merged["spares"], problems)
     if values["networks"] is not None and (merged["addressing"] is None or values["addressing"] is not None):
         check_networks(values["addressing"] or ADDRESSING_DEFAULT, problems)  # the in-band and OOB pools, only when those networks exist
 

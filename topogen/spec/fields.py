@@ -141,4 +141,5 @@ SPEC_FIELDS: tuple[Field, ...] = (
     Field("reserved_leaf_ports_per", "choice", "Where reserved_leaf_ports are kept: the last SU's leaves (design) or every SU's leaves (su).", default_doc="design", choices=RESERVED_PER_CHOICES),
     Field("system", "text", "The compute node's system definition (templates/systems/: dgx-h100, dgx-b200): its height in the racks, its NIC cages and ports and the names its OS gives them (netplan, NCCL).", default_doc="from workload gpu and gpus_per_node (gpu: b200 with 8 GPUs a node is dgx-b200), else a generic node", example="dgx-b200"),
     Field("backup_nodes", "int", "Spare hosts among gpus, wired like the others but kept out of the job size.", default=0, minimum=0, example=8),
+    Field("spares", "section", "Spare parts the BOM adds per SKU: a percentage and a minimum, per category (switch, transceiver, cable, nic).", default_doc="none: no spares lines", sub="spares"),
 )

@@ -91,6 +91,7 @@ GPU_FIELDS: tuple[Field, ...] = (
     Field("flops", "quantity", "Dense BF16 FLOP/s per GPU.", example="989.4e12", required=True),
     Field("memory_gb", "quantity", "Memory per GPU in GB (the model-state fit check).", example=80),
     Field("hb_bandwidth_gbps", "quantity", "HB-domain (NVLink) Gb/s per GPU.", example=7200),
+    Field("nic_gbps", "quantity", "Scale-out NIC Gb/s per GPU as the node ships it (ConnectX-7: 400); topogen search leaves slower port modes out unless the space lists link_speed.", example=400),
     Field("sources", "sources", "Where each value comes from (as a model's sources)."),
     Field("description", "text", "One line on the GPU."),
     Field("scale_up", "list-of", "HB domains this GPU ships in; topogen search tries each as an HB-domain size.", sub="scale_up"),
@@ -135,7 +136,7 @@ BATCH_HINT = "a whole number of tokens (e.g. 32M, 2e6) or SEQUENCESxLENGTH (e.g.
 UNITS = {
     "layers": "blocks", "d_model": "", "params": "parameters", "batch": "tokens", "m_cc": "collectives per block",
     "seq_len": "tokens", "active_params": "parameters", "training_tokens": "tokens", "training_flop": "FLOP",
-    "flops": "FLOP/s", "memory_gb": "GB", "hb_bandwidth_gbps": "Gb/s per GPU", "moe.experts": "experts",
+    "flops": "FLOP/s", "memory_gb": "GB", "hb_bandwidth_gbps": "Gb/s per GPU", "nic_gbps": "Gb/s per GPU", "moe.experts": "experts",
     "moe.top_k": "experts per token", "moe.moe_layers": "blocks", "moe.expert_parallel": "GPUs",
 }
 
@@ -271,11 +272,12 @@ class Gpu(_Sourced):
     hb_bandwidth_gbps: float | None = None
     description: str = ""
     sources: tuple[tuple[str, str, str], ...] = ()
+    nic_gbps: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The GPU in the input schema."""
         d: dict[str, Any] = {"name": self.name, "flops": self.flops}
-        for key in ("memory_gb", "hb_bandwidth_gbps"):
+        for key in ("memory_gb", "hb_bandwidth_gbps", "nic_gbps"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
         return self._with_provenance(d)
@@ -481,10 +483,11 @@ def parse_gpu(raw: Any, path: str, problems: list[Problem]) -> Gpu | None:
     flops = _num(raw, "flops", path, problems, required=True, hint="dense BF16 FLOP/s per GPU, e.g. 989.4e12")
     mem = _num(raw, "memory_gb", path, problems)
     hb = _num(raw, "hb_bandwidth_gbps", path, problems)
+    nic = _num(raw, "nic_gbps", path, problems)
     sources = _sources(raw.get("sources"), path, problems)
     if len(problems) > n0:
         return None
-    return Gpu(str(raw.get("name", name_default)), flops, mem, hb, str(raw.get("description", "")), sources)
+    return Gpu(str(raw.get("name", name_default)), flops, mem, hb, str(raw.get("description", "")), sources, nic)
 
 
 def _divisors(n: int) -> str:

@@ -43,12 +43,36 @@ from topogen.traffic import network as network_mod
 from topogen.traffic.network import Network
 from topogen.traffic.patterns import Pairs
 from topogen.traffic import rates, spray
+from topogen.util.errors import InputError, Problem
 
 EXACT_GPUS = 1024
 LEAF_PAIRS = 1 << 14  # leaf pairs per NIC port beyond which leaves are grouped (16,384: 4,096 GPUs on radix 64 stay by leaf pair).
 # Not higher: with a failure, the leaf pairs whose paths cross the failed switch's neighbours are sprayed one by one;
 # by leaf pair, 16,384 GPUs (262,144 pairs) with a spine down took 12 GB; by leaf group, 100 MB and the same figures.
 AGGREGATIONS = ("gpu-pair", "leaf-pair", "leaf-group-pair")
+
+
+MAX_GROUP_PAIRS = EXACT_GPUS * (EXACT_GPUS - 1)  # an EP all-to-all is routed pair by pair up to as many pairs as the exact global one
+
+
+def check_group(group: int, gpus: int, hb_domain: int) -> None:
+    """An EP group tiles the GPUs: it divides N, and is whole HB domains or divides one; and its pairs can be routed one by one."""
+    if gpus % group or (group >= hb_domain and group % hb_domain) or (group < hb_domain and hb_domain % group):
+        raise InputError([Problem("pattern", f"an all-to-all group of {group:,} GPUs does not tile {gpus:,} GPUs in HB domains of {hb_domain}", f"use a divisor of {hb_domain} or a multiple of it dividing {gpus:,}")])
+    if gpus * (group - 1) > MAX_GROUP_PAIRS:
+        raise InputError([Problem("pattern", f"alltoall:{group} on {gpus:,} GPUs is {gpus * (group - 1):,} GPU pairs, more than the {MAX_GROUP_PAIRS:,} routed one by one", "simulate a smaller cluster with the same leaves (the groups are alike), or the global alltoall (aggregated at scale)")])
+
+
+def group_pairs(fabric: Fabric, group: int) -> tuple[Pairs, str]:
+    """Every ordered pair inside each group of ``group`` consecutive GPUs, and the note."""
+    n = fabric.gpus
+    check_group(group, n, fabric.hb_domain)
+    g = np.arange(n, dtype=np.int64)
+    src = np.repeat(g, group - 1)
+    off = np.tile(np.arange(1, group, dtype=np.int64), n)
+    base = (src // group) * group
+    dst = base + (src - base + off) % group
+    return Pairs(src, dst, np.ones(len(src))), f"all-to-all in EP groups of {group:,} consecutive GPUs ({n // group:,} groups): every ordered pair of a group is a flow"
 
 
 def pairs(fabric: Fabric) -> tuple[Pairs, str]:

@@ -66,11 +66,26 @@ def histogram(res: Result) -> list[dict[str, Any]]:
     return out
 
 
-def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None) -> dict[str, Any]:
-    """Rows and utilisation histograms of every architecture x pattern, intact and with a spine down (see the module)."""
+def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None, ep_group: int | None = None) -> dict[str, Any]:
+    """Rows and utilisation histograms of every architecture x pattern, intact and with a spine down (see the module).
+
+    ``ep_group`` (the workload's expert-parallel group, when it has one) makes the
+    all-to-all the EP all-to-all (``alltoall:G``), when its pairs can be routed one
+    by one (:data:`.alltoall.MAX_GROUP_PAIRS`); else the global one, and a note says so.
+    """
+    from topogen.traffic import alltoall as a2a
+
     rows: list[dict[str, Any]] = []
     hists: list[dict[str, Any]] = []
     notes: list[str] = []
+    a2a_pattern = Pattern("alltoall")
+    any_fabric = next(iter(fabrics.values()), None)
+    if ep_group is not None and any_fabric is not None and ep_group < any_fabric.gpus:
+        try:
+            a2a.check_group(ep_group, any_fabric.gpus, any_fabric.hb_domain)
+            a2a_pattern = Pattern("alltoall", ep_group)
+        except InputError as exc:
+            notes.append(f"alltoall over every GPU, not the EP group of {ep_group:,}: {exc.problems[0].message}")
     for arch, fabric in fabrics.items():
         down = spine(fabric)
         if down is None:
@@ -85,7 +100,8 @@ def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None) -> dict[str
                     notes.append(note)
                 continue
             try:
-                intact = run(fabric, Pattern(name), ROUTING, hb_gbps)
+                pattern = a2a_pattern if name == "alltoall" else Pattern(name)
+                intact = run(fabric, pattern, ROUTING, hb_gbps)
             except InputError as exc:  # a pattern this fabric cannot run (one HB domain: no ring)
                 notes.append(f"{arch}: {name} not run: {exc.problems[0].message}")
                 continue
@@ -93,7 +109,7 @@ def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None) -> dict[str
             rows.append(first)
             hists.append({"arch": arch, "pattern": name, "failed": "none", "tiers": histogram(intact)})
             if down is not None:
-                res = run(fabric, Pattern(name), ROUTING, hb_gbps, failure=Failure((down,), 0.0))
+                res = run(fabric, pattern, ROUTING, hb_gbps, failure=Failure((down,), 0.0))
                 rows.append(row(res, None, first))
                 hists.append({"arch": arch, "pattern": name, "failed": down, "tiers": histogram(res)})
     return {"routing": ROUTING, "hb_bandwidth_gbps": hb_gbps, "bins": [round(x, 4) for x in np.linspace(0.0, 1.0, BINS + 1).tolist()], "rows": rows, "histograms": hists, "notes": notes}

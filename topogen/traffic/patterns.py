@@ -15,6 +15,9 @@ generator built on ``--seed``-style number ``key`` so a run is repeatable.
   to each other, both ways (an odd domain out stays idle).
 * ``alltoall``: every GPU to every other GPU (see :mod:`.alltoall` for how it is
   aggregated at scale).
+* ``alltoall:G``: the expert-parallel all-to-all, every GPU to every other GPU of
+  its group of G consecutive GPUs (whole HB domains when G >= K, inside one when
+  G < K): the placement of an EP group of G, as Megatron and DeepSpeed lay it.
 * ``matrix:FILE``: a CSV of ``src,dst,bytes`` (GPU names or ids).
 """
 
@@ -32,7 +35,7 @@ from topogen.util.inputs import open_input
 
 from topogen.util.errors import InputError, Problem
 
-PATTERNS = ("ring-allreduce", "permutation", "shift:S", "bisection", "alltoall", "matrix:FILE")
+PATTERNS = ("ring-allreduce", "permutation", "shift:S", "bisection", "alltoall", "alltoall:G", "matrix:FILE")
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,11 @@ def parse(text: str) -> Pattern:
         if s < 1 or len(arg) > 12:
             raise InputError([Problem("pattern", f"shift needs a whole number of domains of at least 1, got {text!r:.60}", "e.g. --pattern shift:1")])
         return Pattern("shift", s)
+    if kind == "alltoall":
+        g = int(arg) if arg.isdigit() and len(arg) <= 9 else 0
+        if g < 2:
+            raise InputError([Problem("pattern", f"alltoall:G needs a group of at least 2 GPUs, got {text!r:.60}", "e.g. --pattern alltoall:64 (the EP group), or alltoall for every GPU")])
+        return Pattern("alltoall", g)
     if kind == "matrix" and arg:
         return Pattern("matrix", arg)
     raise InputError([Problem("pattern", f"unknown pattern {text!r:.60}", f"use one of {', '.join(PATTERNS)}")])

@@ -93,7 +93,7 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
     cap, tier, extra = net.capacity, net.tier, []
     count = None
     aggregation = "gpu-pair"
-    if pattern.kind == "alltoall" and fabric.gpus > (exact_gpus if exact_gpus is not None else a2a.EXACT_GPUS):
+    if pattern.kind == "alltoall" and pattern.arg is None and fabric.gpus > (exact_gpus if exact_gpus is not None else a2a.EXACT_GPUS):
         t, cap, count, extra, note, aggregation = a2a.aggregate(net, a2a.LEAF_PAIRS if leaf_pairs is None else leaf_pairs)
         tier = np.concatenate([net.tier, np.ones(len(cap) - len(net.tier) - (len(extra) - 2 * (len(extra) // 2)), np.int8)])
         groups = sum(1 for x in extra if x.endswith("HB out"))
@@ -105,7 +105,7 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         npairs = int(count.sum())
     else:
         if pattern.kind == "alltoall":
-            prs, note = a2a.pairs(fabric)
+            prs, note = a2a.pairs(fabric) if pattern.arg is None else a2a.group_pairs(fabric, int(pattern.arg))
             notes.append(note)
         elif pattern.kind == "matrix":
             prs = matrix
@@ -131,8 +131,8 @@ def run(fabric: Fabric, pattern: patterns.Pattern, routing: str, hb_gbps: float 
         pair_rate = np.where(np.isfinite(low), low * t.subflows, 0.0)
         size = prs.size
     frac = pair_rate / np.maximum(t.line_gbps, 1e-12)
-    if pattern.kind == "alltoall":  # per GPU: its N-K pairs across the network, each at this pair's rate
-        frac = frac * (fabric.gpus - fabric.hb_domain)
+    if pattern.kind == "alltoall":  # per GPU: its N-K (group: G-K) pairs across the network, each at this pair's rate
+        frac = frac * max((fabric.gpus if pattern.arg is None else int(pattern.arg)) - fabric.hb_domain, 0)
     carried = rates.link_load(t.direct, rate, len(cap), t.factors)
     offered = rates.link_load(t.direct, t.offered, len(cap), t.factors)
     ratio = np.divide(offered, cap, out=np.zeros_like(offered), where=cap > 0)

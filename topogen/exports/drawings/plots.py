@@ -221,7 +221,7 @@ TIER_COLORS = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#C44E52")
 def plot_link_utilisation(plt, spec, sec: dict[str, Any], pattern: str):
     """Small multiples: a row per link tier, a column per architecture; bars = share of the tier's links per utilisation bin."""
     hists = [h for h in sec["histograms"] if h["pattern"] == pattern and h["failed"] == "none"]
-    rows = {r["arch"]: r for r in sec["rows"] if r["pattern"] == pattern and r["failed"] == "none"}
+    rows = {r["arch"]: r for r in sec["rows"] if r["pattern"].partition(":")[0] == pattern and r["failed"] == "none"}
     archs = [h["arch"] for h in hists]
     tiers: list[str] = []
     for h in hists:

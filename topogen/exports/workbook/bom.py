@@ -34,7 +34,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from topogen.bom.bill import Bom, money
+from topogen.bom.bill import Bom, money, spares_totals
 from topogen.bom.networks import NetworkBom
 from topogen.exports.files import arch_dir, write_csv, write_output_text
 
@@ -54,10 +54,10 @@ COLUMNS = (
 )
 
 
-def generate_rows(bom: Bom) -> Iterator[tuple]:
-    """The CSV rows after the header: one per SKU (totals are in bom.json and the workbook)."""
+def generate_rows(bom: Bom, spares: list | None = None) -> Iterator[tuple]:
+    """The CSV rows after the header: one per SKU, then one per SKU's spares (totals are in bom.json and the workbook)."""
     lengths = {c.sku: c.length_m for c in (bom.link_media.cables if bom.link_media is not None else [])}
-    for x in bom.sku_lines():
+    for x in [*bom.sku_lines(), *(spares or ())]:
         length = lengths.get(x.sku, "") if x.category == "cable" else ""
         row = (x.category, x.sku, x.description, x.used_in, x.quantity, length, x.unit_price, x.extended_price, x.unit_power_w, x.total_power_w, x.price_source, x.power_source)
         yield row  # written by the CSV rule (topogen.util.text.csv_field)
@@ -71,23 +71,25 @@ def network_rows(nets: list[NetworkBom]) -> Iterator[tuple]:
             yield (b.network, x.category, x.sku, x.description, x.used_in, x.quantity, length, x.unit_price, x.extended_price, x.unit_power_w, x.total_power_w, x.price_source, x.power_source)
 
 
-def write_bom_csv(bom: Bom, path: Path, provenance: str, nets: list[NetworkBom] | None = None) -> None:
+def write_bom_csv(bom: Bom, path: Path, provenance: str, nets: list[NetworkBom] | None = None, spares: list | None = None) -> None:
     if not nets:
-        write_csv(path, COLUMNS, generate_rows(bom))
+        write_csv(path, COLUMNS, generate_rows(bom, spares))
         return
-    rows = itertools.chain((("compute", *r) for r in generate_rows(bom)), network_rows(nets))
+    rows = itertools.chain((("compute", *r) for r in generate_rows(bom, spares)), network_rows(nets))
     write_csv(path, ("network", *COLUMNS), rows)
 
 
 LENGTH_COLUMNS = ("tier", "link", "length_m", "media", "cable_sku", "cables")
 
 
-def write_lengths_csv(bom: Bom, path: Path, provenance: str, nets: list[NetworkBom] | None = None) -> None:
+def write_lengths_csv(bom: Bom, path: Path, provenance: str, nets: list[NetworkBom] | None = None, spares: list | None = None) -> None:
     write_csv(path, LENGTH_COLUMNS, bom.length_rows())
 
 
-def write_bom_json(bom: Bom, path: Path, provenance: str, nets: list[NetworkBom] | None = None) -> None:
+def write_bom_json(bom: Bom, path: Path, provenance: str, nets: list[NetworkBom] | None = None, spares: list | None = None) -> None:
     doc = {"generator": provenance, **bom.to_dict()}
+    if spares is not None:
+        doc["spares"] = {"lines": [_sku_dict(x) for x in spares], "totals": spares_totals(spares)}
     if nets:
         doc["networks"] = networks_doc(bom, nets)
     write_output_text(path, json.dumps(doc, indent=2) + "\n")
@@ -118,8 +120,9 @@ def export(ctx, dest: Path) -> list[Path]:
     for arch, bom in ctx.boms.items():
         d = arch_dir(dest, arch)
         nets = getattr(ctx, "network_boms", {}).get(arch)
+        spares = bom.spares(ctx.spec.spares) if ctx.spec.spares is not None else None
         for name, writer in (("bom.csv", write_bom_csv), ("bom.json", write_bom_json), ("cable-lengths.csv", write_lengths_csv)):
             p = d / name
-            writer(bom, p, prov, nets)
+            writer(bom, p, prov, nets, spares)
             paths.append(p)
     return paths

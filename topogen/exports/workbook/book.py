@@ -832,7 +832,22 @@ def write_bom(wb, ctx, arch: str, lay: Layout) -> None:
         cell(ws, Formula(f"=SUM(G2:G{last})"), MONEY, font=_BOLD), None,
         cell(ws, Formula(f"=SUM(I2:I{last})"), KILOWATTS, font=_BOLD),
     ])
-    write_length_histogram(ws, _bom(ctx, arch))
+    b = _bom(ctx, arch)
+    if ctx.spec.spares is not None and b is not None:
+        write_spares(ws, b.spares(ctx.spec.spares), last + 1)
+    write_length_histogram(ws, b)
+
+
+def write_spares(ws, lines: list, total_row: int) -> None:
+    """Below the BOM total: a spares line per SKU (the spec's spares: policy), their own subtotal; not in the capex above."""
+    ws.append([])
+    ws.append(header_row(ws, ["Spares (spec spares:)", "Description", "Category", "Policy", "Quantity", "Unit price", "Extended price"]))
+    first = total_row + 3
+    for r, x in enumerate(lines, first):
+        ws.append([cell(ws, x.sku), wrapped(ws, x.description), cell(ws, x.category), wrapped(ws, x.used_in), cell(ws, x.quantity, COUNT), cell(ws, x.unit_price, MONEY), cell(ws, Formula(f"=E{r}*F{r}"), MONEY)])
+    end = first + len(lines) - 1
+    ws.append([cell(ws, "Spares total", font=_BOLD), None, None, None, cell(ws, Formula(f"=SUM(E{first}:E{end})") if lines else 0, COUNT, font=_BOLD), None,
+               cell(ws, Formula(f"=SUM(G{first}:G{end})") if lines else 0, MONEY, font=_BOLD)])
 
 
 def write_length_histogram(ws, bom) -> None:
@@ -860,11 +875,91 @@ def _one_cell(value):
     return value
 
 
+DECISION_FIGURES = (
+    ("capex_usd", "Capex (USD)", MONEY_WHOLE), ("power_w", "Power (W)", COUNT), ("racks", "Racks", COUNT), ("switches", "Switches", COUNT),
+    ("cables", "Cables", COUNT), ("transceivers", "Transceivers", COUNT), ("iteration_s", "Iteration, Eq. 1 (s)", "0.0000"),
+    ("alltoall_step_s", "Expert all-to-alls per step (s)", "0.0000"), ("step_s", "Step time (s)", "0.0000"),
+    ("expected_failures_per_month", "Expected component failures per month", "0.0000"),
+)
+
+
+def lines_of(text: str, width: float) -> int:
+    """Printed lines a wrapped cell of ``width`` characters needs for ``text``."""
+    return max(1, -(-len(text) // max(1, int(width) - 2)))
+
+
+DECISION_WIDTHS = (64, 26, 26, 16, 16)
+
+
+def write_decision(wb, ctx) -> None:
+    """The first sheet: summary.json's decision (report.html's content), the recommendation first, one printed page wide."""
+    d = ctx.summary.get("decision")
+    if d is None:
+        return
+    ws = wb.create_sheet("Decision")
+    print_setup(ws, None)
+    side = d["architectures"]
+    arches = list(side)
+    set_widths(ws, DECISION_WIDTHS)
+    row = [0]
+
+    def put(values: list, text: str | None = None) -> None:
+        row[0] += 1
+        if text is not None:  # a wrapped text in column A: the row as tall as its lines (readers that do not fit rows)
+            ws.row_dimensions[row[0]].height = 15 * lines_of(text, DECISION_WIDTHS[0])
+        ws.append(values)
+
+    def text(t: str, font=None) -> None:
+        c = wrapped(ws, t)
+        if font is not None:
+            c.font = font
+        put([c], t)
+
+    put([cell(ws, f"{ctx.spec.name}: which fabric to buy", font=_TITLE)])
+    text(d["sentence"], _BOLD)
+    put([])
+    put(header_row(ws, ["Why"]))
+    for r in d["reasons"]:
+        text(r)
+    if d.get("other_wins_when"):
+        text(f"When the other design would win: {d['other_wins_when']}")
+    put([])
+    put(header_row(ws, ["Side by side", *arches]))
+    for key, label, fmt in DECISION_FIGURES:
+        put([cell(ws, label), *[None if side[a].get(key) is None else cell(ws, side[a][key], fmt) for a in arches]])
+    put([])
+    put(header_row(ws, ["Collectives on the wiring", "Architecture", "Failed", "Slowest pair", "Mean pair"]))
+    for a in arches:
+        for c in side[a].get("collectives") or ():
+            put([cell(ws, c["pattern"]), cell(ws, a), cell(ws, c["failed"]), cell(ws, c["slowest_pair"], PERCENT), cell(ws, c["mean_pair"], PERCENT)])
+    text(d["collectives_note"])
+    put([])
+    put(header_row(ws, ["Blast radius", "Architecture", "Example", "GPUs cut off", "GPUs degraded"]))
+    for a in arches:
+        for b in side[a]["blast_radius"]:
+            ex = wrapped(ws, b["example"])
+            row[0] += 1
+            ws.row_dimensions[row[0]].height = 15 * lines_of(b["example"], DECISION_WIDTHS[2])
+            ws.append([cell(ws, b["component"]), cell(ws, a), ex, cell(ws, b["gpus_cut_off"], COUNT), cell(ws, b["gpus_degraded"], COUNT)])
+    put([])
+    heads = ["Failures per month", *[f"{a}: count, expected" for a in arches], "Rate per month"]
+    hr = header_row(ws, heads)
+    row[0] += 1
+    ws.row_dimensions[row[0]].height = 30
+    ws.append(hr)
+    for j, rate in enumerate(d["failure_rates"]):
+        put([cell(ws, rate["component"]), *[cell(ws, f"{side[a]['failures_per_month'][j]['count']:,}, {side[a]['failures_per_month'][j]['expected_per_month']:.4f}") for a in arches], cell(ws, rate["per_month"], "0.0000%")])
+    for rate in d["failure_rates"]:
+        text(f"{rate['component']} [{rate['status']}]: {rate['source']}")
+    text(f"Rule [assumed]: the step time is Eq. 1's iteration plus the expert all-to-alls; the cheaper design is recommended while its step time is within {100 * d['tolerance']:.0f} % of the other's.")
+
+
 def write_summary(wb, ctx, lay: Layout) -> None:
     """Provenance, spec, totals per architecture with savings, cost by component and its chart, notes."""
     spec = ctx.spec
     ws = wb.create_sheet("Summary")
     print_setup(ws, None)
+    ws.page_setup.fitToHeight = 1  # the Summary is one printed page
     arches = list(ctx.fabrics)
     both = arches == ["rail-optimized", "rail-only"]
     set_widths(ws, (36, 20, 20, 22, 11))
@@ -882,6 +977,25 @@ def write_summary(wb, ctx, lay: Layout) -> None:
         add(cell(ws, f"ESTIMATES, NOT QUOTES: {estimated} of {priced} priced BOM lines are estimates. Replace them with your quotes.", font=_BANNER_FONT, fill=_BANNER_FILL))
     else:
         add()
+    arches = list(ctx.fabrics)
+    refs = {a: bom_refs(lay, a) for a in arches}
+    nets = (ctx.summary.get("networks") or {}).get("architectures") or {}
+    if any(refs.values()):  # the cluster's total first: the compute fabric plus every other network
+        add(*header_row(ws, ["Cluster total", *arches]))
+        compute = add(cell(ws, "Compute fabric (USD)"), *[cell(ws, Formula(f"={refs[a]['total_price']}"), MONEY_WHOLE) if refs[a] else None for a in arches])
+        if nets:
+            other = add(cell(ws, "Other networks: storage, in-band, OOB (USD)"), *[cell(ws, nets[a]["totals"]["other_cost_usd"], MONEY_WHOLE) if a in nets else None for a in arches])
+            col = {a: get_column_letter(2 + i) for i, a in enumerate(arches)}
+            add(cell(ws, "Cluster total (USD)", font=_BOLD), *[cell(ws, Formula(f"={col[a]}{compute}+{col[a]}{other}"), MONEY_WHOLE, font=_BOLD) for a in arches])
+        else:
+            col = {a: get_column_letter(2 + i) for i, a in enumerate(arches)}
+            add(cell(ws, "Cluster total (USD)", font=_BOLD), *[cell(ws, Formula(f"={col[a]}{compute}"), MONEY_WHOLE, font=_BOLD) for a in arches])  # no other networks in the spec
+    decision = ctx.summary.get("decision")
+    if decision is not None:
+        c = wrapped(ws, f"Recommendation: {decision['sentence']} (the Decision sheet has the figures it rests on)")
+        c.font = _BOLD
+        r = add(c)
+        ws.row_dimensions[r].height = 15 * lines_of(c.value, 36)
     add(*header_row(ws, ("Spec", "Value")))
     spec_row = {}
     for key, value in spec.to_dict().items():
@@ -953,8 +1067,9 @@ def write_summary(wb, ctx, lay: Layout) -> None:
     )
     notes.append("Cost and power figures are formulas over the BOM sheets: edit a unit price or quantity there and the totals, savings and chart follow.")
     add(*header_row(ws, ["Notes"]))
-    for n in notes:
-        add(cell(ws, n))
+    for n in notes:  # wrapped in their cell, the row as tall as the text (a long note never widens the printed page)
+        r = add(wrapped(ws, n))
+        ws.row_dimensions[r].height = 15 * lines_of(n, 36)
     for row in rows:
         ws.append(row)
 
@@ -1048,15 +1163,22 @@ def write_validation(wb, ctx) -> None:
     ws = wb.create_sheet("Validation")
     print_setup(ws)
     ws.freeze_panes = "A2"
-    set_widths(ws, (16, 26, 10, 36, 30, 12, 90, 60))
+    widths = (16, 22, 9, 30, 24, 8, 64, 44)  # 217 characters: one landscape page at a legible scale (PAGE_WIDTH)
+    set_widths(ws, widths)
     reports = _reports(ctx)
     ws.append(header_row(ws, FINDING_COLUMNS))
     rows = 1
+
+    def tall(row: int, texts: dict[int, str]) -> None:
+        """Row ``row`` as tall as its longest wrapped text (column index -> text): printed lines never overlap."""
+        ws.row_dimensions[row].height = 15 * max(lines_of(t, widths[i]) for i, t in texts.items())
+
     for arch in ctx.fabrics:
         rep = reports.get(arch)
         for f in getattr(rep, "findings", ()):
-            ws.append([cell(ws, arch), cell(ws, f.check), cell(ws, f.severity), wrapped(ws, _text(f.devices)), wrapped(ws, _text(f.ports)), wrapped(ws, _text(f.cables)), wrapped(ws, f.message), wrapped(ws, f.hint)])
             rows += 1
+            tall(rows, {3: _text(f.devices), 4: _text(f.ports), 5: _text(f.cables), 6: f.message, 7: f.hint})
+            ws.append([wrapped(ws, arch), wrapped(ws, f.check), wrapped(ws, f.severity), wrapped(ws, _text(f.devices)), wrapped(ws, _text(f.ports)), wrapped(ws, _text(f.cables)), wrapped(ws, f.message), wrapped(ws, f.hint)])
         for check, (sev, n) in sorted(getattr(rep, "suppressed", {}).items()):
             ws.append([cell(ws, arch), cell(ws, check), cell(ws, sev), None, None, None, cell(ws, f"{n:,} more {check} findings, not listed")])
             rows += 1
@@ -1069,20 +1191,27 @@ def write_validation(wb, ctx) -> None:
 
     ws.append([])
     ws.append(header_row(ws, ("Architecture", "Check", "Status", "Detail")))
+    rows += 2
     for arch in ctx.fabrics:
         rep = reports.get(arch)
         if rep is None:
             continue
         for g, (num, title) in GROUPS.items():
-            ws.append([cell(ws, arch), wrapped(ws, f"{num}. {title}"), cell(ws, rep.group_status(g)), wrapped(ws, rep.checks.get(g, ""))])
+            rows += 1
+            detail = _text(rep.checks.get(g, ""))
+            tall(rows, {1: f"{num}. {title}", 3: detail})
+            ws.append([wrapped(ws, arch), wrapped(ws, f"{num}. {title}"), wrapped(ws, rep.group_status(g)), wrapped(ws, detail)])
     ws.append([])
     ws.append(header_row(ws, ("Architecture", "Key figure", "Value")))
+    rows += 2
     for arch in ctx.fabrics:
         rep = reports.get(arch)
         if rep is None:
             continue
         for k, v in flatten(rep.key_figures()):
-            ws.append([cell(ws, arch), cell(ws, k), cell(ws, v, COUNT if type(v) is int else None)])
+            rows += 1
+            tall(rows, {1: k})
+            ws.append([wrapped(ws, arch), wrapped(ws, k), cell(ws, v, COUNT if type(v) is int else None)])
 
 
 def write_analysis(wb, ctx) -> None:
@@ -1269,6 +1398,7 @@ def write_workbook(ctx, path: Path, max_rows: int = ROW_LIMIT, fast: bool = True
     wb = openpyxl.Workbook(write_only=True)
     sst = SharedStrings()
     lay = plan(ctx, max_rows)
+    write_decision(wb, ctx)
     write_summary(wb, ctx, lay)
     for arch in ctx.fabrics:
         write_bom(wb, ctx, arch, lay)

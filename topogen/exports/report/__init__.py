@@ -1,0 +1,1 @@
+"""The decision report: one self-contained HTML page an architect opens in a browser and prints."""
