@@ -91,8 +91,9 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
     def dry_run(self) -> None:
         """``vtysh --dryrun`` on every switch's file as built that is not loaded unchanged (split into VRFs)."""
         split = sorted({r.switch for r in self.lab.routers if r.vrf})
-        for s in split:
-            res = subprocess.run(["vtysh", "--dryrun", "-f", str(self.lab.configs[s])], capture_output=True, text=True)
+        for i, s in enumerate(split):
+            copy = self.res.private_file(f"dryrun{i}.conf", self.lab.texts[s])  # the checked text, never the build's path
+            res = subprocess.run(["vtysh", "--dryrun", "-f", str(copy)], capture_output=True, text=True)
             if res.returncode != 0:
                 self.fail(f"{s}: FRR refuses its frr.conf: {(res.stdout + res.stderr).strip()[:500]}")
 
@@ -130,10 +131,10 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
 def run(build: Path, arch: str | None = None, max_gpus: int = 64, timeout_s: float = 60.0, progress: Callable[[str], None] | None = None, notes: list[str] | None = None) -> Report:
     """Emulate one architecture of ``build`` (see the module docstring); always removes what it made."""
     step = progress or (lambda _t: None)
+    lab = load_lab(Path(build), arch, max_gpus)  # the build passes the grammar first (nothing is run before)
     problems = environment_problems()
     if problems:
         raise InputError(problems)
-    lab = load_lab(Path(build), arch, max_gpus)
     problems = capacity_problems(lab)
     if problems:
         raise InputError(problems)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import time
 from pathlib import Path
@@ -41,11 +40,9 @@ class Daemons:
 
     def start_frr(self) -> None:
         for r in self.lab.routers:
-            d = self.res.tmp / r.ns
-            d.mkdir()
-            shutil.chown(d, "frr", "frr")
-            (d / "frr.conf").write_text(r.config)
-            (d / "empty.conf").write_text("")
+            d = self.res.private_dir(r.ns)
+            self.res.private_file(f"{r.ns}/frr.conf", r.config)
+            self.res.private_file(f"{r.ns}/empty.conf", "")
             for daemon in DAEMONS:
                 cmd = ["ip", "netns", "exec", r.ns, str(FRR_DIR / daemon), "-N", r.ns, "--vty_socket", str(d), "-i", str(d / f"{daemon}.pid"), "-f", str(d / "empty.conf"), "-P", "0", "--log", f"file:{d / daemon}.log", "-z", str(d / "zserv.api")]
                 if daemon == "bfdd":

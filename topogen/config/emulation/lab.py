@@ -5,17 +5,17 @@ Also what the plan says about BGP against each router's ``frr.conf`` (:func:`bgp
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from topogen.config.emulation.grammar import MAX_CONF_BYTES, Cells, check_dir, check_frr_conf, read_build_file, read_rows, shown, walk_confs
 from topogen.util.errors import InputError, Problem
 
 FRR_DIR = Path("/usr/lib/frr")
 DAEMONS = ("zebra", "bgpd", "bfdd")
 ROLE_ORDER = {"gpu": 0, "leaf": 1, "spine": 2, "core": 3}
-GPU_NAME = re.compile(r"hb([0-9]+)-gpu([0-9]+)")
+GPU_NAME = re.compile(r"hb([0-9]{1,9})-gpu([0-9]{1,9})", re.ASCII)
 
 
 def role_rank(role: str) -> int:
@@ -87,23 +87,19 @@ class Lab:
     roles: dict[str, str]
     gpus_total: int  # GPU NICs of the build (a GPU has one per plane)
     configs: dict[str, Path]  # switch -> its frr.conf as built
-
-
-def _read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+    texts: dict[str, str] = field(default_factory=dict)  # switch -> that file's text, checked by the grammar
 
 
 def _arch_dir(build: Path, arch: str | None) -> tuple[str, Path]:
     if not build.is_dir():
-        raise InputError([Problem("build_dir", f"{build} is not a directory", "give a build directory written by topogen build --formats cabling,addressing,frr (e.g. out/demo)")])
-    have = [a for a in ("rail-optimized", "rail-only") if (build / a / "addressing.csv").is_file()]
+        raise InputError([Problem("build_dir", f"{shown(str(build), 300)} is not a directory", "give a build directory written by topogen build --formats cabling,addressing,frr (e.g. out/demo)")])
+    have = [a for a in ("rail-optimized", "rail-only") if (build / a / "addressing.csv").exists() or (build / a / "addressing.csv").is_symlink()]
     if arch is not None:
         if arch not in have:
-            raise InputError([Problem("arch", f"{build} has no {arch}/addressing.csv", f"architectures there: {', '.join(have) or 'none'}; build with --formats cabling,addressing,frr")])
+            raise InputError([Problem("arch", f"{shown(str(build), 300)} has no {arch}/addressing.csv", f"architectures there: {', '.join(have) or 'none'}; build with --formats cabling,addressing,frr")])
         return arch, build / arch
     if len(have) != 1:
-        raise InputError([Problem("arch", f"{build} holds {len(have)} architectures with addressing.csv ({', '.join(have) or 'none'})", "pick one with --arch rail-optimized or --arch rail-only; build with --formats cabling,addressing,frr")])
+        raise InputError([Problem("arch", f"{shown(str(build), 300)} holds {len(have)} architectures with addressing.csv ({', '.join(have) or 'none'})", "pick one with --arch rail-optimized or --arch rail-only; build with --formats cabling,addressing,frr")])
     return have[0], build / have[0]
 
 
@@ -138,17 +134,61 @@ def split_vrfs(text: str) -> dict[str, str]:
     return {v: "\n".join(lines) + "\n" for v, lines in out.items()}
 
 
+ADDRESSING = ("device", "role", "interface", "vrf", "vlan", "address", "asn", "peer_device", "peer_interface", "peer_address", "route")
+CABLING = ("a_device", "a_port", "z_device", "z_port")
+MAX_ASN = (1 << 32) - 1
+
+
+def _addressing(path: Path) -> list[dict[str, str]]:
+    """The rows of addressing.csv, each cell through its grammar (:mod:`.grammar`): what reaches ``ip`` and FRR."""
+    rows = []
+    for line, row in read_rows(path, ADDRESSING):
+        c = Cells(path, line, row)
+        role = c.role("role")
+        gpu = role == "gpu"
+        rows.append(
+            {
+                "device": c.name("device"),
+                "role": role,
+                "interface": c.iface("interface"),
+                "vrf": c.vrf("vrf"),
+                "vlan": c.number("vlan", 1, 4094, "a VLAN ID"),
+                "address": c.address("address", empty=not gpu),
+                "asn": c.number("asn", 1, MAX_ASN, "an ASN"),
+                "peer_device": c.name("peer_device", empty=True),
+                "peer_interface": c.iface("peer_interface", empty=True),
+                "peer_address": c.address("peer_address", empty=not gpu),
+                "route": c.prefix("route", empty=not gpu),
+            }
+        )
+    return rows
+
+
+def _cabling(path: Path) -> list[tuple[str, str, str, str]]:
+    out = []
+    for line, row in read_rows(path, CABLING):
+        c = Cells(path, line, row)
+        out.append((c.name("a_device"), c.iface("a_port"), c.name("z_device"), c.iface("z_port")))
+    return out
+
+
 def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
-    """The routers, GPU hosts and cables of one architecture of a build; GPUs sampled to ``max_gpus``."""
+    """The routers, GPU hosts and cables of one architecture of a build; GPUs sampled to ``max_gpus``.
+
+    Every file goes through :mod:`.grammar` (regular files only, bounded, each cell and
+    each frr.conf line in topogen's own grammar) before anything of it is used.
+    """
     arch, root = _arch_dir(Path(build), arch)
+    check_dir(root)
     problems = []
     for need in ("cabling.csv", "addressing.csv", "frr"):
-        if not (root / need).exists():
-            problems.append(Problem("build", f"{root / need} is missing", "build with --formats cabling,addressing,frr"))
+        if not (root / need).exists() and not (root / need).is_symlink():
+            problems.append(Problem("build", f"{shown(str(root / need), 300)} is missing", "build with --formats cabling,addressing,frr"))
     if problems:
         raise InputError(problems)
-    configs = {p.stem: p for p in sorted((root / "frr").rglob("*.conf"))}
-    rows = _read_csv(root / "addressing.csv")
+    rows = _addressing(root / "addressing.csv")
+    cables = _cabling(root / "cabling.csv")
+    configs = walk_confs(root / "frr")
     roles = {r["device"]: r["role"] for r in rows}
     asns = {r["device"]: r["asn"] for r in rows if r["role"] != "gpu"}
     ports: dict[str, list[Port]] = {}
@@ -161,10 +201,13 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     switches = [d for d in dict.fromkeys(r["device"] for r in rows if r["role"] != "gpu")]
     missing = [s for s in switches if s not in configs]
     if missing:
-        raise InputError([Problem("build", f"no frr.conf for {len(missing)} switch(es): {', '.join(missing[:3])}", f"expected {root / 'frr'}/**/<switch>.conf; build with --formats frr")])
+        raise InputError([Problem("build", f"no frr.conf for {len(missing)} switch(es): {', '.join(missing[:3])}", f"expected {shown(str(root / 'frr'), 300)}/**/<switch>.conf; build with --formats frr")])
     routers = []
+    texts = {}
     for s in switches:
-        text = configs[s].read_text(encoding="utf-8")
+        text = read_build_file(configs[s], MAX_CONF_BYTES)
+        check_frr_conf(configs[s], text)
+        texts[s] = text
         parts = split_vrfs(text)
         for vrf, conf in parts.items():
             name = s if vrf == "" else f"{s}/{vrf}"
@@ -177,8 +220,7 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     gpus = sorted({h.gpu for h in hosts}, key=_gpu_key)
     picked = set(sample_gpus(gpus, max_gpus))
     hosts = [h for h in hosts if h.gpu in picked]
-    cables = [(c["a_device"], c["a_port"], c["z_device"], c["z_port"]) for c in _read_csv(root / "cabling.csv")]
-    return Lab(arch, routers, hosts, cables, roles, len(gpu_rows), {s: configs[s] for s in switches})  # GPU NICs, as the hosts are
+    return Lab(arch, routers, hosts, cables, roles, len(gpu_rows), {s: configs[s] for s in switches}, texts)  # GPU NICs, as the hosts are
 
 
 def _gpu_key(name: str) -> tuple[int, int]:

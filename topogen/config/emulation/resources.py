@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -19,6 +20,21 @@ from typing import Iterable
 from topogen.util import interrupts
 
 STATE_DIR = Path("/run/topogen-emulate")
+FRR_USER = "frr"
+FRR_RUN = Path("/var/run/frr")  # FRR makes <this>/<namespace>/ for a daemon started with -N <namespace>
+
+
+def remove_frr_run_dirs(namespaces: Iterable[str]) -> None:
+    """Remove the directory FRR made for each of our namespaces under /var/run/frr (only real directories by our names)."""
+    for n in namespaces:
+        if not str(n).startswith("tg") or "/" in str(n) or n in (".", ".."):
+            continue
+        d = FRR_RUN / n
+        try:
+            if stat.S_ISDIR(os.lstat(d).st_mode):
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def run_ip(args: list[str], batch: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -35,8 +51,8 @@ class Resources:
 
     def __init__(self, tag: str):
         self.tag = tag
-        self.tmp = Path(tempfile.mkdtemp(prefix=f"topogen-emulate-{tag}-"))
-        os.chmod(self.tmp, 0o755)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"topogen-emulate-{tag}-"))  # 0700: private for the run's life
+        shutil.chown(self.tmp, FRR_USER, FRR_USER)  # FRR's daemons (user frr) reach their sockets; no one else enters
         self.namespaces: list[str] = []
         self.procs: list[subprocess.Popen] = []
         STATE_DIR.mkdir(parents=True, exist_ok=True)
@@ -48,6 +64,22 @@ class Resources:
         tmp = self.state.with_suffix(".new")
         tmp.write_text(json.dumps(data))
         os.replace(tmp, self.state)
+
+    def private_dir(self, name: str) -> Path:
+        """A directory of the run's temporary directory (0700, FRR's user: its daemons write there)."""
+        d = self.tmp / name
+        d.mkdir(mode=0o700)
+        shutil.chown(d, FRR_USER, FRR_USER)
+        return d
+
+    def private_file(self, name: str, text: str) -> Path:
+        """A new file of the run's temporary directory, 0600, made without following any link; FRR's user owns it."""
+        path = self.tmp / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        shutil.chown(path, FRR_USER, FRR_USER)
+        return path
 
     def add_namespaces(self, names: list[str]) -> None:
         self.namespaces += names
@@ -80,6 +112,7 @@ class Resources:
             left = [n for n in self.namespaces if Path(f"/run/netns/{n}").exists()]
             if left:
                 errors.append(f"namespaces not removed: {', '.join(left[:5])}")
+        remove_frr_run_dirs(self.namespaces)
         shutil.rmtree(self.tmp, ignore_errors=True)
         if not errors:
             self.state.unlink(missing_ok=True)
@@ -169,6 +202,7 @@ def remove_leftovers() -> list[str]:
         names = [n for n in data.get("namespaces", []) if str(n).startswith(f"tg{data.get('pid')}") and Path(f"/run/netns/{n}").exists()]
         if names:
             run_ip([], "".join(f"netns del {n}\n" for n in names), check=False)
+        remove_frr_run_dirs(n for n in data.get("namespaces", []) if str(n).startswith(f"tg{data.get('pid')}"))
         shutil.rmtree(marker, ignore_errors=True)
         f.unlink(missing_ok=True)
         notes.append(f"removed the leftovers of an interrupted emulation (pid {data.get('pid')}): {len(names)} namespaces")
