@@ -102,6 +102,11 @@ def leftovers(pid: int) -> tuple[list[str], list[int]]:
     return ns, procs
 
 
+def frr_run_dirs(pid: int) -> list[str]:
+    """What FRR made under /var/run/frr for a run of ``pid`` (a directory per namespace, -N)."""
+    return sorted(p.name for p in Path("/var/run/frr").glob(f"tg{pid}*"))
+
+
 def emulate(build: Path, arch: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     res = topogen("emulate", str(build), "--arch", arch, "--json", *extra)
     report = json.loads(res.stdout) if res.stdout.strip().startswith("{") else {}
@@ -197,6 +202,7 @@ def test_ctrl_c_removes_every_namespace_and_daemon(builds):
     ns, procs = leftovers(proc.pid)
     assert (ns, [Path(f"/proc/{p}/cmdline").read_bytes() for p in procs]) == ([], [])
     assert not Path(f"/run/topogen-emulate/{proc.pid}.json").exists()
+    assert frr_run_dirs(proc.pid) == []
 
 
 def test_refuses_a_fabric_beyond_the_machine(tmp_path):
@@ -233,7 +239,9 @@ def test_a_run_killed_outright_is_cleaned_by_the_next(builds):
     proc.kill()  # SIGKILL: no clean-up of its own
     proc.wait()
     assert ns and procs and Path(f"/run/topogen-emulate/{proc.pid}.json").exists()
+    made = frr_run_dirs(proc.pid)
     res, r = emulate(builds["demo"], "rail-only")
     assert res.returncode == 0 and r["ok"], res.stdout + res.stderr
     assert f"note: removed the leftovers of an interrupted emulation (pid {proc.pid})" in res.stderr
     assert leftovers(proc.pid) == ([], []) and not Path(f"/run/topogen-emulate/{proc.pid}.json").exists()
+    assert made and frr_run_dirs(proc.pid) == []  # FRR's directory per namespace (-N) removed too
