@@ -116,6 +116,14 @@ class PositiveNumber(click.ParamType):
 POSITIVE = PositiveNumber()
 
 
+def _inside(path: Path, directory: Path) -> bool:
+    """``path`` lies in ``directory`` (both resolved; links followed as the kernel would)."""
+    try:
+        return path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def fail_input(exc: InputError) -> None:
     click.echo(exc.render(), err=True)
     sys.exit(EXIT_INPUT)
@@ -361,6 +369,8 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
         s = search_space.load(spec, flags)
         outdir.check(Path("out") / s.name if out is None else out, force)  # before any build, as build does
         out_dir = Path("out") / s.name if out is None else Path(out)
+        if results and _inside(Path(results), out_dir):
+            raise InputError([Problem("results", f"{results} is inside the output directory {out_dir}", "put the results file outside it (the output directory holds only what the search writes)")])
         journal = Journal(Path(results)) if results else None
         progress = (lambda m: click.echo(f"{m}...", err=True)) if not quiet and not as_json else None
         res = search_run.search(s, search_executor.make(jobs, scheduler), journal, progress)
@@ -371,6 +381,8 @@ def search_cmd(spec: str, jobs: int | None, scheduler: str | None, results: str 
     finally:
         if journal is not None:
             journal.close()
+            for why in journal.refused[:20]:
+                click.echo(f"note: results file {results}: {why} (not reused)", err=True)
     if as_json:
         import json
 

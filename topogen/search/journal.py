@@ -5,20 +5,92 @@ per finished build ``{"spec_sha256", "generator", "figures"}``. A rerun with the
 same file reuses every result of the same topogen version and spec hash and builds
 only the rest. A file that is not such a journal is refused (exit 2), never
 overwritten; a last line cut by a crash is ignored.
+
+A line is trusted only after it is checked (:func:`entry_problem`: the shape, types
+and sums of its figures; :func:`disagreement`: the spec hash the screened design's,
+recomputed from its spec, and the figures the closed form gives exactly equal, cost
+and power near the estimates). A line that fails is not reused: its design is built
+again, and the run notes the line (``Journal.refused``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from topogen import __version__
+from topogen.search.explicit import FIGURES
 from topogen.util.errors import InputError, Problem
 
 HEADER = {"topogen_search_results": 1}
 MAX_BYTES = 1 << 30
+SHA_RE = re.compile(r"[0-9a-f]{64}", re.ASCII)
+INTS = ("tiers", "switches", "links", "transceivers", "cables", "cables_optics", "blast_radius_gpus", "validation_errors")
+NUMBERS = ("cost_usd", "cost_per_gpu", "power_w")
+TOLERANCE = 0.25  # a reused cost or power more than this fraction off the screened estimate is not trusted
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 53
+
+
+def _amount(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v < 1e18
+
+
+def entry_problem(entry: Any) -> str | None:
+    """Why a results line cannot be trusted as a build's figures (None: it is well formed and self-consistent).
+
+    Shape and types of every figure :mod:`topogen.search.explicit` writes, counts
+    whole and non-negative, amounts finite and non-negative, the sums that hold in
+    every build (switches and links per tier add up, cables plus transceivers), and
+    the spec hash the same inside and outside the figures.
+    """
+    if not isinstance(entry, dict):
+        return "not a JSON object"
+    sha, fig = entry.get("spec_sha256"), entry.get("figures")
+    if not isinstance(sha, str) or not SHA_RE.fullmatch(sha):
+        return "spec_sha256 is not a SHA-256 hex digest"
+    if not isinstance(fig, dict):
+        return "figures is not a mapping"
+    missing = [k for k in FIGURES + ("spec_sha256", "valid", "closed_form_agrees") if k not in fig]
+    if missing:
+        return f"figures lack {', '.join(missing[:5])}"
+    if fig["spec_sha256"] != sha:
+        return "the figures' spec hash is not the line's"
+    bad = [k for k in INTS if not _count(fig[k])] + [k for k in NUMBERS if not _amount(fig[k])]
+    bad += [k for k in ("valid", "closed_form_agrees") if not isinstance(fig[k], bool)]
+    bad += [k for k in ("switches_per_tier", "links_per_tier") if not isinstance(fig[k], list) or len(fig[k]) > 16 or not all(_count(x) for x in fig[k])]
+    bad += [k for k in ("switch_hops", "racks") if fig[k] is not None and not _count(fig[k])]
+    bad += [k for k in ("iteration_s",) if fig[k] is not None and not _amount(fig[k])]
+    if bad:
+        return f"{', '.join(bad[:5])} not a valid figure"
+    if fig["tiers"] != len(fig["switches_per_tier"]) or sum(fig["switches_per_tier"]) != fig["switches"] or sum(fig["links_per_tier"]) != fig["links"]:
+        return "its tiers, switches and links do not add up"
+    if fig["cables_optics"] != fig["cables"] + fig["transceivers"]:
+        return "cables_optics is not cables + transceivers"
+    return None
+
+
+def disagreement(row: dict[str, Any], fig: dict[str, Any]) -> str | None:
+    """Why a results line's figures cannot be the build of the screened design ``row`` (None: consistent).
+
+    The closed form gives tiers, switches and links per tier, and the iteration time
+    exactly: a reused line must carry those; its cost and power must lie within
+    :data:`TOLERANCE` of the screened estimates (a forged price lands nowhere near).
+    """
+    for k in ("tiers", "switches_per_tier", "links_per_tier", "iteration_s"):
+        if row.get(k) != fig[k]:
+            return f"{k} {fig[k]} is not the closed form's {row.get(k)}"
+    for k in ("cost_usd", "power_w"):
+        est = row.get(k)
+        if isinstance(est, (int, float)) and est > 0 and abs(fig[k] - est) > TOLERANCE * est:
+            return f"{k} {fig[k]:,} is far from the screened estimate {est:,.0f}"
+    return None
 
 
 class Journal:
@@ -27,6 +99,7 @@ class Journal:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.done: dict[str, dict[str, Any]] = {}
+        self.refused: list[str] = []  # "line N: why" of lines not trusted (their designs are built again)
         self._fh = None
         self._read()
 
@@ -55,13 +128,23 @@ class Journal:
         if head != HEADER:
             raise self._refuse("is not a topogen search results file (its first line is not the header)")
         generator = f"topogen {__version__}"
-        for line in lines[1:]:
+        last = len(lines) - 1 if lines[-1] else len(lines) - 2
+        for i, line in enumerate(lines[1:], 2):
+            if not line:
+                continue
             try:
                 entry = json.loads(line)
-            except ValueError:
-                continue  # a line cut by a crash
-            if isinstance(entry, dict) and entry.get("generator") == generator and isinstance(entry.get("figures"), dict):
-                self.done[str(entry.get("spec_sha256"))] = entry["figures"]
+            except (ValueError, RecursionError):
+                if i - 1 != last:  # the last line may be cut by a crash; any other is damage
+                    self.refused.append(f"line {i}: not a JSON object")
+                continue
+            if isinstance(entry, dict) and entry.get("generator") != generator:
+                continue  # another topogen's result: not reused, as documented
+            why = entry_problem(entry)
+            if why:
+                self.refused.append(f"line {i}: {why}")
+                continue
+            self.done[entry["spec_sha256"]] = entry["figures"]
 
     def add(self, spec_sha256: str, figures: dict[str, Any]) -> None:
         """Append one finished build (flushed at once: a crash loses at most the line being written)."""

@@ -18,7 +18,7 @@ from topogen.spec.cluster import available_catalogs, resolve_catalog_ref
 from topogen.search import explain, front
 from topogen.search.executor import Local
 from topogen.search.explicit import FIGURES
-from topogen.search.journal import Journal
+from topogen.search.journal import Journal, disagreement
 from topogen.search.screen import Screener
 from topogen.search.space import CONSTRAINTS, OBJECTIVES, Search, points
 
@@ -172,7 +172,11 @@ def search(s: Search, executor=None, journal: Journal | None = None, progress: C
         for r in todo:
             screener.materialize(r)
             sha = r["spec_sha256"]
-            if journal is not None and sha in journal.done:
+            why = disagreement(r, journal.done[sha]) if journal is not None and sha in journal.done else "not in the results file"
+            if journal is not None and sha in journal.done and why:
+                journal.refused.append(f"{r['design']} ({label(r)}): {why}; built again")
+                del journal.done[sha]
+            if why is None:
                 _merge(r, journal.done[sha], errors)
                 stats["reused"] += 1
             elif r["design"] not in built:

@@ -74,6 +74,7 @@ CONSTRAINTS = {
 }
 DEFAULT_SLACK = 0.05
 MAX_POINTS = 200_000  # points one search screens (each is a closed form: microseconds)
+MAX_COMBINATIONS = 1_000_000  # product of the axes' value counts, checked before any design is expanded
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +191,10 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
     axes["catalog"] = tuple(dict.fromkeys(_catalog_ref(c, base_dir if flags.get("catalog") is None else "") for c in axes["catalog"]))
     base.pop("catalog", None)
 
-    objectives = tuple(_list(flags.get("objectives")) or _list(raw.get("objectives")) or DEFAULT_OBJECTIVES)
+    given_obj = flags.get("objectives") if flags.get("objectives") is not None else raw.get("objectives")
+    if given_obj is not None and not _list(given_obj):
+        problems.append(Problem("search.objectives", "objectives lists no objective", f"list one or more of {', '.join(OBJECTIVES)}, or leave objectives out for the defaults ({', '.join(DEFAULT_OBJECTIVES)})"))
+    objectives = tuple(_list(given_obj) or DEFAULT_OBJECTIVES)
     bad = [o for o in objectives if o not in OBJECTIVES]
     if bad:
         problems.append(Problem("search.objectives", f"unknown objective(s) {', '.join(map(show, bad))}", f"valid objectives: {', '.join(OBJECTIVES)} (the simulated all-reduce rate comes with topogen simulate)"))
@@ -236,6 +240,12 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
         problems.append(Problem("search.constraints.max_iteration_s", "max_iteration_s needs a workload (model and GPU)", "add workload: {model: gpt-3-175b, gpu: b200}, or drop max_iteration_s"))
     if "iteration" in objectives and base.get("workload") is None:
         problems.append(Problem("workload", "objective iteration needs a workload (model and GPU)", "add workload: {model: gpt-3-175b, gpu: b200}, or drop iteration from search.objectives"))
+    combos = 1
+    for axis in AXES:
+        combos *= max(1, len(axes[axis]))
+    if combos > MAX_COMBINATIONS:  # refused before a single design is expanded (the axes are only multiplied)
+        sizes = " x ".join(f"{len(axes[a]):,} {a}" for a in AXES if len(axes[a]) > 1)
+        problems.append(Problem("search.space", f"the space's axes multiply to {combos:,} combinations ({sizes}); a search takes at most {MAX_COMBINATIONS:,}", "search fewer values at once (a few per axis), or split the space into several searches"))
     if problems:
         raise InputError(problems)
     return Search(str(name), base, base_dir, gpus, axes, objectives, constraints, choose, slack, scale_up, nic)
