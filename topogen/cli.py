@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -453,6 +454,9 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
     network_findings: dict = {}  # the other networks' (spec networks:), when a spec was built
     try:
         if out is not None:
+            for given, what in ((spec, "the file being checked"), (spec_opt, "the spec")):
+                if given is not None and os.path.exists(given) and _inside(Path(given), Path(out)):
+                    raise InputError([Problem("out", f"--out {out} holds {given}, {what}: writing there would replace it with the rest of that build", "give --out a directory of its own (e.g. out/checked)")])
             outdir.check(out, force)  # before any work, as build does
         if spec is not None and wiring.is_wiring_path(spec):
             arch_flag, kwargs["arch"] = kwargs["arch"], None  # picks the file's architecture; the spec stays as written

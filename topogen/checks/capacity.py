@@ -201,7 +201,7 @@ def _pair_isls(w: Wire, expected: Fabric | None) -> str:
     w.report.figures["gpu_isl_oversubscription"] = None if worst == float("inf") else round(worst, 4)
     w.report.figures["isls"] = int(len(ix))
     per_pair = int(isls[leaves_a].max(initial=0))
-    state = "non-blocking" if worst <= 1 + 1e-9 else f"{ratio_text(worst)} across the pair"
+    state = "non-blocking" if worst <= 1 + 1e-9 else "no ISL between the leaves" if worst == float("inf") else f"{ratio_text(worst)} across the pair"
     shown = "no ISL" if worst == float("inf") else ratio_text(worst)
     return f"GPU:ISL {shown} on each leaf pair ({int(gpu_ports[leaves_a].max(initial=0))} GPU ports on a leaf, {per_pair} ISL(s) per pair: {state})"
 

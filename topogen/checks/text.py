@@ -38,7 +38,7 @@ def ratio(down: int, up: int) -> str:
 
 def ratio_text(v: float | None) -> str:
     """An oversubscription figure (``None``: a tier without uplinks) as ``2:1`` or ``1.50:1``."""
-    if v is None:
+    if v is None or v != v or v == float("inf"):  # nothing up (an infinite ratio) reads as such, never a traceback
         return "no uplinks"
     if abs(v - round(v)) < 1e-9:
         return f"{int(round(v))}:1"

@@ -128,7 +128,7 @@ def parse_addressing(raw: Any, problems: list[Problem], path: str = "addressing"
 
 
 def _asn_range(v: Any) -> tuple[int, int] | None:
-    if isinstance(v, str) and v.count("-") == 1 and all(p.strip().isascii() and p.strip().isdigit() for p in v.split("-")):
+    if isinstance(v, str) and v.count("-") == 1 and all(p.strip().isascii() and p.strip().isdigit() and len(p.strip()) <= 10 for p in v.split("-")):  # an ASN has at most 10 digits (no 5,000-digit int())
         a, b = (int(p) for p in v.split("-"))
     else:
         return None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,12 +67,9 @@ def parse(text: str) -> Pattern:
     if kind in ("ring-allreduce", "permutation", "bisection", "alltoall") and not arg:
         return Pattern(kind)
     if kind == "shift":
-        try:
-            s = int(arg)
-        except ValueError:
-            s = 0
-        if s < 1 or len(arg) > 12:
-            raise InputError([Problem("pattern", f"shift needs a whole number of domains of at least 1, got {text!r:.60}", "e.g. --pattern shift:1")])
+        s = int(arg) if ASCII_DIGITS.fullmatch(arg) else 0  # ASCII digits only: "shift:１" is no shift
+        if s < 1:
+            raise InputError([Problem("pattern", f"shift needs a whole number of domains of at least 1 (ASCII digits), got {text!r:.60}", "e.g. --pattern shift:1")])
         return Pattern("shift", s)
     if kind == "alltoall":
         g = int(arg) if arg.isdigit() and len(arg) <= 9 else 0
@@ -116,6 +114,7 @@ def pairs(pattern: Pattern, gpus: int, hb_domain: int, key: int) -> Pairs:
 
 MAX_MATRIX_BYTES = 256 << 20
 MAX_MATRIX_ROWS = 4_000_000
+ASCII_DIGITS = re.compile(r"[0-9]{1,12}", re.ASCII)
 
 
 def read_matrix(path, spec) -> Pairs:
@@ -128,6 +127,25 @@ def read_matrix(path, spec) -> Pairs:
     """
     label = repr(str(path))
     missing = Problem("pattern", f"matrix file {label} does not exist", "give --pattern matrix:PATH to a CSV of src,dst,bytes")
+    with open_input(path, "pattern", f"matrix file {label}", MAX_MATRIX_BYTES, missing, what="traffic matrix") as fh:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 22), b""))  # counted before parsing: a file too long is refused in a second
+        if lines > MAX_MATRIX_ROWS + 1:
+            raise InputError([Problem("pattern", f"matrix file {label} has {lines:,} lines; a matrix holds at most {MAX_MATRIX_ROWS:,} rows", "aggregate the matrix (a row per GPU pair that talks), or use --pattern alltoall")])
+        fh.seek(0)
+        try:
+            src, dst, size = _matrix_rows(csv.reader(io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")), label, spec)
+        except UnicodeDecodeError as exc:
+            raise InputError([Problem("pattern", f"matrix file {label} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})", "save it as UTF-8 CSV: src,dst,bytes")]) from None
+        except csv.Error as exc:
+            raise InputError([Problem("pattern", f"matrix file {label} is not CSV: {exc}", "save it as CSV: src,dst,bytes")]) from None
+    s_, d_, z_ = np.asarray(src, np.int64), np.asarray(dst, np.int64), np.asarray(size)
+    key, inv = np.unique(s_ * spec.gpus + d_, return_inverse=True)
+    total = np.bincount(inv, weights=z_)
+    return Pairs(key // spec.gpus, key % spec.gpus, total / total.max(), float(total.max()))
+
+
+def _matrix_rows(rows, label: str, spec) -> tuple[list[int], list[int], list[float]]:
+    """Sources, destinations and bytes of a matrix's rows; every bad row (up to 20) named with its line."""
     names = GpuNames(spec.gpus, spec.hb_domain)
     problems: list[Problem] = []
     src: list[int] = []
@@ -136,41 +154,36 @@ def read_matrix(path, spec) -> Pairs:
 
     def gpu(text: str) -> int | None:
         t = text.strip()
-        if t.isdigit() and len(t) < 10:
+        if ASCII_DIGITS.fullmatch(t):  # ASCII digits only ("１" is no GPU id)
             v = int(t)
             return v if v < spec.gpus else None
         return names.parse(t)
 
-    with open_input(path, "pattern", f"matrix file {label}", MAX_MATRIX_BYTES, missing, what="traffic matrix") as fh:
-        rows = csv.reader(io.TextIOWrapper(fh, encoding="utf-8-sig", newline=""))
-        header = [h.strip().lower() for h in next(rows, [])]
-        if header[:3] != ["src", "dst", "bytes"]:
-            raise InputError([Problem("pattern", f"matrix file {label} starts with {','.join(header)[:60]!r}, not the header src,dst,bytes", "the first line is src,dst,bytes; then one GPU pair per line")])
-        for line, r in enumerate(rows, 2):
-            if len(src) >= MAX_MATRIX_ROWS:
-                raise InputError([Problem("pattern", f"matrix file {label} has more than {MAX_MATRIX_ROWS:,} rows", "aggregate the matrix (a row per GPU pair that talks), or use --pattern alltoall")])
-            if len(r) < 3:
-                problems.append(Problem("pattern", f"matrix file {label} line {line}: {len(r)} field(s), expected src,dst,bytes", "one GPU pair per line"))
+    header = [h.strip().lower() for h in next(rows, [])]
+    if header[:3] != ["src", "dst", "bytes"]:
+        raise InputError([Problem("pattern", f"matrix file {label} starts with {','.join(header)[:60]!r}, not the header src,dst,bytes", "the first line is src,dst,bytes; then one GPU pair per line")])
+    for line, r in enumerate(rows, 2):
+        if len(src) >= MAX_MATRIX_ROWS:
+            raise InputError([Problem("pattern", f"matrix file {label} has more than {MAX_MATRIX_ROWS:,} rows", "aggregate the matrix (a row per GPU pair that talks), or use --pattern alltoall")])
+        if len(r) < 3:
+            problems.append(Problem("pattern", f"matrix file {label} line {line}: {len(r)} field(s), expected src,dst,bytes", "one GPU pair per line"))
+        else:
+            a, b, s = gpu(r[0]), gpu(r[1]), parse_number(r[2].strip())
+            if a is None or b is None:
+                bad = r[0] if a is None else r[1]
+                problems.append(Problem("pattern", f"matrix file {label} line {line}: {bad.strip()[:40]!r} is not a GPU of {spec.name} ({spec.gpus:,} GPUs)", "name GPUs as in cabling.csv (hb00-gpu0) or by id 0 .. N-1"))
+            elif s is None or s <= 0:
+                problems.append(Problem("pattern", f"matrix file {label} line {line}: bytes {r[2].strip()[:40]!r} is not a positive number", "e.g. 1048576 or 1M"))
+            elif a == b:
+                problems.append(Problem("pattern", f"matrix file {label} line {line}: a GPU sends to itself", "list pairs of two GPUs"))
             else:
-                a, b, s = gpu(r[0]), gpu(r[1]), parse_number(r[2].strip())
-                if a is None or b is None:
-                    bad = r[0] if a is None else r[1]
-                    problems.append(Problem("pattern", f"matrix file {label} line {line}: {bad.strip()[:40]!r} is not a GPU of {spec.name} ({spec.gpus:,} GPUs)", "name GPUs as in cabling.csv (hb00-gpu0) or by id 0 .. N-1"))
-                elif s is None or s <= 0:
-                    problems.append(Problem("pattern", f"matrix file {label} line {line}: bytes {r[2].strip()[:40]!r} is not a positive number", "e.g. 1048576 or 1M"))
-                elif a == b:
-                    problems.append(Problem("pattern", f"matrix file {label} line {line}: a GPU sends to itself", "list pairs of two GPUs"))
-                else:
-                    src.append(a)
-                    dst.append(b)
-                    size.append(s)
-            if len(problems) >= 20:
-                break
+                src.append(a)
+                dst.append(b)
+                size.append(s)
+        if len(problems) >= 20:
+            break
     if problems:
         raise InputError(problems)
     if not src:
         raise InputError([Problem("pattern", f"matrix file {label} lists no GPU pair", "one src,dst,bytes row per GPU pair")])
-    s_, d_, z_ = np.asarray(src, np.int64), np.asarray(dst, np.int64), np.asarray(size)
-    key, inv = np.unique(s_ * spec.gpus + d_, return_inverse=True)
-    total = np.bincount(inv, weights=z_)
-    return Pairs(key // spec.gpus, key % spec.gpus, total / total.max(), float(total.max()))
+    return src, dst, size
