@@ -108,3 +108,20 @@ def validate(
     capacity.check(w, graph, maxflow_links, expected)  # 5
     failure.check(w, graph)  # 6
     return report
+
+
+STRUCTURE = ("hygiene.self-link", "hygiene.port-reuse", "hygiene.bad-port", "hygiene.port-budget", "hygiene.dangling", "tiers.adjacent")
+
+
+def structure_errors(fabric: Fabric, labels: Labels | None = None, source: str = "", expected: Fabric | None = None) -> list[Finding]:
+    """The errors that leave a wiring no network to route over: a port used twice, a self-loop, a port the switch lacks, more cables than ports, a dangling end, a cable between non-adjacent tiers.
+
+    Checks 1 and 2 only (linear in the cables), so ``topogen simulate`` can refuse
+    such a wiring before it routes anything; the full :func:`validate` lists the rest.
+    """
+    report = Report(fabric.arch, fabric.spec, source=source)
+    w = Wire(fabric, labels, report)
+    hygiene.check(w, expected if expected is not None else clos.generate(fabric.spec, fabric.arch))
+    w.orient()
+    tiers.check(w, None)
+    return [f for f in report.findings if f.severity == "error" and f.check in STRUCTURE]

@@ -21,6 +21,7 @@ from pathlib import Path
 from topogen.fabric import clos
 from topogen.asbuilt import wiring
 from topogen.asbuilt import sources
+from topogen.checks.validate import structure_errors
 from topogen.util.errors import InputError, Problem
 from topogen.fabric.model import ARCHES, Fabric
 from topogen.spec.cluster import Spec, build_spec, load_spec
@@ -65,6 +66,7 @@ def from_wiring(ref: str, arch: str | None, spec_ref: str | None) -> Source:
         raw = wiring.read(path)
         spec = _spec(raw, spec_ref)
         w = wiring.to_fabric(raw, spec, wiring.choose_arch(raw, arch if len(paths) == 1 else None, spec))
+        _refuse_broken(path, w)
         fabrics.append(w.fabric)
         notes += _findings(path, w.findings)
     return Source(spec, fabrics, ", ".join(str(x) for x in paths), notes)
@@ -89,6 +91,15 @@ def _spec(raw: wiring.RawWiring, spec_ref: str | None) -> Spec:
         raise InputError([Problem("spec", f"{raw.path.name} does not say which spec it implements", "give it with --spec (a YAML file or preset name)")])
     data, _where = claimed
     return build_spec(data, default_name=str(data.get("name") or "cluster"))
+
+
+def _refuse_broken(path: Path, w) -> None:
+    """A wiring with a port used twice, a self-loop, a cable between non-adjacent tiers...: refused (exit 2), its findings listed."""
+    bad = structure_errors(w.fabric, labels=w.labels, source=str(path), expected=w.expected)
+    if bad:
+        shown = [Problem(str(path), f"{f.check}: {f.message}", "") for f in bad[:10]]
+        more = [Problem(str(path), f"... and {len(bad) - 10} more such error(s)", "")] if len(bad) > 10 else []
+        raise InputError(shown + more + [Problem(str(path), "is no wiring to simulate: the errors above break the network itself", f"fix the cables (topogen validate {path} lists every finding), then simulate")])
 
 
 def _findings(path: Path, findings: list) -> list[str]:
