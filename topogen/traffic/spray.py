@@ -34,6 +34,7 @@ import scipy.sparse as sp
 
 from topogen.traffic.network import Network, _or_rows
 from topogen.traffic.routing import mix, route
+from topogen.util.errors import InputError, Problem
 
 Q = np.float64(1 << 30)  # fractions are hashed at 2^-30 resolution
 
@@ -162,6 +163,39 @@ def _take(g: np.ndarray, sw: np.ndarray, fr: np.ndarray, which: np.ndarray) -> t
     return new, sw[pos], fr[pos]
 
 
+MAX_PAIR_ENTRIES = 40_000_000  # (pair, link) entries of the leaf pairs sprayed one by one: about 1.5 GB with the sparse matrix
+CHUNK_ENTRIES = 2_000_000  # entries routed at once (the routing's intermediates stay near this)
+
+
+def _one_by_one(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Spray leaf pairs one by one (:func:`route`), in chunks of bounded size; InputError past :data:`MAX_PAIR_ENTRIES`.
+
+    A failure that makes the fabric asymmetric leaves pairs whose spray cannot be
+    factored; each touches up to thousands of links, so a large share of pairs at
+    131,072 GPUs would need tens of GB. The chunks are sized from the entries per
+    pair seen so far; the total is refused with the bound named rather than run
+    out of memory.
+    """
+    P = len(src_sw)
+    parts, dead = [], np.zeros(P, bool)
+    total, i, chunk = 0, 0, 64
+    while i < P:
+        j = min(P, i + chunk)
+        seg = route(net, src_sw[i:j], dst_leaf[i:j], "spray")
+        parts.append((seg.row + i, seg.link, seg.frac))
+        dead[i:j] = seg.dead
+        total += len(seg.row)
+        per = max(1.0, total / j)
+        if total + per * (P - j) > MAX_PAIR_ENTRIES:
+            raise InputError([Problem("routing", f"spray: the failures leave {P:,} leaf pairs whose paths must be followed one by one, about {int(per):,} links each ({int(per * P):,} entries in all); simulate holds at most {MAX_PAIR_ENTRIES:,} (about 1.5 GB)", "fail a smaller share (--fail-random 0.1%) or named devices, simulate fewer GPUs, or use --routing ecmp")])
+        i = j
+        chunk = max(1, min(P, int(CHUNK_ENTRIES / per)))
+    row = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    link = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    frac = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
+    return sp.csr_matrix((frac, (row, link)), shape=(P, net.links)), dead
+
+
 def levels(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray) -> tuple[list[Level], np.ndarray]:
     """The factored spray incidence of leaf pairs (see the module), and which pairs have no path."""
     n = net.gpus
@@ -177,11 +211,11 @@ def levels(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray) -> tuple[list
     dirty |= ~here & (net.has_leaf(dirty_cone(net), src_sw, dst_leaf) if net.layered else True)
     if dirty.any():
         idx = np.flatnonzero(dirty)
-        seg = route(net, src_sw[idx], dst_leaf[idx], "spray")
+        matrix, cut = _one_by_one(net, src_sw[idx], dst_leaf[idx])
         grp = np.full(P, -1, np.int64)
         grp[idx] = np.arange(len(idx))
-        out.append(Level(grp, sp.csr_matrix((seg.frac, (seg.row, seg.link)), shape=(len(idx), links))))
-        dead[idx] = seg.dead
+        out.append(Level(grp, matrix))
+        dead[idx] = cut
     clean = np.flatnonzero(~here & ~dirty)
     if not len(clean):
         return out, dead
@@ -228,11 +262,11 @@ def levels(net: Network, src_sw: np.ndarray, dst_leaf: np.ndarray) -> tuple[list
         for i in up_levels:
             out[i].group[clean[late]] = -1
         idx = clean[late]
-        seg = route(net, src_sw[idx], dst_leaf[idx], "spray")
+        matrix, cut = _one_by_one(net, src_sw[idx], dst_leaf[idx])
         grp = np.full(P, -1, np.int64)
         grp[idx] = np.arange(len(idx))
-        out.append(Level(grp, sp.csr_matrix((seg.frac, (seg.row, seg.link)), shape=(len(idx), links))))
-        dead[idx] = seg.dead
+        out.append(Level(grp, matrix))
+        dead[idx] = cut
         turn_tier[late] = -2
     dead[clean[turn_tier == -1]] = True
 
