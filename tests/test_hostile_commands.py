@@ -193,3 +193,38 @@ def test_chunked_spray_equals_one_call(monkeypatch):
     one = cli(*args)
     assert whole.exit_code == one.exit_code == 0
     assert whole.stdout == one.stdout
+
+
+# --- the workbook: every text cell that could start a formula carries Excel's quote prefix ---------
+
+
+def test_workbook_text_cells_follow_the_formula_rule(tmp_path, monkeypatch):
+    """Descriptions, sources and the catalog path starting a formula, also after blanks or quotes (`` =4+4``)."""
+    import re
+    import sys
+
+    import openpyxl
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_csv_injection import hostile_catalog
+
+    monkeypatch.chdir(tmp_path)
+    d = Path(" =evil+dir")
+    d.mkdir()
+    hostile_catalog(d / "=cat.yaml")
+    res = CliRunner().invoke(main, ["build", "--name", "evil", "--gpus", "512", "--hb-domain", "8", "--radix", "64", "--catalog", str(d / "=cat.yaml"), "--formats", "xlsx", "--out", "o"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output[-2000:]
+    number = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+    risky, bare = 0, []
+    wb = openpyxl.load_workbook(next(Path("o").glob("*.xlsx")))
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                v = c.value
+                if isinstance(v, str) and c.data_type == "s" and v.lstrip(' "').startswith(("=", "+", "-", "@")) and not number.fullmatch(v.strip(' "')) and v.strip() != "-":
+                    risky += 1
+                    if not c.quotePrefix:
+                        bare.append(f"{ws.title}!{c.coordinate} {v[:40]!r}")
+    assert risky > 100 and bare == []
+    path_cells = [c for ws in wb.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str) and c.value.endswith("=cat.yaml")]
+    assert path_cells and all(c.quotePrefix for c in path_cells)  # the catalog path, a blank first

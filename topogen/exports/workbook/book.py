@@ -99,7 +99,7 @@ from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import ISL_LINK, GpuNames, device_names
 from topogen.layout.labels import FloorView
 from topogen.spec.counts import link_tier_name
-from topogen.util.text import FORMULA_START
+from topogen.util.text import FORMULA_START, NUMBER
 
 ROW_LIMIT = 1_048_576  # rows per sheet in Excel, header included
 COL_LIMIT = 16_384  # columns per sheet in Excel
@@ -142,8 +142,16 @@ class Formula(str):
 
 
 def is_risky(text: str) -> bool:
-    """True for text a spreadsheet would take for a formula when typed in (formula injection)."""
-    return text.startswith(FORMULA_START)
+    """True for text a spreadsheet would take for a formula when typed in (formula injection).
+
+    As the CSV rule of :mod:`topogen.util.text`: ``= + - @`` first, or after leading
+    blanks and quotes (``' =4+4'``, a catalog description; ``'"=1"'``), unless what
+    follows is a plain number.
+    """
+    if text.startswith(FORMULA_START):
+        return True
+    rest = text.lstrip(' "')
+    return rest != text and rest.startswith(("=", "+", "-", "@")) and rest != "-" and not NUMBER.fullmatch(rest)
 
 
 def cell(ws, value: Any, fmt: str | None = None, font: Font | None = None, fill: PatternFill | None = None) -> Any:
