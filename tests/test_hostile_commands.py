@@ -228,3 +228,23 @@ def test_workbook_text_cells_follow_the_formula_rule(tmp_path, monkeypatch):
     assert risky > 100 and bare == []
     path_cells = [c for ws in wb.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str) and c.value.endswith("=cat.yaml")]
     assert path_cells and all(c.quotePrefix for c in path_cells)  # the catalog path, a blank first
+
+
+# --- spray under a failure: what simulate --help and docs/traffic.md say ----------------------------
+
+
+def test_spray_is_oblivious_per_hop_under_a_failure():
+    """A spine that lost one of its two links to a leaf still gets its even share and sends it over the one left.
+
+    256 GPUs, K = 8, radix 32: every leaf has two links to each of 8 spines; shift:16 sends every
+    GPU across the two leaf groups at full rate. One failed cable of 256 halves the pairs through that
+    spine under spray (max link load 2), as docs/traffic.md says; the intact fabric runs at line rate.
+    """
+    args = ["simulate", "--name", "par", "--gpus", "256", "--hb-domain", "8", "--radix", "32", "--arch", "rail-optimized", "--pattern", "shift:16", "--routing", "spray", "--fail", "leaf-g1-r0:p17", "--json"]
+    res = cli(*args)
+    assert res.exit_code == 0, res.output[-2000:]
+    import json
+
+    intact, failed = json.loads(res.stdout)["rows"]
+    assert intact["min_rate_fraction"] == 1.0 and intact["max_link_load"] == 1.0
+    assert failed["min_rate_fraction"] == pytest.approx(0.5) and failed["max_link_load"] == pytest.approx(2.0)

@@ -180,6 +180,22 @@ def test_ftree_paths_are_dmodk_paths_link_for_link(case):
         assert (mine.direct != theirs.direct).nnz == 0
 
 
+@needs_tools
+def test_parallel_leaf_spine_links_break_link_for_link_but_not_the_loads():
+    """The bundled demo (two links from each leaf to each spine): ftree picks other parallel links than dmodk, same loads."""
+    spec = build_spec({"name": "demo", "gpus": 64, "hb_domain": 8, "radix": 16, "arch": "rail-optimized"})
+    fabric = clos.generate(spec, "rail-optimized")
+    net = network.build(fabric, 7200.0)
+    tables = opensm_routes.tables(fabric, lft.Choice())
+    prs = patterns.pairs(patterns.parse("permutation"), fabric.gpus, fabric.hb_domain, 1)
+    mine, theirs = flows.build(net, prs, "dmodk"), flows.build(net, prs, "opensm:ftree", tables=tables)
+    assert (mine.direct != theirs.direct).nnz > 0  # docs/traffic.md: not link for link here
+    args = [*shape(64, 8, 16), "--arch", "rail-optimized", "--pattern", "permutation,shift:1", "--hb-bandwidth", "7200", "--draw", "1"]
+    for a, b in zip(rows([*args, "--routing", "opensm"]), rows([*args, "--routing", "dmodk"])):
+        for k in ("unroutable_pairs", "min_rate_fraction", "mean_rate_fraction", "max_link_load"):
+            assert a[k] == pytest.approx(b[k]), (a["pattern"], k)
+
+
 ALIKE = [(256, 8, 8), (256, 8, 16), (512, 8, 16)]  # 4 tiers; 3 tiers with part of the top tier
 
 

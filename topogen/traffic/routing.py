@@ -8,8 +8,10 @@ do (the shortest turn). A leaf pair's ISLs are upward links of both its
 leaves (:mod:`.network`): a flow to the partner leaf's GPUs takes one of the
 parallel ISLs and is there. Among those equal-cost next hops:
 
-* ``spray``: every next hop gets an even share, hop by hop (per-packet
-  spraying, adaptive routing's upper bound). Flows that share a source and a
+* ``spray``: every next hop gets an even share, hop by hop (oblivious per-packet
+  spraying: on an intact fabric adaptive routing's upper bound; after a failure a
+  switch still splits evenly, unaware of a lost link further on, which adaptive
+  routing would steer around). Flows that share a source and a
   destination leaf share their shares, so they are routed once per leaf pair.
 * ``ecmp``: one next hop per flow, picked by a hash of the flow (its source,
   destination, NIC port and queue pair) and the hop, as a switch hashes the
