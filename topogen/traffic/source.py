@@ -94,8 +94,9 @@ def _spec(raw: wiring.RawWiring, spec_ref: str | None) -> Spec:
 
 
 def _refuse_broken(path: Path, w) -> None:
-    """A wiring with a port used twice, a self-loop, a cable between non-adjacent tiers...: refused (exit 2), its findings listed."""
-    bad = structure_errors(w.fabric, labels=w.labels, source=str(path), expected=w.expected)
+    """A wiring with a cable the reader could not place (an unknown device, a bad port name), a port used twice, a self-loop, a cable between non-adjacent tiers...: refused (exit 2), its findings listed."""
+    bad = [f for f in w.findings if f.severity == "error"] + structure_errors(w.fabric, labels=w.labels, source=str(path), expected=w.expected)
+    bad = list({(f.check, f.message): f for f in bad}.values())  # the reader's and the checks' may name one cable alike
     if bad:
         shown = [Problem(str(path), f"{f.check}: {f.message}", "") for f in bad[:10]]
         more = [Problem(str(path), f"... and {len(bad) - 10} more such error(s)", "")] if len(bad) > 10 else []
