@@ -658,7 +658,9 @@ def simulate_cmd(spec: str | None, pattern: str, routing: str, flows_per_pair: i
     change against the intact fabric. --routing opensm follows the forwarding
     tables OpenSM computes for each subnet of the ibnetdiscover export under
     ibsim (Debian ibsim-utils and opensm; a subnet must fit 49,151 LIDs;
-    minutes from about 4,096 GPUs on).
+    minutes from about 4,096 GPUs on). Exit status: 0 simulated, 2 bad
+    input (a wiring file that is no network, e.g. a port used twice or a
+    spine-spine cable, is refused with its findings).
     """
     from topogen import traffic  # keeps scipy out of start-up
     from topogen.traffic import failures, patterns, report, source  # keeps scipy out of start-up
