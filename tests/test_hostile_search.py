@@ -20,16 +20,7 @@ from click.testing import CliRunner
 from topogen.cli import main
 from topogen.search.journal import HEADER, entry_problem
 
-SMALL = {
-    "name": "small",
-    "workload": {"model": "gpt-3-175b", "gpu": "b200"},
-    "search": {
-        "gpus": 4096,
-        "space": {"arch": ["rail-optimized", "rail-only"], "hb_domain": [8, 64], "catalog": ["ndr-400g"], "radix": [64], "link_speed": [400], "oversubscription": ["1:1", "3:1"]},
-        "objectives": ["capex", "power", "iteration", "blast_radius"],
-    },
-}
-
+from test_search import SMALL  # the same small search (tests/ is on the path, as for every test module)
 
 def invoke(args: list[str]):
     return CliRunner().invoke(main, args, catch_exceptions=False)

@@ -232,27 +232,22 @@ class Cells:
 
     def address(self, col: str, empty: bool = True) -> str:
         """An IPv4 address with its prefix length (``10.0.0.1/31``), written back canonically."""
-        v = self.row[col]
-        if empty and v == "":
-            return v
-        try:
-            if not CIDR_RE.fullmatch(v):
-                raise ValueError
-            return str(ipaddress.IPv4Interface(v))
-        except ValueError:
-            raise self._bad(col, "an IPv4 address with its prefix length (a.b.c.d/len)") from None
+        return self._ipv4(col, empty, ipaddress.IPv4Interface, "an IPv4 address with its prefix length (a.b.c.d/len)")
 
     def prefix(self, col: str, empty: bool = True) -> str:
         """An IPv4 prefix (``10.128.0.0/9``, host bits zero), written back canonically."""
+        return self._ipv4(col, empty, ipaddress.IPv4Network, "an IPv4 prefix (a.b.c.d/len, host bits zero)")
+
+    def _ipv4(self, col: str, empty: bool, kind, what: str) -> str:
         v = self.row[col]
         if empty and v == "":
             return v
         try:
             if not CIDR_RE.fullmatch(v):
                 raise ValueError
-            return str(ipaddress.IPv4Network(v))
+            return str(kind(v))
         except ValueError:
-            raise self._bad(col, "an IPv4 prefix (a.b.c.d/len, host bits zero)") from None
+            raise self._bad(col, what) from None
 
 
 # -- FRR configuration: exactly the statements topogen.config.frr writes
