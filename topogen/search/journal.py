@@ -39,7 +39,9 @@ def _count(v: Any) -> bool:
 
 
 def _amount(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v < 1e18
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return 0 <= v < 1e18 and (isinstance(v, int) or math.isfinite(v))  # a 400-digit int compares, never converts
 
 
 def entry_problem(entry: Any) -> str | None:

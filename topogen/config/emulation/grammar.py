@@ -143,6 +143,8 @@ def walk_confs(root: Path) -> dict[str, Path]:
             except OSError as exc:
                 raise _refuse(str(p), f"cannot be read: {exc.strerror or exc}", "copy the build afresh") from None
             if stat.S_ISDIR(mode):
+                if name.endswith(".conf"):
+                    raise _refuse(str(p), "is a directory where a switch's frr.conf is expected", "emulate reads only what topogen build wrote; copy the build afresh")
                 continue
             if not stat.S_ISREG(mode):
                 raise _refuse(str(p), f"is {_kind(mode)}; a build holds only regular files and directories", "emulate reads only what topogen build wrote; copy the build afresh")

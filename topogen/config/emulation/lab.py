@@ -143,6 +143,7 @@ def _addressing(path: Path) -> list[dict[str, str]]:
     """The rows of addressing.csv, each cell through its grammar (:mod:`.grammar`): what reaches ``ip`` and FRR."""
     rows = []
     for line, row in read_rows(path, ADDRESSING):
+        row["line"] = str(line)
         c = Cells(path, line, row)
         role = c.role("role")
         gpu = role == "gpu"
@@ -159,16 +160,22 @@ def _addressing(path: Path) -> list[dict[str, str]]:
                 "peer_interface": c.iface("peer_interface", empty=True),
                 "peer_address": c.address("peer_address", empty=not gpu),
                 "route": c.prefix("route", empty=not gpu),
+                "line": row["line"],
             }
         )
     return rows
 
 
-def _cabling(path: Path) -> list[tuple[str, str, str, str]]:
+def _cabling(path: Path, ends: set[tuple[str, str]]) -> list[tuple[str, str, str, str]]:
+    """The cables of cabling.csv, each end a (device, interface) of addressing.csv (``ends``)."""
     out = []
     for line, row in read_rows(path, CABLING):
         c = Cells(path, line, row)
-        out.append((c.name("a_device"), c.iface("a_port"), c.name("z_device"), c.iface("z_port")))
+        cable = (c.name("a_device"), c.iface("a_port"), c.name("z_device"), c.iface("z_port"))
+        for dev, port in (cable[:2], cable[2:]):
+            if (dev, port) not in ends:
+                raise InputError([Problem(f"{shown(str(path), 300)}:{line}", f"{dev}:{port} is no interface of addressing.csv", "cabling.csv and addressing.csv come from one build; copy the build afresh")])
+        out.append(cable)
     return out
 
 
@@ -187,7 +194,11 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     if problems:
         raise InputError(problems)
     rows = _addressing(root / "addressing.csv")
-    cables = _cabling(root / "cabling.csv")
+    known = {r["device"] for r in rows}
+    stray = next((r for r in rows if r["peer_device"] and r["peer_device"] not in known), None)
+    if stray is not None:
+        raise InputError([Problem(f"{shown(str(root / 'addressing.csv'), 300)}:{stray['line']}", f"peer_device {stray['peer_device']} is no device of addressing.csv", "emulate takes only what topogen build writes; copy the build afresh")])
+    cables = _cabling(root / "cabling.csv", {(r["device"], r["interface"]) for r in rows})
     configs = walk_confs(root / "frr")
     roles = {r["device"]: r["role"] for r in rows}
     asns = {r["device"]: r["asn"] for r in rows if r["role"] != "gpu"}
@@ -201,7 +212,8 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     switches = [d for d in dict.fromkeys(r["device"] for r in rows if r["role"] != "gpu")]
     missing = [s for s in switches if s not in configs]
     if missing:
-        raise InputError([Problem("build", f"no frr.conf for {len(missing)} switch(es): {', '.join(missing[:3])}", f"expected {shown(str(root / 'frr'), 300)}/**/<switch>.conf; build with --formats frr")])
+        first = next(r["line"] for r in rows if r["device"] == missing[0])
+        raise InputError([Problem(f"{shown(str(root / 'addressing.csv'), 300)}:{first}", f"no frr.conf for {len(missing)} switch(es) of addressing.csv: {', '.join(missing[:3])}", f"expected {shown(str(root / 'frr'), 300)}/**/<switch>.conf; build with --formats frr")])
     routers = []
     texts = {}
     for s in switches:
