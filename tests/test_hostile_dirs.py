@@ -137,11 +137,17 @@ def no_machine(monkeypatch):
 
 
 def _outside() -> tuple:
-    """What a run could leave outside its directory: emulate's temp dirs, namespaces, FRR run dirs, the marker."""
-    tmp = tuple(sorted(n for n in os.listdir(tempfile.gettempdir()) if n.startswith("topogen-emulate-")))
-    ns = tuple(sorted(os.listdir("/run/netns"))) if os.path.isdir("/run/netns") else ()
-    frr = tuple(sorted(os.listdir("/var/run/frr"))) if os.path.isdir("/var/run/frr") else ()
-    return tmp, ns, frr, MARKER.exists()
+    """What a case could leave outside its directory: emulate's temp dirs, namespaces and FRR run dirs of this process, the marker.
+
+    The cases run in this process, and emulate names all it makes after its pid; other
+    processes (another emulate run on the machine) are not this suite's to judge.
+    """
+    pid = os.getpid()
+    tmp = tuple(sorted(n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"topogen-emulate-{pid}-")))
+    ns = tuple(sorted(n for n in os.listdir("/run/netns") if n.startswith(f"tg{pid}"))) if os.path.isdir("/run/netns") else ()
+    frr = tuple(sorted(n for n in os.listdir("/var/run/frr") if n.startswith(f"tg{pid}"))) if os.path.isdir("/var/run/frr") else ()
+    state = Path(f"/run/topogen-emulate/{pid}.json").exists()
+    return tmp, ns, frr, state, MARKER.exists()
 
 
 @dataclass(frozen=True)
