@@ -44,8 +44,9 @@ def render(cmp: Comparison, locate: Locate = None) -> str:
     ]
     for r in cmp.renames:
         ident = f" ({printable(r.identity)})" if r.identity else ""
+        where = next((c.where for c in cmp.found.cables if r.found in (c.a.device, c.z.device)), "") or next((c.where for c in cmp.found.cables if r.plan in (c.a.device, c.z.device)), "")  # the file and line the name was read at (its cables may carry the plan name by now)
         lines.append("  warning rename")
-        lines.append(f"          found:   {printable(repr(r.found))}{ident}: {r.agree:,} of its {r.cables:,} cables lead where {r.plan}'s are planned to")
+        lines.append(f"          found:   {printable(repr(r.found))}{ident}{f' ({printable(where)})' if where else ''}: {r.agree:,} of its {r.cables:,} cables lead where {r.plan}'s are planned to")
         lines.append(f"          fix:     name it {r.plan}")
     for c in cmp.choices:
         lines.append("  note    undecided")
