@@ -14,6 +14,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from topogen import pipeline
@@ -199,6 +200,34 @@ def test_netbox_interfaces(superpod):
     stor = [r for r in ifs if r["device"].endswith(".stor-leaf-su00-p0")]
     assert {r["name"] for r in stor if r["name"].startswith("p")} == {f"p{i}" for i in range(1, 65)}
     assert sum(r["enabled"] == "true" for r in stor) == 32 + 24 + 1  # 32 nodes, 24 uplinks, its management port
+
+
+@pytest.mark.parametrize("bmc", [2, 3])
+def test_several_bmc_ports_are_numbered(tmp_path, bmc):
+    """Several BMC ports per node: bmc0, bmc1... each an interface, a cable end and an address of its own; the first is the device's OOB address."""
+    raw = yaml.safe_load(Path("templates/clusters/dgx-h100-superpod.yaml").read_text())
+    raw.update(name="ra-bmc", gpus=256)
+    raw["networks"]["node_ports"]["bmc"]["count"] = bmc
+    raw["networks"]["storage"]["target_ports"] = 16
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(raw))
+    out = build(tmp_path / "o", str(tmp_path / "s.yaml"), "--arch", "rail-optimized", formats="cabling,netbox")
+    d = out / "rail-optimized"
+    names = [f"bmc{i}" for i in range(bmc)]
+    node = [r for r in rows(d / "networks-cabling.csv") if r["network"] == "oob" and r["a_role"] == "node"]
+    assert len(node) == 32 * bmc and len({(r["a_device"], r["a_port"]) for r in node}) == len(node)
+    assert Counter(r["a_port"] for r in node) == {x: 32 for x in names}
+    addr = [r for r in rows(d / "networks-addresses.csv") if r["network"] == "oob" and r["device_role"] == "node"]
+    assert len({(r["device"], r["interface"]) for r in addr}) == len(addr) == 32 * bmc
+    assert len({r["address"] for r in addr}) == len(addr)
+    nb = NetBox()
+    for kind, p in networks_files(out):
+        nb.load(kind, p)
+    ifs = [r for p in parts(d / "netbox", "networks-interfaces") for r in read(p)[1]]
+    first = "." + node[0]["a_device"]
+    assert sorted(r["name"] for r in ifs if r["device"].endswith(first) and r["name"].startswith("bmc")) == names
+    ips = [r for p in parts(d / "netbox", "networks-ip-addresses") for r in read(p)[1]]
+    oob = Counter(r["device"] for r in ips if r["is_oob"] == "true")
+    assert set(oob.values()) == {1} and {r["interface"] for r in ips if r["is_oob"] == "true" and r["device"].endswith(first)} == {"bmc0"}
 
 
 def test_netbox_compute_files_unchanged_by_networks(superpod, tmp_path):

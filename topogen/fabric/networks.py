@@ -264,8 +264,16 @@ class Networks:
         r, i = divmod(idx - cr * pc, pm)
         return f"pdu-m{r:0{max(2, width(mr))}d}-{i}"
 
+    def oob_ports(self, kind: int) -> int:
+        """OOB (BMC) ports of each device of ``kind`` (nodes: ``node_ports.bmc.count``; management servers: one)."""
+        return self.plan.net.bmc_ports.count if kind == NODE else 1
+
     def port_name(self, kind: int, port: int, network: int, role: int) -> str:
-        """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere."""
+        """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere.
+
+        A device with several OOB ports numbers them ``bmc0``, ``bmc1``... (one interface
+        and one address each); with one, it is ``bmc``.
+        """
         if kind == SWITCH and role == R_MPORT and port == 0:  # a managed switch's own management port (its ports count from 1)
             return "mgmt0"
         if kind in (SWITCH, TARGETS, NFS, CORE):
@@ -273,7 +281,9 @@ class Networks:
         if kind in (NODE, MGMT):
             if role == R_NSTOR or network == STORAGE:
                 return f"stor{port}"
-            return "bmc" if network == OOB else f"inb{port}"
+            if network == OOB:
+                return f"bmc{port}" if self.oob_ports(kind) > 1 else "bmc"
+            return f"inb{port}"
         if role == R_B2B:
             return "ha0"
         return "mgmt0" if network == OOB else f"p{port}"

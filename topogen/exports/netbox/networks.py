@@ -175,6 +175,7 @@ def _switch_types(n: nw.Networks, catalog) -> list[str]:
 NETWORK_INTERFACE_COLUMNS = INTERFACE_COLUMNS + ("lag",)
 VRF_COLUMNS = ("name", "enforce_unique", "description")
 PREFIX_COLUMNS = ("prefix", "vrf", "status", "description")
+FURTHER_BMC = frozenset(f"bmc{i}" for i in range(1, 65))  # a node's BMC ports past its first: addressed, not its out-of-band address (NetBox keeps one)
 ADDRESS_COLUMNS = ("address", "vrf", "status", "role", "device", "interface", "is_primary", "is_oob", "description")
 ADDRESS_STATUS = "reserved"
 
@@ -233,7 +234,7 @@ def address_rows(site: str, a, v: NetworkView) -> Iterator[tuple]:
         net, role, kind = int(a.net[r]), int(a.role[r]), int(a.kind[r])
         iface = a.iface[r]
         primary = net == nw.INBAND and role == netaddr.HOST and kind in primary_kinds and iface == "bond0"
-        oob = net == nw.OOB and (role == netaddr.HOST or kind == nw.SWITCH)
+        oob = net == nw.OOB and (role == netaddr.HOST or kind == nw.SWITCH) and iface not in FURTHER_BMC  # a device's one out-of-band address: its first BMC port's
         yield (f"{text[r]}/{plen[r]}", f"{site}.{nw.NETWORK_NAMES[net]}", ADDRESS_STATUS, "anycast" if role == netaddr.GATEWAY else "", pre + dev[r], iface, "true" if primary else "false", "true" if oob else "false", {netaddr.GATEWAY: "virtual gateway (VRR) of the leaf pair", netaddr.SVI: "SVI"}.get(role, ""))
 
 
