@@ -169,6 +169,23 @@ def test_validation_catches_a_cable_across_networks():
     assert "networks.separate" in checks
 
 
+@pytest.mark.parametrize("uplinks,ports", [(2, 4), (4, 4), (6, 4), (3, 2), (2, 0)])
+def test_oob_uplinks_past_the_switch_are_caught(uplinks, ports):
+    """An OOB switch's uplinks past the catalog's uplink ports: a port-reuse error per cable past them (the wiring's own check, whatever the spec said)."""
+    import dataclasses
+
+    base = _plan(127, 32, 64)
+    p = dataclasses.replace(base, net=dataclasses.replace(base.net, oob=OobSpec(uplinks=uplinks)), oob_uplink_ports=ports)
+    wired = nw.generate(p)
+    past = [f for f in validate_networks(wired) if f.check == "networks.port-reuse"]
+    over = max(0, uplinks - ports) if ports else 0
+    oob = len(wired.switches_of(nw.OOB))
+    assert len(past) == min(20, oob * over)
+    if over:
+        assert f"port p{48 + ports + 1} is past the switch's {48 + ports} ports" in past[0].message
+    assert any("states no uplink ports" in x for x in wired.notes) == (ports == 0)
+
+
 @pytest.mark.parametrize("nodes,su,radix", [(1000, 0, 32), (2048, 32, 64)])
 def test_three_tiers_closed_form_equals_wiring(nodes, su, radix):
     p = _plan(nodes, su, radix, targets=64)

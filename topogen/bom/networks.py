@@ -79,12 +79,14 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
     skus[1] = sw.sku
     sw, radix[2], _ = _sku(hw, n.oob.switch, n.bmc_ports.speed, "networks.oob.switch", "BMC")
     skus[2] = sw.sku
+    if sw.uplink_ports and n.oob.uplinks > sw.uplink_ports:
+        raise InputError([Problem("networks.oob.uplinks", f"{n.oob.uplinks} uplinks per OOB switch, but the {sw.sku} has {sw.uplink_ports} uplink ports beside its {radix[2]} access ports (catalog {hw.label})", f"oob.uplinks: at most {sw.uplink_ports}, or an OOB switch with more uplink ports (networks.oob.switch)")])
     tspeed = st.target_speed or n.storage_ports.speed
     targets = st.target_ports
     if targets is None and st.design != "none":
         targets = ceil(aggregate_GBps * 8 / tspeed) if aggregate_GBps else 0
     su = n.scalable_unit or spec.scalable_unit or 0
-    return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks)  # type: ignore[arg-type]
+    return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports)  # type: ignore[arg-type]
 
 
 ACCESS, TRUNK = 1, 2  # the media rules' link tiers the networks' cables match (gpu-leaf-like, leaf-spine-like)

@@ -77,10 +77,10 @@ def _port_reuse(n: nw.Networks, out: list[Finding]) -> None:
     ends = [(c.a_idx[data], c.a_port[data]), (c.z_idx[c.z_kind == nw.SWITCH], c.z_port[c.z_kind == nw.SWITCH])]
     sw = np.concatenate([e[0] for e in ends])
     port = np.concatenate([e[1] for e in ends]).astype(np.int64)
-    extra = np.where(np.fromiter((s.network == nw.OOB for s in n.switches), bool, len(n.switches)), n.plan.net.oob.uplinks, 0)
+    extra = np.where(np.fromiter((s.network == nw.OOB for s in n.switches), bool, len(n.switches)), n.plan.oob_uplink_ports or n.plan.net.oob.uplinks, 0)  # an OOB switch's uplink ports follow its access ports
     over = (port < 1) | (port > radix[sw] + extra[sw])
     for i in np.flatnonzero(over)[:20]:
-        out.append(Finding("networks.port-reuse", "error", (n.switches[int(sw[i])].name,), (f"{n.switches[int(sw[i])].name}:p{int(port[i])}",), f"port p{int(port[i])} is past the switch's {int(radix[sw[i]])} ports", "renumber the cable"))
+        out.append(Finding("networks.port-reuse", "error", (n.switches[int(sw[i])].name,), (f"{n.switches[int(sw[i])].name}:p{int(port[i])}",), f"port p{int(port[i])} is past the switch's {int(radix[sw[i]] + extra[sw[i]])} ports", "renumber the cable"))
     key = sw * 1_000_000 + port
     uniq, cnt = np.unique(key, return_counts=True)
     for k in uniq[cnt > 1][:20]:
