@@ -182,7 +182,7 @@ def test_oob_uplinks_past_the_switch_are_caught(uplinks, ports):
     oob = len(wired.switches_of(nw.OOB))
     assert len(past) == min(20, oob * over)
     if over:
-        assert f"port p{48 + ports + 1} is past the switch's {48 + ports} ports" in past[0].message
+        assert f"port p{48 + ports + 1} of oob-su00-0 is past the switch's {48 + ports} ports" in past[0].message
     assert any("states no uplink ports" in x for x in wired.notes) == (ports == 0)
 
 

@@ -380,3 +380,93 @@ def test_diff_of_the_compute_fabric_alone_still_checks_its_design(superpod, tmp_
     assert code == 0
     notes = " ".join(res["notes"])
     assert "compared only the compute fabric" in notes and "design checks skipped" not in notes
+
+
+# --- 6. a networks-cabling.csv validated and diffed as what it is -----------------------------
+
+
+def _edit(superpod: Path, dest: Path, change) -> Path:
+    """networks-cabling.csv of the build with ``change(rows)`` applied, written to ``dest`` (a plain CSV: --spec names its spec)."""
+    src = superpod / "rail-optimized" / "networks-cabling.csv"
+    rs = rows(src)
+    change(rs)
+    with open(dest, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rs[0]))
+        w.writeheader()
+        w.writerows(rs)
+    return dest
+
+
+def _validate(path: Path, *args: str):
+    res = CliRunner().invoke(main, ["validate", str(path), *args], catch_exceptions=False)
+    return res.exit_code, res.output
+
+
+def _storage_on_compute(rs):
+    r = next(r for r in rs if r["network"] == "storage" and r["role"] == "node")
+    r["z_device"], r["z_port"] = "leaf-g0-r0", "p40"
+
+
+def test_validate_networks_cabling_of_a_build_is_valid(superpod):
+    code, out = _validate(superpod / "rail-optimized" / "networks-cabling.csv")
+    assert code == 0, out
+    assert out.startswith("rail-optimized: storage, in-band and OOB networks as built (1,185 cables read from ") and "): valid (" in out
+
+
+@pytest.mark.parametrize("preset,gpus", [("era-2-8-9-400", "32"), ("era-2-8-9-400", "128"), ("dgx-h100-superpod", "128"), ("dgx-h100-superpod", "512")])
+def test_validate_networks_cabling_over_sizes(tmp_path, preset, gpus):
+    """Every build's own networks-cabling.csv validates, whatever its size and design (converged or separate storage)."""
+    out = build(tmp_path / "b", preset, "--gpus", gpus, "--arch", "rail-optimized", formats="cabling")
+    path = out / "rail-optimized" / "networks-cabling.csv"
+    code, text = _validate(path)
+    assert code == 0, text
+    assert f"({len(rows(path)):,} cables read from" in text
+
+
+@pytest.mark.parametrize(
+    "case,check,words",
+    [
+        ("storage-on-compute", "networks.separate", "a storage cable (hb000:stor0 -- leaf-g0-r0:p40) ends on leaf-g0-r0 of the compute fabric"),
+        ("row-missing", "networks.as-built", "253 storage node cable(s), the design has 254"),
+        ("past-radix", "networks.port-reuse", "port p70 of stor-leaf-su00-p0 is past the switch's 64 ports"),
+        ("unknown-device", "networks.as-built", "hb999:stor0 is no device port of the design's networks"),
+        ("two-on-one-port", "networks.port-reuse", "stor-leaf-su00-p0 port p1 carries 2 cables"),
+    ],
+)
+def test_validate_networks_cabling_finds_what_is_wrong(superpod, tmp_path, case, check, words):
+    def change(rs):
+        first = next(i for i, r in enumerate(rs) if r["network"] == "storage" and r["role"] == "node")
+        if case == "storage-on-compute":
+            _storage_on_compute(rs)
+        elif case == "row-missing":
+            del rs[first]
+        elif case == "past-radix":
+            rs[first]["z_port"] = "p70"
+        elif case == "unknown-device":
+            rs[first]["a_device"] = "hb999"
+        else:
+            rs[first + 1]["z_port"] = rs[first]["z_port"]
+
+    path = _edit(superpod, tmp_path / "networks.csv", change)
+    code, out = _validate(path, "--spec", "dgx-h100-superpod", "--arch", "rail-optimized")
+    assert code == 1, out
+    assert f"error   {check}: " in out and words in out, out
+
+
+def test_validate_networks_cabling_needs_a_networks_spec(superpod, tmp_path):
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("name: plain\ngpus: 1016\nhb_domain: 8\nradix: 64\ncatalog: ndr-400g\n")
+    code, out = _validate(superpod / "rail-optimized" / "networks-cabling.csv", "--spec", str(plain))
+    assert code == 2 and "has no networks: section" in out
+
+
+def test_diff_of_a_storage_cable_on_a_compute_leaf_is_an_error(superpod, tmp_path):
+    """The networks' checks run on the as-built wiring: the moved cable breaks the design, and the deviation says why."""
+    path = _edit(superpod, tmp_path / "asbuilt.csv", _storage_on_compute)
+    code, res = _diff(superpod / "rail-optimized", path)
+    assert code == 1
+    assert [(d["kind"], d["severity"]) for d in res["deviations"]] == [("wrong-device", "error")]
+    assert any("networks.separate" in b for b in res["deviations"][0]["because"])
+    assert res["design_check"]["scope"] == "storage, in-band and OOB networks" and res["design_check"]["errors"] == 1
+    code, res = _diff(superpod / "rail-optimized", superpod / "rail-optimized" / "networks-cabling.csv")
+    assert code == 0 and res["design_check"]["valid"]

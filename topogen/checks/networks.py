@@ -4,13 +4,20 @@
 one check id per rule in :data:`NETWORK_CHECK_IDS`:
 
 * ``networks.separate``: no cable joins two networks, except the declared OOB uplinks
-  (an OOB switch to an in-band leaf);
+  (an OOB switch to an in-band leaf) and the compute switches' management ports; a cable of
+  these networks on a compute-fabric port (a storage cable on a compute leaf) is one;
 * ``networks.node-ports``: every node port of every network is cabled, once, to its network;
 * ``networks.port-reuse``: no switch port carries two cables, and none is past the radix;
 * ``networks.bond``: the two ports of a bonded pair land on the two leaves of one pair;
 * ``networks.storage-node``: each node's storage ports carry the required GB/s;
 * ``networks.storage-bisection``: the targets' ports and the leaves' uplinks towards them
-  carry every node's share at once; a shortfall names the figure needed.
+  carry every node's share at once; a shortfall names the figure needed;
+* ``networks.as-built`` (as built only, :mod:`topogen.asbuilt.networks`): each network
+  holds the design's cables of each role, and every row names a device and port of it.
+
+A finding about one cable names it (``cables``: its 1-based row in ``networks-cabling.csv``,
+the order of :attr:`Networks.cables`) and its two ends (``ports``), so ``topogen diff`` can
+say which deviation breaks the design.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import numpy as np
 from topogen.checks.findings import Finding
 from topogen.fabric import networks as nw
 
-NETWORK_CHECK_IDS = ("networks.separate", "networks.node-ports", "networks.port-reuse", "networks.bond", "networks.storage-node", "networks.storage-bisection")
+NETWORK_CHECK_IDS = ("networks.separate", "networks.node-ports", "networks.port-reuse", "networks.bond", "networks.storage-node", "networks.storage-bisection", "networks.as-built")
 
 
 def validate_networks(n: nw.Networks, required: "dict[str, float | None] | None" = None) -> list[Finding]:
@@ -36,6 +43,13 @@ def validate_networks(n: nw.Networks, required: "dict[str, float | None] | None"
     return out
 
 
+def cable_ends(n: nw.Networks, i: int) -> tuple[str, str]:
+    """``device:port`` of both ends of cable ``i``, named as ``networks-cabling.csv`` names them."""
+    c = n.cables
+    net, role = int(c.net[i]), int(c.role[i])
+    return tuple(f"{n.device_name(int(k), int(x), n.compute_names)}:{n.port_name(int(k), int(pt), net, role)}" for k, x, pt in ((c.a_kind[i], c.a_idx[i], c.a_port[i]), (c.z_kind[i], c.z_idx[i], c.z_port[i])))  # type: ignore[return-value]
+
+
 def _separate(n: nw.Networks, out: list[Finding]) -> None:
     c = n.cables
     net_of = np.fromiter((s.network for s in n.switches), np.int8, len(n.switches))
@@ -43,13 +57,17 @@ def _separate(n: nw.Networks, out: list[Finding]) -> None:
         kind, idx = getattr(c, f"{end}_kind"), getattr(c, f"{end}_idx")
         sw = kind == nw.SWITCH
         bad = sw & (net_of[np.where(sw, idx, 0)] != c.net)
+        fabric = kind == nw.FABRIC  # a compute switch: only its management port joins these networks
         if end == "a":
             bad &= c.role != nw.R_MPORT  # a switch's management port belongs to the OOB network
+            fabric &= ~((c.role == nw.R_MPORT) & (c.net == nw.OOB))
         else:
             bad &= c.role != nw.R_OOBUP  # the declared OOB uplinks end on in-band leaves
-        for i in np.flatnonzero(bad)[:20]:
-            s = n.switches[int(idx[i])]
-            out.append(Finding("networks.separate", "error", (s.name,), (), f"a {nw.NETWORK_NAMES[c.net[i]]} cable ends on {s.name} of the {nw.NETWORK_NAMES[s.network]} network", "only OOB uplinks may join two networks"))
+        for i in np.flatnonzero(bad | fabric)[:20].tolist():
+            ends = cable_ends(n, i)
+            where = n.device_name(int(kind[i]), int(idx[i]), n.compute_names)
+            other = "the compute fabric" if fabric[i] else f"the {nw.NETWORK_NAMES[n.switches[int(idx[i])].network]} network"
+            out.append(Finding("networks.separate", "error", (where,), ends, f"a {nw.NETWORK_NAMES[c.net[i]]} cable ({ends[0]} -- {ends[1]}) ends on {where} of {other}", "only OOB uplinks (and switches' management ports) may join two networks", (i + 1,)))
 
 
 def _node_ports(n: nw.Networks, out: list[Finding]) -> None:
@@ -79,13 +97,16 @@ def _port_reuse(n: nw.Networks, out: list[Finding]) -> None:
     port = np.concatenate([e[1] for e in ends]).astype(np.int64)
     extra = np.where(np.fromiter((s.network == nw.OOB for s in n.switches), bool, len(n.switches)), n.plan.oob_uplink_ports or n.plan.net.oob.uplinks, 0)  # an OOB switch's uplink ports follow its access ports
     over = (port < 1) | (port > radix[sw] + extra[sw])
+    rows = np.concatenate([np.flatnonzero(data), np.flatnonzero(c.z_kind == nw.SWITCH)])  # the cable of each end
     for i in np.flatnonzero(over)[:20]:
-        out.append(Finding("networks.port-reuse", "error", (n.switches[int(sw[i])].name,), (f"{n.switches[int(sw[i])].name}:p{int(port[i])}",), f"port p{int(port[i])} is past the switch's {int(radix[sw[i]] + extra[sw[i]])} ports", "renumber the cable"))
+        out.append(Finding("networks.port-reuse", "error", (n.switches[int(sw[i])].name,), (f"{n.switches[int(sw[i])].name}:p{int(port[i])}",), f"port p{int(port[i])} of {n.switches[int(sw[i])].name} is past the switch's {int(radix[sw[i]] + extra[sw[i]])} ports", "renumber the cable", (int(rows[i]) + 1,)))
     key = sw * 1_000_000 + port
-    uniq, cnt = np.unique(key, return_counts=True)
-    for k in uniq[cnt > 1][:20]:
-        s = n.switches[int(k // 1_000_000)]
-        out.append(Finding("networks.port-reuse", "error", (s.name,), (f"{s.name}:p{int(k % 1_000_000)}",), f"{s.name} port p{int(k % 1_000_000)} carries {int(cnt[uniq == k][0])} cables", "one cable per port"))
+    uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    for j in np.flatnonzero(cnt > 1)[:20].tolist():
+        k = int(uniq[j])
+        s = n.switches[k // 1_000_000]
+        ids = tuple(int(r) + 1 for r in np.sort(rows[inv.ravel() == j]).tolist())
+        out.append(Finding("networks.port-reuse", "error", (s.name,), (f"{s.name}:p{k % 1_000_000}",), f"{s.name} port p{k % 1_000_000} carries {int(cnt[j])} cables", "one cable per port", ids))
 
 
 def _bonds(n: nw.Networks, out: list[Finding]) -> None:
@@ -138,9 +159,12 @@ def _bandwidth(n: nw.Networks, required: dict, out: list[Finding]) -> None:
             out.append(Finding("networks.storage-bisection", "error", (), (), f"{what} carry {have:,.0f} GB/s towards the storage targets, below the {aggregate:,.0f} GB/s required", hint(aggregate - have)))
 
 
-def render(arch: str, findings: list[Finding]) -> str:
+BUILT_CHECK_IDS = NETWORK_CHECK_IDS[:-1]  # what a build's own wiring is checked for (as-built compares a file with the design)
+
+
+def render(arch: str, findings: list[Finding], checks: tuple[str, ...] = BUILT_CHECK_IDS, what: str = "storage, in-band and OOB networks") -> str:
     """The findings of ``arch``'s other networks as ``topogen validate`` prints them."""
     errors = sum(1 for f in findings if f.severity == "error")
-    lines = [f"{arch}: storage, in-band and OOB networks: {'valid' if not errors else f'{errors} error(s)'} ({', '.join(NETWORK_CHECK_IDS)})"]
+    lines = [f"{arch}: {what}: {'valid' if not errors else f'{errors} error(s)'} ({', '.join(checks)})"]
     lines += [f"  {f.severity:7s} {f.check}: {f.message}" + (f" ({f.hint})" if f.hint else "") for f in findings]
     return "\n".join(lines)

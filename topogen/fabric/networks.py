@@ -206,6 +206,7 @@ class Networks:
     endpoints: dict[str, int]
     racks: tuple[int, int]
     notes: list[str] = field(default_factory=list)
+    compute_names: list[str] | None = None  # the compute fabric's switch names (kind ``compute-switch``), when known
 
     def switches_of(self, network: int) -> list[NetSwitch]:
         return [s for s in self.switches if s.network == network]
