@@ -183,7 +183,7 @@ def test_oob_uplinks_past_the_switch_are_caught(uplinks, ports):
     assert len(past) == min(20, oob * over)
     if over:
         assert f"port p{48 + ports + 1} of oob-su00-0 is past the switch's {48 + ports} ports" in past[0].message
-    assert any("states no uplink ports" in x for x in wired.notes) == (ports == 0)
+    assert any("states no uplink ports" in x for x in wired.assumptions) == (ports == 0)
 
 
 @pytest.mark.parametrize("nodes,su,radix", [(1000, 0, 32), (2048, 32, 64)])
@@ -249,6 +249,22 @@ def test_targets_sized_from_required():
     ctx = pipeline.build(build_spec(data, default_name="x"))
     assert ctx.networks["rail-optimized"].plan.target_ports == -(-1016 * 8 // 400)  # 1 GB/s per GPU: 8,128 Gb/s on 400G ports
     assert ctx.valid
+
+
+@pytest.mark.parametrize("gpus,per_node", [(256, 40), (512, 25), (1016, 40), (1016, 80)])
+def test_targets_sized_from_per_node_required(gpus, per_node):
+    """required: {per_node_GBps} without target_ports: every node at that rate at once sizes the target ports (it used to exit 2 asking for a bandwidth)."""
+    data = _superpod_data(required={"per_node_GBps": per_node})
+    data["gpus"] = gpus
+    del data["networks"]["storage"]["target_ports"]
+    spec = build_spec(data, default_name="x")
+    ctx = pipeline.build(spec)
+    n = ctx.networks["rail-optimized"]
+    want = -(-per_node * spec.nodes * 8 // 400)
+    assert n.plan.target_ports == want
+    assert n.counts()["storage"]["cables"]["target"] == want
+    assert n.assumptions[0] == f"storage: {want:,} target ports of 400G sized from {per_node:g} GB/s per node x {spec.nodes:,} nodes at once (networks.storage.target_ports not given)"
+    assert ctx.summary["networks"]["architectures"]["rail-optimized"]["assumptions"] == n.assumptions
 
 
 def test_from_checkpoint_equals_the_analysis(tmp_path):

@@ -66,8 +66,12 @@ def _sku(hw: Catalog, ref: str | None, speed: int, field: str, what: str) -> tup
     raise InputError([Problem(field, f"no switch of catalog {hw.label} carries {speed}G ports, the {what} port speed", f"the catalog offers {hw.supply(management=True)}; add a switch or name one with {field}")])
 
 
-def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, switches_per_rack: int, aggregate_GBps: float | None, compute_switch_racks: int = -1) -> nw.NetworkPlan:
-    """The generators' inputs for ``spec`` (with a ``networks:`` section) and one compute fabric."""
+def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, switches_per_rack: int, aggregate_GBps: float | None, compute_switch_racks: int = -1, per_node_GBps: float | None = None) -> nw.NetworkPlan:
+    """The generators' inputs for ``spec`` (with a ``networks:`` section) and one compute fabric.
+
+    Target ports not given are sized from the required bandwidth: the aggregate at the
+    target speed, or, with ``per_node_GBps`` alone, every node at that rate at once.
+    """
     n = spec.networks
     st = n.storage
     skus: list[str] = ["", "", ""]
@@ -83,10 +87,18 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
         raise InputError([Problem("networks.oob.uplinks", f"{n.oob.uplinks} uplinks per OOB switch, but the {sw.sku} has {sw.uplink_ports} uplink ports beside its {radix[2]} access ports (catalog {hw.label})", f"oob.uplinks: at most {sw.uplink_ports}, or an OOB switch with more uplink ports (networks.oob.switch)")])
     tspeed = st.target_speed or n.storage_ports.speed
     targets = st.target_ports
+    sized = ""
     if targets is None and st.design != "none":
-        targets = ceil(aggregate_GBps * 8 / tspeed) if aggregate_GBps else 0
+        if aggregate_GBps:
+            targets, sized = ceil(aggregate_GBps * 8 / tspeed), f"{aggregate_GBps:,.0f} GB/s required in all"
+        elif per_node_GBps:
+            targets, sized = ceil(per_node_GBps * spec.nodes * 8 / tspeed), f"{per_node_GBps:g} GB/s per node x {spec.nodes:,} nodes at once"
+        else:
+            targets = 0
+        if sized:
+            sized = f"storage: {targets:,} target ports of {tspeed}G sized from {sized} (networks.storage.target_ports not given)"
     su = n.scalable_unit or spec.scalable_unit or 0
-    return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports)  # type: ignore[arg-type]
+    return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports, target_ports_from=sized)  # type: ignore[arg-type]
 
 
 ACCESS, TRUNK = 1, 2  # the media rules' link tiers the networks' cables match (gpu-leaf-like, leaf-spine-like)

@@ -134,7 +134,8 @@ def networks_section(ctx) -> dict[str, Any]:
             "cluster_cost_usd": bom.money(compute.cost + other_cost) if compute is not None else None,
             "cluster_power_w": bom.money(compute.power_w + other_power) if compute is not None else None,
         }
-        out_arch["notes"] = [t for b in boms for t in b.notes()]
+        out_arch["assumptions"] = list(n.assumptions)  # where the spec or catalog is silent (also printed by build)
+        out_arch["notes"] = list(n.assumptions) + [t for b in boms for t in b.notes()]
         plan = (getattr(ctx, "network_addresses", None) or {}).get(arch)
         if plan is not None:
             out_arch["addresses"] = address_fields(plan, ctx.spec.addressing or ADDRESSING_DEFAULT)
@@ -172,4 +173,5 @@ def network_lines(section: dict[str, Any], arch: str) -> list[str]:
         lines.append(f"cluster: {usd(t['cluster_cost_usd'])}, {kw(t['cluster_power_w'])} (compute fabric {usd(t['compute_cost_usd'])}, other networks {usd(t['other_cost_usd'])})")
     for f in a["findings"][:10]:
         lines.append(f"{f['severity']} {f['check']}: {f['message']}" + (f" ({f['hint']})" if f["hint"] else ""))
+    lines += [f"assumed: {t}" for t in a.get("assumptions", [])]
     return lines

@@ -126,6 +126,7 @@ class NetworkPlan:
     oob_home: OobHomes | None = None  # the OOB group of each shared device (the layout's, in a large hall); None: the spare ports in order
     leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
     inband_blocks: tuple[int, ...] = ()  # node groups on each block of in-band leaves, in order (several small SUs on one pair); () one group each
+    target_ports_from: str = ""  # how target_ports was sized when the spec did not give it (a note), "" when given
     oob_uplink_ports: int = 0  # the OOB switch's uplink ports beside its access ports (the catalog's uplink_ports; 0: not stated, oob.uplinks assumed)
     node_groups: tuple[int, ...] = ()  # nodes of each group (in node order) that has storage node leaves, in-band leaves and OOB switches of its own: an SU, or an SU's nodes in one row; () the SUs for storage and OOB, and in-band in node order. The layout sets it when the leaves stand with their nodes
 
@@ -198,6 +199,9 @@ class Networks:
             each whose ports are numbered.
         racks: ``(compute racks, management racks)``.
         notes: plain-language statements about the choices made.
+        assumptions: what was assumed where the spec or the catalog says nothing
+            (target ports sized from a bandwidth, OOB uplink ports not stated); the
+            build prints them and ``summary.json`` lists them in the networks' notes.
     """
 
     plan: NetworkPlan
@@ -207,6 +211,7 @@ class Networks:
     racks: tuple[int, int]
     notes: list[str] = field(default_factory=list)
     compute_names: list[str] | None = None  # the compute fabric's switch names (kind ``compute-switch``), when known
+    assumptions: list[str] = field(default_factory=list)  # what was assumed where the spec or catalog is silent (the build prints them)
 
     def switches_of(self, network: int) -> list[NetSwitch]:
         return [s for s in self.switches if s.network == network]
@@ -704,12 +709,13 @@ def generate(p: NetworkPlan) -> Networks:
     _wire_oob(p, o, ib_first, switches, cables)
     ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
     endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
-    notes = []
+    notes: list[str] = []
+    assumed = [p.target_ports_from] if p.target_ports_from else []
     if o.switches and p.net.oob.uplinks and not p.oob_uplink_ports:
-        notes.append(f"oob: the catalog states no uplink ports for {p.skus[2] or 'the OOB switch'}; assumed {p.net.oob.uplinks} of their own beside its {p.oob_radix} access ports (catalog uplink_ports)")
+        assumed.append(f"oob: the catalog states no uplink ports for {p.skus[2] or 'the OOB switch'}; assumed {p.net.oob.uplinks} of their own beside its {p.oob_radix} access ports (catalog uplink_ports)")
     if st is not None:
         notes.append(f"storage: {len(st.leaf_down)} node leaves at {p.net.storage.node_oversubscription}, {len(st.target_down)} target leaves ({p.net.storage.target_leaves}) at {p.net.storage.target_oversubscription}, {st.upper.spines} spines" + (f" in {len(st.upper.pods)} pods under {st.upper.supers} super-spines" if st.upper.pods else ""))
-    return Networks(p, switches, cables.table(), endpoints, o.racks, notes)
+    return Networks(p, switches, cables.table(), endpoints, o.racks, notes, assumptions=assumed)
 
 
 def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed: int, net: int, cables: _Cables, role: int = R_UP) -> None:

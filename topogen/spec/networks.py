@@ -151,7 +151,7 @@ STORAGE_FIELDS: tuple[Field, ...] = (
     Field("switch", "text", "Catalog SKU of the storage switches.", default_doc="the catalog's first switch at the node storage port speed", example="MQM9700-NS2F"),
     Field("node_oversubscription", "text", "Down:up ratio of the leaves the nodes' storage ports land on (NVIDIA: 'near 4:3').", default="4:3", example="4:3"),
     Field("target_oversubscription", "text", "Down:up ratio of the leaves the storage targets land on (NVIDIA: 1:1).", default="1:1", example="1:1"),
-    Field("target_ports", "int", "Switch ports to the storage targets (appliances, servers; a port may be split at the target).", default_doc="sized from required's aggregate at target_speed", minimum=1, example=48),
+    Field("target_ports", "int", "Switch ports to the storage targets (appliances, servers; a port may be split at the target).", default_doc="sized from required at target_speed: its aggregate, or per_node_GBps x nodes (every node at once)", minimum=1, example=48),
     Field("target_speed", "int", "Gb/s of each switch port to a target.", default_doc="the node storage port speed", minimum=1, example=400),
     Field("target_leaves", "choice", "per_su: one target leaf per scalable unit, the target ports split evenly (NVIDIA's DGX H100 SuperPOD); pair: two target leaves.", default="per_su", choices=TARGET_LEAF_RULES),
     Field("spines", "int", "At least this many storage spines.", default_doc="as many as the uplinks fill", minimum=1, example=4),
