@@ -169,6 +169,62 @@ def test_validation_catches_a_cable_across_networks():
     assert "networks.separate" in checks
 
 
+OOB_GRID = [(nodes, su, bmc, mins, spread, mp) for nodes in (1, 4, 12, 31, 127) for su in (0, 4, 32) for bmc in (1, 2, 4) for mins, spread, mp in ((1, "su", 1), (2, "round-robin", 4), (3, "round-robin", 1), (2, "su", 3))]
+
+
+def _oob_plan(nodes, su, bmc, mins, spread, mp):
+    import dataclasses
+
+    base = _plan(nodes, su, 64, ufm=0 if nodes == 1 else 2)
+    net = dataclasses.replace(base.net, bmc_ports=NodePorts(bmc, 1), oob=OobSpec(min_switches=mins, spread=spread, management_server_ports=mp))
+    return dataclasses.replace(base, net=net)
+
+
+@pytest.mark.parametrize("nodes,su,bmc,mins,spread,mp", OOB_GRID)
+def test_oob_redundancy_closed_form_equals_wiring(nodes, su, bmc, mins, spread, mp):
+    """min_switches, round-robin spread, several OOB ports per server: the wiring's counts are the closed form's, and valid."""
+    p = _oob_plan(nodes, su, bmc, mins, spread, mp)
+    wired = nw.generate(p)
+    closed = nw.closed_form(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert validate_networks(wired) == []
+    oob = wired.switches_of(nw.OOB)
+    per_su = nw.oob_shape(p, 0, 0)  # sized without the shared switches: a lower bound
+    assert len(oob) >= max(mins, sum(per_su.group_switches))
+    c = wired.cables
+    srv = (c.net == nw.OOB) & (c.a_kind == nw.MGMT)
+    assert sorted(c.a_port[srv].tolist()) == sorted(list(range(mp)) * p.net.management_servers)
+    node = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+    on = {}
+    for x, z in zip(c.a_idx[node].tolist(), c.z_idx[node].tolist()):
+        on.setdefault(x, []).append(z)
+    if spread == "round-robin":
+        # a node's ports on distinct switches while it has no more ports than there are switches; switches' node ports within one of each other
+        assert all(len(set(v)) == min(len(v), len(oob)) for v in on.values())
+        per = np.bincount(c.z_idx[node] - min(s_i for s_i, s in enumerate(wired.switches) if s.network == nw.OOB), minlength=len(oob))
+        assert per.max() - per.min() <= 1
+
+
+def test_oob_spread_survives_one_switch_down():
+    """ERA-style: 4 OOB ports per node over 2+ switches round-robin: any one OOB switch down leaves every node an OOB port."""
+    for nodes, su in ((4, 4), (8, 4), (12, 4), (16, 4)):
+        wired = nw.generate(_oob_plan(nodes, su, 4, 2, "round-robin", 4))
+        c = wired.cables
+        node = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+        for s in {int(z) for z in c.z_idx[node].tolist()}:
+            left = set(c.a_idx[node & (c.z_idx != s)].tolist())
+            assert left == set(range(nodes))
+
+
+def test_management_server_oob_ports_are_numbered():
+    wired = nw.generate(_oob_plan(31, 32, 1, 1, "su", 3))
+    c = wired.cables
+    srv = np.flatnonzero((c.net == nw.OOB) & (c.a_kind == nw.MGMT))
+    names = {(int(c.a_idx[i]), wired.port_name(nw.MGMT, int(c.a_port[i]), nw.OOB, nw.R_MPORT)) for i in srv}
+    assert names == {(m, f"bmc{j}") for m in range(2) for j in range(3)}
+    assert wired.port_name(nw.NODE, 0, nw.OOB, nw.R_MPORT) == "bmc"
+
+
 @pytest.mark.parametrize("uplinks,ports", [(2, 4), (4, 4), (6, 4), (3, 2), (2, 0)])
 def test_oob_uplinks_past_the_switch_are_caught(uplinks, ports):
     """An OOB switch's uplinks past the catalog's uplink ports: a port-reuse error per cable past them (the wiring's own check, whatever the spec said)."""

@@ -272,8 +272,8 @@ class Networks:
         return f"pdu-m{r:0{max(2, width(mr))}d}-{i}"
 
     def oob_ports(self, kind: int) -> int:
-        """OOB (BMC) ports of each device of ``kind`` (nodes: ``node_ports.bmc.count``; management servers: one)."""
-        return self.plan.net.bmc_ports.count if kind == NODE else 1
+        """OOB (BMC) ports of each device of ``kind`` (nodes: ``node_ports.bmc.count``; management servers: ``oob.management_server_ports``)."""
+        return self.plan.net.bmc_ports.count if kind == NODE else self.plan.net.oob.management_server_ports if kind == MGMT else 1
 
     def port_name(self, kind: int, port: int, network: int, role: int) -> str:
         """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere.
@@ -617,7 +617,7 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
         gp.append(cnt * n.bmc_ports.count + rk * n.oob.pdus_per_compute_rack)
         first += cnt
     ufms = n.compute_fabric_managers + n.storage.fabric_managers
-    shared = p.compute_switches + storage_switches + inband_switches + n.management_servers + ufms + racks[1] * n.oob.pdus_per_management_rack
+    shared = p.compute_switches + storage_switches + inband_switches + n.management_servers * n.oob.management_server_ports + ufms + racks[1] * n.oob.pdus_per_management_rack
     homed = _homed(p, shared, len(groups), storage_switches, inband_switches)
     if homed is None:
         gs = [ceil(x / a) for x in gp]
@@ -626,6 +626,7 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
     else:
         gs = [ceil((x + h) / a) for x, h in zip(gp, homed[:-1])]
         extra = ceil(homed[-1] / a)
+    extra = max(extra, n.oob.min_switches - sum(gs))  # never fewer than min_switches: the rest are shared ones
     return OobShape(tuple(gp), tuple(gr), tuple(gs), shared, extra, racks)
 
 
@@ -644,7 +645,7 @@ def homes(p: NetworkPlan, shared: int, storage_switches: int, inband_switches: i
     n = p.net
     if len(h.fabric) > p.compute_switches or len(h.storage_leaves) > storage_switches or len(h.inband_leaves) > inband_switches:
         raise ValueError("OOB homes given for more devices than the model has")
-    servers = n.management_servers + n.compute_fabric_managers + n.storage.fabric_managers
+    servers = n.management_servers * n.oob.management_server_ports + n.compute_fabric_managers + n.storage.fabric_managers
     out = list(h.fabric) + [-1] * (p.compute_switches - len(h.fabric))
     out += list(h.storage_leaves) + [-1] * (storage_switches - len(h.storage_leaves))
     out += list(h.inband_leaves) + [-1] * (inband_switches - len(h.inband_leaves) + servers)
@@ -899,7 +900,8 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
     by_group: dict[int, list[tuple[int, int, int]]] = {}  # the same, per group (-1: the management row's switches)
     bmc = n.bmc_ports.count
     pc = n.oob.pdus_per_compute_rack
-    for g, nsw in enumerate(o.group_switches):
+    spread = n.oob.spread == "round-robin" and p.oob_home is None  # the nodes' ports dealt over every switch: _wire_oob_spread
+    for g, nsw in enumerate(o.group_switches if not spread else ()):
         cnt = (o.group_ports[g] - o.group_racks[g] * pc) // bmc if bmc else 0
         kinds = [(NODE, np.arange(first_node, first_node + cnt).repeat(bmc), np.tile(np.arange(bmc), cnt)), (PDU, np.arange(first_rack * pc, (first_rack + o.group_racks[g]) * pc), 0)]
         slot = 0
@@ -920,10 +922,17 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
         free.append((sw + i, 1, a))
         by_group.setdefault(-1, []).append((sw + i, 1, a))
     # the shared devices, in order: compute-fabric switches, storage and in-band switches, servers, management-rack PDUs
-    shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, np.arange(0, base)), (MGMT, np.arange(n.management_servers)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
+    mp = n.oob.management_server_ports
+    shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, np.arange(0, base)), (MGMT, np.arange(n.management_servers).repeat(mp)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
     kind = np.concatenate([np.full(len(i), k, np.int8) for k, i in shared])
     idx = np.concatenate([i for _, i in shared]).astype(np.int64)
+    aport = np.zeros(len(idx), np.int64)
+    at = p.compute_switches + base
+    aport[at : at + n.management_servers * mp] = np.tile(np.arange(mp), n.management_servers)  # a server's OOB ports bmc0, bmc1...
     m = len(idx)
+    if spread:
+        _wire_oob_spread(p, o, base, kind, idx, aport, cables)
+        return
     zs = np.concatenate([np.full(c, s, np.int64) for s, _, c in free]) if free else np.zeros(0, np.int64)
     zp = np.concatenate([np.arange(f, f + c) for _, f, c in free]) if free else np.zeros(0, np.int64)
     if p.oob_home is not None:  # each device on its home group's free ports, the devices of a group in order
@@ -936,8 +945,42 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
             gz = np.concatenate([np.full(c, s, np.int64) for s, _, c in ports]) if ports else np.zeros(0, np.int64)
             gp = np.concatenate([np.arange(f, f + c) for _, f, c in ports]) if ports else np.zeros(0, np.int64)
             zs[sel], zp[sel] = gz[: len(sel)], gp[: len(sel)]  # the shape gives every group room for its homed devices
-    cables.add(m, net=OOB, role=R_MPORT, a_kind=kind, a_idx=idx, a_port=0, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
+    cables.add(m, net=OOB, role=R_MPORT, a_kind=kind, a_idx=idx, a_port=aport, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
+    _wire_b2b(p, cables)
+
+
+def _wire_b2b(p: NetworkPlan, cables: _Cables) -> None:
+    """The fabric managers of each fabric, HA pairs joined back to back."""
+    n = p.net
     nf = n.compute_fabric_managers
     for first, cnt in ((0, nf), (nf, n.storage.fabric_managers)):
         pairs = cnt // 2
         cables.add(pairs, net=OOB, role=R_B2B, a_kind=UFM, a_idx=first + 2 * np.arange(pairs), a_port=1, z_kind=UFM, z_idx=first + 2 * np.arange(pairs) + 1, z_port=1, speed=n.bmc_ports.speed)
+
+
+def _wire_oob_spread(p: NetworkPlan, o: OobShape, base: int, kind: np.ndarray, idx: np.ndarray, aport: np.ndarray, cables: _Cables) -> None:
+    """``oob.spread: round-robin``: the nodes' OOB ports dealt over every access switch in turn, then the PDUs and shared devices in the free ports.
+
+    Port ``j`` of node ``x`` is OOB port ``g = x x ports + j`` of the cluster, on switch ``g mod S``
+    at port ``g div S + 1``: a node's ports land on distinct switches while it has no more
+    ports than there are switches, and every switch takes its share. The compute racks'
+    PDUs, then the shared devices (in the order of :func:`_wire_oob`), take the free
+    ports switch by switch. The shape's switch count holds them all (it is sized per SU).
+    """
+    n, a = p.net, p.oob_radix
+    S = o.switches
+    bmc, pc = n.bmc_ports.count, n.oob.pdus_per_compute_rack
+    g = np.arange(p.nodes * bmc, dtype=np.int64)
+    cables.add(len(g), net=OOB, role=R_MPORT, a_kind=NODE, a_idx=g // bmc if bmc else g, a_port=g % bmc if bmc else 0, z_kind=SWITCH, z_idx=base + g % S, z_port=g // S + 1, speed=n.bmc_ports.speed)
+    used = np.bincount(g % S, minlength=S) if S else np.zeros(0, np.int64)
+    zs = np.concatenate([np.full(a - int(u), base + s, np.int64) for s, u in enumerate(used.tolist())]) if S else np.zeros(0, np.int64)
+    zp = np.concatenate([np.arange(int(u) + 1, a + 1) for u in used.tolist()]) if S else np.zeros(0, np.int64)
+    pdus = np.arange(o.racks[0] * pc, dtype=np.int64)
+    kinds = np.concatenate([np.full(len(pdus), PDU, np.int8), kind])
+    idxs = np.concatenate([pdus, idx])
+    ports = np.concatenate([np.zeros(len(pdus), np.int64), aport])
+    m = len(idxs)
+    if m > len(zs):
+        raise AssertionError("OOB switches sized per SU hold every port")  # oob_shape sizes S for them all
+    cables.add(m, net=OOB, role=R_MPORT, a_kind=kinds, a_idx=idxs, a_port=ports, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
+    _wire_b2b(p, cables)

@@ -23,6 +23,7 @@ from topogen.util.errors import Problem, check_section, show
 
 STORAGE_DESIGNS = ("separate", "converged", "none")
 TARGET_LEAF_RULES = ("per_su", "pair")
+OOB_SPREADS = ("su", "round-robin")
 REQUIRED_FROM = ("checkpoint",)
 RATIO_RE = re.compile(r"\s*([0-9]{1,4})\s*:\s*([0-9]{1,4})\s*", re.ASCII)
 MAX_COUNT = 1 << 20  # any count of ports, servers, PDUs: generous, small enough that no input hangs
@@ -94,6 +95,9 @@ class OobSpec:
     uplink_speed: int = 100
     pdus_per_compute_rack: int = 3
     pdus_per_management_rack: int = 2
+    min_switches: int = 1
+    spread: str = "su"
+    management_server_ports: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +130,15 @@ class NetworksSpec:
         if req is not None:
             src = req.pop("source")
             st["required"] = {"from": "checkpoint"} if src == "checkpoint" else {src: req[src]}
+        for k, v in NEWER_DEFAULTS.items():  # fields added later leave the spec (and its hash) as before when at their default
+            for key, default in v.items():
+                if d[k].get(key) == default:
+                    del d[k][key]
         out.update({k: {a: b for a, b in v.items() if b is not None} for k, v in d.items()})
         return out
 
+
+NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1}}
 
 NODE_PORT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", "Ports of this kind on each compute node.", minimum=0, example=2),
@@ -174,11 +184,14 @@ OOB_FIELDS: tuple[Field, ...] = (
     Field("uplink_speed", "int", "Gb/s of an OOB uplink.", default=100, minimum=1),
     Field("pdus_per_compute_rack", "int", "Managed PDUs in each compute rack.", default=3, minimum=0),
     Field("pdus_per_management_rack", "int", "Managed PDUs in each management rack.", default=2, minimum=0),
+    Field("min_switches", "int", "Never fewer OOB access switches than this (NVIDIA's Enterprise RAs: 2, so one switch down leaves every node reachable).", default=1, minimum=1, example=2),
+    Field("spread", "choice", "su: a node's OOB ports on its scalable unit's access switches, in order; round-robin: the nodes' OOB ports dealt over every access switch in turn (port j of node x on switch (x x ports + j) mod switches: CX P1 on oob-01, P2 on oob-02, the BMC on oob-03...), so a node with as many OOB ports as there are switches reaches each.", default="su", choices=OOB_SPREADS),
+    Field("management_server_ports", "int", "OOB (BMC and management) ports of each management server, each cabled (NVIDIA's Enterprise RA support servers: 3-4).", default=1, minimum=1, example=4),
 )
 NETWORKS_FIELDS: tuple[Field, ...] = (
     Field("node_ports", "section", "Each compute node's ports beyond its GPU NICs.", default_doc="DGX H100: 2 x 100G in-band bonded, 2 x 400G storage, 1 x 1G BMC", sub="node_ports"),
     Field("scalable_unit", "int", "Nodes per scalable unit of these networks: storage leaves and OOB switches are built per SU.", default_doc="the spec's scalable_unit; none: nodes grouped by a leaf's ports", minimum=1, example=32),
-    Field("management_servers", "int", "Management (head, login) servers: in-band, storage and BMC ports each.", default=0, minimum=0, example=4),
+    Field("management_servers", "int", "Management (head, login) servers: in-band, storage and OOB ports each (oob.management_server_ports).", default=0, minimum=0, example=4),
     Field("compute_fabric_managers", "int", "Fabric-manager appliances (UFM) of the compute fabric: an OOB port each.", default=0, minimum=0, example=2),
     Field("storage", "section", "The storage network.", sub="storage"),
     Field("inband", "section", "The in-band management network: leaf pairs and spines.", sub="inband"),
@@ -346,6 +359,9 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
         _set(ob, "uplink_speed", o.whole("uplink_speed", 1, MAX_SPEED))
         _set(ob, "pdus_per_compute_rack", o.whole("pdus_per_compute_rack", 0, 64))
         _set(ob, "pdus_per_management_rack", o.whole("pdus_per_management_rack", 0, 64))
+        _set(ob, "min_switches", o.whole("min_switches", 1, 4096))
+        _set(ob, "spread", o.choice("spread", OOB_SPREADS))
+        _set(ob, "management_server_ports", o.whole("management_server_ports", 1, 64))
     if len(problems) > n0:
         return None
     spec = NetworksSpec(storage=StorageSpec(**st), inband=InbandSpec(**ib), oob=OobSpec(**ob), **top)
