@@ -428,6 +428,7 @@ def test_workbook_networks_sheet(superpod_out):
 
 
 def test_enterprise_converged_single_tier():
+    """era-2-8-9-400 at 4 SUs: the compute pair's cages are full, so the converged pair is one of its own."""
     ctx = pipeline.build(load_spec("era-2-8-9-400"))
     n = ctx.networks["rail-optimized"]
     c = n.counts()
@@ -437,23 +438,98 @@ def test_enterprise_converged_single_tier():
     assert c["inband"]["cables"] == {"node": 32, "target": 8, "management-server": 4, "isl": 4, "core-uplink": 16}
     assert ctx.valid and not ctx.network_findings["rail-optimized"]
     a, b = n.switches[0], n.switches[1]
-    assert a.pair == b.pair == 0
+    assert a.pair == b.pair == 0 and a.compute == b.compute == -1
+    assert "the compute ports take 64 of leaf-a/leaf-b's 64 cages" in n.assumptions[0]
 
 
-@pytest.mark.parametrize("gpus,leaves", [(32, 2), (128, 2), (1024, 2)])
-def test_enterprise_grows_in_steps(gpus, leaves):
-    # past 4 SUs the compute leaf pair is out of ports: a Clos carries the compute fabric, the in-band pair is under test
-    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": gpus, **({"design": "clos"} if gpus > 128 else {})}))
+ERA_PUBLISHED = {1: (2, 2), 2: (2, 2), 3: (2, 3), 4: (4, 4)}  # NVIDIA's 2-8-9-400: SN5600 and SN2201 at 1 to 4 SUs
+
+
+def _sn5600(ctx, arch="rail-optimized"):
+    """SN5600 boxes of the cluster: the compute fabric's and the other networks' own (a collapsed core's leaves are the compute ones)."""
+    own = sum(x.quantity for b in ctx.network_boms[arch] for x in b.lines if x.category == "switch" and x.sku == "SN5600")
+    return len(ctx.fabrics[arch].switches) + own
+
+
+@pytest.mark.parametrize("sus", [1, 2, 3, 4])
+def test_era_published_counts_come_from_the_rules(sus):
+    """2-8-9-400: SN5600 2, 2, 2, 4 and SN2201 2, 2, 3, 4 at 1 to 4 SUs, from port arithmetic and the OOB rules (no count in the preset)."""
+    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": 32 * sus}))
     n = ctx.networks["rail-optimized"]
-    assert n.counts()["inband"]["switches"] == {"leaf": leaves}
-    assert n.counts()["oob"]["switches"]["access"] == -(-(n.counts()["oob"]["cables"]["management-port"]) // 48)
+    assert (_sn5600(ctx), len(n.switches_of(nw.OOB))) == ERA_PUBLISHED[sus]
+    assert ctx.valid, [f.message for f in ctx.network_findings["rail-optimized"]]
+    # the arithmetic: compute cages (2 x 400G each) + converged cages (4 x 200G each) within the 64
+    f = ctx.fabrics["rail-optimized"]
+    compute_cages = -(-(f.ports_used().max()) // 2)
+    units = n.counts()["inband"]["cables"]
+    oob_up = n.counts()["oob"]["cables"]["oob-uplink"]
+    per_leaf = (units["node"] + units.get("target", 0) + units.get("management-server", 0) + oob_up) // 2  # each leaf takes half of every bonded unit
+    collapsed = bool(n.plan.collapsed)
+    assert collapsed == (sus < 4) == (compute_cages < 64)
+    if collapsed:
+        assert [s.name for s in n.switches_of(nw.INBAND)] == ["leaf-a", "leaf-b"] and n.plan.inband_reserved == compute_cages * 4
+        assert n.counts()["inband"]["switches"] == {"compute-leaf": 2} and "isl" not in units
+        assert per_leaf + 8 <= (64 - compute_cages) * 4  # the converged ports and the customer uplinks fit the free cages
+    # the OOB: an SN2201 per SU, never fewer than 2; each node's 4 ports on distinct switches up to their count
+    c = n.cables
+    node = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+    for x in range(n.plan.nodes):
+        zs = c.z_idx[node & (c.a_idx == x)]
+        assert len(zs) == 4 and len(set(zs.tolist())) == min(4, len(n.switches_of(nw.OOB)))
+
+
+@pytest.mark.parametrize("sus", [5, 8])
+def test_era_past_its_design_exits_2(sus):
+    """Past 4 SUs the 2-8-9-400 GPU leaf pair is out of ports: the build stops naming design (the RA adds a spine there)."""
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", str(32 * sus), "--out", "/nonexistent/x"], capture_output=True, text=True)
+    assert out.returncode == 2 and "error: design: a leaf pair (rail-optimized) holds at most 128 GPUs" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("sus,uplinks,targets", [(s, u, t) for s in (1, 2, 3) for u, t in ((8, 8), (32, 8), (8, 96), (60, 40))])
+def test_collapse_follows_the_cages(sus, uplinks, targets):
+    """Collapsed exactly when the converged ports fit the cages the compute ports leave; valid and closed form = wiring either way."""
+    data = read_spec_file(resolve_spec_path("era-2-8-9-400"))
+    data["gpus"] = 32 * sus
+    data["networks"]["inband"]["leaf_uplinks"] = uplinks
+    data["networks"]["storage"]["target_ports"] = targets
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    n = ctx.networks["rail-optimized"]
+    free = (64 - 16 * sus) * 4  # 200G ports each leaf keeps beside the compute cages
+    oob = len(n.switches_of(nw.OOB))
+    need = 4 * sus + -(-targets // 2) + 2 + 2 * oob + uplinks  # bonded units per leaf: nodes, targets, servers, OOB uplinks (4 each, 2 per leaf), customer uplinks
+    assert bool(n.plan.collapsed) == (need <= free)
+    closed = nw.closed_form(n.plan)
+    assert n.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert ctx.valid, [f.message for f in ctx.network_findings["rail-optimized"]]
+
+
+def test_collapsed_core_needs_a_leaf_pair(tmp_path):
+    text = (Path(__file__).parent.parent / "templates" / "clusters" / "era-2-8-9-400.yaml").read_text()
+    spec = tmp_path / "era.yaml"
+    spec.write_text(text.replace("design: leaf-pair", "design: clos"))
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--out", "/nonexistent/x"], capture_output=True, text=True)
+    assert out.returncode == 2 and "networks.inband.collapsed_core: a collapsed core puts the converged ports on the compute fabric's leaf pair, but the compute fabric is design: clos" in out.stderr
+
+
+@pytest.mark.parametrize("gpus,leaves", [(32, 0), (128, 2), (1024, 2)])
+def test_enterprise_grows_in_steps(gpus, leaves):
+    # past 4 SUs the compute leaf pair is out of ports: a Clos carries the compute fabric (no collapsed core), the in-band pair is under test
+    over = {"design": "clos"} if gpus > 128 else {}
+    data = read_spec_file(resolve_spec_path("era-2-8-9-400"))
+    data.update(gpus=gpus, **over)
+    if over:
+        data["networks"]["inband"]["collapsed_core"] = False
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    n = ctx.networks["rail-optimized"]
+    assert n.counts()["inband"]["switches"] == ({"leaf": leaves} if leaves else {"compute-leaf": 2})
+    assert n.counts()["oob"]["switches"]["access"] == max(2, -(-gpus // 32))
 
 
 def test_converged_past_single_tier_exits_2(tmp_path):
     # the compute fabric a Clos (the preset's leaf pair holds 4 SUs): the in-band pair's limit is under test
     text = (Path(__file__).parent.parent / "templates" / "clusters" / "era-2-8-9-400.yaml").read_text()
     spec = tmp_path / "era.yaml"
-    spec.write_text(text.replace("design: leaf-pair", "design: clos"))
+    spec.write_text(text.replace("design: leaf-pair", "design: clos").replace("collapsed_core: true", "collapsed_core: false"))
     out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr

@@ -36,6 +36,7 @@ from topogen.util.inputs import open_input
 
 MAX_HEADER_BYTES = 1 << 16
 _PORT = re.compile(r"(p|stor|inb|bmc|mgmt|ha)([0-9]{0,6})", re.ASCII)
+_SPLIT = re.compile(r"p([0-9]{1,4})s([0-9]{1,2})", re.ASCII)  # a collapsed core's split cage
 
 
 def is_networks_csv(path: Path) -> bool:
@@ -62,8 +63,11 @@ def _lookup(n: nw.Networks) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _port(kind: int, text: str) -> tuple[int, int] | None:
+def _port(kind: int, text: str, per_cage: int = 1) -> tuple[int, int] | None:
     """``(port number, network it implies or -1)`` of a port name at a device of ``kind``; None when it names no port there."""
+    split = _SPLIT.fullmatch(text)
+    if split is not None and kind == nw.SWITCH and int(split.group(1)) >= 1 and int(split.group(2)) < per_cage:
+        return (int(split.group(1)) - 1) * per_cage + int(split.group(2)) + 1, nw.INBAND
     m = _PORT.fullmatch(text)
     if m is None:
         return None
@@ -96,7 +100,7 @@ def as_built(plan: nw.Networks, cables: list[Cable]) -> tuple[nw.Networks, dict[
         ends = []
         for e in (c.a, c.z):
             kd = names.get(e.device)
-            pt = _port(kd[0], e.port) if kd is not None else None
+            pt = _port(kd[0], e.port, plan.plan.inband_per_cage) if kd is not None else None
             ends.append(None if kd is None or pt is None else (kd[0], kd[1], pt[0], pt[1]))
         if None in ends:
             which = [str(e) for e, x in zip((c.a, c.z), ends) if x is None]
@@ -137,7 +141,7 @@ def _ends(n: nw.Networks, end: str) -> list[End]:
     c = n.cables
     kind, idx, port = getattr(c, f"{end}_kind"), getattr(c, f"{end}_idx"), getattr(c, f"{end}_port")
     names = {k: n.names(k, n.compute_names) for k in np.unique(kind).tolist()}
-    return [End(names[k][i], n.port_name(k, p, net, r)) for k, i, p, net, r in zip(kind.tolist(), idx.tolist(), port.tolist(), c.net.tolist(), c.role.tolist())]
+    return [End(names[k][i], n.port_name(k, p, net, r, i if k == nw.SWITCH else -1)) for k, i, p, net, r in zip(kind.tolist(), idx.tolist(), port.tolist(), c.net.tolist(), c.role.tolist())]
 
 
 def check(plan: nw.Networks, built: nw.Networks, required: dict | None = None) -> list[Finding]:

@@ -47,7 +47,7 @@ def cable_ends(n: nw.Networks, i: int) -> tuple[str, str]:
     """``device:port`` of both ends of cable ``i``, named as ``networks-cabling.csv`` names them."""
     c = n.cables
     net, role = int(c.net[i]), int(c.role[i])
-    return tuple(f"{n.device_name(int(k), int(x), n.compute_names)}:{n.port_name(int(k), int(pt), net, role)}" for k, x, pt in ((c.a_kind[i], c.a_idx[i], c.a_port[i]), (c.z_kind[i], c.z_idx[i], c.z_port[i])))  # type: ignore[return-value]
+    return tuple(f"{n.device_name(int(k), int(x), n.compute_names)}:{n.port_name(int(k), int(pt), net, role, int(x) if k == nw.SWITCH else -1)}" for k, x, pt in ((c.a_kind[i], c.a_idx[i], c.a_port[i]), (c.z_kind[i], c.z_idx[i], c.z_port[i])))  # type: ignore[return-value]
 
 
 def _separate(n: nw.Networks, out: list[Finding]) -> None:

@@ -43,21 +43,21 @@ class NetworkView:
             dev[m], role[m] = self.names[int(k)][idx[m]], self.roles[int(k)][idx[m]]
         return dev, role
 
-    def _ports(self, kind: np.ndarray, port: np.ndarray) -> list[str]:
+    def _ports(self, kind: np.ndarray, idx: np.ndarray, port: np.ndarray) -> list[str]:
         c = self.n.cables
-        return [self.n.port_name(k, p, net, r) for k, p, net, r in zip(kind.tolist(), port.tolist(), c.net.tolist(), c.role.tolist())]
+        return [self.n.port_name(k, p, net, r, i if k == nw.SWITCH else -1) for k, i, p, net, r in zip(kind.tolist(), idx.tolist(), port.tolist(), c.net.tolist(), c.role.tolist())]
 
     @cached_property
     def a(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """``(device, role, port)`` of every cable's ``a`` end."""
         c = self.n.cables
-        return (*self._ends(c.a_kind, c.a_idx), self._ports(c.a_kind, c.a_port))
+        return (*self._ends(c.a_kind, c.a_idx), self._ports(c.a_kind, c.a_idx, c.a_port))
 
     @cached_property
     def z(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """``(device, role, port)`` of every cable's ``z`` end."""
         c = self.n.cables
-        return (*self._ends(c.z_kind, c.z_idx), self._ports(c.z_kind, c.z_port))
+        return (*self._ends(c.z_kind, c.z_idx), self._ports(c.z_kind, c.z_idx, c.z_port))
 
     # --- the graph view (topology.json, GraphML) ------------------------------------------
 

@@ -40,6 +40,13 @@ In-band, leaf pairs and spines.
       spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
       single tier (the Enterprise RAs' converged leaf pair): the leaves' uplinks go to the
       core, and more than one pair is an input error.
+    * Collapsed core (``inband.collapsed_core``, NVIDIA's Enterprise RAs): while a compute
+      leaf pair's cages hold its GPU and inter-switch ports and the converged units together
+      (port arithmetic on the one switch model, cages split at each speed: SN5600 2 x 400G
+      or 4 x 200G), the in-band leaves are that pair (``NetworkPlan.collapsed``): no box of
+      their own, their ports on the cages after the compute ports' (``inband_reserved``),
+      named ``p<cage>s<sub>``, no ISLs of their own (the compute pair's join them). Else a
+      converged pair of its own (:func:`topogen.bom.networks.plan_for` decides).
 
 OOB, access switches per scalable unit.
     * Per SU (per node group with ``node_groups``): the BMCs of its nodes and the PDUs
@@ -127,6 +134,11 @@ class NetworkPlan:
     leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
     inband_blocks: tuple[int, ...] = ()  # node groups on each block of in-band leaves, in order (several small SUs on one pair); () one group each
     target_ports_from: str = ""  # how target_ports was sized when the spec did not give it (a note), "" when given
+    collapsed: tuple[int, ...] = ()  # compute switches (a leaf pair) the in-band leaves are (inband.collapsed_core, when the ports fit); () a pair of their own
+    collapsed_names: tuple[str, ...] = ()  # their names in the compute fabric
+    inband_reserved: int = 0  # ports of each collapsed leaf, at the in-band speed, that the compute fabric's cages take (its lowest)
+    inband_per_cage: int = 1  # in-band ports per cage of a collapsed leaf (named p<cage>s<sub>)
+    collapsed_note: str = ""  # why a collapsed core split into a converged pair of its own ("" when it did not)
     oob_uplink_ports: int = 0  # the OOB switch's uplink ports beside its access ports (the catalog's uplink_ports; 0: not stated, oob.uplinks assumed)
     node_groups: tuple[int, ...] = ()  # nodes of each group (in node order) that has storage node leaves, in-band leaves and OOB switches of its own: an SU, or an SU's nodes in one row; () the SUs for storage and OOB, and in-band in node order. The layout sets it when the leaves stand with their nodes
 
@@ -143,6 +155,7 @@ class NetSwitch:
     sku: str
     group: int = -1  # the scalable unit (or node group) it serves; -1 for shared switches
     pair: int = -1
+    compute: int = -1  # the compute switch it is (a collapsed core's leaf: one box, counted and placed with the compute fabric); -1 its own box
 
 
 @dataclass(slots=True)
@@ -225,7 +238,8 @@ class Networks:
         for k, name in enumerate(NETWORK_NAMES):
             sw: dict[str, int] = {}
             for s in self.switches_of(k):
-                sw[s.role] = sw.get(s.role, 0) + 1
+                role = s.role if s.compute < 0 else "compute-leaf"  # a collapsed core's leaf: the compute fabric's box
+                sw[role] = sw.get(role, 0) + 1
             roles = np.bincount(self.cables.role[self.cables.net == k], minlength=len(ROLE_NAMES))
             out[name] = {"switches": sw, "cables": {ROLE_NAMES[r]: int(c) for r, c in enumerate(roles) if c}}
         return out
@@ -275,14 +289,19 @@ class Networks:
         """OOB (BMC) ports of each device of ``kind`` (nodes: ``node_ports.bmc.count``; management servers: ``oob.management_server_ports``)."""
         return self.plan.net.bmc_ports.count if kind == NODE else self.plan.net.oob.management_server_ports if kind == MGMT else 1
 
-    def port_name(self, kind: int, port: int, network: int, role: int) -> str:
+    def port_name(self, kind: int, port: int, network: int, role: int, idx: int = -1) -> str:
         """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere.
 
         A device with several OOB ports numbers them ``bmc0``, ``bmc1``... (one interface
-        and one address each); with one, it is ``bmc``.
+        and one address each); with one, it is ``bmc``. The in-band ports of a collapsed
+        core's leaf (``idx``, a switch index) are its split cages ``p<cage>s<sub>`` (the
+        compute fabric names the same box's ports ``p<n>``).
         """
         if kind == SWITCH and role == R_MPORT and port == 0:  # a managed switch's own management port (its ports count from 1)
             return "mgmt0"
+        if kind == SWITCH and idx >= 0 and self.switches[idx].compute >= 0:  # a collapsed core's split cage: p<cage>s<sub>, apart from the compute ports' names
+            cage, sub = divmod(port - 1, self.plan.inband_per_cage)
+            return f"p{cage + 1}s{sub}"
         if kind in (SWITCH, TARGETS, NFS, CORE):
             return f"p{port}"
         if kind in (NODE, MGMT):
@@ -512,10 +531,15 @@ def inband_blocks(p: NetworkPlan) -> list[int]:
     return [sum(groups[e - k : e]) for e, k in zip(ends.tolist(), p.inband_blocks)]
 
 
+def inband_isl(p: NetworkPlan) -> int:
+    """Inter-switch links of each in-band leaf pair: none on a collapsed core (the compute pair's ISLs join it), none unbonded."""
+    return p.net.inband.isl if p.net.inband_ports.bonded and not p.collapsed else 0
+
+
 def inband_down(p: NetworkPlan) -> int:
-    """Port units an in-band leaf (pair) takes: its ports less the uplinks and inter-switch links."""
+    """Port units an in-band leaf (pair) takes: its ports less the uplinks, inter-switch links and a collapsed core's compute ports."""
     n = p.net
-    return p.inband_radix - n.inband.leaf_uplinks - (n.inband.isl if n.inband_ports.bonded else 0)
+    return p.inband_radix - n.inband.leaf_uplinks - inband_isl(p) - p.inband_reserved
 
 
 def units_per_node(p: NetworkPlan) -> int:
@@ -556,9 +580,11 @@ def node_leaves(p: NetworkPlan) -> tuple[np.ndarray, np.ndarray]:
 def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     n = p.net
     bonded = n.inband_ports.bonded
-    isl = n.inband.isl if bonded else 0
-    per = p.inband_radix - n.inband.leaf_uplinks - isl
+    isl = inband_isl(p)
+    per = inband_down(p)
     if per < 1:
+        if p.collapsed:
+            raise InputError([Problem("networks.inband.collapsed_core", f"the compute ports leave a collapsed core's {p.inband_radix}-port leaves no in-band port after {n.inband.leaf_uplinks} uplinks", "collapsed_core: false (a converged pair of its own)")])
         raise InputError([Problem("networks.inband.leaf_uplinks", f"a {p.inband_radix}-port in-band leaf keeps no down port after {n.inband.leaf_uplinks} uplinks and {isl} inter-switch links", "fewer leaf_uplinks or isl, or a larger switch")])
     step = 2 if bonded else 1
     runs = inband_units(p, oob_switches)
@@ -571,6 +597,8 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     else:
         leaves = step * ceil(units / per)
     if n.inband.spines == 0:  # single tier: one leaf pair (or leaf), its uplinks to the data-centre core
+        if leaves > step and p.collapsed:
+            raise InputError([Problem("networks.inband.collapsed_core", f"the compute fabric's leaf pair keeps {per} port(s) at {n.inband_ports.speed}G beside its compute ports, and the converged units need {units:,}", "a converged pair of its own (the pipeline falls back to it)")])
         if leaves > step:
             raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one {'leaf pair' if bonded else 'leaf'}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit", "set spines: 2 (a spine layer appears), or use a switch with more ports")])
         return InbandShape(units, per, leaves, Upper(0), bonded, gl)
@@ -660,7 +688,7 @@ def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
     oob = 0
     for _ in range(64):
         ib = inband_shape(p, oob)
-        o = oob_shape(p, ns, ib.leaves + ib.spines + ib.upper.supers)
+        o = oob_shape(p, ns, ib.leaves + ib.spines + ib.upper.supers - len(p.collapsed))  # a collapsed core's leaves are managed as compute switches
         if o.switches == oob:
             return st, ib, o
         oob = o.switches
@@ -683,8 +711,8 @@ def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
     for _, _, devs, ports, role in runs:
         ports_by[ROLE_NAMES[role]] = ports_by.get(ROLE_NAMES[role], 0) + devs * ports
     oob_up = ports_by.pop("oob-uplink", 0)
-    isl = (ib.leaves // 2) * n.inband.isl if ib.bonded else 0
-    out["inband"]["switches"] = {k: v for k, v in (("leaf", ib.leaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
+    isl = (ib.leaves // 2) * inband_isl(p)
+    out["inband"]["switches"] = {k: v for k, v in (("compute-leaf" if p.collapsed else "leaf", ib.leaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
     core = ib.top * n.inband.core_uplinks if ib.spines else ib.leaves * n.inband.leaf_uplinks
     sup = sum(ib.upper.spine_ups(tuple([n.inband.leaf_uplinks] * ib.leaves))) if ib.upper.pods else 0
     out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks if ib.spines else 0), ("spine-super", sup)) if v}
@@ -711,7 +739,7 @@ def generate(p: NetworkPlan) -> Networks:
     ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
     endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
     notes: list[str] = []
-    assumed = [p.target_ports_from] if p.target_ports_from else []
+    assumed = [x for x in (p.target_ports_from, p.collapsed_note) if x]
     if o.switches and p.net.oob.uplinks and not p.oob_uplink_ports:
         assumed.append(f"oob: the catalog states no uplink ports for {p.skus[2] or 'the OOB switch'}; assumed {p.net.oob.uplinks} of their own beside its {p.oob_radix} access ports (catalog uplink_ports)")
     if st is not None:
@@ -822,7 +850,9 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
     for i in range(ib.leaves):
         name = f"inb-leaf-{i // 2:0{pw}d}{'ab'[i % 2]}" if ib.bonded else f"inb-leaf-{i:0{pw}d}"
         su = int(unit_of[i // step]) if i // step < len(unit_of) else -1
-        switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, su, pair=i // 2 if ib.bonded else -1))
+        box = p.collapsed[i] if p.collapsed else -1
+        switches.append(NetSwitch(p.collapsed_names[i] if p.collapsed else name, INBAND, "leaf", r, speed, sku, su, pair=i // 2 if ib.bonded else -1, compute=box))
+    low = p.inband_reserved  # a collapsed core's in-band ports follow the compute fabric's cages
     unit = 0
     node_unit = 0  # units of the node runs before this one (grouped: a node's units of every node run are in its group's block)
     per_node = units_per_node(p)
@@ -849,9 +879,9 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
             ap = step * k + side + base_port
             if kind == SWITCH:
                 ap = p.oob_radix + step * k + side + 1  # an OOB switch's uplink ports follow its access ports
-            cables.add(int(keep.sum()), net=OOB if role == R_OOBUP else INBAND, role=role, a_kind=kind, a_idx=dev[keep], a_port=np.broadcast_to(ap, u.shape)[keep], z_kind=SWITCH, z_idx=base + leaf[keep] + side, z_port=port[keep], speed=sp)
+            cables.add(int(keep.sum()), net=OOB if role == R_OOBUP else INBAND, role=role, a_kind=kind, a_idx=dev[keep], a_port=np.broadcast_to(ap, u.shape)[keep], z_kind=SWITCH, z_idx=base + leaf[keep] + side, z_port=port[keep] + low, speed=sp)
         unit += devs * per_dev
-    if ib.bonded and n.inband.isl:
+    if ib.bonded and inband_isl(p):
         for pr in range(ib.leaves // 2):
             a, b = base + 2 * pr, base + 2 * pr + 1
             q = r - n.inband.leaf_uplinks - np.arange(n.inband.isl)
@@ -923,11 +953,12 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
         by_group.setdefault(-1, []).append((sw + i, 1, a))
     # the shared devices, in order: compute-fabric switches, storage and in-band switches, servers, management-rack PDUs
     mp = n.oob.management_server_ports
-    shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, np.arange(0, base)), (MGMT, np.arange(n.management_servers).repeat(mp)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
+    own = np.asarray([i for i in range(base) if switches[i].compute < 0], np.int64)  # a collapsed core's leaves are managed as compute switches
+    shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, own), (MGMT, np.arange(n.management_servers).repeat(mp)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
     kind = np.concatenate([np.full(len(i), k, np.int8) for k, i in shared])
     idx = np.concatenate([i for _, i in shared]).astype(np.int64)
     aport = np.zeros(len(idx), np.int64)
-    at = p.compute_switches + base
+    at = p.compute_switches + len(own)
     aport[at : at + n.management_servers * mp] = np.tile(np.arange(mp), n.management_servers)  # a server's OOB ports bmc0, bmc1...
     m = len(idx)
     if spread:
@@ -936,7 +967,7 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
     zs = np.concatenate([np.full(c, s, np.int64) for s, _, c in free]) if free else np.zeros(0, np.int64)
     zp = np.concatenate([np.arange(f, f + c) for _, f, c in free]) if free else np.zeros(0, np.int64)
     if p.oob_home is not None:  # each device on its home group's free ports, the devices of a group in order
-        home = np.asarray(homes(p, m, ib_first, base - ib_first), np.int64)
+        home = np.asarray(homes(p, m, ib_first, base - ib_first - len(p.collapsed)), np.int64)
         home = np.where(home < 0, -1, np.minimum(home, len(o.group_switches) - 1))
         zs, zp = np.zeros(m, np.int64), np.zeros(m, np.int64)
         for g in np.unique(home).tolist():

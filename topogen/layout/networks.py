@@ -148,6 +148,9 @@ def plan_networks(networks: nw.Networks, lay: Layout, leaves_with_su: bool = Fal
             raise AssertionError("the model's node leaves are not the plan's")
         keep = rack >= 0
         sw_rack[np.asarray(ids, np.int64)[keep]], sw_u[np.asarray(ids, np.int64)[keep]] = rack[keep], u[keep]
+    for i, x in enumerate(sw):  # a collapsed core's leaf stands where the compute fabric put its box
+        if x.compute >= 0:
+            sw_rack[i], sw_u[i] = where[nw.FABRIC][0][x.compute], where[nw.FABRIC][1][x.compute]
     net_sw = [i for i, x in enumerate(sw) if x.network != nw.OOB and sw_rack[i] < 0]
     servers = plan_.net.management_servers + plan_.net.compute_fabric_managers + plan_.net.storage.fabric_managers
     sw_racks, srv_racks = ceil(len(net_sw) / spr), ceil(servers / spr)

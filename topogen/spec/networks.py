@@ -86,6 +86,7 @@ class InbandSpec:
     isl: int = 2
     spines: int = 2
     core_uplinks: int = 2
+    collapsed_core: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +139,7 @@ class NetworksSpec:
         return out
 
 
-NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1}}
+NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1}, "inband": {"collapsed_core": False}}
 
 NODE_PORT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", "Ports of this kind on each compute node.", minimum=0, example=2),
@@ -177,6 +178,7 @@ INBAND_FIELDS: tuple[Field, ...] = (
     Field("isl", "int", "Inter-switch links of each leaf pair (MLAG peer links) when node ports are bonded.", default=2, minimum=0),
     Field("spines", "int", "At least this many in-band spines (the in-band network's core pair); 0: a single tier, one leaf pair whose uplinks go to the data-centre core (the Enterprise RAs' converged leaves).", default=2, minimum=0),
     Field("core_uplinks", "int", "Uplinks of each in-band spine to the data-centre core.", default=2, minimum=0),
+    Field("collapsed_core", "bool", "NVIDIA's Enterprise RA collapsed core: the converged leaf pair is the compute fabric's leaf pair (design: leaf-pair, spines: 0) while the switch's cages hold the GPU, inter-switch and north-south ports together, decided by port arithmetic on the switch model; when they do not, a converged pair of its own beside the GPU leaves (the RA's CSL and GSL).", default=False),
 )
 OOB_FIELDS: tuple[Field, ...] = (
     Field("switch", "text", "Catalog SKU of the OOB access switches.", default_doc="the catalog's first switch at the BMC port speed", example="SN2201"),
@@ -351,6 +353,7 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
         _set(ib, "switch", i.text("switch"))
         for key, lo in (("management_ports", 0), ("nfs_ports", 0), ("leaf_uplinks", 1), ("isl", 0), ("spines", 0), ("core_uplinks", 0)):
             _set(ib, key, i.whole(key, lo, 4096))
+        _set(ib, "collapsed_core", i.flag("collapsed_core"))
     ob: dict[str, Any] = {}
     o = _section(raw.get("oob"), OOB_FIELDS, f"{path}.oob", problems)
     if o is not None:
@@ -378,5 +381,9 @@ def _consistent(n: NetworksSpec, path: str, problems: list[Problem]) -> None:
         problems.append(Problem(f"{path}.node_ports.storage.speed", f"a converged storage and in-band fabric runs one port speed, but storage ports are {n.storage_ports.speed}G and in-band ports {n.inband_ports.speed}G", f"set both speeds alike (e.g. {n.inband_ports.speed}), or storage.design: separate"))
     if n.inband_ports.count == 0:
         problems.append(Problem(f"{path}.node_ports.inband.count", "the nodes have no in-band ports, but the in-band network carries the OOB uplinks and management", "give node_ports.inband.count (DGX H100: 2, bonded)"))
+    if n.inband.collapsed_core and n.inband.spines:
+        problems.append(Problem(f"{path}.inband.collapsed_core", f"a collapsed core is one switch pair, but inband.spines is {n.inband.spines}", "set inband.spines: 0 (the pair's uplinks go to the data-centre core), or collapsed_core: false"))
+    if n.inband.collapsed_core and not n.inband_ports.bonded:
+        problems.append(Problem(f"{path}.inband.collapsed_core", "a collapsed core is a leaf pair: the nodes' in-band ports must be bonded over it", "set node_ports.inband.bonded: true, or collapsed_core: false"))
     if n.inband_ports.bonded and n.inband.management_ports % 2:
         problems.append(Problem(f"{path}.inband.management_ports", f"{n.inband.management_ports} in-band port(s) per management server do not make bonded pairs", "use an even count, like the nodes' bonded ports"))

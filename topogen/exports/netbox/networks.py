@@ -103,6 +103,8 @@ def shared_rows(ctx, switch_u: int) -> dict[str, tuple[str, tuple]]:
         for maker, _ in makers.values():
             out.setdefault(f"manufacturer-{slug(maker)}", ("manufacturer", (maker, slug(maker))))
         for s in n.switches:
+            if s.compute >= 0:  # a collapsed core's leaf: the compute fabric's device
+                continue
             role = f"{nw.NETWORK_NAMES[s.network]}-{s.role}"
             out.setdefault(f"device-role-{role}", ("device-role", (role, slug(role), ROLE_COLORS[nw.NETWORK_NAMES[s.network]], f"{s.role} switch of the {nw.NETWORK_NAMES[s.network]} network")))
             maker, desc = makers[s.sku]
@@ -143,6 +145,8 @@ def device_rows(site: str, n: nw.Networks, v: NetworkView, nlay, switch_u: int, 
         return rack, str(u) if u and rack else "", "front" if u and rack else ""
 
     for i, s in enumerate(n.switches):
+        if s.compute >= 0:  # a collapsed core's leaf: the compute fabric's device (its files create it)
+            continue
         net = nw.NETWORK_NAMES[s.network]
         note = f"{net} {s.role} switch {s.name}, {s.radix} x {s.speed}G" + (f", scalable unit {s.group}" if s.group >= 0 else "") + (f", MLAG pair {s.pair}" if s.pair >= 0 else "")
         yield (pre + s.name, f"{net}-{s.role}", s.sku, makers[s.sku][0], site, *where(nw.SWITCH, i), STATUS, note)
@@ -276,6 +280,8 @@ def interface_rows(site: str, n: nw.Networks, v: NetworkView, catalog=None, addr
         g = int(speed[j])
         yield (pre + dev[j], pname[j], types[j], "true", g * 1_000_000, f"{nw.NETWORK_NAMES[int(net[j])]}: to {peer[j]} {ppname[j]}", lag.get((dev[j], pname[j]), "") if int(net[j]) == nw.INBAND else "")
     for i, s in enumerate(n.switches):
+        if s.compute >= 0:  # a collapsed core's unused cages are the compute fabric's ports
+            continue
         taken = used.get(i, set())
         for p in range(1, s.radix + 1):
             if p not in taken:
