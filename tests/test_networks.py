@@ -134,6 +134,36 @@ def test_designs_valid_and_closed(design, rule, bonded):
         assert not wired.switches_of(nw.STORAGE)
 
 
+@pytest.mark.parametrize("nodes,su,radix,targets", [(n, su, r, t) for n in (4, 31, 64, 127, 300) for su in (0, 32) for r in (64, 128) for t in (1, 8, 32)])
+def test_targets_on_the_node_leaves(nodes, su, radix, targets):
+    """target_leaves: node_leaves: no target leaf; the targets split evenly over the node leaves, each leaf's uplinks its nodes' at 4:3 plus its targets' at 1:1."""
+    p = _plan(nodes, su, radix, ufm=0, targets=targets, rule="node_leaves")
+    try:
+        closed = nw.closed_form(p)
+    except InputError as e:
+        assert e.problems[0].path in ("networks.storage.target_ports", "networks.storage.switch")
+        return
+    wired = nw.generate(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert "target-leaf" not in wired.counts()["storage"]["switches"]
+    assert validate_networks(wired) == []
+    st = nw.storage_shape(p)
+    assert sum(st.leaf_targets) == targets and max(st.leaf_targets) - min(st.leaf_targets) <= 1
+    assert list(st.up) == [-(-d * 3 // 4) + t for d, t in zip(st.leaf_down, st.leaf_targets)]
+
+
+@pytest.mark.parametrize("targets,radix", [(1, 64), (32, 64), (33, 64), (100, 64), (48, 128), (200, 128)])
+def test_target_leaves_by_ports(targets, radix):
+    """target_leaves: by_ports: as many target leaves as the target ports fill at 1:1 (not one per SU)."""
+    p = _plan(127, 32, radix, targets=targets, rule="by_ports")
+    wired = nw.generate(p)
+    k = -(-targets // nw.max_down(radix, 1, 1))  # the target ports' leaves at 1:1, then one more while the 2 servers' ports do not fit
+    while k < targets and any(t + m + t > radix for t, m in zip([targets // k + (i < targets % k) for i in range(k)], [2 // k + (i < 2 % k) for i in range(k)])):
+        k += 1
+    assert wired.counts()["storage"]["switches"]["target-leaf"] == k
+    assert validate_networks(wired) == []
+
+
 def test_every_node_port_cabled_once():
     wired = nw.generate(_plan(300, 32, 64, targets=160))
     c = wired.cables

@@ -152,8 +152,9 @@ def _bandwidth(n: nw.Networks, required: dict, out: list[Finding]) -> None:
         a_role = roles[c.a_idx[up]]
         node_up = float(c.speed[up][a_role == "leaf"].sum()) / 8
         tgt_up = float(c.speed[up][a_role == "target-leaf"].sum()) / 8
-        figures += [("the node leaves' uplinks", node_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} node-leaf uplinks of {sp.speed}G: lower networks.storage.node_oversubscription"),
-                    ("the target leaves' uplinks", tgt_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} target-leaf uplinks: lower networks.storage.target_oversubscription or give more target_ports")]
+        figures += [("the node leaves' uplinks", node_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} node-leaf uplinks of {sp.speed}G: lower networks.storage.node_oversubscription")]
+        if p.net.storage.target_leaves != "node_leaves":  # targets on the node leaves: their traffic crosses the same uplinks, counted above
+            figures.append(("the target leaves' uplinks", tgt_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} target-leaf uplinks: lower networks.storage.target_oversubscription or give more target_ports"))
     for what, have, hint in figures:
         if have < aggregate:
             out.append(Finding("networks.storage-bisection", "error", (), (), f"{what} carry {have:,.0f} GB/s towards the storage targets, below the {aggregate:,.0f} GB/s required", hint(aggregate - have)))

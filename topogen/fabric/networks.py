@@ -437,6 +437,8 @@ class StorageShape:
     up: tuple[int, ...]  # uplinks of every leaf: node leaves then target leaves
     upper: Upper
     target_ufm: tuple[int, ...] = ()  # fabric managers on each target leaf (the last SU's node leaves were full)
+    leaf_targets: tuple[int, ...] = ()  # target ports on each node leaf (target_leaves: node_leaves); () none
+    leaf_mgmt: tuple[int, ...] = ()  # management-server storage ports on each node leaf (node_leaves); () none
 
 
 def storage_shape(p: NetworkPlan) -> StorageShape:
@@ -472,10 +474,15 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
         ufm[i] += 1
     td, tu = st.ratio("target")
     tcap = max_down(r, td, tu)
-    rule = len(_groups(p.nodes, p.su_nodes, cap)) if st.target_leaves == "per_su" else 2
+    if st.target_leaves == "node_leaves":
+        return _targets_on_node_leaves(p, down, grp, prt, first, cnt, ufm, spill, cap)
+    rule = {"per_su": len(_groups(p.nodes, p.su_nodes, cap)), "pair": 2, "by_ports": 1}[st.target_leaves]
     nt = min(max(rule, ceil(p.target_ports / tcap)), p.target_ports)  # no target leaf without a target port
-    tdown = _split(p.target_ports, nt) if nt else []
     mports = p.net.management_servers * st.management_ports
+    if st.target_leaves == "by_ports":  # sized by the ports they take: one more leaf while the servers' and managers' ports do not fit
+        while 0 < nt < p.target_ports and any(t + m + f + ceil(t * tu / td) > r for t, m, f in zip(_split(p.target_ports, nt), _split(mports, nt), _split(spill, nt))):
+            nt += 1
+    tdown = _split(p.target_ports, nt) if nt else []
     tm = _split(mports, nt) if nt else []
     tf = _split(spill, nt) if nt else []
     if spill and not nt:
@@ -489,6 +496,28 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     # every node leaf reaches every spine of its pod; a target leaf reaches some, and through them every node leaf
     upper = upper_shape(up, r, st.spines or 1, 0, len(down), where, f"{p.nodes:,} nodes x {ports} storage port(s)")
     return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), upper, tuple(tf))
+
+
+def _targets_on_node_leaves(p: NetworkPlan, down: list[int], grp: list[int], prt: list[int], first: list[int], cnt: list[int], ufm: list[int], spill: int, cap: int) -> StorageShape:
+    """``target_leaves: node_leaves``: the target ports (and the management servers' storage ports) split evenly over the node leaves.
+
+    Each node leaf keeps its node ports' uplinks at the node ratio and adds its targets'
+    at the target ratio; the management servers' ports add none (as on target leaves).
+    """
+    st, r = p.net.storage, p.storage_radix
+    d, u = st.ratio("node")
+    td, tu = st.ratio("target")
+    nl = len(down)
+    if spill:
+        raise InputError([Problem("networks.storage.fabric_managers", f"{spill} storage fabric manager(s) find no free leaf port and there are no target leaves (target_leaves: node_leaves)", "fewer fabric_managers, or leave a node slot free in the last SU")])
+    tl = _split(p.target_ports, nl) if nl else []
+    ml = _split(p.net.management_servers * st.management_ports, nl) if nl else []
+    up = [ceil(x * u / d) + ceil(t * tu / td) for x, t in zip(down, tl)]
+    for i in range(nl):
+        if down[i] + tl[i] + ml[i] + up[i] > r:
+            raise InputError([Problem("networks.storage.target_ports", f"{p.target_ports} target port(s) over {nl} node leaves: a {r}-port leaf with {down[i]} node port(s) has no room for {tl[i]} target and {ml[i]} management port(s) and their {up[i]} uplinks", "fewer target_ports, target_leaves: by_ports (leaves of their own), or a larger switch")])
+    upper = upper_shape(up, r, st.spines or 1, 0, nl, "networks.storage.switch", f"{p.nodes:,} nodes x {p.net.storage_ports.count} storage port(s)")
+    return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), (), (), tuple(up), upper, (), tuple(tl), tuple(ml))
 
 
 @dataclass(frozen=True, slots=True)
@@ -703,7 +732,7 @@ def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
     if st is not None:
         nl, tl = len(st.leaf_down), len(st.target_down)
         out["storage"]["switches"] = {k: v for k, v in (("leaf", nl), ("target-leaf", tl), ("spine", st.upper.spines), ("super-spine", st.upper.supers)) if v}
-        mports = sum(st.target_mgmt)
+        mports = sum(st.target_mgmt) + sum(st.leaf_mgmt)
         sup = sum(st.upper.spine_ups(st.up)) if st.upper.pods else 0
         out["storage"]["cables"] = {k: v for k, v in (("node", p.nodes * n.storage_ports.count), ("leaf-spine", sum(st.up)), ("target", p.target_ports), ("fabric-manager", n.storage.fabric_managers), ("management-server", mports), ("spine-super", sup)) if v}
     runs = inband_units(p, o.switches)
@@ -824,6 +853,14 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
             cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + i, z_port=st.leaf_nodes[i] + k + 1, speed=speed)
             ufm += 1
     tport, mgmt = 0, 0
+    ms = p.net.management_servers
+    for i in range(len(st.leaf_targets)):  # target_leaves: node_leaves, the targets (then management servers) after the leaf's nodes
+        t, m, at = st.leaf_targets[i], st.leaf_mgmt[i], st.leaf_nodes[i] + st.leaf_ufm[i]
+        cables.add(t, net=STORAGE, role=R_TARGET, a_kind=TARGETS, a_idx=0, a_port=np.arange(tport + 1, tport + t + 1), z_kind=SWITCH, z_idx=base + i, z_port=np.arange(at + 1, at + t + 1), speed=tspeed)
+        tport += t
+        idx = np.arange(mgmt, mgmt + m)
+        cables.add(m, net=STORAGE, role=R_MGMT, a_kind=MGMT, a_idx=idx % ms if ms else idx, a_port=idx // ms if ms else 0, z_kind=SWITCH, z_idx=base + i, z_port=np.arange(at + t + 1, at + t + m + 1), speed=speed)
+        mgmt += m
     for k in range(tl):
         t = st.target_down[k]
         cables.add(t, net=STORAGE, role=R_TARGET, a_kind=TARGETS, a_idx=0, a_port=np.arange(tport + 1, tport + t + 1), z_kind=SWITCH, z_idx=base + nl + k, z_port=np.arange(1, t + 1), speed=tspeed)
@@ -836,7 +873,7 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
         for j in range(st.target_ufm[k] if st.target_ufm else 0):
             cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + nl + k, z_port=t + m + j + 1, speed=speed)
             ufm += 1
-    downs = list(st.leaf_down) + [st.target_down[k] + st.target_mgmt[k] + (st.target_ufm[k] if st.target_ufm else 0) for k in range(tl)]
+    downs = [x + (st.leaf_targets[i] + st.leaf_mgmt[i] if st.leaf_targets else 0) for i, x in enumerate(st.leaf_down)] + [st.target_down[k] + st.target_mgmt[k] + (st.target_ufm[k] if st.target_ufm else 0) for k in range(tl)]
     _wire_upper(st.upper, list(st.up), r, list(range(base, base + nl + tl)), [_up_start(r, d, u) for d, u in zip(downs, st.up)], "stor", STORAGE, sku, speed, switches, cables)
 
 

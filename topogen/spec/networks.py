@@ -22,7 +22,7 @@ from topogen.spec.fields import Field, as_int, names
 from topogen.util.errors import Problem, check_section, show
 
 STORAGE_DESIGNS = ("separate", "converged", "none")
-TARGET_LEAF_RULES = ("per_su", "pair")
+TARGET_LEAF_RULES = ("per_su", "pair", "by_ports", "node_leaves")
 OOB_SPREADS = ("su", "round-robin")
 REQUIRED_FROM = ("checkpoint",)
 RATIO_RE = re.compile(r"\s*([0-9]{1,4})\s*:\s*([0-9]{1,4})\s*", re.ASCII)
@@ -164,7 +164,7 @@ STORAGE_FIELDS: tuple[Field, ...] = (
     Field("target_oversubscription", "text", "Down:up ratio of the leaves the storage targets land on (NVIDIA: 1:1).", default="1:1", example="1:1"),
     Field("target_ports", "int", "Switch ports to the storage targets (appliances, servers; a port may be split at the target).", default_doc="sized from required at target_speed: its aggregate, or per_node_GBps x nodes (every node at once)", minimum=1, example=48),
     Field("target_speed", "int", "Gb/s of each switch port to a target.", default_doc="the node storage port speed", minimum=1, example=400),
-    Field("target_leaves", "choice", "per_su: one target leaf per scalable unit, the target ports split evenly (NVIDIA's DGX H100 SuperPOD); pair: two target leaves.", default="per_su", choices=TARGET_LEAF_RULES),
+    Field("target_leaves", "choice", "per_su: one target leaf per scalable unit, the target ports split evenly (NVIDIA's DGX H100 SuperPOD); pair: two target leaves; by_ports: as many target leaves as the target ports fill; node_leaves: no target leaves, the targets on the node leaves' free ports, split evenly (NVIDIA's DGX B200 SuperPOD).", default="per_su", choices=TARGET_LEAF_RULES),
     Field("spines", "int", "At least this many storage spines.", default_doc="as many as the uplinks fill", minimum=1, example=4),
     Field("fabric_managers", "int", "Fabric-manager appliances (UFM) on the storage fabric, one storage port each, in the last leaves' free slots.", default=0, minimum=0, example=2),
     Field("management_ports", "int", "Storage ports of each management server (on the target leaves; they add no uplinks).", default=1, minimum=0, example=1),
