@@ -669,3 +669,63 @@ def test_device_names_unique(nodes, su, radix):
     wired = nw.generate(_plan(nodes, su, radix, targets=64))
     names = [s.name for s in wired.switches]
     assert len(set(names)) == len(names)
+
+
+# --- DGX B200 SuperPOD: targets on the storage leaves, in-band management leaves of another model ---------------
+
+
+@pytest.fixture(scope="module")
+def b200():
+    return pipeline.build(load_spec("dgx-b200-superpod"))
+
+
+def test_b200_storage_is_8_leaves_and_4_spines(b200):
+    """NVIDIA's DGX B200 SuperPOD storage at 4 SUs: 8 leaves + 4 spines, the targets on the leaves, from the rules."""
+    n = b200.networks["rail-optimized"]
+    c = n.counts()["storage"]
+    assert c["switches"] == {"leaf": 8, "spine": 4}
+    assert c["cables"]["node"] == 128 * 2 and c["cables"]["target"] == 24
+    t = n.cables.take((n.cables.net == nw.STORAGE) & (n.cables.role == nw.R_TARGET))
+    assert {n.switches[int(z)].role for z in t.z_idx.tolist()} == {"leaf"}  # no target leaf
+    assert b200.valid
+
+
+def test_b200_inband_has_two_switch_models(b200):
+    """The SN5600 pair and spines for the 200G bonded node ports, SN2201 management leaves for the management nodes' 1G ports, uplinked at 100G."""
+    n = b200.networks["rail-optimized"]
+    ib = n.switches_of(nw.INBAND)
+    assert {(s.role, s.sku, s.speed) for s in ib} == {("leaf", "SN5600", 200), ("spine", "SN5600", 200), ("management-leaf", "MSN2201-CB2F", 1)}
+    c = n.cables
+    mg = (c.net == nw.INBAND) & (c.role == nw.R_MGMT)
+    assert set(c.speed[mg].tolist()) == {1} and {n.switches[int(z)].role for z in c.z_idx[mg].tolist()} == {"management-leaf"}
+    up = (c.net == nw.INBAND) & (c.role == nw.R_UP)
+    ml = [i for i, s in enumerate(n.switches) if s.role == "management-leaf"]
+    assert set(c.speed[up & np.isin(c.a_idx, ml)].tolist()) == {100} and set(c.speed[up & ~np.isin(c.a_idx, ml)].tolist()) == {200}
+    lines = {(x.sku, x.where): x.quantity for b in b200.network_boms["rail-optimized"] if b.network == "inband" for x in b.lines if x.category == "switch"}
+    assert lines == {("SN5600", "leaf"): 2, ("SN5600", "spine"): 2, ("MSN2201-CB2F", "management-leaf"): 1}
+
+
+def test_b200_oob_manages_every_port(b200):
+    """OOB: 3 ports per DGX B200 (BMC, 2 BlueField-3), every compute, storage and in-band switch, PDUs (3 per rack of 2 DGX), UFMs, management nodes' 2 ports."""
+    n = b200.networks["rail-optimized"]
+    f = b200.fabrics["rail-optimized"]
+    racks = n.racks
+    assert racks[0] == 64  # 2 DGX B200 per rack
+    want = 128 * 3 + len(f.switches) + len(n.switches) - len(n.switches_of(nw.OOB)) + 4 * 2 + 4 + racks[0] * 3 + racks[1] * 2  # the OOB switches are not their own devices
+    assert n.counts()["oob"]["cables"]["management-port"] == want
+    assert b200.layouts["rail-optimized"].placement.height_u[0] == 10  # a DGX B200 is 10U
+
+
+@pytest.mark.parametrize("servers,ports,radix_ports", [(1, 2, 48), (4, 2, 48), (24, 2, 48), (25, 2, 48), (40, 4, 48)])
+def test_management_leaves_closed_form(servers, ports, radix_ports):
+    """inband.management_switch: ceil(server ports / access ports) management leaves, their uplinks striped over the spines with the leaves'; closed form = wiring, valid."""
+    import dataclasses
+
+    base = _plan(127, 32, 64)
+    net = dataclasses.replace(base.net, management_servers=servers, inband=dataclasses.replace(base.net.inband, management_ports=ports, management_switch="m", management_speed=1))
+    p = dataclasses.replace(base, net=net, mgmt_radix=radix_ports, mgmt_sku="m")
+    wired = nw.generate(p)
+    closed = nw.closed_form(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert wired.counts()["inband"]["switches"]["management-leaf"] == -(-servers * ports // radix_ports)
+    assert validate_networks(wired) == []

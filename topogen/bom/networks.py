@@ -83,6 +83,12 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
         skus[0] = sw.sku
     sw, radix[1], _ = _sku(hw, n.inband.switch, n.inband_ports.speed, "networks.inband.switch", "node in-band")
     skus[1] = sw.sku
+    mgmt: dict[str, Any] = {}
+    if n.inband.management_switch is not None and n.management_servers and n.inband.management_ports:
+        msw, mradix, _ = _sku(hw, n.inband.management_switch, n.inband.management_speed or n.inband_ports.speed, "networks.inband.management_switch", "management servers' in-band")
+        if msw.uplink_ports and n.inband.management_uplinks > msw.uplink_ports:
+            raise InputError([Problem("networks.inband.management_uplinks", f"{n.inband.management_uplinks} uplinks per management leaf, but the {msw.sku} has {msw.uplink_ports} uplink ports beside its {mradix} access ports (catalog {hw.label})", f"management_uplinks: at most {msw.uplink_ports}")])
+        mgmt = {"mgmt_radix": mradix, "mgmt_sku": msw.sku}
     sw, radix[2], _ = _sku(hw, n.oob.switch, n.bmc_ports.speed, "networks.oob.switch", "BMC")
     skus[2] = sw.sku
     if sw.uplink_ports and n.oob.uplinks > sw.uplink_ports:
@@ -100,7 +106,7 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
         if sized:
             sized = f"storage: {targets:,} target ports of {tspeed}G sized from {sized} (networks.storage.target_ports not given)"
     su = n.scalable_unit or spec.scalable_unit or 0
-    plan = nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports, target_ports_from=sized)  # type: ignore[arg-type]
+    plan = nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports, target_ports_from=sized, **mgmt)  # type: ignore[arg-type]
     if n.inband.collapsed_core:
         plan = _collapse(plan, spec, hw, compute)
     return plan

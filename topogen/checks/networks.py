@@ -95,7 +95,7 @@ def _port_reuse(n: nw.Networks, out: list[Finding]) -> None:
     ends = [(c.a_idx[data], c.a_port[data]), (c.z_idx[c.z_kind == nw.SWITCH], c.z_port[c.z_kind == nw.SWITCH])]
     sw = np.concatenate([e[0] for e in ends])
     port = np.concatenate([e[1] for e in ends]).astype(np.int64)
-    extra = np.where(np.fromiter((s.network == nw.OOB for s in n.switches), bool, len(n.switches)), n.plan.oob_uplink_ports or n.plan.net.oob.uplinks, 0)  # an OOB switch's uplink ports follow its access ports
+    extra = np.fromiter((n.plan.oob_uplink_ports or n.plan.net.oob.uplinks if s.network == nw.OOB else n.plan.net.inband.management_uplinks if s.role == "management-leaf" else 0 for s in n.switches), np.int64, len(n.switches))  # an OOB switch's (or management leaf's) uplink ports follow its access ports
     over = (port < 1) | (port > radix[sw] + extra[sw])
     rows = np.concatenate([np.flatnonzero(data), np.flatnonzero(c.z_kind == nw.SWITCH)])  # the cable of each end
     for i in np.flatnonzero(over)[:20]:

@@ -138,6 +138,8 @@ class NetworkPlan:
     collapsed_names: tuple[str, ...] = ()  # their names in the compute fabric
     inband_reserved: int = 0  # ports of each collapsed leaf, at the in-band speed, that the compute fabric's cages take (its lowest)
     inband_per_cage: int = 1  # in-band ports per cage of a collapsed leaf (named p<cage>s<sub>)
+    mgmt_radix: int = 0  # access ports of an in-band management leaf (inband.management_switch at management_speed); 0: no management leaves
+    mgmt_sku: str = ""
     collapsed_note: str = ""  # why a collapsed core split into a converged pair of its own ("" when it did not)
     oob_uplink_ports: int = 0  # the OOB switch's uplink ports beside its access ports (the catalog's uplink_ports; 0: not stated, oob.uplinks assumed)
     node_groups: tuple[int, ...] = ()  # nodes of each group (in node order) that has storage node leaves, in-band leaves and OOB switches of its own: an SU, or an SU's nodes in one row; () the SUs for storage and OOB, and in-band in node order. The layout sets it when the leaves stand with their nodes
@@ -515,9 +517,16 @@ def _targets_on_node_leaves(p: NetworkPlan, down: list[int], grp: list[int], prt
     up = [ceil(x * u / d) + ceil(t * tu / td) for x, t in zip(down, tl)]
     for i in range(nl):
         if down[i] + tl[i] + ml[i] + up[i] > r:
-            raise InputError([Problem("networks.storage.target_ports", f"{p.target_ports} target port(s) over {nl} node leaves: a {r}-port leaf with {down[i]} node port(s) has no room for {tl[i]} target and {ml[i]} management port(s) and their {up[i]} uplinks", "fewer target_ports, target_leaves: by_ports (leaves of their own), or a larger switch")])
+            raise InputError([Problem("networks.storage.target_ports", f"{p.target_ports} target port(s) over {nl} node leaves: a {r}-port leaf with {down[i]} node port(s) has no room for {tl[i]} target and {ml[i]} management port(s) beside the {up[i]} uplinks they and its nodes need", "fewer target_ports, target_leaves: by_ports (leaves of their own), or a larger switch")])
     upper = upper_shape(up, r, st.spines or 1, 0, nl, "networks.storage.switch", f"{p.nodes:,} nodes x {p.net.storage_ports.count} storage port(s)")
     return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), (), (), tuple(up), upper, (), tuple(tl), tuple(ml))
+
+
+def mgmt_leaves(p: NetworkPlan) -> int:
+    """In-band management leaves (``inband.management_switch``): the servers' in-band ports over their access ports."""
+    if not p.mgmt_radix:
+        return 0
+    return ceil(p.net.management_servers * p.net.inband.management_ports / p.mgmt_radix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,7 +536,8 @@ class InbandShape:
     leaves: int
     upper: Upper
     bonded: bool
-    group_leaves: tuple[int, ...] = ()  # leaves (pairs when bonded) of each block of node groups (:func:`inband_blocks`), before the shared ones; () nodes in order
+    group_leaves: tuple[int, ...] = ()
+    mleaves: int = 0  # management leaves (inband.management_switch), after the leaves  # leaves (pairs when bonded) of each block of node groups (:func:`inband_blocks`), before the shared ones; () nodes in order
 
     @property
     def spines(self) -> int:
@@ -542,7 +552,8 @@ class InbandShape:
 def inband_units(p: NetworkPlan, oob_switches: int) -> list[tuple[int, int, int, int, int]]:
     """Endpoint runs on the in-band leaves, in order: ``(kind, first idx, devices, ports each, role)``."""
     n = p.net
-    runs = [(NODE, 0, p.nodes, n.inband_ports.count, R_NODE), (MGMT, 0, n.management_servers, n.inband.management_ports, R_MGMT), (NFS, 0, 1 if n.inband.nfs_ports else 0, n.inband.nfs_ports, R_NFS)]
+    servers = 0 if p.mgmt_radix else n.management_servers  # with management leaves the servers' ports are theirs
+    runs = [(NODE, 0, p.nodes, n.inband_ports.count, R_NODE), (MGMT, 0, servers, n.inband.management_ports, R_MGMT), (NFS, 0, 1 if n.inband.nfs_ports else 0, n.inband.nfs_ports, R_NFS)]
     if n.storage.design == "converged":
         runs += [(NODE, 0, p.nodes, n.storage_ports.count, R_NSTOR), (TARGETS, 0, 1 if p.target_ports else 0, p.target_ports, R_TARGET)]
     runs.append((SWITCH, -1, oob_switches, n.oob.uplinks, R_OOBUP))  # first idx filled in by the generator
@@ -631,8 +642,11 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
         if leaves > step:
             raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one {'leaf pair' if bonded else 'leaf'}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit", "set spines: 2 (a spine layer appears), or use a switch with more ports")])
         return InbandShape(units, per, leaves, Upper(0), bonded, gl)
-    upper = upper_shape([n.inband.leaf_uplinks] * leaves, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
-    return InbandShape(units, per, leaves, upper, bonded, gl)
+    ml = mgmt_leaves(p)
+    upper = upper_shape([n.inband.leaf_uplinks] * leaves + [n.inband.management_uplinks] * ml, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
+    if ml and upper.pods:
+        raise InputError([Problem("networks.inband.management_switch", f"{leaves} in-band leaves need a third tier, where topogen does not place management leaves", "drop management_switch (the servers' ports on the leaves), or a larger in-band switch")])
+    return InbandShape(units, per, leaves, upper, bonded, gl, ml)
 
 
 def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple[int, int]:
@@ -717,7 +731,7 @@ def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
     oob = 0
     for _ in range(64):
         ib = inband_shape(p, oob)
-        o = oob_shape(p, ns, ib.leaves + ib.spines + ib.upper.supers - len(p.collapsed))  # a collapsed core's leaves are managed as compute switches
+        o = oob_shape(p, ns, ib.leaves + ib.mleaves + ib.spines + ib.upper.supers - len(p.collapsed))  # a collapsed core's leaves are managed as compute switches
         if o.switches == oob:
             return st, ib, o
         oob = o.switches
@@ -741,10 +755,12 @@ def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
         ports_by[ROLE_NAMES[role]] = ports_by.get(ROLE_NAMES[role], 0) + devs * ports
     oob_up = ports_by.pop("oob-uplink", 0)
     isl = (ib.leaves // 2) * inband_isl(p)
-    out["inband"]["switches"] = {k: v for k, v in (("compute-leaf" if p.collapsed else "leaf", ib.leaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
+    out["inband"]["switches"] = {k: v for k, v in (("compute-leaf" if p.collapsed else "leaf", ib.leaves), ("management-leaf", ib.mleaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
+    if ib.mleaves:
+        ports_by["management-server"] = n.management_servers * n.inband.management_ports
     core = ib.top * n.inband.core_uplinks if ib.spines else ib.leaves * n.inband.leaf_uplinks
     sup = sum(ib.upper.spine_ups(tuple([n.inband.leaf_uplinks] * ib.leaves))) if ib.upper.pods else 0
-    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks if ib.spines else 0), ("spine-super", sup)) if v}
+    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", (ib.leaves * n.inband.leaf_uplinks + ib.mleaves * n.inband.management_uplinks) if ib.spines else 0), ("spine-super", sup)) if v}
     out["oob"]["switches"] = {"access": o.switches} if o.switches else {}
     b2b = n.compute_fabric_managers // 2 + n.storage.fabric_managers // 2
     out["oob"]["cables"] = {k: v for k, v in (("management-port", sum(o.group_ports) + o.shared), ("oob-uplink", oob_up), ("back-to-back", b2b)) if v}
@@ -762,7 +778,7 @@ def generate(p: NetworkPlan) -> Networks:
     if st is not None:
         _wire_storage(p, st, switches, cables)
     ib_first = len(switches)
-    oob_first = ib_first + ib.leaves + ib.spines + ib.upper.supers
+    oob_first = ib_first + ib.leaves + ib.mleaves + ib.spines + ib.upper.supers
     _wire_inband(p, ib, oob_first, o.switches, switches, cables)
     _wire_oob(p, o, ib_first, switches, cables)
     ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
@@ -776,8 +792,8 @@ def generate(p: NetworkPlan) -> Networks:
     return Networks(p, switches, cables.table(), endpoints, o.racks, notes, assumptions=assumed)
 
 
-def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed: int, net: int, cables: _Cables, role: int = R_UP) -> None:
-    """Uplink ``c`` of the fabric (leaves in order) to spine ``c mod S``, on the spine's port ``c div S + 1``."""
+def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed, net: int, cables: _Cables, role: int = R_UP) -> None:
+    """Uplink ``c`` of the fabric (leaves in order) to spine ``c mod S``, on the spine's port ``c div S + 1``; ``speed`` one, or one per leaf."""
     ups = np.asarray(up, np.int64)
     if not len(ups) or not spines:
         return
@@ -785,15 +801,16 @@ def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], u
     leaf = np.repeat(np.arange(len(ups)), ups)
     offset = np.concatenate([[0], np.cumsum(ups)[:-1]])
     j = c - offset[leaf]
-    cables.add(len(c), net=net, role=role, a_kind=SWITCH, a_idx=np.asarray(leaf_ids, np.int64)[leaf], a_port=np.asarray(up_start, np.int64)[leaf] + j, z_kind=SWITCH, z_idx=first_spine + c % spines, z_port=c // spines + 1, speed=speed)
+    sp = np.asarray(speed, np.int64)
+    cables.add(len(c), net=net, role=role, a_kind=SWITCH, a_idx=np.asarray(leaf_ids, np.int64)[leaf], a_port=np.asarray(up_start, np.int64)[leaf] + j, z_kind=SWITCH, z_idx=first_spine + c % spines, z_port=c // spines + 1, speed=sp[leaf] if sp.ndim else sp)
 
 
-def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_start: list[int], name: str, network: int, sku: str, speed: int, switches: list[NetSwitch], cables: _Cables) -> int:
+def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_start: list[int], name: str, network: int, sku: str, speed, switches: list[NetSwitch], cables: _Cables) -> int:
     """Add the spines (and super-spines) of ``u`` and cable them; returns the index of the first top switch."""
     first = len(switches)
     if not u.pods:
         for k in range(u.spines):
-            switches.append(NetSwitch(f"{name}-spine-{k:02d}", network, "spine", radix, speed, sku))
+            switches.append(NetSwitch(f"{name}-spine-{k:02d}", network, "spine", radix, int(np.max(speed)), sku))
         _stripe(up, u.spines, first, leaf_ids, up_start, speed, network, cables)
         return first
     pw = max(2, width(len(u.pods)))
@@ -928,7 +945,16 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
         for i in range(ib.leaves):
             cables.add(lu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=base + i, a_port=np.arange(r - lu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(i * lu + 1, i * lu + lu + 1), speed=speed)
         return
-    top = _wire_upper(ib.upper, [lu] * ib.leaves, r, list(range(base, base + ib.leaves)), [r - lu + 1] * ib.leaves, "inb", INBAND, sku, speed, switches, cables)
+    ml, mu = ib.mleaves, n.inband.management_uplinks
+    mbase = len(switches)
+    mspeed = n.inband.management_speed or speed
+    for i in range(ml):
+        switches.append(NetSwitch(f"inb-mleaf-{i:02d}", INBAND, "management-leaf", p.mgmt_radix, mspeed, p.mgmt_sku))
+    mports = n.management_servers * n.inband.management_ports
+    k = np.arange(mports, dtype=np.int64)  # server s's port j is the servers' port s x ports + j, in order over the leaves
+    cables.add(mports, net=INBAND, role=R_MGMT, a_kind=MGMT, a_idx=k // max(1, n.inband.management_ports), a_port=k % max(1, n.inband.management_ports), z_kind=SWITCH, z_idx=mbase + k // p.mgmt_radix if p.mgmt_radix else 0, z_port=k % p.mgmt_radix + 1 if p.mgmt_radix else 0, speed=mspeed)
+    up_speed = [speed] * ib.leaves + [n.inband.management_uplink_speed] * ml  # a management leaf's uplinks at their own speed, on the ports after its access ports
+    top = _wire_upper(ib.upper, [lu] * ib.leaves + [mu] * ml, r, list(range(base, base + ib.leaves)) + list(range(mbase, mbase + ml)), [r - lu + 1] * ib.leaves + [p.mgmt_radix + 1] * ml, "inb", INBAND, sku, up_speed, switches, cables)
     cu = n.inband.core_uplinks
     for s in range(ib.top):
         cables.add(cu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=top + s, a_port=np.arange(r - cu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(s * cu + 1, s * cu + cu + 1), speed=speed)

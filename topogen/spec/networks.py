@@ -87,6 +87,10 @@ class InbandSpec:
     spines: int = 2
     core_uplinks: int = 2
     collapsed_core: bool = False
+    management_switch: str | None = None
+    management_speed: int | None = None
+    management_uplinks: int = 2
+    management_uplink_speed: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +143,7 @@ class NetworksSpec:
         return out
 
 
-NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1}, "inband": {"collapsed_core": False}}
+NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1}, "inband": {"collapsed_core": False, "management_uplinks": 2, "management_uplink_speed": 100}}
 
 NODE_PORT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", "Ports of this kind on each compute node.", minimum=0, example=2),
@@ -178,6 +182,10 @@ INBAND_FIELDS: tuple[Field, ...] = (
     Field("isl", "int", "Inter-switch links of each leaf pair (MLAG peer links) when node ports are bonded.", default=2, minimum=0),
     Field("spines", "int", "At least this many in-band spines (the in-band network's core pair); 0: a single tier, one leaf pair whose uplinks go to the data-centre core (the Enterprise RAs' converged leaves).", default=2, minimum=0),
     Field("core_uplinks", "int", "Uplinks of each in-band spine to the data-centre core.", default=2, minimum=0),
+    Field("management_switch", "text", "Catalog SKU of in-band management leaves of their own for the management servers' in-band ports (NVIDIA's DGX B200 SuperPOD: SN2201 in-band leaves at 1/10G beside the SN5600 pair), uplinked to the in-band spines.", default_doc="none: the servers' ports on the in-band leaves", example="MSN2201-CB2F"),
+    Field("management_speed", "int", "Gb/s of the management servers' in-band ports, on the management leaves.", default_doc="the node in-band port speed", minimum=1, example=1),
+    Field("management_uplinks", "int", "Uplinks of each in-band management leaf to the in-band spines.", default=2, minimum=1),
+    Field("management_uplink_speed", "int", "Gb/s of a management leaf's uplink.", default=100, minimum=1),
     Field("collapsed_core", "bool", "NVIDIA's Enterprise RA collapsed core: the converged leaf pair is the compute fabric's leaf pair (design: leaf-pair, spines: 0) while the switch's cages hold the GPU, inter-switch and north-south ports together, decided by port arithmetic on the switch model; when they do not, a converged pair of its own beside the GPU leaves (the RA's CSL and GSL).", default=False),
 )
 OOB_FIELDS: tuple[Field, ...] = (
@@ -354,6 +362,10 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
         for key, lo in (("management_ports", 0), ("nfs_ports", 0), ("leaf_uplinks", 1), ("isl", 0), ("spines", 0), ("core_uplinks", 0)):
             _set(ib, key, i.whole(key, lo, 4096))
         _set(ib, "collapsed_core", i.flag("collapsed_core"))
+        _set(ib, "management_switch", i.text("management_switch"))
+        _set(ib, "management_speed", i.whole("management_speed", 1, MAX_SPEED))
+        _set(ib, "management_uplinks", i.whole("management_uplinks", 1, 64))
+        _set(ib, "management_uplink_speed", i.whole("management_uplink_speed", 1, MAX_SPEED))
     ob: dict[str, Any] = {}
     o = _section(raw.get("oob"), OOB_FIELDS, f"{path}.oob", problems)
     if o is not None:
@@ -381,6 +393,10 @@ def _consistent(n: NetworksSpec, path: str, problems: list[Problem]) -> None:
         problems.append(Problem(f"{path}.node_ports.storage.speed", f"a converged storage and in-band fabric runs one port speed, but storage ports are {n.storage_ports.speed}G and in-band ports {n.inband_ports.speed}G", f"set both speeds alike (e.g. {n.inband_ports.speed}), or storage.design: separate"))
     if n.inband_ports.count == 0:
         problems.append(Problem(f"{path}.node_ports.inband.count", "the nodes have no in-band ports, but the in-band network carries the OOB uplinks and management", "give node_ports.inband.count (DGX H100: 2, bonded)"))
+    if n.inband.management_switch is None and n.inband.management_speed is not None:
+        problems.append(Problem(f"{path}.inband.management_speed", "management_speed is the speed of the management leaves' ports, but no inband.management_switch is given", "give inband.management_switch (e.g. MSN2201-CB2F), or drop management_speed"))
+    if n.inband.management_switch is not None and n.inband.spines == 0:
+        problems.append(Problem(f"{path}.inband.management_switch", "in-band management leaves uplink to the in-band spines, but inband.spines is 0", "set inband.spines (e.g. 2), or drop management_switch (the servers' ports on the leaf pair)"))
     if n.inband.collapsed_core and n.inband.spines:
         problems.append(Problem(f"{path}.inband.collapsed_core", f"a collapsed core is one switch pair, but inband.spines is {n.inband.spines}", "set inband.spines: 0 (the pair's uplinks go to the data-centre core), or collapsed_core: false"))
     if n.inband.collapsed_core and not n.inband_ports.bonded:
