@@ -729,3 +729,29 @@ def test_management_leaves_closed_form(servers, ports, radix_ports):
     assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
     assert wired.counts()["inband"]["switches"]["management-leaf"] == -(-servers * ports // radix_ports)
     assert validate_networks(wired) == []
+
+
+# --- GB200 / GB300 NVL72: rack-scale managed devices, 2 SN2201 per rack, a converged Ethernet fabric ----------
+
+
+@pytest.mark.parametrize("preset,sw", [("gb200-nvl72", "SN5600"), ("gb300-nvl72", "SN5610")])
+@pytest.mark.parametrize("racks", [1, 2, 5, 8])
+def test_nvl72_oob_two_per_rack(preset, sw, racks):
+    """Per rack: 18 trays x 3 OOB ports, 9 NVLink switch trays, 8 power shelves on the rack's own OOB switches: 2 SN2201 per rack, from the rules."""
+    ctx = pipeline.build(load_spec(preset, {"gpus": 72 * racks, "arch": "rail-optimized"}))
+    n = ctx.networks["rail-optimized"]
+    assert ctx.valid, [f.message for f in ctx.network_findings["rail-optimized"]][:3]
+    per_rack = [s for s in n.switches_of(nw.OOB) if s.group >= 0]
+    assert len(per_rack) == 2 * racks and {s.group for s in per_rack} == set(range(racks))
+    assert {s.sku for s in n.switches_of(nw.INBAND)} == {sw}
+    c = n.cables
+    dev = (c.net == nw.OOB) & (c.a_kind == nw.RACKDEV)
+    assert int(dev.sum()) == n.endpoints["rack-device"] == racks * (9 + 8)
+    names = n.names(nw.RACKDEV)
+    assert names[0] == "nvsw-c00-0" and names[9] == "pshelf-c00-0" and len(set(names)) == len(names)
+    # a rack's devices on that rack's OOB switches
+    for i in np.flatnonzero(dev)[:: 7].tolist():
+        rack = int(c.a_idx[i]) // 17
+        assert n.switches[int(c.z_idx[i])].group == rack
+    closed = nw.closed_form(n.plan)
+    assert n.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}

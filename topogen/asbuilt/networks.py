@@ -72,7 +72,7 @@ def _port(kind: int, text: str, per_cage: int = 1) -> tuple[int, int] | None:
     if m is None:
         return None
     stem, num = m.group(1), m.group(2)
-    if kind in (nw.SWITCH, nw.FABRIC, nw.UFM, nw.PDU) and stem == "mgmt" and num == "0":
+    if kind in (nw.SWITCH, nw.FABRIC, nw.UFM, nw.PDU, nw.RACKDEV) and stem == "mgmt" and num == "0":
         return 0, nw.OOB
     if kind in (nw.SWITCH, nw.FABRIC) and stem == "p" and num and int(num) >= 1:  # switch ports count from 1
         return int(num), -1

@@ -73,11 +73,13 @@ class NetworkView:
         n = self.n
         out: list[tuple[str, dict]] = [(x, {"role": "node", "network": "host"}) for x in self.names[nw.NODE].tolist()]
         for s in n.switches:
+            if s.compute >= 0:  # a collapsed core's leaf is a compute switch: in the compute graph
+                continue
             out.append((s.name, {"role": f"{nw.NETWORK_NAMES[s.network]}-{s.role}", "network": nw.NETWORK_NAMES[s.network], "radix": s.radix, "group": s.group}))
-        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
+        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.RACKDEV: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
         c = n.cables
         for kind, net in homes.items():
-            count = n.endpoints[nw.KIND_NAMES[kind]] if kind in (nw.MGMT, nw.UFM, nw.PDU) else int(bool((c.a_kind == kind).any() or (c.z_kind == kind).any()))
+            count = n.endpoints[nw.KIND_NAMES[kind]] if kind in (nw.MGMT, nw.UFM, nw.PDU, nw.RACKDEV) else int(bool((c.a_kind == kind).any() or (c.z_kind == kind).any()))
             out += [(x, {"role": nw.KIND_NAMES[kind], "network": net}) for x in self.names[kind].tolist()[:count]]
         return out
 
@@ -114,13 +116,13 @@ class NetworkView:
         sw_box = [f"{nw.NETWORK_NAMES[s.network]}-{s.role}" for s in n.switches]
         for s, b in zip(n.switches, sw_box):
             boxes[b] = (nw.NETWORK_NAMES[s.network], boxes.get(b, ("", 0))[1] + 1)
-        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
+        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.RACKDEV: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
         for kind, net in homes.items():
             count = n.endpoints[nw.KIND_NAMES[kind]]
             if kind in (nw.TARGETS, nw.NFS, nw.CORE):
                 count = int(count > 0)
             if count:
-                boxes[nw.KIND_NAMES[kind]] = (net, count if kind in (nw.MGMT, nw.UFM, nw.PDU) else n.endpoints[nw.KIND_NAMES[kind]])
+                boxes[nw.KIND_NAMES[kind]] = (net, count if kind in (nw.MGMT, nw.UFM, nw.PDU, nw.RACKDEV) else n.endpoints[nw.KIND_NAMES[kind]])
         acc: dict[tuple[str, str, str], tuple[int, set[int]]] = {}
 
         def add(key: tuple[str, str, str], count: int, speeds) -> None:

@@ -80,8 +80,8 @@ from topogen.util.errors import InputError, Problem
 NETWORK_NAMES = ("storage", "inband", "oob")
 STORAGE, INBAND, OOB = range(3)
 # kinds of device at a cable end
-KIND_NAMES = ("node", "switch", "mgmt", "ufm", "targets", "nfs", "pdu", "dc-core", "compute-switch")
-NODE, SWITCH, MGMT, UFM, TARGETS, NFS, PDU, CORE, FABRIC = range(len(KIND_NAMES))
+KIND_NAMES = ("node", "switch", "mgmt", "ufm", "targets", "nfs", "pdu", "dc-core", "compute-switch", "rack-device")
+NODE, SWITCH, MGMT, UFM, TARGETS, NFS, PDU, CORE, FABRIC, RACKDEV = range(len(KIND_NAMES))  # rack-device: a rack-scale system's NVLink switch tray or power shelf
 # what a cable does (its role in its network)
 ROLE_NAMES = ("node", "leaf-spine", "target", "fabric-manager", "management-server", "nfs", "isl", "core-uplink", "management-port", "oob-uplink", "back-to-back", "node-storage", "spine-super")
 R_NODE, R_UP, R_TARGET, R_UFM, R_MGMT, R_NFS, R_ISL, R_CORE, R_MPORT, R_OOBUP, R_B2B, R_NSTOR, R_SUPER = range(len(ROLE_NAMES))
@@ -262,6 +262,8 @@ class Networks:
             return f"ufm-compute-{idx}" if idx < nc else f"ufm-storage-{idx - nc}"
         if kind == PDU:
             return self._pdu_name(idx)
+        if kind == RACKDEV:
+            return self._rack_device_name(idx)
         if kind == FABRIC:
             return compute_names[idx] if compute_names else f"compute-switch-{idx}"
         return KIND_NAMES[kind]  # targets, nfs, dc-core: one device each
@@ -275,8 +277,15 @@ class Networks:
             return [s.name for s in self.switches]
         if kind == FABRIC:
             return list(compute_names) if compute_names is not None else [f"compute-switch-{i}" for i in range(p.compute_switches)]
-        n = {MGMT: self.endpoints["mgmt"], UFM: self.endpoints["ufm"], PDU: self.endpoints["pdu"]}.get(kind, 1)
+        n = {MGMT: self.endpoints["mgmt"], UFM: self.endpoints["ufm"], PDU: self.endpoints["pdu"], RACKDEV: self.endpoints["rack-device"]}.get(kind, 1)
         return [self.device_name(kind, i) for i in range(n)]
+
+    def _rack_device_name(self, idx: int) -> str:
+        """``nvsw-c<rack>-<i>`` (an NVLink switch tray) or ``pshelf-c<rack>-<i>`` (a power shelf) of compute rack ``rack``."""
+        o = self.plan.net.oob
+        r, i = divmod(idx, o.hb_switch_trays + o.power_shelves)
+        w = max(2, width(self.racks[0]))
+        return f"nvsw-c{r:0{w}d}-{i}" if i < o.hb_switch_trays else f"pshelf-c{r:0{w}d}-{i - o.hb_switch_trays}"
 
     def _pdu_name(self, idx: int) -> str:
         cr, mr = self.racks
@@ -677,6 +686,12 @@ class OobShape:
         return sum(self.group_switches) + self.extra
 
 
+def rack_ports(p: NetworkPlan) -> int:
+    """Managed ports of each compute rack besides its nodes': its PDUs, NVLink switch trays and power shelves (one each)."""
+    o = p.net.oob
+    return o.pdus_per_compute_rack + o.hb_switch_trays + o.power_shelves
+
+
 def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> OobShape:
     n, a = p.net, p.oob_radix
     groups = node_groups(p, max(1, a // max(1, n.bmc_ports.count)))
@@ -685,7 +700,7 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
     for cnt in groups:
         rk = ceil((first + cnt) / p.nodes_per_rack) - ceil(first / p.nodes_per_rack)  # racks whose first node is in the group
         gr.append(rk)
-        gp.append(cnt * n.bmc_ports.count + rk * n.oob.pdus_per_compute_rack)
+        gp.append(cnt * n.bmc_ports.count + rk * rack_ports(p))
         first += cnt
     ufms = n.compute_fabric_managers + n.storage.fabric_managers
     shared = p.compute_switches + storage_switches + inband_switches + n.management_servers * n.oob.management_server_ports + ufms + racks[1] * n.oob.pdus_per_management_rack
@@ -782,7 +797,7 @@ def generate(p: NetworkPlan) -> Networks:
     _wire_inband(p, ib, oob_first, o.switches, switches, cables)
     _wire_oob(p, o, ib_first, switches, cables)
     ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
-    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
+    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "rack-device": o.racks[0] * (p.net.oob.hb_switch_trays + p.net.oob.power_shelves), "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
     notes: list[str] = []
     assumed = [x for x in (p.target_ports_from, p.collapsed_note) if x]
     if o.switches and p.net.oob.uplinks and not p.oob_uplink_ports:
@@ -950,7 +965,7 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
     mspeed = n.inband.management_speed or speed
     for i in range(ml):
         switches.append(NetSwitch(f"inb-mleaf-{i:02d}", INBAND, "management-leaf", p.mgmt_radix, mspeed, p.mgmt_sku))
-    mports = n.management_servers * n.inband.management_ports
+    mports = n.management_servers * n.inband.management_ports if ml else 0  # without management leaves the servers are units of the leaves
     k = np.arange(mports, dtype=np.int64)  # server s's port j is the servers' port s x ports + j, in order over the leaves
     cables.add(mports, net=INBAND, role=R_MGMT, a_kind=MGMT, a_idx=k // max(1, n.inband.management_ports), a_port=k % max(1, n.inband.management_ports), z_kind=SWITCH, z_idx=mbase + k // p.mgmt_radix if p.mgmt_radix else 0, z_port=k % p.mgmt_radix + 1 if p.mgmt_radix else 0, speed=mspeed)
     up_speed = [speed] * ib.leaves + [n.inband.management_uplink_speed] * ml  # a management leaf's uplinks at their own speed, on the ports after its access ports
@@ -994,9 +1009,10 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
     bmc = n.bmc_ports.count
     pc = n.oob.pdus_per_compute_rack
     spread = n.oob.spread == "round-robin" and p.oob_home is None  # the nodes' ports dealt over every switch: _wire_oob_spread
+    rd = n.oob.hb_switch_trays + n.oob.power_shelves  # a rack-scale system's managed devices in each compute rack
     for g, nsw in enumerate(o.group_switches if not spread else ()):
-        cnt = (o.group_ports[g] - o.group_racks[g] * pc) // bmc if bmc else 0
-        kinds = [(NODE, np.arange(first_node, first_node + cnt).repeat(bmc), np.tile(np.arange(bmc), cnt)), (PDU, np.arange(first_rack * pc, (first_rack + o.group_racks[g]) * pc), 0)]
+        cnt = (o.group_ports[g] - o.group_racks[g] * rack_ports(p)) // bmc if bmc else 0
+        kinds = [(NODE, np.arange(first_node, first_node + cnt).repeat(bmc), np.tile(np.arange(bmc), cnt)), (PDU, np.arange(first_rack * pc, (first_rack + o.group_racks[g]) * pc), 0), (RACKDEV, np.arange(first_rack * rd, (first_rack + o.group_racks[g]) * rd), 0)]
         slot = 0
         for kind, idx, port in kinds:
             m = len(idx)
@@ -1070,9 +1086,10 @@ def _wire_oob_spread(p: NetworkPlan, o: OobShape, base: int, kind: np.ndarray, i
     zs = np.concatenate([np.full(a - int(u), base + s, np.int64) for s, u in enumerate(used.tolist())]) if S else np.zeros(0, np.int64)
     zp = np.concatenate([np.arange(int(u) + 1, a + 1) for u in used.tolist()]) if S else np.zeros(0, np.int64)
     pdus = np.arange(o.racks[0] * pc, dtype=np.int64)
-    kinds = np.concatenate([np.full(len(pdus), PDU, np.int8), kind])
-    idxs = np.concatenate([pdus, idx])
-    ports = np.concatenate([np.zeros(len(pdus), np.int64), aport])
+    devs = np.arange(o.racks[0] * (n.oob.hb_switch_trays + n.oob.power_shelves), dtype=np.int64)
+    kinds = np.concatenate([np.full(len(pdus), PDU, np.int8), np.full(len(devs), RACKDEV, np.int8), kind])
+    idxs = np.concatenate([pdus, devs, idx])
+    ports = np.concatenate([np.zeros(len(pdus) + len(devs), np.int64), aport])
     m = len(idxs)
     if m > len(zs):
         raise AssertionError("OOB switches sized per SU hold every port")  # oob_shape sizes S for them all

@@ -103,6 +103,8 @@ class OobSpec:
     min_switches: int = 1
     spread: str = "su"
     management_server_ports: int = 1
+    hb_switch_trays: int = 0
+    power_shelves: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +145,7 @@ class NetworksSpec:
         return out
 
 
-NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1}, "inband": {"collapsed_core": False, "management_uplinks": 2, "management_uplink_speed": 100}}
+NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1, "hb_switch_trays": 0, "power_shelves": 0}, "inband": {"collapsed_core": False, "management_uplinks": 2, "management_uplink_speed": 100}}
 
 NODE_PORT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", "Ports of this kind on each compute node.", minimum=0, example=2),
@@ -196,6 +198,8 @@ OOB_FIELDS: tuple[Field, ...] = (
     Field("pdus_per_management_rack", "int", "Managed PDUs in each management rack.", default=2, minimum=0),
     Field("min_switches", "int", "Never fewer OOB access switches than this (NVIDIA's Enterprise RAs: 2, so one switch down leaves every node reachable).", default=1, minimum=1, example=2),
     Field("spread", "choice", "su: a node's OOB ports on its scalable unit's access switches, in order; round-robin: the nodes' OOB ports dealt over every access switch in turn (port j of node x on switch (x x ports + j) mod switches: CX P1 on oob-01, P2 on oob-02, the BMC on oob-03...), so a node with as many OOB ports as there are switches reaches each.", default="su", choices=OOB_SPREADS),
+    Field("hb_switch_trays", "int", "Managed HB-domain (NVLink) switch trays in each compute rack of a rack-scale system, an OOB port each (GB200/GB300 NVL72: 9).", default=0, minimum=0, example=9),
+    Field("power_shelves", "int", "Managed power shelves in each compute rack of a rack-scale system, an OOB port each.", default=0, minimum=0, example=8),
     Field("management_server_ports", "int", "OOB (BMC and management) ports of each management server, each cabled (NVIDIA's Enterprise RA support servers: 3-4).", default=1, minimum=1, example=4),
 )
 NETWORKS_FIELDS: tuple[Field, ...] = (
@@ -377,6 +381,8 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
         _set(ob, "min_switches", o.whole("min_switches", 1, 4096))
         _set(ob, "spread", o.choice("spread", OOB_SPREADS))
         _set(ob, "management_server_ports", o.whole("management_server_ports", 1, 64))
+        _set(ob, "hb_switch_trays", o.whole("hb_switch_trays", 0, 64))
+        _set(ob, "power_shelves", o.whole("power_shelves", 0, 64))
     if len(problems) > n0:
         return None
     spec = NetworksSpec(storage=StorageSpec(**st), inband=InbandSpec(**ib), oob=OobSpec(**ob), **top)
