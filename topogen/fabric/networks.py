@@ -821,12 +821,18 @@ def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], u
 
 
 def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_start: list[int], name: str, network: int, sku: str, speed, switches: list[NetSwitch], cables: _Cables) -> int:
-    """Add the spines (and super-spines) of ``u`` and cable them; returns the index of the first top switch."""
+    """Add the spines (and super-spines) of ``u`` and cable them; returns the index of the first top switch.
+
+    ``speed``: one, or one per leaf (a management leaf's uplinks at their own speed); the
+    spines and super-spines run at the fastest.
+    """
     first = len(switches)
+    leaf_speed = np.broadcast_to(np.asarray(speed, np.int64), (len(up),))
+    speed = int(leaf_speed.max()) if len(up) else int(np.max(speed))
     if not u.pods:
         for k in range(u.spines):
-            switches.append(NetSwitch(f"{name}-spine-{k:02d}", network, "spine", radix, int(np.max(speed)), sku))
-        _stripe(up, u.spines, first, leaf_ids, up_start, speed, network, cables)
+            switches.append(NetSwitch(f"{name}-spine-{k:02d}", network, "spine", radix, speed, sku))
+        _stripe(up, u.spines, first, leaf_ids, up_start, leaf_speed, network, cables)
         return first
     pw = max(2, width(len(u.pods)))
     spine_of: dict[tuple[int, int], int] = {}
@@ -837,7 +843,7 @@ def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_sta
         ups = np.asarray(up[f : f + n], np.int64)
         q = np.repeat(np.arange(n), ups)  # the leaf's place in the pod: its port on every pod spine
         j = np.arange(int(ups.sum())) - np.repeat(np.cumsum(ups) - ups, ups)  # the leaf's uplink j goes to pod spine j
-        cables.add(len(q), net=network, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids[f : f + n], np.int64)[q], a_port=np.asarray(up_start[f : f + n], np.int64)[q] + j, z_kind=SWITCH, z_idx=spine_of[(p, 0)] + j, z_port=q + 1, speed=speed)
+        cables.add(len(q), net=network, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids[f : f + n], np.int64)[q], a_port=np.asarray(up_start[f : f + n], np.int64)[q] + j, z_kind=SWITCH, z_idx=spine_of[(p, 0)] + j, z_port=q + 1, speed=leaf_speed[f : f + n][q])
     top = len(switches)
     ups = u.spine_ups(tuple(up))
     by_plane: dict[int, list[tuple[int, int]]] = {}
