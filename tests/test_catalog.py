@@ -196,7 +196,7 @@ def test_unknown_top_level_key():
 def test_unknown_switch_key():
     text = MINIMAL.replace("        power_w: 100\n", "        power_w: 100\n        colour: blue\n")
     assert problems(text) == [
-        "catalog t: switches[0].colour: unknown key 'colour'; allowed keys: sku, description, ports, price_usd, price_per_port_usd, power_w, interface_type, manufacturer, role, nos, price_source, power_source"
+        "catalog t: switches[0].colour: unknown key 'colour'; allowed keys: sku, description, ports, price_usd, price_per_port_usd, power_w, interface_type, manufacturer, role, uplink_ports, nos, price_source, power_source"
     ]
 
 

@@ -28,6 +28,7 @@ from topogen.spec.cluster import available_presets
 PRESET_ARGS = {
     "alibaba-hpn": (),
     "demo": (),
+    "dgx-b200-superpod": (),  # its 24 target ports are sized for its 4 SUs (fewer SUs: exit 2 naming target_ports)
     "dgx-h100-su": ("--gpus", "504"),
     "dgx-h100-superpod": ("--gpus", "256"),
     "era-2-8-9-400": (),

@@ -199,3 +199,20 @@ def test_era_preset_totals_per_scalable_unit(sus):
     assert f.ports_used().tolist() == [32 * sus] * 2
     r = validate.validate(f)
     assert r.valid and r.figures["gpu_isl_oversubscription"] == 1.0
+
+
+@pytest.mark.parametrize("gpus,planes", [(16, 1), (32, 1), (64, 2), (128, 1)])
+def test_bom_of_a_pair_slower_than_its_cages(gpus, planes):
+    """200G GPU ports and ISLs on 800G cages run on breakout harnesses: the BOM counts each harness once, ISLs too."""
+    spec = _spec(dict(gpus=gpus, hb_domain=8, gpus_per_node=8, radix=256, planes=planes), link_speed=200)
+    f = clos.generate(spec, "rail-optimized")
+    lay = layout.plan(f)
+    b = bill.compile_bom(f, load_catalog("xdr-800g"), lay)
+    harnesses = int(b.breakouts.cables_mask().sum())
+    assert len(b.breakouts) and harnesses < f.cables
+    cables = [x for x in b.lines if x.category == "cable"]
+    assert sum(x.quantity for x in cables) == harnesses == sum(r[-1] for r in b.length_rows())
+    # the ISLs' harnesses: one per cage they leave, each carrying links_per_cable ISLs
+    isl = [x for x in cables if x.where == ISL_LINK]
+    k = {x.sku: c.links_per_cable for x in isl for c in b.link_media.cables if c.sku == x.sku}
+    assert sum(x.quantity * k[x.sku] for x in isl) == len(f.isls) > 0

@@ -239,7 +239,7 @@ def test_a_speed_without_media_is_refused_naming_the_port_mode():
     data["media"] = [r for r in data["media"] if r.get("speed") != 200]
     with pytest.raises(InputError) as e:
         catalog.parse_catalog(data, label="ndr")
-    assert [p.path for p in e.value.problems] == ["catalog ndr: switches[0].ports[1]"]
+    assert [p.path for p in e.value.problems] == ["catalog ndr: switches[0].ports[1]", "catalog ndr: switches[3].ports[1]"]  # the QM9700's 200G mode, and the SN5600's
     assert "MQM9700-NS2F offers 200G ports, but no media rule builds 200G links on it at any length" in str(e.value)
 
 

@@ -53,7 +53,7 @@ CASES = {
     "superpod-16384": lambda: preset("dgx-h100-superpod", gpus=16384),
     "era": lambda: preset("era-2-8-9-400"),
     "unbonded": lambda: preset("dgx-h100-superpod", networks={"node_ports": {"inband": {"count": 2, "speed": 100, "bonded": False}}}),
-    "converged-storage-ports": lambda: preset("era-2-8-9-400", networks={"node_ports": {"inband": {"count": 2, "speed": 200, "bonded": True}, "storage": {"count": 2, "speed": 200}}, "inband": {"spines": 2, "nfs_ports": 3}}),
+    "converged-storage-ports": lambda: preset("era-2-8-9-400", networks={"node_ports": {"inband": {"count": 2, "speed": 200, "bonded": True}, "storage": {"count": 2, "speed": 200}}, "inband": {"spines": 2, "nfs_ports": 3, "collapsed_core": False}}),
     "no-servers": lambda: preset("dgx-h100-superpod", gpus=512, networks={"management_servers": 0, "compute_fabric_managers": 0, "storage": {"management_ports": 0, "fabric_managers": 0}}),
 }
 
@@ -82,7 +82,7 @@ def test_counts_are_the_closed_form(built):
         ib, oob = a.of(nw.INBAND), a.of(nw.OOB)
         hosts_ib = int((a.role[ib] == netaddr.HOST).sum())
         assert hosts_ib == inband_hosts_closed_form(n.plan)
-        leaves = cf["inband"]["switches"]["leaf"]
+        leaves = cf["inband"]["switches"].get("leaf", 0) + cf["inband"]["switches"].get("compute-leaf", 0)  # a collapsed core's pair: the compute leaves
         per = 4 if n.plan.net.inband_ports.bonded else 1  # a pair: the gateway on both leaves and two SVIs; a lone leaf: its SVI
         assert len(ib) - hosts_ib == (leaves // 2 if per == 4 else leaves) * per
         assert int((a.role[oob] == netaddr.HOST).sum()) == cf["oob"]["cables"]["management-port"]
@@ -99,10 +99,10 @@ def test_counts_are_the_closed_form(built):
         fabric_sw = Counter(a.idx[(a.net == nw.OOB) & (a.kind == nw.FABRIC)].tolist())
         assert sorted(fabric_sw) == list(range(len(ctx.fabrics[arch].switches))) and set(fabric_sw.values()) == {1}
         net_sw = Counter(a.idx[(a.net == nw.OOB) & (a.kind == nw.SWITCH)].tolist())
-        assert sorted(net_sw) == list(range(len(n.switches))) and set(net_sw.values()) == {1}
+        assert sorted(net_sw) == [i for i, s in enumerate(n.switches) if s.compute < 0] and set(net_sw.values()) == {1}  # a collapsed core's leaves: their compute boxes'
         for kind in (nw.MGMT, nw.UFM, nw.PDU):
             got = Counter(a.idx[(a.net == nw.OOB) & (a.kind == kind)].tolist())
-            assert sorted(got) == list(range(n.endpoints[nw.KIND_NAMES[kind]])) and set(got.values()) <= {1}
+            assert sorted(got) == list(range(n.endpoints[nw.KIND_NAMES[kind]])) and set(got.values()) <= {n.oob_ports(kind) if kind == nw.MGMT else 1}
         summary = ctx.summary["networks"]["architectures"][arch]["addresses"]
         assert summary["inband"]["devices"] == hosts_ib and summary["oob"]["devices"] == cf["oob"]["cables"]["management-port"]
         assert summary["inband"]["subnets"] * 2 ** (32 - summary["inband"]["prefix_len"]) == netaddr.needs(n)["inband"][0]

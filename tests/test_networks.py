@@ -134,6 +134,36 @@ def test_designs_valid_and_closed(design, rule, bonded):
         assert not wired.switches_of(nw.STORAGE)
 
 
+@pytest.mark.parametrize("nodes,su,radix,targets", [(n, su, r, t) for n in (4, 31, 64, 127, 300) for su in (0, 32) for r in (64, 128) for t in (1, 8, 32)])
+def test_targets_on_the_node_leaves(nodes, su, radix, targets):
+    """target_leaves: node_leaves: no target leaf; the targets split evenly over the node leaves, each leaf's uplinks its nodes' at 4:3 plus its targets' at 1:1."""
+    p = _plan(nodes, su, radix, ufm=0, targets=targets, rule="node_leaves")
+    try:
+        closed = nw.closed_form(p)
+    except InputError as e:
+        assert e.problems[0].path in ("networks.storage.target_ports", "networks.storage.switch")
+        return
+    wired = nw.generate(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert "target-leaf" not in wired.counts()["storage"]["switches"]
+    assert validate_networks(wired) == []
+    st = nw.storage_shape(p)
+    assert sum(st.leaf_targets) == targets and max(st.leaf_targets) - min(st.leaf_targets) <= 1
+    assert list(st.up) == [-(-d * 3 // 4) + t for d, t in zip(st.leaf_down, st.leaf_targets)]
+
+
+@pytest.mark.parametrize("targets,radix", [(1, 64), (32, 64), (33, 64), (100, 64), (48, 128), (200, 128)])
+def test_target_leaves_by_ports(targets, radix):
+    """target_leaves: by_ports: as many target leaves as the target ports fill at 1:1 (not one per SU)."""
+    p = _plan(127, 32, radix, targets=targets, rule="by_ports")
+    wired = nw.generate(p)
+    k = -(-targets // nw.max_down(radix, 1, 1))  # the target ports' leaves at 1:1, then one more while the 2 servers' ports do not fit
+    while k < targets and any(t + m + t > radix for t, m in zip([targets // k + (i < targets % k) for i in range(k)], [2 // k + (i < 2 % k) for i in range(k)])):
+        k += 1
+    assert wired.counts()["storage"]["switches"]["target-leaf"] == k
+    assert validate_networks(wired) == []
+
+
 def test_every_node_port_cabled_once():
     wired = nw.generate(_plan(300, 32, 64, targets=160))
     c = wired.cables
@@ -167,6 +197,79 @@ def test_validation_catches_a_cable_across_networks():
     c.z_idx[i] = ib_leaf
     checks = {f.check for f in validate_networks(wired)}
     assert "networks.separate" in checks
+
+
+OOB_GRID = [(nodes, su, bmc, mins, spread, mp) for nodes in (1, 4, 12, 31, 127) for su in (0, 4, 32) for bmc in (1, 2, 4) for mins, spread, mp in ((1, "su", 1), (2, "round-robin", 4), (3, "round-robin", 1), (2, "su", 3))]
+
+
+def _oob_plan(nodes, su, bmc, mins, spread, mp):
+    import dataclasses
+
+    base = _plan(nodes, su, 64, ufm=0 if nodes == 1 else 2)
+    net = dataclasses.replace(base.net, bmc_ports=NodePorts(bmc, 1), oob=OobSpec(min_switches=mins, spread=spread, management_server_ports=mp))
+    return dataclasses.replace(base, net=net)
+
+
+@pytest.mark.parametrize("nodes,su,bmc,mins,spread,mp", OOB_GRID)
+def test_oob_redundancy_closed_form_equals_wiring(nodes, su, bmc, mins, spread, mp):
+    """min_switches, round-robin spread, several OOB ports per server: the wiring's counts are the closed form's, and valid."""
+    p = _oob_plan(nodes, su, bmc, mins, spread, mp)
+    wired = nw.generate(p)
+    closed = nw.closed_form(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert validate_networks(wired) == []
+    oob = wired.switches_of(nw.OOB)
+    per_su = nw.oob_shape(p, 0, 0)  # sized without the shared switches: a lower bound
+    assert len(oob) >= max(mins, sum(per_su.group_switches))
+    c = wired.cables
+    srv = (c.net == nw.OOB) & (c.a_kind == nw.MGMT)
+    assert sorted(c.a_port[srv].tolist()) == sorted(list(range(mp)) * p.net.management_servers)
+    node = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+    on = {}
+    for x, z in zip(c.a_idx[node].tolist(), c.z_idx[node].tolist()):
+        on.setdefault(x, []).append(z)
+    if spread == "round-robin":
+        # a node's ports on distinct switches while it has no more ports than there are switches; switches' node ports within one of each other
+        assert all(len(set(v)) == min(len(v), len(oob)) for v in on.values())
+        per = np.bincount(c.z_idx[node] - min(s_i for s_i, s in enumerate(wired.switches) if s.network == nw.OOB), minlength=len(oob))
+        assert per.max() - per.min() <= 1
+
+
+def test_oob_spread_survives_one_switch_down():
+    """ERA-style: 4 OOB ports per node over 2+ switches round-robin: any one OOB switch down leaves every node an OOB port."""
+    for nodes, su in ((4, 4), (8, 4), (12, 4), (16, 4)):
+        wired = nw.generate(_oob_plan(nodes, su, 4, 2, "round-robin", 4))
+        c = wired.cables
+        node = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+        for s in {int(z) for z in c.z_idx[node].tolist()}:
+            left = set(c.a_idx[node & (c.z_idx != s)].tolist())
+            assert left == set(range(nodes))
+
+
+def test_management_server_oob_ports_are_numbered():
+    wired = nw.generate(_oob_plan(31, 32, 1, 1, "su", 3))
+    c = wired.cables
+    srv = np.flatnonzero((c.net == nw.OOB) & (c.a_kind == nw.MGMT))
+    names = {(int(c.a_idx[i]), wired.port_name(nw.MGMT, int(c.a_port[i]), nw.OOB, nw.R_MPORT)) for i in srv}
+    assert names == {(m, f"bmc{j}") for m in range(2) for j in range(3)}
+    assert wired.port_name(nw.NODE, 0, nw.OOB, nw.R_MPORT) == "bmc"
+
+
+@pytest.mark.parametrize("uplinks,ports", [(2, 4), (4, 4), (6, 4), (3, 2), (2, 0)])
+def test_oob_uplinks_past_the_switch_are_caught(uplinks, ports):
+    """An OOB switch's uplinks past the catalog's uplink ports: a port-reuse error per cable past them (the wiring's own check, whatever the spec said)."""
+    import dataclasses
+
+    base = _plan(127, 32, 64)
+    p = dataclasses.replace(base, net=dataclasses.replace(base.net, oob=OobSpec(uplinks=uplinks)), oob_uplink_ports=ports)
+    wired = nw.generate(p)
+    past = [f for f in validate_networks(wired) if f.check == "networks.port-reuse"]
+    over = max(0, uplinks - ports) if ports else 0
+    oob = len(wired.switches_of(nw.OOB))
+    assert len(past) == min(20, oob * over)
+    if over:
+        assert f"port p{48 + ports + 1} of oob-su00-0 is past the switch's {48 + ports} ports" in past[0].message
+    assert any("states no uplink ports" in x for x in wired.assumptions) == (ports == 0)
 
 
 @pytest.mark.parametrize("nodes,su,radix", [(1000, 0, 32), (2048, 32, 64)])
@@ -232,6 +335,22 @@ def test_targets_sized_from_required():
     ctx = pipeline.build(build_spec(data, default_name="x"))
     assert ctx.networks["rail-optimized"].plan.target_ports == -(-1016 * 8 // 400)  # 1 GB/s per GPU: 8,128 Gb/s on 400G ports
     assert ctx.valid
+
+
+@pytest.mark.parametrize("gpus,per_node", [(256, 40), (512, 25), (1016, 40), (1016, 80)])
+def test_targets_sized_from_per_node_required(gpus, per_node):
+    """required: {per_node_GBps} without target_ports: every node at that rate at once sizes the target ports (it used to exit 2 asking for a bandwidth)."""
+    data = _superpod_data(required={"per_node_GBps": per_node})
+    data["gpus"] = gpus
+    del data["networks"]["storage"]["target_ports"]
+    spec = build_spec(data, default_name="x")
+    ctx = pipeline.build(spec)
+    n = ctx.networks["rail-optimized"]
+    want = -(-per_node * spec.nodes * 8 // 400)
+    assert n.plan.target_ports == want
+    assert n.counts()["storage"]["cables"]["target"] == want
+    assert n.assumptions[0] == f"storage: {want:,} target ports of 400G sized from {per_node:g} GB/s per node x {spec.nodes:,} nodes at once (networks.storage.target_ports not given)"
+    assert ctx.summary["networks"]["architectures"]["rail-optimized"]["assumptions"] == n.assumptions
 
 
 def test_from_checkpoint_equals_the_analysis(tmp_path):
@@ -339,6 +458,7 @@ def test_workbook_networks_sheet(superpod_out):
 
 
 def test_enterprise_converged_single_tier():
+    """era-2-8-9-400 at 4 SUs: the compute pair's cages are full, so the converged pair is one of its own."""
     ctx = pipeline.build(load_spec("era-2-8-9-400"))
     n = ctx.networks["rail-optimized"]
     c = n.counts()
@@ -348,23 +468,98 @@ def test_enterprise_converged_single_tier():
     assert c["inband"]["cables"] == {"node": 32, "target": 8, "management-server": 4, "isl": 4, "core-uplink": 16}
     assert ctx.valid and not ctx.network_findings["rail-optimized"]
     a, b = n.switches[0], n.switches[1]
-    assert a.pair == b.pair == 0
+    assert a.pair == b.pair == 0 and a.compute == b.compute == -1
+    assert "the compute ports take 64 of leaf-a/leaf-b's 64 cages" in n.assumptions[0]
 
 
-@pytest.mark.parametrize("gpus,leaves", [(32, 2), (128, 2), (1024, 2)])
-def test_enterprise_grows_in_steps(gpus, leaves):
-    # past 4 SUs the compute leaf pair is out of ports: a Clos carries the compute fabric, the in-band pair is under test
-    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": gpus, **({"design": "clos"} if gpus > 128 else {})}))
+ERA_PUBLISHED = {1: (2, 2), 2: (2, 2), 3: (2, 3), 4: (4, 4)}  # NVIDIA's 2-8-9-400: SN5600 and SN2201 at 1 to 4 SUs
+
+
+def _sn5600(ctx, arch="rail-optimized"):
+    """SN5600 boxes of the cluster: the compute fabric's and the other networks' own (a collapsed core's leaves are the compute ones)."""
+    own = sum(x.quantity for b in ctx.network_boms[arch] for x in b.lines if x.category == "switch" and x.sku == "SN5600")
+    return len(ctx.fabrics[arch].switches) + own
+
+
+@pytest.mark.parametrize("sus", [1, 2, 3, 4])
+def test_era_published_counts_come_from_the_rules(sus):
+    """2-8-9-400: SN5600 2, 2, 2, 4 and SN2201 2, 2, 3, 4 at 1 to 4 SUs, from port arithmetic and the OOB rules (no count in the preset)."""
+    ctx = pipeline.build(load_spec("era-2-8-9-400", {"gpus": 32 * sus}))
     n = ctx.networks["rail-optimized"]
-    assert n.counts()["inband"]["switches"] == {"leaf": leaves}
-    assert n.counts()["oob"]["switches"]["access"] == -(-(n.counts()["oob"]["cables"]["management-port"]) // 48)
+    assert (_sn5600(ctx), len(n.switches_of(nw.OOB))) == ERA_PUBLISHED[sus]
+    assert ctx.valid, [f.message for f in ctx.network_findings["rail-optimized"]]
+    # the arithmetic: compute cages (2 x 400G each) + converged cages (4 x 200G each) within the 64
+    f = ctx.fabrics["rail-optimized"]
+    compute_cages = -(-(f.ports_used().max()) // 2)
+    units = n.counts()["inband"]["cables"]
+    oob_up = n.counts()["oob"]["cables"]["oob-uplink"]
+    per_leaf = (units["node"] + units.get("target", 0) + units.get("management-server", 0) + oob_up) // 2  # each leaf takes half of every bonded unit
+    collapsed = bool(n.plan.collapsed)
+    assert collapsed == (sus < 4) == (compute_cages < 64)
+    if collapsed:
+        assert [s.name for s in n.switches_of(nw.INBAND)] == ["leaf-a", "leaf-b"] and n.plan.inband_reserved == compute_cages * 4
+        assert n.counts()["inband"]["switches"] == {"compute-leaf": 2} and "isl" not in units
+        assert per_leaf + 8 <= (64 - compute_cages) * 4  # the converged ports and the customer uplinks fit the free cages
+    # the OOB: an SN2201 per SU, never fewer than 2; each node's 4 ports on distinct switches up to their count
+    c = n.cables
+    node = (c.net == nw.OOB) & (c.a_kind == nw.NODE)
+    for x in range(n.plan.nodes):
+        zs = c.z_idx[node & (c.a_idx == x)]
+        assert len(zs) == 4 and len(set(zs.tolist())) == min(4, len(n.switches_of(nw.OOB)))
+
+
+@pytest.mark.parametrize("sus", [5, 8])
+def test_era_past_its_design_exits_2(sus):
+    """Past 4 SUs the 2-8-9-400 GPU leaf pair is out of ports: the build stops naming design (the RA adds a spine there)."""
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", "era-2-8-9-400", "--gpus", str(32 * sus), "--out", "/nonexistent/x"], capture_output=True, text=True)
+    assert out.returncode == 2 and "error: design: a leaf pair (rail-optimized) holds at most 128 GPUs" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("sus,uplinks,targets", [(s, u, t) for s in (1, 2, 3) for u, t in ((8, 8), (32, 8), (8, 96), (60, 40))])
+def test_collapse_follows_the_cages(sus, uplinks, targets):
+    """Collapsed exactly when the converged ports fit the cages the compute ports leave; valid and closed form = wiring either way."""
+    data = read_spec_file(resolve_spec_path("era-2-8-9-400"))
+    data["gpus"] = 32 * sus
+    data["networks"]["inband"]["leaf_uplinks"] = uplinks
+    data["networks"]["storage"]["target_ports"] = targets
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    n = ctx.networks["rail-optimized"]
+    free = (64 - 16 * sus) * 4  # 200G ports each leaf keeps beside the compute cages
+    oob = len(n.switches_of(nw.OOB))
+    need = 4 * sus + -(-targets // 2) + 2 + 2 * oob + uplinks  # bonded units per leaf: nodes, targets, servers, OOB uplinks (4 each, 2 per leaf), customer uplinks
+    assert bool(n.plan.collapsed) == (need <= free)
+    closed = nw.closed_form(n.plan)
+    assert n.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert ctx.valid, [f.message for f in ctx.network_findings["rail-optimized"]]
+
+
+def test_collapsed_core_needs_a_leaf_pair(tmp_path):
+    text = (Path(__file__).parent.parent / "templates" / "clusters" / "era-2-8-9-400.yaml").read_text()
+    spec = tmp_path / "era.yaml"
+    spec.write_text(text.replace("design: leaf-pair", "design: clos"))
+    out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--out", "/nonexistent/x"], capture_output=True, text=True)
+    assert out.returncode == 2 and "networks.inband.collapsed_core: a collapsed core puts the converged ports on the compute fabric's leaf pair, but the compute fabric is design: clos" in out.stderr
+
+
+@pytest.mark.parametrize("gpus,leaves", [(32, 0), (128, 2), (1024, 2)])
+def test_enterprise_grows_in_steps(gpus, leaves):
+    # past 4 SUs the compute leaf pair is out of ports: a Clos carries the compute fabric (no collapsed core), the in-band pair is under test
+    over = {"design": "clos"} if gpus > 128 else {}
+    data = read_spec_file(resolve_spec_path("era-2-8-9-400"))
+    data.update(gpus=gpus, **over)
+    if over:
+        data["networks"]["inband"]["collapsed_core"] = False
+    ctx = pipeline.build(build_spec(data, default_name="x"))
+    n = ctx.networks["rail-optimized"]
+    assert n.counts()["inband"]["switches"] == ({"leaf": leaves} if leaves else {"compute-leaf": 2})
+    assert n.counts()["oob"]["switches"]["access"] == max(2, -(-gpus // 32))
 
 
 def test_converged_past_single_tier_exits_2(tmp_path):
     # the compute fabric a Clos (the preset's leaf pair holds 4 SUs): the in-band pair's limit is under test
     text = (Path(__file__).parent.parent / "templates" / "clusters" / "era-2-8-9-400.yaml").read_text()
     spec = tmp_path / "era.yaml"
-    spec.write_text(text.replace("design: leaf-pair", "design: clos"))
+    spec.write_text(text.replace("design: leaf-pair", "design: clos").replace("collapsed_core: true", "collapsed_core: false"))
     out = subprocess.run([sys.executable, "-m", "topogen", "build", str(spec), "--gpus", "2048", "--out", "/nonexistent/x"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "networks.inband.spines" in out.stderr and "single-tier limit" in out.stderr and "Traceback" not in out.stderr
@@ -474,3 +669,89 @@ def test_device_names_unique(nodes, su, radix):
     wired = nw.generate(_plan(nodes, su, radix, targets=64))
     names = [s.name for s in wired.switches]
     assert len(set(names)) == len(names)
+
+
+# --- DGX B200 SuperPOD: targets on the storage leaves, in-band management leaves of another model ---------------
+
+
+@pytest.fixture(scope="module")
+def b200():
+    return pipeline.build(load_spec("dgx-b200-superpod"))
+
+
+def test_b200_storage_is_8_leaves_and_4_spines(b200):
+    """NVIDIA's DGX B200 SuperPOD storage at 4 SUs: 8 leaves + 4 spines, the targets on the leaves, from the rules."""
+    n = b200.networks["rail-optimized"]
+    c = n.counts()["storage"]
+    assert c["switches"] == {"leaf": 8, "spine": 4}
+    assert c["cables"]["node"] == 128 * 2 and c["cables"]["target"] == 24
+    t = n.cables.take((n.cables.net == nw.STORAGE) & (n.cables.role == nw.R_TARGET))
+    assert {n.switches[int(z)].role for z in t.z_idx.tolist()} == {"leaf"}  # no target leaf
+    assert b200.valid
+
+
+def test_b200_inband_has_two_switch_models(b200):
+    """The SN5600 pair and spines for the 200G bonded node ports, SN2201 management leaves for the management nodes' 1G ports, uplinked at 100G."""
+    n = b200.networks["rail-optimized"]
+    ib = n.switches_of(nw.INBAND)
+    assert {(s.role, s.sku, s.speed) for s in ib} == {("leaf", "SN5600", 200), ("spine", "SN5600", 200), ("management-leaf", "MSN2201-CB2F", 1)}
+    c = n.cables
+    mg = (c.net == nw.INBAND) & (c.role == nw.R_MGMT)
+    assert set(c.speed[mg].tolist()) == {1} and {n.switches[int(z)].role for z in c.z_idx[mg].tolist()} == {"management-leaf"}
+    up = (c.net == nw.INBAND) & (c.role == nw.R_UP)
+    ml = [i for i, s in enumerate(n.switches) if s.role == "management-leaf"]
+    assert set(c.speed[up & np.isin(c.a_idx, ml)].tolist()) == {100} and set(c.speed[up & ~np.isin(c.a_idx, ml)].tolist()) == {200}
+    lines = {(x.sku, x.where): x.quantity for b in b200.network_boms["rail-optimized"] if b.network == "inband" for x in b.lines if x.category == "switch"}
+    assert lines == {("SN5600", "leaf"): 2, ("SN5600", "spine"): 2, ("MSN2201-CB2F", "management-leaf"): 1}
+
+
+def test_b200_oob_manages_every_port(b200):
+    """OOB: 3 ports per DGX B200 (BMC, 2 BlueField-3), every compute, storage and in-band switch, PDUs (3 per rack of 2 DGX), UFMs, management nodes' 2 ports."""
+    n = b200.networks["rail-optimized"]
+    f = b200.fabrics["rail-optimized"]
+    racks = n.racks
+    assert racks[0] == 64  # 2 DGX B200 per rack
+    want = 128 * 3 + len(f.switches) + len(n.switches) - len(n.switches_of(nw.OOB)) + 4 * 2 + 4 + racks[0] * 3 + racks[1] * 2  # the OOB switches are not their own devices
+    assert n.counts()["oob"]["cables"]["management-port"] == want
+    assert b200.layouts["rail-optimized"].placement.height_u[0] == 10  # a DGX B200 is 10U
+
+
+@pytest.mark.parametrize("servers,ports,radix_ports", [(1, 2, 48), (4, 2, 48), (24, 2, 48), (25, 2, 48), (40, 4, 48)])
+def test_management_leaves_closed_form(servers, ports, radix_ports):
+    """inband.management_switch: ceil(server ports / access ports) management leaves, their uplinks striped over the spines with the leaves'; closed form = wiring, valid."""
+    import dataclasses
+
+    base = _plan(127, 32, 64)
+    net = dataclasses.replace(base.net, management_servers=servers, inband=dataclasses.replace(base.net.inband, management_ports=ports, management_switch="m", management_speed=1))
+    p = dataclasses.replace(base, net=net, mgmt_radix=radix_ports, mgmt_sku="m")
+    wired = nw.generate(p)
+    closed = nw.closed_form(p)
+    assert wired.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}
+    assert wired.counts()["inband"]["switches"]["management-leaf"] == -(-servers * ports // radix_ports)
+    assert validate_networks(wired) == []
+
+
+# --- GB200 / GB300 NVL72: rack-scale managed devices, 2 SN2201 per rack, a converged Ethernet fabric ----------
+
+
+@pytest.mark.parametrize("preset,sw", [("gb200-nvl72", "SN5600"), ("gb300-nvl72", "SN5610")])
+@pytest.mark.parametrize("racks", [1, 2, 5, 8])
+def test_nvl72_oob_two_per_rack(preset, sw, racks):
+    """Per rack: 18 trays x 3 OOB ports, 9 NVLink switch trays, 8 power shelves on the rack's own OOB switches: 2 SN2201 per rack, from the rules."""
+    ctx = pipeline.build(load_spec(preset, {"gpus": 72 * racks, "arch": "rail-optimized"}))
+    n = ctx.networks["rail-optimized"]
+    assert ctx.valid, [f.message for f in ctx.network_findings["rail-optimized"]][:3]
+    per_rack = [s for s in n.switches_of(nw.OOB) if s.group >= 0]
+    assert len(per_rack) == 2 * racks and {s.group for s in per_rack} == set(range(racks))
+    assert {s.sku for s in n.switches_of(nw.INBAND)} == {sw}
+    c = n.cables
+    dev = (c.net == nw.OOB) & (c.a_kind == nw.RACKDEV)
+    assert int(dev.sum()) == n.endpoints["rack-device"] == racks * (9 + 8)
+    names = n.names(nw.RACKDEV)
+    assert names[0] == "nvsw-c00-0" and names[9] == "pshelf-c00-0" and len(set(names)) == len(names)
+    # a rack's devices on that rack's OOB switches
+    for i in np.flatnonzero(dev)[:: 7].tolist():
+        rack = int(c.a_idx[i]) // 17
+        assert n.switches[int(c.z_idx[i])].group == rack
+    closed = nw.closed_form(n.plan)
+    assert n.counts() == {k: {"switches": v["switches"], "cables": v["cables"]} for k, v in closed.items()}

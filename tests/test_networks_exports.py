@@ -14,6 +14,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from topogen import pipeline
@@ -201,6 +202,34 @@ def test_netbox_interfaces(superpod):
     assert sum(r["enabled"] == "true" for r in stor) == 32 + 24 + 1  # 32 nodes, 24 uplinks, its management port
 
 
+@pytest.mark.parametrize("bmc", [2, 3])
+def test_several_bmc_ports_are_numbered(tmp_path, bmc):
+    """Several BMC ports per node: bmc0, bmc1... each an interface, a cable end and an address of its own; the first is the device's OOB address."""
+    raw = yaml.safe_load(Path("templates/clusters/dgx-h100-superpod.yaml").read_text())
+    raw.update(name="ra-bmc", gpus=256)
+    raw["networks"]["node_ports"]["bmc"]["count"] = bmc
+    raw["networks"]["storage"]["target_ports"] = 16
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(raw))
+    out = build(tmp_path / "o", str(tmp_path / "s.yaml"), "--arch", "rail-optimized", formats="cabling,netbox")
+    d = out / "rail-optimized"
+    names = [f"bmc{i}" for i in range(bmc)]
+    node = [r for r in rows(d / "networks-cabling.csv") if r["network"] == "oob" and r["a_role"] == "node"]
+    assert len(node) == 32 * bmc and len({(r["a_device"], r["a_port"]) for r in node}) == len(node)
+    assert Counter(r["a_port"] for r in node) == {x: 32 for x in names}
+    addr = [r for r in rows(d / "networks-addresses.csv") if r["network"] == "oob" and r["device_role"] == "node"]
+    assert len({(r["device"], r["interface"]) for r in addr}) == len(addr) == 32 * bmc
+    assert len({r["address"] for r in addr}) == len(addr)
+    nb = NetBox()
+    for kind, p in networks_files(out):
+        nb.load(kind, p)
+    ifs = [r for p in parts(d / "netbox", "networks-interfaces") for r in read(p)[1]]
+    first = "." + node[0]["a_device"]
+    assert sorted(r["name"] for r in ifs if r["device"].endswith(first) and r["name"].startswith("bmc")) == names
+    ips = [r for p in parts(d / "netbox", "networks-ip-addresses") for r in read(p)[1]]
+    oob = Counter(r["device"] for r in ips if r["is_oob"] == "true")
+    assert set(oob.values()) == {1} and {r["interface"] for r in ips if r["is_oob"] == "true" and r["device"].endswith(first)} == {"bmc0"}
+
+
 def test_netbox_compute_files_unchanged_by_networks(superpod, tmp_path):
     """The compute fabric's NetBox files are the same bytes with and without the networks section."""
     spec = Path(__file__).parents[1] / "templates" / "clusters" / "dgx-h100-superpod.yaml"
@@ -351,3 +380,93 @@ def test_diff_of_the_compute_fabric_alone_still_checks_its_design(superpod, tmp_
     assert code == 0
     notes = " ".join(res["notes"])
     assert "compared only the compute fabric" in notes and "design checks skipped" not in notes
+
+
+# --- 6. a networks-cabling.csv validated and diffed as what it is -----------------------------
+
+
+def _edit(superpod: Path, dest: Path, change) -> Path:
+    """networks-cabling.csv of the build with ``change(rows)`` applied, written to ``dest`` (a plain CSV: --spec names its spec)."""
+    src = superpod / "rail-optimized" / "networks-cabling.csv"
+    rs = rows(src)
+    change(rs)
+    with open(dest, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rs[0]))
+        w.writeheader()
+        w.writerows(rs)
+    return dest
+
+
+def _validate(path: Path, *args: str):
+    res = CliRunner().invoke(main, ["validate", str(path), *args], catch_exceptions=False)
+    return res.exit_code, res.output
+
+
+def _storage_on_compute(rs):
+    r = next(r for r in rs if r["network"] == "storage" and r["role"] == "node")
+    r["z_device"], r["z_port"] = "leaf-g0-r0", "p40"
+
+
+def test_validate_networks_cabling_of_a_build_is_valid(superpod):
+    code, out = _validate(superpod / "rail-optimized" / "networks-cabling.csv")
+    assert code == 0, out
+    assert out.startswith("rail-optimized: storage, in-band and OOB networks as built (1,185 cables read from ") and "): valid (" in out
+
+
+@pytest.mark.parametrize("preset,gpus", [("era-2-8-9-400", "32"), ("era-2-8-9-400", "128"), ("dgx-h100-superpod", "128"), ("dgx-h100-superpod", "512")])
+def test_validate_networks_cabling_over_sizes(tmp_path, preset, gpus):
+    """Every build's own networks-cabling.csv validates, whatever its size and design (converged or separate storage)."""
+    out = build(tmp_path / "b", preset, "--gpus", gpus, "--arch", "rail-optimized", formats="cabling")
+    path = out / "rail-optimized" / "networks-cabling.csv"
+    code, text = _validate(path)
+    assert code == 0, text
+    assert f"({len(rows(path)):,} cables read from" in text
+
+
+@pytest.mark.parametrize(
+    "case,check,words",
+    [
+        ("storage-on-compute", "networks.separate", "a storage cable (hb000:stor0 -- leaf-g0-r0:p40) ends on leaf-g0-r0 of the compute fabric"),
+        ("row-missing", "networks.as-built", "253 storage node cable(s), the design has 254"),
+        ("past-radix", "networks.port-reuse", "port p70 of stor-leaf-su00-p0 is past the switch's 64 ports"),
+        ("unknown-device", "networks.as-built", "hb999:stor0 is no device port of the design's networks"),
+        ("two-on-one-port", "networks.port-reuse", "stor-leaf-su00-p0 port p1 carries 2 cables"),
+    ],
+)
+def test_validate_networks_cabling_finds_what_is_wrong(superpod, tmp_path, case, check, words):
+    def change(rs):
+        first = next(i for i, r in enumerate(rs) if r["network"] == "storage" and r["role"] == "node")
+        if case == "storage-on-compute":
+            _storage_on_compute(rs)
+        elif case == "row-missing":
+            del rs[first]
+        elif case == "past-radix":
+            rs[first]["z_port"] = "p70"
+        elif case == "unknown-device":
+            rs[first]["a_device"] = "hb999"
+        else:
+            rs[first + 1]["z_port"] = rs[first]["z_port"]
+
+    path = _edit(superpod, tmp_path / "networks.csv", change)
+    code, out = _validate(path, "--spec", "dgx-h100-superpod", "--arch", "rail-optimized")
+    assert code == 1, out
+    assert f"error   {check}: " in out and words in out, out
+
+
+def test_validate_networks_cabling_needs_a_networks_spec(superpod, tmp_path):
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("name: plain\ngpus: 1016\nhb_domain: 8\nradix: 64\ncatalog: ndr-400g\n")
+    code, out = _validate(superpod / "rail-optimized" / "networks-cabling.csv", "--spec", str(plain))
+    assert code == 2 and "has no networks: section" in out
+
+
+def test_diff_of_a_storage_cable_on_a_compute_leaf_is_an_error(superpod, tmp_path):
+    """The networks' checks run on the as-built wiring: the moved cable breaks the design, and the deviation says why."""
+    path = _edit(superpod, tmp_path / "asbuilt.csv", _storage_on_compute)
+    code, res = _diff(superpod / "rail-optimized", path)
+    assert code == 1
+    assert [(d["kind"], d["severity"]) for d in res["deviations"]] == [("wrong-device", "error")]
+    assert any("networks.separate" in b for b in res["deviations"][0]["because"])
+    assert res["design_check"]["scope"] == "storage, in-band and OOB networks" and res["design_check"]["errors"] == 1
+    code, res = _diff(superpod / "rail-optimized", superpod / "rail-optimized" / "networks-cabling.csv")
+    assert code == 0 and res["design_check"]["valid"]

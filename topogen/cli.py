@@ -29,6 +29,8 @@ from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
 from topogen.fabric.naming import ISL_LINK
+from topogen.asbuilt import networks as asbuilt_networks
+from topogen.checks.networks import NETWORK_CHECK_IDS
 from topogen.checks.networks import render as render_network_findings
 from topogen.exports.summary import network_lines
 from topogen.search import executor as search_executor
@@ -448,6 +450,7 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
     Without --spec, a wiring file is checked against the spec it names
     (topology.json embeds it; a cabling.csv in out/<name>/<arch>/ takes the
     spec from that build's summary.json, the architecture from its directory).
+    A networks-cabling.csv gets the storage, in-band and OOB networks' checks.
     Exit status: 0 valid, 1 errors found, 2 bad input.
     """
     notes: list[str] = []
@@ -462,7 +465,14 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
             arch_flag, kwargs["arch"] = kwargs["arch"], None  # picks the file's architecture; the spec stays as written
             raw = wiring.read(Path(spec))
             s = _wiring_spec(raw, spec_opt, kwargs)
-            w = wiring.to_fabric(raw, s, wiring.choose_arch(raw, arch_flag, s))
+            arch = wiring.choose_arch(raw, arch_flag, s)
+            if asbuilt_networks.is_networks_csv(Path(spec)):  # storage, in-band and OOB cables: the networks' checks on them
+                if out is not None:
+                    raise InputError([Problem("--out", f"{Path(spec).name} holds the storage, in-band and OOB networks; --out writes the compute fabric's validation.json", "drop --out (the findings are printed), or validate the build's cabling.csv")])
+                found, read_cables = asbuilt_networks.validate_file(Path(spec), s, arch)
+                click.echo(render_network_findings(arch, found, NETWORK_CHECK_IDS, f"storage, in-band and OOB networks as built ({read_cables:,} cables read from {spec})"))
+                sys.exit(1 if any(f.severity == "error" for f in found) else 0)
+            w = wiring.to_fabric(raw, s, arch)
             reports = [checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=w.source, expected=w.expected)]
         else:
             if spec is not None and spec_opt is not None:

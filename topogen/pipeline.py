@@ -144,8 +144,9 @@ def _build_networks(ctx: BuildContext, job: Spec) -> None:
     per_rack = max(1, lay.gpus_per_rack // spec.gpus_per_node)
     for arch, f in ctx.fabrics.items():
         fabric_racks = sum(1 for k in ctx.layouts[arch].racks.kind if k != "compute")
-        plan = network_bom.plan_for(spec, ctx.catalog, len(f.switches), per_rack, lay.switches_per_rack, ctx.storage_required["aggregate_GBps"], fabric_racks)
+        plan = network_bom.plan_for(spec, ctx.catalog, len(f.switches), per_rack, lay.switches_per_rack, ctx.storage_required["aggregate_GBps"], fabric_racks, ctx.storage_required["per_node_GBps"], f)
         ctx.networks[arch], ctx.network_layouts[arch] = wire_and_place(plan, ctx.layouts[arch])
+        ctx.networks[arch].compute_names = [s.name for s in f.switches]  # findings name the compute switches as cabling.csv does
         ctx.network_findings[arch] = validate_networks(ctx.networks[arch], ctx.storage_required)
         ctx.network_boms[arch] = network_bom.network_bom(ctx.networks[arch], ctx.catalog, ctx.network_layouts[arch].length_m, lay.outside_run_m)
         ctx.network_addresses[arch] = netaddr.plan(ctx.networks[arch], spec.addressing, arch)  # a pool too small: InputError (exit 2)

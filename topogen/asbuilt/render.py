@@ -61,7 +61,11 @@ def render(cmp: Comparison, locate: Locate = None) -> str:
         for b in d.because[:3]:
             lines.append(f"          breaks:  {printable(b)}")
     if cmp.report is not None:
-        lines.append("design checks on the as-built wiring: " + summary_line(cmp.report.key_figures()))
+        fig = cmp.report.key_figures()
+        if "scope" in fig:  # the storage, in-band and OOB networks' checks (topogen.checks.networks)
+            lines.append(f"checks of the {fig['scope']} on the as-built wiring: {'valid' if fig['valid'] else 'INVALID'} ({fig['errors']:,} error(s)) over {fig['cables']:,} cables")
+        else:
+            lines.append("design checks on the as-built wiring: " + summary_line(fig))
         blamed = {b for d in cmp.deviations for b in d.because}
         rest = [x for x in cmp.report.findings if x.severity == "error" and f"{x.check}: {x.message}" not in blamed]
         for x in rest[:10]:

@@ -190,6 +190,25 @@ def _order(nets) -> list[str]:
     return sorted(nets, key=lambda x: (list(NETWORK_TITLES).index(x) if x in NETWORK_TITLES else 9, x))
 
 
+def network_of(plan: Plan):
+    """A function giving a found cable's ``(network, own cable)``: the network of the planned cable at its ends, else of the switch it reaches."""
+    tags = plan.networks or {}
+    homes = plan.homes or {}
+    by_end: dict[End, str] = {e: net for key, net in tags.items() for e in key}
+
+    def network(c: Cable) -> tuple[str | None, bool]:
+        net = tags.get(c.key()) or by_end.get(c.a) or by_end.get(c.z)
+        if net is None:
+            for e in (c.a, c.z):
+                net = net or homes.get(e.device)
+        if net is None:
+            return None, False
+        own = all(homes.get(e.device, net) == net for e in (c.a, c.z))
+        return net, own
+
+    return network
+
+
 def network_scope(plan: Plan, found: Found) -> tuple[Found, Found, set[str], list[str]]:
     """The networks ``found`` covers: the plan's and the found cables of those networks, the networks, and notes.
 
@@ -201,20 +220,7 @@ def network_scope(plan: Plan, found: Found) -> tuple[Found, Found, set[str], lis
     cables of networks not covered are left out of the comparison, and said so.
     """
     tags = plan.networks or {}
-    homes = plan.homes or {}
-    by_end: dict[End, str] = {e: net for key, net in tags.items() for e in key}
-
-    def network(c: Cable) -> tuple[str | None, bool]:
-        """(network, own cable) of a found cable."""
-        net = tags.get(c.key()) or by_end.get(c.a) or by_end.get(c.z)
-        if net is None:
-            for e in (c.a, c.z):
-                net = net or homes.get(e.device)
-        if net is None:
-            return None, False
-        own = all(homes.get(e.device, net) == net for e in (c.a, c.z))
-        return net, own
-
+    network = network_of(plan)
     nets = [network(c) for c in found.cables]
     touched = {net for net, own in nets if own}
     if not touched:
@@ -324,7 +330,12 @@ def diff(plan: Plan, found: Found, names: identity.Names | None = None, adapter_
     cmp.matched = matched
     cmp.notes = matched.notes + scope_notes + cmp.notes
     if touched != {"compute"}:
-        cmp.notes.append(f"design checks skipped: they check the compute fabric, and the as-built input covers {' and '.join(NETWORK_TITLES.get(k, k) for k in _order(touched))} (topogen build validates the other networks' plan)")
+        if plan.spec is None or plan.arch is None or plan.spec.networks is None:
+            cmp.notes.append("networks' checks skipped: the plan's spec is unknown (give --spec, or the plan's build directory)")
+            return cmp
+        _check_networks(plan, found, touched, cmp)
+        if "compute" in touched:
+            cmp.notes.append("design checks of the compute fabric skipped: the as-built input also covers other networks (give the compute fabric's discovery output alone to check it)")
         return cmp
     if plan.spec is None or plan.arch is None:
         cmp.notes.append("design checks skipped: the plan's spec is unknown (give --spec, or the plan's build directory)")
@@ -337,3 +348,33 @@ def diff(plan: Plan, found: Found, names: identity.Names | None = None, adapter_
     report = checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=" + ".join(found.sources))
     attribute(cmp, report, ids)
     return cmp
+
+
+def _check_networks(plan: Plan, found: Found, touched: set[str], cmp: Comparison) -> None:
+    """The networks' checks on the as-built storage, in-band and OOB wiring: the found cables of the networks covered, the plan's of the others.
+
+    A deviation whose found cable (or port) a finding names becomes an error, as the
+    compute fabric's design checks make it (:func:`~topogen.asbuilt.diff.attribute`).
+    """
+    from topogen.asbuilt import networks as asbuilt_networks
+
+    network = network_of(plan)
+    tags = plan.networks or {}
+    cables = [c for c in found.cables if network(c)[0] not in (None, "compute")]
+    cables += [c for c in plan.found.cables if tags.get(c.key(), "compute") not in touched | {"compute"}]  # networks not covered: as planned
+    planned, required = asbuilt_networks.planned(plan.spec, plan.arch)
+    built, ids, bad = asbuilt_networks.as_built(planned, cables)
+    findings = bad + asbuilt_networks.check(planned, built, required)
+    attribute(cmp, NetworkReport(findings, len(cables)), ids)
+
+
+@dataclass
+class NetworkReport:
+    """The networks' findings on the as-built wiring, shaped as the design checks' report the diff renders."""
+
+    findings: list
+    cables: int
+
+    def key_figures(self) -> dict:
+        errors = sum(1 for f in self.findings if f.severity == "error")
+        return {"scope": "storage, in-band and OOB networks", "valid": not errors, "errors": errors, "warnings": sum(1 for f in self.findings if f.severity == "warning"), "cables": self.cables}

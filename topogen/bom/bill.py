@@ -318,7 +318,7 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
                     qty = _per_device(np.concatenate([a[on], z[on]]) - n, t.ports_per_module)
                 lines.append(_tx_line(t, tier, link, end, qty))
         cab = lm.cable[: len(L)][sel]
-        of_tier = bo.cable[L.tier[bo.first_link] == tier] if len(bo) else bo.cable
+        of_tier = bo.cable[_harness_tier(bo, L) == tier]
         for ci in sorted(set(np.unique(cab[cab >= 0]).tolist()) | set(np.unique(of_tier).tolist()), key=lambda i: (lm.cables[i].length_m, lm.cables[i].sku)):
             c = lm.cables[ci]
             # a breakout cable carries several legs of one cage: count cables (each its longest leg's SKU), not links
@@ -326,16 +326,27 @@ def compile_bom(fabric: Fabric, catalog: Catalog, lay=None) -> Bom:
             if qty:
                 lines.append(BomLine("cable", c.sku, c.description, tier, link, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
         if tier == 1 and len(fabric.isls):
-            lines += _isl_lines(fabric, lm)
+            lines += _isl_lines(fabric, lm, bo)
 
     return Bom(fabric.arch, catalog.name, catalog.sha256, n, fabric.tiers, leaf_sw.sku, lm.per_tier(L.tier), tuple(lines), lm, tuple(lm.notes), bo, port_budget(fabric), len(fabric.isls))
 
 
-def _isl_lines(fabric: Fabric, lm) -> list[BomLine]:
+def _harness_tier(bo, L) -> np.ndarray:
+    """Link tier of each breakout harness (its legs share one); 0 for a harness of a leaf pair's ISLs (rows past the links)."""
+    if not len(bo):
+        return np.zeros(0, np.int64)
+    rows = bo.first_link
+    is_link = rows < len(L)
+    return np.where(is_link, L.tier[np.where(is_link, rows, 0)], 0)
+
+
+def _isl_lines(fabric: Fabric, lm, bo) -> list[BomLine]:
     """A leaf pair's ISLs (link ``leaf-leaf``, tier 1): a transceiver at both leaf ends and one cable each, per SKU.
 
     Priced as any switch-to-switch link (:func:`topogen.bom.media.assign`); the ISL
     ports of a leaf are contiguous (after its GPU ports), so its modules round up per leaf.
+    ISLs slower than the switch's cages (200G ports of an 800G leaf) run on breakout
+    cables: a harness counts once, as for the links (``bo``, the fabric's breakouts).
     """
     I = fabric.isls
     rows = np.arange(len(fabric.links), fabric.cables)
@@ -345,9 +356,11 @@ def _isl_lines(fabric: Fabric, lm) -> list[BomLine]:
     for t in _distinct(lm.media[i].transceiver for i in np.unique(idx).tolist()):
         on = np.isin(idx, [i for i, m in enumerate(lm.media) if m.transceiver == t])
         lines.append(_tx_line(t, 1, ISL_LINK, "switch", _per_device(ends[np.concatenate([on, on])], t.ports_per_module)))
+    of_isl = bo.cable[_harness_tier(bo, fabric.links) == 0]
     for ci in sorted(np.unique(cab[cab >= 0]).tolist(), key=lambda i: (lm.cables[i].length_m, lm.cables[i].sku)):
         c = lm.cables[ci]
-        lines.append(BomLine("cable", c.sku, c.description, 1, ISL_LINK, "", int((cab == ci).sum()), c.price_usd, c.power_w, c.price_source, c.power_source))
+        qty = int((of_isl == ci).sum()) if c.links_per_cable > 1 else int((cab == ci).sum())
+        lines.append(BomLine("cable", c.sku, c.description, 1, ISL_LINK, "", qty, c.price_usd, c.power_w, c.price_source, c.power_source))
     return lines
 
 

@@ -105,6 +105,7 @@ SWITCH_FIELDS: tuple[Field, ...] = (
     INTERFACE_TYPE,
     MANUFACTURER,
     Field("role", "choice", "compute: it may serve the GPU fabric; management: only the storage, in-band and OOB networks (never picked for the compute fabric or a search).", default="compute", choices=("compute", "management")),
+    Field("uplink_ports", "int", "Fixed uplink ports beside the ports of its port modes (SN2201: 4 x 100G QSFP28 beside its 48 x 1G); an OOB switch's uplinks use them, and no more can be cabled.", default_doc="not stated: an OOB switch's uplinks are then assumed to be ports of their own, and the build says so", minimum=1, example=4),
     Field("nos", "choice-list", "Network operating systems it runs: sonic, cumulus, eos (Ethernet; topogen writes SONiC config_db.json for sonic, NVUE and NVIDIA Air files for cumulus, frr.conf for any), mlnx-os (an InfiniBand switch's own OS: subnet-manager files only). An empty list: none that topogen configures.", default_doc="every Ethernet format for an Ethernet or unstated switch, none for an infiniband-* interface_type", choices=NOS_CHOICES, example=["sonic", "cumulus"]),
     *SOURCES,
 )
@@ -222,6 +223,7 @@ class SwitchSku:
     interface_type: str = ""  # NetBox interface type of its ports (e.g. infiniband-ndr); "" = from the speed
     manufacturer: str = ""
     role: str = "compute"  # "management": only the other networks take it (never the compute fabric)
+    uplink_ports: int = 0  # fixed uplink ports beside the port modes' ports (0: not stated)
     nos: tuple[str, ...] | None = None  # network operating systems it runs; None: not stated
 
     @property
@@ -563,6 +565,7 @@ _INT_EXAMPLES = {
     "ports_per_module": "e.g. 1, or 2 for a twin-port module",
     "links_per_cable": "e.g. 1, or 2 for a breakout cable with two legs",
     "ports": "e.g. 1, or 2 for a dual-port NIC",
+    "uplink_ports": "e.g. 4 (an SN2201's 4 x 100G QSFP28 uplinks)",
 }
 
 class _Reader:
@@ -732,10 +735,11 @@ def _switch(r: _Reader, d: dict | None, path: str) -> SwitchSku | None:
     role = d.get("role", "compute")
     if role not in ("compute", "management"):
         r.add(_join(path, "role"), f"unknown switch role {show(role)}", "valid roles: compute (the GPU fabric may use it), management (only the storage, in-band and OOB networks)")
+    uplinks = r.integer(d, "uplink_ports", path, default=0)
     nos = _nos(r, d, path)
     if len(r.problems) > n0:
         return None
-    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src, itype, maker, role, nos)  # type: ignore[arg-type]
+    return SwitchSku(sku, description, tuple(modes), price, per_port, power, *src, itype, maker, role, uplinks or 0, nos)  # type: ignore[arg-type]
 
 
 def _nos(r: _Reader, d: dict, path: str) -> tuple[str, ...] | None:

@@ -66,8 +66,14 @@ def _sku(hw: Catalog, ref: str | None, speed: int, field: str, what: str) -> tup
     raise InputError([Problem(field, f"no switch of catalog {hw.label} carries {speed}G ports, the {what} port speed", f"the catalog offers {hw.supply(management=True)}; add a switch or name one with {field}")])
 
 
-def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, switches_per_rack: int, aggregate_GBps: float | None, compute_switch_racks: int = -1) -> nw.NetworkPlan:
-    """The generators' inputs for ``spec`` (with a ``networks:`` section) and one compute fabric."""
+def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, switches_per_rack: int, aggregate_GBps: float | None, compute_switch_racks: int = -1, per_node_GBps: float | None = None, compute=None) -> nw.NetworkPlan:
+    """The generators' inputs for ``spec`` (with a ``networks:`` section) and one compute fabric.
+
+    Target ports not given are sized from the required bandwidth: the aggregate at the
+    target speed, or, with ``per_node_GBps`` alone, every node at that rate at once.
+    With ``inband.collapsed_core`` and ``compute`` (the architecture's compute fabric, a
+    leaf pair) the in-band leaves are the compute pair when the ports fit (:func:`_collapse`).
+    """
     n = spec.networks
     st = n.storage
     skus: list[str] = ["", "", ""]
@@ -77,14 +83,80 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
         skus[0] = sw.sku
     sw, radix[1], _ = _sku(hw, n.inband.switch, n.inband_ports.speed, "networks.inband.switch", "node in-band")
     skus[1] = sw.sku
+    mgmt: dict[str, Any] = {}
+    if n.inband.management_switch is not None and n.management_servers and n.inband.management_ports:
+        msw, mradix, _ = _sku(hw, n.inband.management_switch, n.inband.management_speed or n.inband_ports.speed, "networks.inband.management_switch", "management servers' in-band")
+        if msw.uplink_ports and n.inband.management_uplinks > msw.uplink_ports:
+            raise InputError([Problem("networks.inband.management_uplinks", f"{n.inband.management_uplinks} uplinks per management leaf, but the {msw.sku} has {msw.uplink_ports} uplink ports beside its {mradix} access ports (catalog {hw.label})", f"management_uplinks: at most {msw.uplink_ports}")])
+        mgmt = {"mgmt_radix": mradix, "mgmt_sku": msw.sku}
     sw, radix[2], _ = _sku(hw, n.oob.switch, n.bmc_ports.speed, "networks.oob.switch", "BMC")
     skus[2] = sw.sku
+    if sw.uplink_ports and n.oob.uplinks > sw.uplink_ports:
+        raise InputError([Problem("networks.oob.uplinks", f"{n.oob.uplinks} uplinks per OOB switch, but the {sw.sku} has {sw.uplink_ports} uplink ports beside its {radix[2]} access ports (catalog {hw.label})", f"oob.uplinks: at most {sw.uplink_ports}, or an OOB switch with more uplink ports (networks.oob.switch)")])
     tspeed = st.target_speed or n.storage_ports.speed
     targets = st.target_ports
+    sized = ""
     if targets is None and st.design != "none":
-        targets = ceil(aggregate_GBps * 8 / tspeed) if aggregate_GBps else 0
+        if aggregate_GBps:
+            targets, sized = ceil(aggregate_GBps * 8 / tspeed), f"{aggregate_GBps:,.0f} GB/s required in all"
+        elif per_node_GBps:
+            targets, sized = ceil(per_node_GBps * spec.nodes * 8 / tspeed), f"{per_node_GBps:g} GB/s per node x {spec.nodes:,} nodes at once"
+        else:
+            targets = 0
+        if sized:
+            sized = f"storage: {targets:,} target ports of {tspeed}G sized from {sized} (networks.storage.target_ports not given)"
     su = n.scalable_unit or spec.scalable_unit or 0
-    return nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks)  # type: ignore[arg-type]
+    plan = nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports, target_ports_from=sized, **mgmt)  # type: ignore[arg-type]
+    if n.inband.collapsed_core:
+        plan = _collapse(plan, spec, hw, compute)
+    return plan
+
+
+def names_of(compute) -> str:
+    """``leaf-a/leaf-b``: the compute leaf pair a collapsed core would be."""
+    return "/".join(s.name for s in compute.switches[:2])
+
+
+def _collapse(plan: nw.NetworkPlan, spec, hw: Catalog, compute) -> nw.NetworkPlan:
+    """The Enterprise RA's collapsed core: the in-band leaves on the compute leaf pair's free cages, when everything fits.
+
+    Port arithmetic on the one switch model: the compute pair's leaf uses ``ceil(top port /
+    ports per cage)`` cages at the GPU speed (its GPU, inter-switch and reserved ports);
+    the in-band units, the customer uplinks and the OOB uplinks then need one
+    port per unit at the in-band speed, ``ports per cage`` of them to a cage, on the rest.
+    Fits: the pair is the in-band leaf pair. Does not: the plan keeps a converged pair of
+    its own (the RA's CSL beside its GSL), and the build says why in an assumption.
+    """
+    from dataclasses import replace
+
+    field = "networks.inband.collapsed_core"
+    if compute is None or spec.design != "leaf-pair" or len(compute.switches) < 2:
+        raise InputError([Problem(field, f"a collapsed core puts the converged ports on the compute fabric's leaf pair, but the compute fabric is design: {spec.design}", "design: leaf-pair (the Enterprise RA single tier), or collapsed_core: false")])
+    leaf_sku, mode = hw.switch_at(spec, 1, compute.tiers)  # type: ignore[misc]
+    if leaf_sku.sku != plan.skus[1]:
+        raise InputError([Problem(field, f"a collapsed core is one switch model, but the compute leaves are {leaf_sku.sku} and the in-band switch {plan.skus[1]}", f"networks.inband.switch: {leaf_sku.sku}, or collapsed_core: false")])
+    _, ib_radix, ib_per_cage = _sku(hw, plan.skus[1], plan.net.inband_ports.speed, "networks.inband.switch", "node in-band")
+    cages = int(mode.radix) // mode.per_cage
+    top = 0
+    for t in (compute.links, compute.isls):
+        for dev, port in ((t.z_dev, t.z_port), (t.a_dev, t.a_port)):
+            on = (dev == compute.gpus) | (dev == compute.gpus + 1)
+            if on.any():
+                top = max(top, int(port[on].max()))
+    for sw_i, _first, last in compute.reserved:
+        if sw_i in (0, 1):
+            top = max(top, last)
+    used = -(-top // mode.per_cage)
+    if used >= cages or ib_radix // ib_per_cage != cages:  # no cage left (or the modes disagree on the cages): a pair of its own
+        return replace(plan, collapsed_note=f"inband: the compute ports take {used} of {names_of(compute)}'s {cages} cages: a converged leaf pair of its own (the collapsed core splits)")
+    names = tuple(s.name for s in compute.switches[:2])
+    trial = replace(plan, collapsed=(0, 1), collapsed_names=names, inband_reserved=used * ib_per_cage, inband_per_cage=ib_per_cage)
+    try:
+        nw.solve(trial)
+    except InputError:
+        note = f"inband: the converged ports do not fit beside the compute ports on {names_of(compute)} ({used} of {cages} cages taken at {spec.speed_at(1)}G): a converged leaf pair of its own (the collapsed core splits)"
+        return replace(plan, collapsed_note=note)
+    return trial
 
 
 ACCESS, TRUNK = 1, 2  # the media rules' link tiers the networks' cables match (gpu-leaf-like, leaf-spine-like)
@@ -223,7 +295,8 @@ def network_bom(n: nw.Networks, hw: Catalog, length_m: np.ndarray | None = None,
         lines: list[BomLine] = []
         counted: dict[tuple[str, str], int] = {}
         for s in sws:
-            counted[(s.sku, s.role)] = counted.get((s.sku, s.role), 0) + 1
+            if s.compute < 0:  # a collapsed core's leaf is the compute fabric's box, in its BOM
+                counted[(s.sku, s.role)] = counted.get((s.sku, s.role), 0) + 1
         for (sku, role), q in counted.items():
             sw = by_sku[sku]
             radix = next(s.radix for s in sws if s.sku == sku)
@@ -386,7 +459,7 @@ def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: 
     role = int(c.role[i])
 
     def end(kind, idx, port) -> str:
-        return f"{n.device_name(int(kind), int(idx))}:{n.port_name(int(kind), int(port), k, role)}"
+        return f"{n.device_name(int(kind), int(idx))}:{n.port_name(int(kind), int(port), k, role, int(idx) if kind == nw.SWITCH else -1)}"
 
     reach, rule = cat.longest_reach(hw, tier, sw, speed)
     what = f"{nw.NETWORK_NAMES[k]} {nw.ROLE_NAMES[role]}"

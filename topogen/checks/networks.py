@@ -4,13 +4,20 @@
 one check id per rule in :data:`NETWORK_CHECK_IDS`:
 
 * ``networks.separate``: no cable joins two networks, except the declared OOB uplinks
-  (an OOB switch to an in-band leaf);
+  (an OOB switch to an in-band leaf) and the compute switches' management ports; a cable of
+  these networks on a compute-fabric port (a storage cable on a compute leaf) is one;
 * ``networks.node-ports``: every node port of every network is cabled, once, to its network;
 * ``networks.port-reuse``: no switch port carries two cables, and none is past the radix;
 * ``networks.bond``: the two ports of a bonded pair land on the two leaves of one pair;
 * ``networks.storage-node``: each node's storage ports carry the required GB/s;
 * ``networks.storage-bisection``: the targets' ports and the leaves' uplinks towards them
-  carry every node's share at once; a shortfall names the figure needed.
+  carry every node's share at once; a shortfall names the figure needed;
+* ``networks.as-built`` (as built only, :mod:`topogen.asbuilt.networks`): each network
+  holds the design's cables of each role, and every row names a device and port of it.
+
+A finding about one cable names it (``cables``: its 1-based row in ``networks-cabling.csv``,
+the order of :attr:`Networks.cables`) and its two ends (``ports``), so ``topogen diff`` can
+say which deviation breaks the design.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import numpy as np
 from topogen.checks.findings import Finding
 from topogen.fabric import networks as nw
 
-NETWORK_CHECK_IDS = ("networks.separate", "networks.node-ports", "networks.port-reuse", "networks.bond", "networks.storage-node", "networks.storage-bisection")
+NETWORK_CHECK_IDS = ("networks.separate", "networks.node-ports", "networks.port-reuse", "networks.bond", "networks.storage-node", "networks.storage-bisection", "networks.as-built")
 
 
 def validate_networks(n: nw.Networks, required: "dict[str, float | None] | None" = None) -> list[Finding]:
@@ -36,6 +43,13 @@ def validate_networks(n: nw.Networks, required: "dict[str, float | None] | None"
     return out
 
 
+def cable_ends(n: nw.Networks, i: int) -> tuple[str, str]:
+    """``device:port`` of both ends of cable ``i``, named as ``networks-cabling.csv`` names them."""
+    c = n.cables
+    net, role = int(c.net[i]), int(c.role[i])
+    return tuple(f"{n.device_name(int(k), int(x), n.compute_names)}:{n.port_name(int(k), int(pt), net, role, int(x) if k == nw.SWITCH else -1)}" for k, x, pt in ((c.a_kind[i], c.a_idx[i], c.a_port[i]), (c.z_kind[i], c.z_idx[i], c.z_port[i])))  # type: ignore[return-value]
+
+
 def _separate(n: nw.Networks, out: list[Finding]) -> None:
     c = n.cables
     net_of = np.fromiter((s.network for s in n.switches), np.int8, len(n.switches))
@@ -43,13 +57,17 @@ def _separate(n: nw.Networks, out: list[Finding]) -> None:
         kind, idx = getattr(c, f"{end}_kind"), getattr(c, f"{end}_idx")
         sw = kind == nw.SWITCH
         bad = sw & (net_of[np.where(sw, idx, 0)] != c.net)
+        fabric = kind == nw.FABRIC  # a compute switch: only its management port joins these networks
         if end == "a":
             bad &= c.role != nw.R_MPORT  # a switch's management port belongs to the OOB network
+            fabric &= ~((c.role == nw.R_MPORT) & (c.net == nw.OOB))
         else:
             bad &= c.role != nw.R_OOBUP  # the declared OOB uplinks end on in-band leaves
-        for i in np.flatnonzero(bad)[:20]:
-            s = n.switches[int(idx[i])]
-            out.append(Finding("networks.separate", "error", (s.name,), (), f"a {nw.NETWORK_NAMES[c.net[i]]} cable ends on {s.name} of the {nw.NETWORK_NAMES[s.network]} network", "only OOB uplinks may join two networks"))
+        for i in np.flatnonzero(bad | fabric)[:20].tolist():
+            ends = cable_ends(n, i)
+            where = n.device_name(int(kind[i]), int(idx[i]), n.compute_names)
+            other = "the compute fabric" if fabric[i] else f"the {nw.NETWORK_NAMES[n.switches[int(idx[i])].network]} network"
+            out.append(Finding("networks.separate", "error", (where,), ends, f"a {nw.NETWORK_NAMES[c.net[i]]} cable ({ends[0]} -- {ends[1]}) ends on {where} of {other}", "only OOB uplinks (and switches' management ports) may join two networks", (i + 1,)))
 
 
 def _node_ports(n: nw.Networks, out: list[Finding]) -> None:
@@ -77,15 +95,18 @@ def _port_reuse(n: nw.Networks, out: list[Finding]) -> None:
     ends = [(c.a_idx[data], c.a_port[data]), (c.z_idx[c.z_kind == nw.SWITCH], c.z_port[c.z_kind == nw.SWITCH])]
     sw = np.concatenate([e[0] for e in ends])
     port = np.concatenate([e[1] for e in ends]).astype(np.int64)
-    extra = np.where(np.fromiter((s.network == nw.OOB for s in n.switches), bool, len(n.switches)), n.plan.net.oob.uplinks, 0)
+    extra = np.fromiter((n.plan.oob_uplink_ports or n.plan.net.oob.uplinks if s.network == nw.OOB else n.plan.net.inband.management_uplinks if s.role == "management-leaf" else 0 for s in n.switches), np.int64, len(n.switches))  # an OOB switch's (or management leaf's) uplink ports follow its access ports
     over = (port < 1) | (port > radix[sw] + extra[sw])
+    rows = np.concatenate([np.flatnonzero(data), np.flatnonzero(c.z_kind == nw.SWITCH)])  # the cable of each end
     for i in np.flatnonzero(over)[:20]:
-        out.append(Finding("networks.port-reuse", "error", (n.switches[int(sw[i])].name,), (f"{n.switches[int(sw[i])].name}:p{int(port[i])}",), f"port p{int(port[i])} is past the switch's {int(radix[sw[i]])} ports", "renumber the cable"))
+        out.append(Finding("networks.port-reuse", "error", (n.switches[int(sw[i])].name,), (f"{n.switches[int(sw[i])].name}:p{int(port[i])}",), f"port p{int(port[i])} of {n.switches[int(sw[i])].name} is past the switch's {int(radix[sw[i]] + extra[sw[i]])} ports", "renumber the cable", (int(rows[i]) + 1,)))
     key = sw * 1_000_000 + port
-    uniq, cnt = np.unique(key, return_counts=True)
-    for k in uniq[cnt > 1][:20]:
-        s = n.switches[int(k // 1_000_000)]
-        out.append(Finding("networks.port-reuse", "error", (s.name,), (f"{s.name}:p{int(k % 1_000_000)}",), f"{s.name} port p{int(k % 1_000_000)} carries {int(cnt[uniq == k][0])} cables", "one cable per port"))
+    uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    for j in np.flatnonzero(cnt > 1)[:20].tolist():
+        k = int(uniq[j])
+        s = n.switches[k // 1_000_000]
+        ids = tuple(int(r) + 1 for r in np.sort(rows[inv.ravel() == j]).tolist())
+        out.append(Finding("networks.port-reuse", "error", (s.name,), (f"{s.name}:p{k % 1_000_000}",), f"{s.name} port p{k % 1_000_000} carries {int(cnt[j])} cables", "one cable per port", ids))
 
 
 def _bonds(n: nw.Networks, out: list[Finding]) -> None:
@@ -131,16 +152,20 @@ def _bandwidth(n: nw.Networks, required: dict, out: list[Finding]) -> None:
         a_role = roles[c.a_idx[up]]
         node_up = float(c.speed[up][a_role == "leaf"].sum()) / 8
         tgt_up = float(c.speed[up][a_role == "target-leaf"].sum()) / 8
-        figures += [("the node leaves' uplinks", node_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} node-leaf uplinks of {sp.speed}G: lower networks.storage.node_oversubscription"),
-                    ("the target leaves' uplinks", tgt_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} target-leaf uplinks: lower networks.storage.target_oversubscription or give more target_ports")]
+        figures += [("the node leaves' uplinks", node_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} node-leaf uplinks of {sp.speed}G: lower networks.storage.node_oversubscription")]
+        if p.net.storage.target_leaves != "node_leaves":  # targets on the node leaves: their traffic crosses the same uplinks, counted above
+            figures.append(("the target leaves' uplinks", tgt_up, lambda short: f"needs {ceil(aggregate * 8 / sp.speed)} target-leaf uplinks: lower networks.storage.target_oversubscription or give more target_ports"))
     for what, have, hint in figures:
         if have < aggregate:
             out.append(Finding("networks.storage-bisection", "error", (), (), f"{what} carry {have:,.0f} GB/s towards the storage targets, below the {aggregate:,.0f} GB/s required", hint(aggregate - have)))
 
 
-def render(arch: str, findings: list[Finding]) -> str:
+BUILT_CHECK_IDS = NETWORK_CHECK_IDS[:-1]  # what a build's own wiring is checked for (as-built compares a file with the design)
+
+
+def render(arch: str, findings: list[Finding], checks: tuple[str, ...] = BUILT_CHECK_IDS, what: str = "storage, in-band and OOB networks") -> str:
     """The findings of ``arch``'s other networks as ``topogen validate`` prints them."""
     errors = sum(1 for f in findings if f.severity == "error")
-    lines = [f"{arch}: storage, in-band and OOB networks: {'valid' if not errors else f'{errors} error(s)'} ({', '.join(NETWORK_CHECK_IDS)})"]
+    lines = [f"{arch}: {what}: {'valid' if not errors else f'{errors} error(s)'} ({', '.join(checks)})"]
     lines += [f"  {f.severity:7s} {f.check}: {f.message}" + (f" ({f.hint})" if f.hint else "") for f in findings]
     return "\n".join(lines)

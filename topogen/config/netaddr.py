@@ -137,7 +137,7 @@ def _slot(hosts: int, reserved: int) -> int:
 
 def _inband(n: nw.Networks) -> tuple[list[tuple[int, ...]], np.ndarray, dict[str, np.ndarray]]:
     """In-band subnets' switches, each leaf's subnet, and the host units in wiring order (first cable of each)."""
-    leaves = [i for i, s in enumerate(n.switches) if s.network == nw.INBAND and s.role == "leaf"]
+    leaves = [i for i, s in enumerate(n.switches) if s.network == nw.INBAND and s.role in ("leaf", "management-leaf")]  # a management leaf: a subnet of its own
     bonded = n.plan.net.inband_ports.bonded
     groups: dict[int, list[int]] = {}
     for i in leaves:

@@ -43,21 +43,21 @@ class NetworkView:
             dev[m], role[m] = self.names[int(k)][idx[m]], self.roles[int(k)][idx[m]]
         return dev, role
 
-    def _ports(self, kind: np.ndarray, port: np.ndarray) -> list[str]:
+    def _ports(self, kind: np.ndarray, idx: np.ndarray, port: np.ndarray) -> list[str]:
         c = self.n.cables
-        return [self.n.port_name(k, p, net, r) for k, p, net, r in zip(kind.tolist(), port.tolist(), c.net.tolist(), c.role.tolist())]
+        return [self.n.port_name(k, p, net, r, i if k == nw.SWITCH else -1) for k, i, p, net, r in zip(kind.tolist(), idx.tolist(), port.tolist(), c.net.tolist(), c.role.tolist())]
 
     @cached_property
     def a(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """``(device, role, port)`` of every cable's ``a`` end."""
         c = self.n.cables
-        return (*self._ends(c.a_kind, c.a_idx), self._ports(c.a_kind, c.a_port))
+        return (*self._ends(c.a_kind, c.a_idx), self._ports(c.a_kind, c.a_idx, c.a_port))
 
     @cached_property
     def z(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """``(device, role, port)`` of every cable's ``z`` end."""
         c = self.n.cables
-        return (*self._ends(c.z_kind, c.z_idx), self._ports(c.z_kind, c.z_port))
+        return (*self._ends(c.z_kind, c.z_idx), self._ports(c.z_kind, c.z_idx, c.z_port))
 
     # --- the graph view (topology.json, GraphML) ------------------------------------------
 
@@ -73,11 +73,13 @@ class NetworkView:
         n = self.n
         out: list[tuple[str, dict]] = [(x, {"role": "node", "network": "host"}) for x in self.names[nw.NODE].tolist()]
         for s in n.switches:
+            if s.compute >= 0:  # a collapsed core's leaf is a compute switch: in the compute graph
+                continue
             out.append((s.name, {"role": f"{nw.NETWORK_NAMES[s.network]}-{s.role}", "network": nw.NETWORK_NAMES[s.network], "radix": s.radix, "group": s.group}))
-        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
+        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.RACKDEV: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
         c = n.cables
         for kind, net in homes.items():
-            count = n.endpoints[nw.KIND_NAMES[kind]] if kind in (nw.MGMT, nw.UFM, nw.PDU) else int(bool((c.a_kind == kind).any() or (c.z_kind == kind).any()))
+            count = n.endpoints[nw.KIND_NAMES[kind]] if kind in (nw.MGMT, nw.UFM, nw.PDU, nw.RACKDEV) else int(bool((c.a_kind == kind).any() or (c.z_kind == kind).any()))
             out += [(x, {"role": nw.KIND_NAMES[kind], "network": net}) for x in self.names[kind].tolist()[:count]]
         return out
 
@@ -114,13 +116,13 @@ class NetworkView:
         sw_box = [f"{nw.NETWORK_NAMES[s.network]}-{s.role}" for s in n.switches]
         for s, b in zip(n.switches, sw_box):
             boxes[b] = (nw.NETWORK_NAMES[s.network], boxes.get(b, ("", 0))[1] + 1)
-        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
+        homes = {nw.MGMT: "host", nw.UFM: "host", nw.PDU: "oob", nw.RACKDEV: "oob", nw.TARGETS: "storage", nw.NFS: "inband", nw.CORE: "inband"}
         for kind, net in homes.items():
             count = n.endpoints[nw.KIND_NAMES[kind]]
             if kind in (nw.TARGETS, nw.NFS, nw.CORE):
                 count = int(count > 0)
             if count:
-                boxes[nw.KIND_NAMES[kind]] = (net, count if kind in (nw.MGMT, nw.UFM, nw.PDU) else n.endpoints[nw.KIND_NAMES[kind]])
+                boxes[nw.KIND_NAMES[kind]] = (net, count if kind in (nw.MGMT, nw.UFM, nw.PDU, nw.RACKDEV) else n.endpoints[nw.KIND_NAMES[kind]])
         acc: dict[tuple[str, str, str], tuple[int, set[int]]] = {}
 
         def add(key: tuple[str, str, str], count: int, speeds) -> None:

@@ -139,7 +139,8 @@ def networks_section(ctx) -> dict[str, Any]:
             "cluster_cost_usd": bom.money(compute.cost + other_cost) if compute is not None else None,
             "cluster_power_w": bom.money(compute.power_w + other_power) if compute is not None else None,
         }
-        out_arch["notes"] = [t for b in boms for t in b.notes()]
+        out_arch["assumptions"] = list(n.assumptions)  # where the spec or catalog is silent (also printed by build)
+        out_arch["notes"] = list(n.assumptions) + [t for b in boms for t in b.notes()]
         plan = (getattr(ctx, "network_addresses", None) or {}).get(arch)
         if plan is not None:
             out_arch["addresses"] = address_fields(plan, ctx.spec.addressing or ADDRESSING_DEFAULT)
@@ -164,7 +165,7 @@ def network_lines(section: dict[str, Any], arch: str) -> list[str]:
         roles = a["networks"][b["network"]]
         sw = " + ".join(f"{q:,} {r}" for r, q in roles["switches"].items())
         cables = ", ".join(f"{q:,} {r}" for r, q in roles["cables"].items())
-        skus = ", ".join(sorted({x["sku"] for x in b["switch_lines"]}))
+        skus = ", ".join(sorted({x["sku"] for x in b["switch_lines"]})) or "the compute fabric's boxes"  # a collapsed core's leaves
         cost = f", {usd(b['cost_usd'])} (switches {usd(b['switch_cost_usd'])}, optics {usd(b['transceiver_cost_usd'])}, cables {usd(b['cable_cost_usd'])}), {kw(b['power_w'])}"
         lines.append(f"{b['network']}: {plural(b['switches'], 'switch')} ({sw}; {skus}), {plural(b['cables'], 'cable')} ({cables}){cost}")
     t = a["totals"]
@@ -177,4 +178,5 @@ def network_lines(section: dict[str, Any], arch: str) -> list[str]:
         lines.append(f"cluster: {usd(t['cluster_cost_usd'])}, {kw(t['cluster_power_w'])} (compute fabric {usd(t['compute_cost_usd'])}, other networks {usd(t['other_cost_usd'])})")
     for f in a["findings"][:10]:
         lines.append(f"{f['severity']} {f['check']}: {f['message']}" + (f" ({f['hint']})" if f["hint"] else ""))
+    lines += [f"note: {t}" for t in a.get("assumptions", [])]
     return lines

@@ -40,6 +40,13 @@ In-band, leaf pairs and spines.
       spines; each spine has ``core_uplinks`` to the data-centre core. ``spines: 0`` is a
       single tier (the Enterprise RAs' converged leaf pair): the leaves' uplinks go to the
       core, and more than one pair is an input error.
+    * Collapsed core (``inband.collapsed_core``, NVIDIA's Enterprise RAs): while a compute
+      leaf pair's cages hold its GPU and inter-switch ports and the converged units together
+      (port arithmetic on the one switch model, cages split at each speed: SN5600 2 x 400G
+      or 4 x 200G), the in-band leaves are that pair (``NetworkPlan.collapsed``): no box of
+      their own, their ports on the cages after the compute ports' (``inband_reserved``),
+      named ``p<cage>s<sub>``, no ISLs of their own (the compute pair's join them). Else a
+      converged pair of its own (:func:`topogen.bom.networks.plan_for` decides).
 
 OOB, access switches per scalable unit.
     * Per SU (per node group with ``node_groups``): the BMCs of its nodes and the PDUs
@@ -73,8 +80,8 @@ from topogen.util.errors import InputError, Problem
 NETWORK_NAMES = ("storage", "inband", "oob")
 STORAGE, INBAND, OOB = range(3)
 # kinds of device at a cable end
-KIND_NAMES = ("node", "switch", "mgmt", "ufm", "targets", "nfs", "pdu", "dc-core", "compute-switch")
-NODE, SWITCH, MGMT, UFM, TARGETS, NFS, PDU, CORE, FABRIC = range(len(KIND_NAMES))
+KIND_NAMES = ("node", "switch", "mgmt", "ufm", "targets", "nfs", "pdu", "dc-core", "compute-switch", "rack-device")
+NODE, SWITCH, MGMT, UFM, TARGETS, NFS, PDU, CORE, FABRIC, RACKDEV = range(len(KIND_NAMES))  # rack-device: a rack-scale system's NVLink switch tray or power shelf
 # what a cable does (its role in its network)
 ROLE_NAMES = ("node", "leaf-spine", "target", "fabric-manager", "management-server", "nfs", "isl", "core-uplink", "management-port", "oob-uplink", "back-to-back", "node-storage", "spine-super")
 R_NODE, R_UP, R_TARGET, R_UFM, R_MGMT, R_NFS, R_ISL, R_CORE, R_MPORT, R_OOBUP, R_B2B, R_NSTOR, R_SUPER = range(len(ROLE_NAMES))
@@ -126,6 +133,15 @@ class NetworkPlan:
     oob_home: OobHomes | None = None  # the OOB group of each shared device (the layout's, in a large hall); None: the spare ports in order
     leaves_with_su: int = 0  # storage node leaves and in-band leaves standing with their nodes (not in the management racks); the layout decides
     inband_blocks: tuple[int, ...] = ()  # node groups on each block of in-band leaves, in order (several small SUs on one pair); () one group each
+    target_ports_from: str = ""  # how target_ports was sized when the spec did not give it (a note), "" when given
+    collapsed: tuple[int, ...] = ()  # compute switches (a leaf pair) the in-band leaves are (inband.collapsed_core, when the ports fit); () a pair of their own
+    collapsed_names: tuple[str, ...] = ()  # their names in the compute fabric
+    inband_reserved: int = 0  # ports of each collapsed leaf, at the in-band speed, that the compute fabric's cages take (its lowest)
+    inband_per_cage: int = 1  # in-band ports per cage of a collapsed leaf (named p<cage>s<sub>)
+    mgmt_radix: int = 0  # access ports of an in-band management leaf (inband.management_switch at management_speed); 0: no management leaves
+    mgmt_sku: str = ""
+    collapsed_note: str = ""  # why a collapsed core split into a converged pair of its own ("" when it did not)
+    oob_uplink_ports: int = 0  # the OOB switch's uplink ports beside its access ports (the catalog's uplink_ports; 0: not stated, oob.uplinks assumed)
     node_groups: tuple[int, ...] = ()  # nodes of each group (in node order) that has storage node leaves, in-band leaves and OOB switches of its own: an SU, or an SU's nodes in one row; () the SUs for storage and OOB, and in-band in node order. The layout sets it when the leaves stand with their nodes
 
 
@@ -141,6 +157,7 @@ class NetSwitch:
     sku: str
     group: int = -1  # the scalable unit (or node group) it serves; -1 for shared switches
     pair: int = -1
+    compute: int = -1  # the compute switch it is (a collapsed core's leaf: one box, counted and placed with the compute fabric); -1 its own box
 
 
 @dataclass(slots=True)
@@ -197,6 +214,9 @@ class Networks:
             each whose ports are numbered.
         racks: ``(compute racks, management racks)``.
         notes: plain-language statements about the choices made.
+        assumptions: what was assumed where the spec or the catalog says nothing
+            (target ports sized from a bandwidth, OOB uplink ports not stated); the
+            build prints them and ``summary.json`` lists them in the networks' notes.
     """
 
     plan: NetworkPlan
@@ -205,6 +225,8 @@ class Networks:
     endpoints: dict[str, int]
     racks: tuple[int, int]
     notes: list[str] = field(default_factory=list)
+    compute_names: list[str] | None = None  # the compute fabric's switch names (kind ``compute-switch``), when known
+    assumptions: list[str] = field(default_factory=list)  # what was assumed where the spec or catalog is silent (the build prints them)
 
     def switches_of(self, network: int) -> list[NetSwitch]:
         return [s for s in self.switches if s.network == network]
@@ -218,7 +240,8 @@ class Networks:
         for k, name in enumerate(NETWORK_NAMES):
             sw: dict[str, int] = {}
             for s in self.switches_of(k):
-                sw[s.role] = sw.get(s.role, 0) + 1
+                role = s.role if s.compute < 0 else "compute-leaf"  # a collapsed core's leaf: the compute fabric's box
+                sw[role] = sw.get(role, 0) + 1
             roles = np.bincount(self.cables.role[self.cables.net == k], minlength=len(ROLE_NAMES))
             out[name] = {"switches": sw, "cables": {ROLE_NAMES[r]: int(c) for r, c in enumerate(roles) if c}}
         return out
@@ -239,6 +262,8 @@ class Networks:
             return f"ufm-compute-{idx}" if idx < nc else f"ufm-storage-{idx - nc}"
         if kind == PDU:
             return self._pdu_name(idx)
+        if kind == RACKDEV:
+            return self._rack_device_name(idx)
         if kind == FABRIC:
             return compute_names[idx] if compute_names else f"compute-switch-{idx}"
         return KIND_NAMES[kind]  # targets, nfs, dc-core: one device each
@@ -252,8 +277,15 @@ class Networks:
             return [s.name for s in self.switches]
         if kind == FABRIC:
             return list(compute_names) if compute_names is not None else [f"compute-switch-{i}" for i in range(p.compute_switches)]
-        n = {MGMT: self.endpoints["mgmt"], UFM: self.endpoints["ufm"], PDU: self.endpoints["pdu"]}.get(kind, 1)
+        n = {MGMT: self.endpoints["mgmt"], UFM: self.endpoints["ufm"], PDU: self.endpoints["pdu"], RACKDEV: self.endpoints["rack-device"]}.get(kind, 1)
         return [self.device_name(kind, i) for i in range(n)]
+
+    def _rack_device_name(self, idx: int) -> str:
+        """``nvsw-c<rack>-<i>`` (an NVLink switch tray) or ``pshelf-c<rack>-<i>`` (a power shelf) of compute rack ``rack``."""
+        o = self.plan.net.oob
+        r, i = divmod(idx, o.hb_switch_trays + o.power_shelves)
+        w = max(2, width(self.racks[0]))
+        return f"nvsw-c{r:0{w}d}-{i}" if i < o.hb_switch_trays else f"pshelf-c{r:0{w}d}-{i - o.hb_switch_trays}"
 
     def _pdu_name(self, idx: int) -> str:
         cr, mr = self.racks
@@ -264,16 +296,31 @@ class Networks:
         r, i = divmod(idx - cr * pc, pm)
         return f"pdu-m{r:0{max(2, width(mr))}d}-{i}"
 
-    def port_name(self, kind: int, port: int, network: int, role: int) -> str:
-        """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere."""
+    def oob_ports(self, kind: int) -> int:
+        """OOB (BMC) ports of each device of ``kind`` (nodes: ``node_ports.bmc.count``; management servers: ``oob.management_server_ports``)."""
+        return self.plan.net.bmc_ports.count if kind == NODE else self.plan.net.oob.management_server_ports if kind == MGMT else 1
+
+    def port_name(self, kind: int, port: int, network: int, role: int, idx: int = -1) -> str:
+        """Port name at a device of ``kind``: switch ports ``p<n>``; node ports ``stor<i>``, ``inb<i>``, ``bmc``; ``mgmt0`` elsewhere.
+
+        A device with several OOB ports numbers them ``bmc0``, ``bmc1``... (one interface
+        and one address each); with one, it is ``bmc``. The in-band ports of a collapsed
+        core's leaf (``idx``, a switch index) are its split cages ``p<cage>s<sub>`` (the
+        compute fabric names the same box's ports ``p<n>``).
+        """
         if kind == SWITCH and role == R_MPORT and port == 0:  # a managed switch's own management port (its ports count from 1)
             return "mgmt0"
+        if kind == SWITCH and idx >= 0 and self.switches[idx].compute >= 0:  # a collapsed core's split cage: p<cage>s<sub>, apart from the compute ports' names
+            cage, sub = divmod(port - 1, self.plan.inband_per_cage)
+            return f"p{cage + 1}s{sub}"
         if kind in (SWITCH, TARGETS, NFS, CORE):
             return f"p{port}"
         if kind in (NODE, MGMT):
             if role == R_NSTOR or network == STORAGE:
                 return f"stor{port}"
-            return "bmc" if network == OOB else f"inb{port}"
+            if network == OOB:
+                return f"bmc{port}" if self.oob_ports(kind) > 1 else "bmc"
+            return f"inb{port}"
         if role == R_B2B:
             return "ha0"
         return "mgmt0" if network == OOB else f"p{port}"
@@ -401,6 +448,8 @@ class StorageShape:
     up: tuple[int, ...]  # uplinks of every leaf: node leaves then target leaves
     upper: Upper
     target_ufm: tuple[int, ...] = ()  # fabric managers on each target leaf (the last SU's node leaves were full)
+    leaf_targets: tuple[int, ...] = ()  # target ports on each node leaf (target_leaves: node_leaves); () none
+    leaf_mgmt: tuple[int, ...] = ()  # management-server storage ports on each node leaf (node_leaves); () none
 
 
 def storage_shape(p: NetworkPlan) -> StorageShape:
@@ -436,10 +485,15 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
         ufm[i] += 1
     td, tu = st.ratio("target")
     tcap = max_down(r, td, tu)
-    rule = len(_groups(p.nodes, p.su_nodes, cap)) if st.target_leaves == "per_su" else 2
+    if st.target_leaves == "node_leaves":
+        return _targets_on_node_leaves(p, down, grp, prt, first, cnt, ufm, spill, cap)
+    rule = {"per_su": len(_groups(p.nodes, p.su_nodes, cap)), "pair": 2, "by_ports": 1}[st.target_leaves]
     nt = min(max(rule, ceil(p.target_ports / tcap)), p.target_ports)  # no target leaf without a target port
-    tdown = _split(p.target_ports, nt) if nt else []
     mports = p.net.management_servers * st.management_ports
+    if st.target_leaves == "by_ports":  # sized by the ports they take: one more leaf while the servers' and managers' ports do not fit
+        while 0 < nt < p.target_ports and any(t + m + f + ceil(t * tu / td) > r for t, m, f in zip(_split(p.target_ports, nt), _split(mports, nt), _split(spill, nt))):
+            nt += 1
+    tdown = _split(p.target_ports, nt) if nt else []
     tm = _split(mports, nt) if nt else []
     tf = _split(spill, nt) if nt else []
     if spill and not nt:
@@ -455,6 +509,35 @@ def storage_shape(p: NetworkPlan) -> StorageShape:
     return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), tuple(tdown), tuple(tm), tuple(up), upper, tuple(tf))
 
 
+def _targets_on_node_leaves(p: NetworkPlan, down: list[int], grp: list[int], prt: list[int], first: list[int], cnt: list[int], ufm: list[int], spill: int, cap: int) -> StorageShape:
+    """``target_leaves: node_leaves``: the target ports (and the management servers' storage ports) split evenly over the node leaves.
+
+    Each node leaf keeps its node ports' uplinks at the node ratio and adds its targets'
+    at the target ratio; the management servers' ports add none (as on target leaves).
+    """
+    st, r = p.net.storage, p.storage_radix
+    d, u = st.ratio("node")
+    td, tu = st.ratio("target")
+    nl = len(down)
+    if spill:
+        raise InputError([Problem("networks.storage.fabric_managers", f"{spill} storage fabric manager(s) find no free leaf port and there are no target leaves (target_leaves: node_leaves)", "fewer fabric_managers, or leave a node slot free in the last SU")])
+    tl = _split(p.target_ports, nl) if nl else []
+    ml = _split(p.net.management_servers * st.management_ports, nl) if nl else []
+    up = [ceil(x * u / d) + ceil(t * tu / td) for x, t in zip(down, tl)]
+    for i in range(nl):
+        if down[i] + tl[i] + ml[i] + up[i] > r:
+            raise InputError([Problem("networks.storage.target_ports", f"{p.target_ports} target port(s) over {nl} node leaves: a {r}-port leaf with {down[i]} node port(s) has no room for {tl[i]} target and {ml[i]} management port(s) beside the {up[i]} uplinks they and its nodes need", "fewer target_ports, target_leaves: by_ports (leaves of their own), or a larger switch")])
+    upper = upper_shape(up, r, st.spines or 1, 0, nl, "networks.storage.switch", f"{p.nodes:,} nodes x {p.net.storage_ports.count} storage port(s)")
+    return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), (), (), tuple(up), upper, (), tuple(tl), tuple(ml))
+
+
+def mgmt_leaves(p: NetworkPlan) -> int:
+    """In-band management leaves (``inband.management_switch``): the servers' in-band ports over their access ports."""
+    if not p.mgmt_radix:
+        return 0
+    return ceil(p.net.management_servers * p.net.inband.management_ports / p.mgmt_radix)
+
+
 @dataclass(frozen=True, slots=True)
 class InbandShape:
     units: int  # port units (bonded pairs or single ports) on the leaves
@@ -462,7 +545,8 @@ class InbandShape:
     leaves: int
     upper: Upper
     bonded: bool
-    group_leaves: tuple[int, ...] = ()  # leaves (pairs when bonded) of each block of node groups (:func:`inband_blocks`), before the shared ones; () nodes in order
+    group_leaves: tuple[int, ...] = ()
+    mleaves: int = 0  # management leaves (inband.management_switch), after the leaves  # leaves (pairs when bonded) of each block of node groups (:func:`inband_blocks`), before the shared ones; () nodes in order
 
     @property
     def spines(self) -> int:
@@ -477,7 +561,8 @@ class InbandShape:
 def inband_units(p: NetworkPlan, oob_switches: int) -> list[tuple[int, int, int, int, int]]:
     """Endpoint runs on the in-band leaves, in order: ``(kind, first idx, devices, ports each, role)``."""
     n = p.net
-    runs = [(NODE, 0, p.nodes, n.inband_ports.count, R_NODE), (MGMT, 0, n.management_servers, n.inband.management_ports, R_MGMT), (NFS, 0, 1 if n.inband.nfs_ports else 0, n.inband.nfs_ports, R_NFS)]
+    servers = 0 if p.mgmt_radix else n.management_servers  # with management leaves the servers' ports are theirs
+    runs = [(NODE, 0, p.nodes, n.inband_ports.count, R_NODE), (MGMT, 0, servers, n.inband.management_ports, R_MGMT), (NFS, 0, 1 if n.inband.nfs_ports else 0, n.inband.nfs_ports, R_NFS)]
     if n.storage.design == "converged":
         runs += [(NODE, 0, p.nodes, n.storage_ports.count, R_NSTOR), (TARGETS, 0, 1 if p.target_ports else 0, p.target_ports, R_TARGET)]
     runs.append((SWITCH, -1, oob_switches, n.oob.uplinks, R_OOBUP))  # first idx filled in by the generator
@@ -495,10 +580,15 @@ def inband_blocks(p: NetworkPlan) -> list[int]:
     return [sum(groups[e - k : e]) for e, k in zip(ends.tolist(), p.inband_blocks)]
 
 
+def inband_isl(p: NetworkPlan) -> int:
+    """Inter-switch links of each in-band leaf pair: none on a collapsed core (the compute pair's ISLs join it), none unbonded."""
+    return p.net.inband.isl if p.net.inband_ports.bonded and not p.collapsed else 0
+
+
 def inband_down(p: NetworkPlan) -> int:
-    """Port units an in-band leaf (pair) takes: its ports less the uplinks and inter-switch links."""
+    """Port units an in-band leaf (pair) takes: its ports less the uplinks, inter-switch links and a collapsed core's compute ports."""
     n = p.net
-    return p.inband_radix - n.inband.leaf_uplinks - (n.inband.isl if n.inband_ports.bonded else 0)
+    return p.inband_radix - n.inband.leaf_uplinks - inband_isl(p) - p.inband_reserved
 
 
 def units_per_node(p: NetworkPlan) -> int:
@@ -539,9 +629,11 @@ def node_leaves(p: NetworkPlan) -> tuple[np.ndarray, np.ndarray]:
 def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     n = p.net
     bonded = n.inband_ports.bonded
-    isl = n.inband.isl if bonded else 0
-    per = p.inband_radix - n.inband.leaf_uplinks - isl
+    isl = inband_isl(p)
+    per = inband_down(p)
     if per < 1:
+        if p.collapsed:
+            raise InputError([Problem("networks.inband.collapsed_core", f"the compute ports leave a collapsed core's {p.inband_radix}-port leaves no in-band port after {n.inband.leaf_uplinks} uplinks", "collapsed_core: false (a converged pair of its own)")])
         raise InputError([Problem("networks.inband.leaf_uplinks", f"a {p.inband_radix}-port in-band leaf keeps no down port after {n.inband.leaf_uplinks} uplinks and {isl} inter-switch links", "fewer leaf_uplinks or isl, or a larger switch")])
     step = 2 if bonded else 1
     runs = inband_units(p, oob_switches)
@@ -554,11 +646,16 @@ def inband_shape(p: NetworkPlan, oob_switches: int) -> InbandShape:
     else:
         leaves = step * ceil(units / per)
     if n.inband.spines == 0:  # single tier: one leaf pair (or leaf), its uplinks to the data-centre core
+        if leaves > step and p.collapsed:
+            raise InputError([Problem("networks.inband.collapsed_core", f"the compute fabric's leaf pair keeps {per} port(s) at {n.inband_ports.speed}G beside its compute ports, and the converged units need {units:,}", "a converged pair of its own (the pipeline falls back to it)")])
         if leaves > step:
             raise InputError([Problem("networks.inband.spines", f"a single-tier in-band network (spines: 0) is one {'leaf pair' if bonded else 'leaf'}, but its {units:,} port units need {leaves} leaves of {per} down ports: past the single-tier limit", "set spines: 2 (a spine layer appears), or use a switch with more ports")])
         return InbandShape(units, per, leaves, Upper(0), bonded, gl)
-    upper = upper_shape([n.inband.leaf_uplinks] * leaves, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
-    return InbandShape(units, per, leaves, upper, bonded, gl)
+    ml = mgmt_leaves(p)
+    upper = upper_shape([n.inband.leaf_uplinks] * leaves + [n.inband.management_uplinks] * ml, p.inband_radix, n.inband.spines, n.inband.core_uplinks, leaves, "networks.inband.leaf_uplinks", f"{leaves} in-band leaves x {n.inband.leaf_uplinks} uplinks")
+    if ml and upper.pods:
+        raise InputError([Problem("networks.inband.management_switch", f"{leaves} in-band leaves need a third tier, where topogen does not place management leaves", "drop management_switch (the servers' ports on the leaves), or a larger in-band switch")])
+    return InbandShape(units, per, leaves, upper, bonded, gl, ml)
 
 
 def _racks(p: NetworkPlan, storage_switches: int, inband_switches: int) -> tuple[int, int]:
@@ -589,6 +686,12 @@ class OobShape:
         return sum(self.group_switches) + self.extra
 
 
+def rack_ports(p: NetworkPlan) -> int:
+    """Managed ports of each compute rack besides its nodes': its PDUs, NVLink switch trays and power shelves (one each)."""
+    o = p.net.oob
+    return o.pdus_per_compute_rack + o.hb_switch_trays + o.power_shelves
+
+
 def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> OobShape:
     n, a = p.net, p.oob_radix
     groups = node_groups(p, max(1, a // max(1, n.bmc_ports.count)))
@@ -597,10 +700,10 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
     for cnt in groups:
         rk = ceil((first + cnt) / p.nodes_per_rack) - ceil(first / p.nodes_per_rack)  # racks whose first node is in the group
         gr.append(rk)
-        gp.append(cnt * n.bmc_ports.count + rk * n.oob.pdus_per_compute_rack)
+        gp.append(cnt * n.bmc_ports.count + rk * rack_ports(p))
         first += cnt
     ufms = n.compute_fabric_managers + n.storage.fabric_managers
-    shared = p.compute_switches + storage_switches + inband_switches + n.management_servers + ufms + racks[1] * n.oob.pdus_per_management_rack
+    shared = p.compute_switches + storage_switches + inband_switches + n.management_servers * n.oob.management_server_ports + ufms + racks[1] * n.oob.pdus_per_management_rack
     homed = _homed(p, shared, len(groups), storage_switches, inband_switches)
     if homed is None:
         gs = [ceil(x / a) for x in gp]
@@ -609,6 +712,7 @@ def oob_shape(p: NetworkPlan, storage_switches: int, inband_switches: int) -> Oo
     else:
         gs = [ceil((x + h) / a) for x, h in zip(gp, homed[:-1])]
         extra = ceil(homed[-1] / a)
+    extra = max(extra, n.oob.min_switches - sum(gs))  # never fewer than min_switches: the rest are shared ones
     return OobShape(tuple(gp), tuple(gr), tuple(gs), shared, extra, racks)
 
 
@@ -627,7 +731,7 @@ def homes(p: NetworkPlan, shared: int, storage_switches: int, inband_switches: i
     n = p.net
     if len(h.fabric) > p.compute_switches or len(h.storage_leaves) > storage_switches or len(h.inband_leaves) > inband_switches:
         raise ValueError("OOB homes given for more devices than the model has")
-    servers = n.management_servers + n.compute_fabric_managers + n.storage.fabric_managers
+    servers = n.management_servers * n.oob.management_server_ports + n.compute_fabric_managers + n.storage.fabric_managers
     out = list(h.fabric) + [-1] * (p.compute_switches - len(h.fabric))
     out += list(h.storage_leaves) + [-1] * (storage_switches - len(h.storage_leaves))
     out += list(h.inband_leaves) + [-1] * (inband_switches - len(h.inband_leaves) + servers)
@@ -642,7 +746,7 @@ def solve(p: NetworkPlan) -> tuple[StorageShape | None, InbandShape, OobShape]:
     oob = 0
     for _ in range(64):
         ib = inband_shape(p, oob)
-        o = oob_shape(p, ns, ib.leaves + ib.spines + ib.upper.supers)
+        o = oob_shape(p, ns, ib.leaves + ib.mleaves + ib.spines + ib.upper.supers - len(p.collapsed))  # a collapsed core's leaves are managed as compute switches
         if o.switches == oob:
             return st, ib, o
         oob = o.switches
@@ -657,7 +761,7 @@ def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
     if st is not None:
         nl, tl = len(st.leaf_down), len(st.target_down)
         out["storage"]["switches"] = {k: v for k, v in (("leaf", nl), ("target-leaf", tl), ("spine", st.upper.spines), ("super-spine", st.upper.supers)) if v}
-        mports = sum(st.target_mgmt)
+        mports = sum(st.target_mgmt) + sum(st.leaf_mgmt)
         sup = sum(st.upper.spine_ups(st.up)) if st.upper.pods else 0
         out["storage"]["cables"] = {k: v for k, v in (("node", p.nodes * n.storage_ports.count), ("leaf-spine", sum(st.up)), ("target", p.target_ports), ("fabric-manager", n.storage.fabric_managers), ("management-server", mports), ("spine-super", sup)) if v}
     runs = inband_units(p, o.switches)
@@ -665,11 +769,13 @@ def closed_form(p: NetworkPlan) -> dict[str, dict[str, dict[str, int]]]:
     for _, _, devs, ports, role in runs:
         ports_by[ROLE_NAMES[role]] = ports_by.get(ROLE_NAMES[role], 0) + devs * ports
     oob_up = ports_by.pop("oob-uplink", 0)
-    isl = (ib.leaves // 2) * n.inband.isl if ib.bonded else 0
-    out["inband"]["switches"] = {k: v for k, v in (("leaf", ib.leaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
+    isl = (ib.leaves // 2) * inband_isl(p)
+    out["inband"]["switches"] = {k: v for k, v in (("compute-leaf" if p.collapsed else "leaf", ib.leaves), ("management-leaf", ib.mleaves), ("spine", ib.spines), ("super-spine", ib.upper.supers)) if v}
+    if ib.mleaves:
+        ports_by["management-server"] = n.management_servers * n.inband.management_ports
     core = ib.top * n.inband.core_uplinks if ib.spines else ib.leaves * n.inband.leaf_uplinks
     sup = sum(ib.upper.spine_ups(tuple([n.inband.leaf_uplinks] * ib.leaves))) if ib.upper.pods else 0
-    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", ib.leaves * n.inband.leaf_uplinks if ib.spines else 0), ("spine-super", sup)) if v}
+    out["inband"]["cables"] = {k: v for k, v in (*ports_by.items(), ("isl", isl), ("core-uplink", core), ("leaf-spine", (ib.leaves * n.inband.leaf_uplinks + ib.mleaves * n.inband.management_uplinks) if ib.spines else 0), ("spine-super", sup)) if v}
     out["oob"]["switches"] = {"access": o.switches} if o.switches else {}
     b2b = n.compute_fabric_managers // 2 + n.storage.fabric_managers // 2
     out["oob"]["cables"] = {k: v for k, v in (("management-port", sum(o.group_ports) + o.shared), ("oob-uplink", oob_up), ("back-to-back", b2b)) if v}
@@ -687,19 +793,22 @@ def generate(p: NetworkPlan) -> Networks:
     if st is not None:
         _wire_storage(p, st, switches, cables)
     ib_first = len(switches)
-    oob_first = ib_first + ib.leaves + ib.spines + ib.upper.supers
+    oob_first = ib_first + ib.leaves + ib.mleaves + ib.spines + ib.upper.supers
     _wire_inband(p, ib, oob_first, o.switches, switches, cables)
     _wire_oob(p, o, ib_first, switches, cables)
     ufms = p.net.compute_fabric_managers + p.net.storage.fabric_managers
-    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
-    notes = []
+    endpoints = {"mgmt": p.net.management_servers, "ufm": ufms, "pdu": o.racks[0] * p.net.oob.pdus_per_compute_rack + o.racks[1] * p.net.oob.pdus_per_management_rack, "rack-device": o.racks[0] * (p.net.oob.hb_switch_trays + p.net.oob.power_shelves), "targets": p.target_ports, "nfs": p.net.inband.nfs_ports, "dc-core": ib.top * p.net.inband.core_uplinks if ib.spines else ib.leaves * p.net.inband.leaf_uplinks}
+    notes: list[str] = []
+    assumed = [x for x in (p.target_ports_from, p.collapsed_note) if x]
+    if o.switches and p.net.oob.uplinks and not p.oob_uplink_ports:
+        assumed.append(f"oob: the catalog states no uplink ports for {p.skus[2] or 'the OOB switch'}; assumed {p.net.oob.uplinks} of their own beside its {p.oob_radix} access ports (catalog uplink_ports)")
     if st is not None:
         notes.append(f"storage: {len(st.leaf_down)} node leaves at {p.net.storage.node_oversubscription}, {len(st.target_down)} target leaves ({p.net.storage.target_leaves}) at {p.net.storage.target_oversubscription}, {st.upper.spines} spines" + (f" in {len(st.upper.pods)} pods under {st.upper.supers} super-spines" if st.upper.pods else ""))
-    return Networks(p, switches, cables.table(), endpoints, o.racks, notes)
+    return Networks(p, switches, cables.table(), endpoints, o.racks, notes, assumptions=assumed)
 
 
-def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed: int, net: int, cables: _Cables, role: int = R_UP) -> None:
-    """Uplink ``c`` of the fabric (leaves in order) to spine ``c mod S``, on the spine's port ``c div S + 1``."""
+def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed, net: int, cables: _Cables, role: int = R_UP) -> None:
+    """Uplink ``c`` of the fabric (leaves in order) to spine ``c mod S``, on the spine's port ``c div S + 1``; ``speed`` one, or one per leaf."""
     ups = np.asarray(up, np.int64)
     if not len(ups) or not spines:
         return
@@ -707,16 +816,23 @@ def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], u
     leaf = np.repeat(np.arange(len(ups)), ups)
     offset = np.concatenate([[0], np.cumsum(ups)[:-1]])
     j = c - offset[leaf]
-    cables.add(len(c), net=net, role=role, a_kind=SWITCH, a_idx=np.asarray(leaf_ids, np.int64)[leaf], a_port=np.asarray(up_start, np.int64)[leaf] + j, z_kind=SWITCH, z_idx=first_spine + c % spines, z_port=c // spines + 1, speed=speed)
+    sp = np.asarray(speed, np.int64)
+    cables.add(len(c), net=net, role=role, a_kind=SWITCH, a_idx=np.asarray(leaf_ids, np.int64)[leaf], a_port=np.asarray(up_start, np.int64)[leaf] + j, z_kind=SWITCH, z_idx=first_spine + c % spines, z_port=c // spines + 1, speed=sp[leaf] if sp.ndim else sp)
 
 
-def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_start: list[int], name: str, network: int, sku: str, speed: int, switches: list[NetSwitch], cables: _Cables) -> int:
-    """Add the spines (and super-spines) of ``u`` and cable them; returns the index of the first top switch."""
+def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_start: list[int], name: str, network: int, sku: str, speed, switches: list[NetSwitch], cables: _Cables) -> int:
+    """Add the spines (and super-spines) of ``u`` and cable them; returns the index of the first top switch.
+
+    ``speed``: one, or one per leaf (a management leaf's uplinks at their own speed); the
+    spines and super-spines run at the fastest.
+    """
     first = len(switches)
+    leaf_speed = np.broadcast_to(np.asarray(speed, np.int64), (len(up),))
+    speed = int(leaf_speed.max()) if len(up) else int(np.max(speed))
     if not u.pods:
         for k in range(u.spines):
             switches.append(NetSwitch(f"{name}-spine-{k:02d}", network, "spine", radix, speed, sku))
-        _stripe(up, u.spines, first, leaf_ids, up_start, speed, network, cables)
+        _stripe(up, u.spines, first, leaf_ids, up_start, leaf_speed, network, cables)
         return first
     pw = max(2, width(len(u.pods)))
     spine_of: dict[tuple[int, int], int] = {}
@@ -727,7 +843,7 @@ def _wire_upper(u: Upper, up: list[int], radix: int, leaf_ids: list[int], up_sta
         ups = np.asarray(up[f : f + n], np.int64)
         q = np.repeat(np.arange(n), ups)  # the leaf's place in the pod: its port on every pod spine
         j = np.arange(int(ups.sum())) - np.repeat(np.cumsum(ups) - ups, ups)  # the leaf's uplink j goes to pod spine j
-        cables.add(len(q), net=network, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids[f : f + n], np.int64)[q], a_port=np.asarray(up_start[f : f + n], np.int64)[q] + j, z_kind=SWITCH, z_idx=spine_of[(p, 0)] + j, z_port=q + 1, speed=speed)
+        cables.add(len(q), net=network, role=R_UP, a_kind=SWITCH, a_idx=np.asarray(leaf_ids[f : f + n], np.int64)[q], a_port=np.asarray(up_start[f : f + n], np.int64)[q] + j, z_kind=SWITCH, z_idx=spine_of[(p, 0)] + j, z_port=q + 1, speed=leaf_speed[f : f + n][q])
     top = len(switches)
     ups = u.spine_ups(tuple(up))
     by_plane: dict[int, list[tuple[int, int]]] = {}
@@ -775,6 +891,14 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
             cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + i, z_port=st.leaf_nodes[i] + k + 1, speed=speed)
             ufm += 1
     tport, mgmt = 0, 0
+    ms = p.net.management_servers
+    for i in range(len(st.leaf_targets)):  # target_leaves: node_leaves, the targets (then management servers) after the leaf's nodes
+        t, m, at = st.leaf_targets[i], st.leaf_mgmt[i], st.leaf_nodes[i] + st.leaf_ufm[i]
+        cables.add(t, net=STORAGE, role=R_TARGET, a_kind=TARGETS, a_idx=0, a_port=np.arange(tport + 1, tport + t + 1), z_kind=SWITCH, z_idx=base + i, z_port=np.arange(at + 1, at + t + 1), speed=tspeed)
+        tport += t
+        idx = np.arange(mgmt, mgmt + m)
+        cables.add(m, net=STORAGE, role=R_MGMT, a_kind=MGMT, a_idx=idx % ms if ms else idx, a_port=idx // ms if ms else 0, z_kind=SWITCH, z_idx=base + i, z_port=np.arange(at + t + 1, at + t + m + 1), speed=speed)
+        mgmt += m
     for k in range(tl):
         t = st.target_down[k]
         cables.add(t, net=STORAGE, role=R_TARGET, a_kind=TARGETS, a_idx=0, a_port=np.arange(tport + 1, tport + t + 1), z_kind=SWITCH, z_idx=base + nl + k, z_port=np.arange(1, t + 1), speed=tspeed)
@@ -787,7 +911,7 @@ def _wire_storage(p: NetworkPlan, st: StorageShape, switches: list[NetSwitch], c
         for j in range(st.target_ufm[k] if st.target_ufm else 0):
             cables.add(1, net=STORAGE, role=R_UFM, a_kind=UFM, a_idx=ufm, a_port=0, z_kind=SWITCH, z_idx=base + nl + k, z_port=t + m + j + 1, speed=speed)
             ufm += 1
-    downs = list(st.leaf_down) + [st.target_down[k] + st.target_mgmt[k] + (st.target_ufm[k] if st.target_ufm else 0) for k in range(tl)]
+    downs = [x + (st.leaf_targets[i] + st.leaf_mgmt[i] if st.leaf_targets else 0) for i, x in enumerate(st.leaf_down)] + [st.target_down[k] + st.target_mgmt[k] + (st.target_ufm[k] if st.target_ufm else 0) for k in range(tl)]
     _wire_upper(st.upper, list(st.up), r, list(range(base, base + nl + tl)), [_up_start(r, d, u) for d, u in zip(downs, st.up)], "stor", STORAGE, sku, speed, switches, cables)
 
 
@@ -801,7 +925,9 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
     for i in range(ib.leaves):
         name = f"inb-leaf-{i // 2:0{pw}d}{'ab'[i % 2]}" if ib.bonded else f"inb-leaf-{i:0{pw}d}"
         su = int(unit_of[i // step]) if i // step < len(unit_of) else -1
-        switches.append(NetSwitch(name, INBAND, "leaf", r, speed, sku, su, pair=i // 2 if ib.bonded else -1))
+        box = p.collapsed[i] if p.collapsed else -1
+        switches.append(NetSwitch(p.collapsed_names[i] if p.collapsed else name, INBAND, "leaf", r, speed, sku, su, pair=i // 2 if ib.bonded else -1, compute=box))
+    low = p.inband_reserved  # a collapsed core's in-band ports follow the compute fabric's cages
     unit = 0
     node_unit = 0  # units of the node runs before this one (grouped: a node's units of every node run are in its group's block)
     per_node = units_per_node(p)
@@ -828,9 +954,9 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
             ap = step * k + side + base_port
             if kind == SWITCH:
                 ap = p.oob_radix + step * k + side + 1  # an OOB switch's uplink ports follow its access ports
-            cables.add(int(keep.sum()), net=OOB if role == R_OOBUP else INBAND, role=role, a_kind=kind, a_idx=dev[keep], a_port=np.broadcast_to(ap, u.shape)[keep], z_kind=SWITCH, z_idx=base + leaf[keep] + side, z_port=port[keep], speed=sp)
+            cables.add(int(keep.sum()), net=OOB if role == R_OOBUP else INBAND, role=role, a_kind=kind, a_idx=dev[keep], a_port=np.broadcast_to(ap, u.shape)[keep], z_kind=SWITCH, z_idx=base + leaf[keep] + side, z_port=port[keep] + low, speed=sp)
         unit += devs * per_dev
-    if ib.bonded and n.inband.isl:
+    if ib.bonded and inband_isl(p):
         for pr in range(ib.leaves // 2):
             a, b = base + 2 * pr, base + 2 * pr + 1
             q = r - n.inband.leaf_uplinks - np.arange(n.inband.isl)
@@ -840,7 +966,16 @@ def _wire_inband(p: NetworkPlan, ib: InbandShape, oob_first: int, oob_switches: 
         for i in range(ib.leaves):
             cables.add(lu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=base + i, a_port=np.arange(r - lu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(i * lu + 1, i * lu + lu + 1), speed=speed)
         return
-    top = _wire_upper(ib.upper, [lu] * ib.leaves, r, list(range(base, base + ib.leaves)), [r - lu + 1] * ib.leaves, "inb", INBAND, sku, speed, switches, cables)
+    ml, mu = ib.mleaves, n.inband.management_uplinks
+    mbase = len(switches)
+    mspeed = n.inband.management_speed or speed
+    for i in range(ml):
+        switches.append(NetSwitch(f"inb-mleaf-{i:02d}", INBAND, "management-leaf", p.mgmt_radix, mspeed, p.mgmt_sku))
+    mports = n.management_servers * n.inband.management_ports if ml else 0  # without management leaves the servers are units of the leaves
+    k = np.arange(mports, dtype=np.int64)  # server s's port j is the servers' port s x ports + j, in order over the leaves
+    cables.add(mports, net=INBAND, role=R_MGMT, a_kind=MGMT, a_idx=k // max(1, n.inband.management_ports), a_port=k % max(1, n.inband.management_ports), z_kind=SWITCH, z_idx=mbase + k // p.mgmt_radix if p.mgmt_radix else 0, z_port=k % p.mgmt_radix + 1 if p.mgmt_radix else 0, speed=mspeed)
+    up_speed = [speed] * ib.leaves + [n.inband.management_uplink_speed] * ml  # a management leaf's uplinks at their own speed, on the ports after its access ports
+    top = _wire_upper(ib.upper, [lu] * ib.leaves + [mu] * ml, r, list(range(base, base + ib.leaves)) + list(range(mbase, mbase + ml)), [r - lu + 1] * ib.leaves + [p.mgmt_radix + 1] * ml, "inb", INBAND, sku, up_speed, switches, cables)
     cu = n.inband.core_uplinks
     for s in range(ib.top):
         cables.add(cu, net=INBAND, role=R_CORE, a_kind=SWITCH, a_idx=top + s, a_port=np.arange(r - cu + 1, r + 1), z_kind=CORE, z_idx=0, z_port=np.arange(s * cu + 1, s * cu + cu + 1), speed=speed)
@@ -879,9 +1014,11 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
     by_group: dict[int, list[tuple[int, int, int]]] = {}  # the same, per group (-1: the management row's switches)
     bmc = n.bmc_ports.count
     pc = n.oob.pdus_per_compute_rack
-    for g, nsw in enumerate(o.group_switches):
-        cnt = (o.group_ports[g] - o.group_racks[g] * pc) // bmc if bmc else 0
-        kinds = [(NODE, np.arange(first_node, first_node + cnt).repeat(bmc), np.tile(np.arange(bmc), cnt)), (PDU, np.arange(first_rack * pc, (first_rack + o.group_racks[g]) * pc), 0)]
+    spread = n.oob.spread == "round-robin" and p.oob_home is None  # the nodes' ports dealt over every switch: _wire_oob_spread
+    rd = n.oob.hb_switch_trays + n.oob.power_shelves  # a rack-scale system's managed devices in each compute rack
+    for g, nsw in enumerate(o.group_switches if not spread else ()):
+        cnt = (o.group_ports[g] - o.group_racks[g] * rack_ports(p)) // bmc if bmc else 0
+        kinds = [(NODE, np.arange(first_node, first_node + cnt).repeat(bmc), np.tile(np.arange(bmc), cnt)), (PDU, np.arange(first_rack * pc, (first_rack + o.group_racks[g]) * pc), 0), (RACKDEV, np.arange(first_rack * rd, (first_rack + o.group_racks[g]) * rd), 0)]
         slot = 0
         for kind, idx, port in kinds:
             m = len(idx)
@@ -900,14 +1037,22 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
         free.append((sw + i, 1, a))
         by_group.setdefault(-1, []).append((sw + i, 1, a))
     # the shared devices, in order: compute-fabric switches, storage and in-band switches, servers, management-rack PDUs
-    shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, np.arange(0, base)), (MGMT, np.arange(n.management_servers)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
+    mp = n.oob.management_server_ports
+    own = np.asarray([i for i in range(base) if switches[i].compute < 0], np.int64)  # a collapsed core's leaves are managed as compute switches
+    shared = [(FABRIC, np.arange(p.compute_switches)), (SWITCH, own), (MGMT, np.arange(n.management_servers).repeat(mp)), (UFM, np.arange(n.compute_fabric_managers + n.storage.fabric_managers)), (PDU, o.racks[0] * pc + np.arange(o.racks[1] * n.oob.pdus_per_management_rack))]
     kind = np.concatenate([np.full(len(i), k, np.int8) for k, i in shared])
     idx = np.concatenate([i for _, i in shared]).astype(np.int64)
+    aport = np.zeros(len(idx), np.int64)
+    at = p.compute_switches + len(own)
+    aport[at : at + n.management_servers * mp] = np.tile(np.arange(mp), n.management_servers)  # a server's OOB ports bmc0, bmc1...
     m = len(idx)
+    if spread:
+        _wire_oob_spread(p, o, base, kind, idx, aport, cables)
+        return
     zs = np.concatenate([np.full(c, s, np.int64) for s, _, c in free]) if free else np.zeros(0, np.int64)
     zp = np.concatenate([np.arange(f, f + c) for _, f, c in free]) if free else np.zeros(0, np.int64)
     if p.oob_home is not None:  # each device on its home group's free ports, the devices of a group in order
-        home = np.asarray(homes(p, m, ib_first, base - ib_first), np.int64)
+        home = np.asarray(homes(p, m, ib_first, base - ib_first - len(p.collapsed)), np.int64)
         home = np.where(home < 0, -1, np.minimum(home, len(o.group_switches) - 1))
         zs, zp = np.zeros(m, np.int64), np.zeros(m, np.int64)
         for g in np.unique(home).tolist():
@@ -916,8 +1061,43 @@ def _wire_oob(p: NetworkPlan, o: OobShape, ib_first: int, switches: list[NetSwit
             gz = np.concatenate([np.full(c, s, np.int64) for s, _, c in ports]) if ports else np.zeros(0, np.int64)
             gp = np.concatenate([np.arange(f, f + c) for _, f, c in ports]) if ports else np.zeros(0, np.int64)
             zs[sel], zp[sel] = gz[: len(sel)], gp[: len(sel)]  # the shape gives every group room for its homed devices
-    cables.add(m, net=OOB, role=R_MPORT, a_kind=kind, a_idx=idx, a_port=0, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
+    cables.add(m, net=OOB, role=R_MPORT, a_kind=kind, a_idx=idx, a_port=aport, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
+    _wire_b2b(p, cables)
+
+
+def _wire_b2b(p: NetworkPlan, cables: _Cables) -> None:
+    """The fabric managers of each fabric, HA pairs joined back to back."""
+    n = p.net
     nf = n.compute_fabric_managers
     for first, cnt in ((0, nf), (nf, n.storage.fabric_managers)):
         pairs = cnt // 2
         cables.add(pairs, net=OOB, role=R_B2B, a_kind=UFM, a_idx=first + 2 * np.arange(pairs), a_port=1, z_kind=UFM, z_idx=first + 2 * np.arange(pairs) + 1, z_port=1, speed=n.bmc_ports.speed)
+
+
+def _wire_oob_spread(p: NetworkPlan, o: OobShape, base: int, kind: np.ndarray, idx: np.ndarray, aport: np.ndarray, cables: _Cables) -> None:
+    """``oob.spread: round-robin``: the nodes' OOB ports dealt over every access switch in turn, then the PDUs and shared devices in the free ports.
+
+    Port ``j`` of node ``x`` is OOB port ``g = x x ports + j`` of the cluster, on switch ``g mod S``
+    at port ``g div S + 1``: a node's ports land on distinct switches while it has no more
+    ports than there are switches, and every switch takes its share. The compute racks'
+    PDUs, then the shared devices (in the order of :func:`_wire_oob`), take the free
+    ports switch by switch. The shape's switch count holds them all (it is sized per SU).
+    """
+    n, a = p.net, p.oob_radix
+    S = o.switches
+    bmc, pc = n.bmc_ports.count, n.oob.pdus_per_compute_rack
+    g = np.arange(p.nodes * bmc, dtype=np.int64)
+    cables.add(len(g), net=OOB, role=R_MPORT, a_kind=NODE, a_idx=g // bmc if bmc else g, a_port=g % bmc if bmc else 0, z_kind=SWITCH, z_idx=base + g % S, z_port=g // S + 1, speed=n.bmc_ports.speed)
+    used = np.bincount(g % S, minlength=S) if S else np.zeros(0, np.int64)
+    zs = np.concatenate([np.full(a - int(u), base + s, np.int64) for s, u in enumerate(used.tolist())]) if S else np.zeros(0, np.int64)
+    zp = np.concatenate([np.arange(int(u) + 1, a + 1) for u in used.tolist()]) if S else np.zeros(0, np.int64)
+    pdus = np.arange(o.racks[0] * pc, dtype=np.int64)
+    devs = np.arange(o.racks[0] * (n.oob.hb_switch_trays + n.oob.power_shelves), dtype=np.int64)
+    kinds = np.concatenate([np.full(len(pdus), PDU, np.int8), np.full(len(devs), RACKDEV, np.int8), kind])
+    idxs = np.concatenate([pdus, devs, idx])
+    ports = np.concatenate([np.zeros(len(pdus) + len(devs), np.int64), aport])
+    m = len(idxs)
+    if m > len(zs):
+        raise AssertionError("OOB switches sized per SU hold every port")  # oob_shape sizes S for them all
+    cables.add(m, net=OOB, role=R_MPORT, a_kind=kinds, a_idx=idxs, a_port=ports, z_kind=SWITCH, z_idx=zs[:m], z_port=zp[:m], speed=n.bmc_ports.speed)
+    _wire_b2b(p, cables)

@@ -148,6 +148,9 @@ def plan_networks(networks: nw.Networks, lay: Layout, leaves_with_su: bool = Fal
             raise AssertionError("the model's node leaves are not the plan's")
         keep = rack >= 0
         sw_rack[np.asarray(ids, np.int64)[keep]], sw_u[np.asarray(ids, np.int64)[keep]] = rack[keep], u[keep]
+    for i, x in enumerate(sw):  # a collapsed core's leaf stands where the compute fabric put its box
+        if x.compute >= 0:
+            sw_rack[i], sw_u[i] = where[nw.FABRIC][0][x.compute], where[nw.FABRIC][1][x.compute]
     net_sw = [i for i, x in enumerate(sw) if x.network != nw.OOB and sw_rack[i] < 0]
     servers = plan_.net.management_servers + plan_.net.compute_fabric_managers + plan_.net.storage.fabric_managers
     sw_racks, srv_racks = ceil(len(net_sw) / spr), ceil(servers / spr)
@@ -200,6 +203,9 @@ def plan_networks(networks: nw.Networks, lay: Layout, leaves_with_su: bool = Fal
         switch_ids = np.concatenate([switch_ids, np.full(mr - len(switch_ids), switch_ids[-1] if len(switch_ids) else 0, np.int64)])
     pdu_rack = np.concatenate([np.repeat(compute_ids[:cr], pc), np.repeat(switch_ids[:mr], pm)]).astype(np.int64)
     where[nw.PDU] = (pdu_rack, np.zeros(len(pdu_rack), np.int64), np.zeros(len(pdu_rack), np.int64))
+    rd = plan_.net.oob.hb_switch_trays + plan_.net.oob.power_shelves  # a rack-scale system's switch trays and power shelves: in their compute rack, port at mid-height
+    dev_rack = np.repeat(compute_ids[:cr], rd).astype(np.int64)
+    where[nw.RACKDEV] = (dev_rack, np.zeros(len(dev_rack), np.int64), np.zeros(len(dev_rack), np.int64))
     for k in (nw.TARGETS, nw.NFS, nw.CORE):
         where[k] = (np.full(1, EXTERNAL, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
     racks = _with_management_racks(lay.racks, n_mgmt)
@@ -291,7 +297,7 @@ def _shared_ports(networks: nw.Networks) -> np.ndarray:
     c = networks.cables
     p = networks.plan
     compute_pdus = networks.racks[0] * p.net.oob.pdus_per_compute_rack
-    return (c.net == nw.OOB) & (c.role == nw.R_MPORT) & (c.a_kind != nw.NODE) & ~((c.a_kind == nw.PDU) & (c.a_idx < compute_pdus))
+    return (c.net == nw.OOB) & (c.role == nw.R_MPORT) & (c.a_kind != nw.NODE) & (c.a_kind != nw.RACKDEV) & ~((c.a_kind == nw.PDU) & (c.a_idx < compute_pdus))
 
 
 def leaf_racks(plan: nw.NetworkPlan, lay: Layout, top: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,8 @@ from topogen.spec.fields import Field, as_int, names
 from topogen.util.errors import Problem, check_section, show
 
 STORAGE_DESIGNS = ("separate", "converged", "none")
-TARGET_LEAF_RULES = ("per_su", "pair")
+TARGET_LEAF_RULES = ("per_su", "pair", "by_ports", "node_leaves")
+OOB_SPREADS = ("su", "round-robin")
 REQUIRED_FROM = ("checkpoint",)
 RATIO_RE = re.compile(r"\s*([0-9]{1,4})\s*:\s*([0-9]{1,4})\s*", re.ASCII)
 MAX_COUNT = 1 << 20  # any count of ports, servers, PDUs: generous, small enough that no input hangs
@@ -85,6 +86,11 @@ class InbandSpec:
     isl: int = 2
     spines: int = 2
     core_uplinks: int = 2
+    collapsed_core: bool = False
+    management_switch: str | None = None
+    management_speed: int | None = None
+    management_uplinks: int = 2
+    management_uplink_speed: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +100,11 @@ class OobSpec:
     uplink_speed: int = 100
     pdus_per_compute_rack: int = 3
     pdus_per_management_rack: int = 2
+    min_switches: int = 1
+    spread: str = "su"
+    management_server_ports: int = 1
+    hb_switch_trays: int = 0
+    power_shelves: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +137,15 @@ class NetworksSpec:
         if req is not None:
             src = req.pop("source")
             st["required"] = {"from": "checkpoint"} if src == "checkpoint" else {src: req[src]}
+        for k, v in NEWER_DEFAULTS.items():  # fields added later leave the spec (and its hash) as before when at their default
+            for key, default in v.items():
+                if d[k].get(key) == default:
+                    del d[k][key]
         out.update({k: {a: b for a, b in v.items() if b is not None} for k, v in d.items()})
         return out
 
+
+NEWER_DEFAULTS: dict[str, dict[str, Any]] = {"oob": {"min_switches": 1, "spread": "su", "management_server_ports": 1, "hb_switch_trays": 0, "power_shelves": 0}, "inband": {"collapsed_core": False, "management_uplinks": 2, "management_uplink_speed": 100}}
 
 NODE_PORT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", "Ports of this kind on each compute node.", minimum=0, example=2),
@@ -151,9 +168,9 @@ STORAGE_FIELDS: tuple[Field, ...] = (
     Field("switch", "text", "Catalog SKU of the storage switches.", default_doc="the catalog's first switch at the node storage port speed", example="MQM9700-NS2F"),
     Field("node_oversubscription", "text", "Down:up ratio of the leaves the nodes' storage ports land on (NVIDIA: 'near 4:3').", default="4:3", example="4:3"),
     Field("target_oversubscription", "text", "Down:up ratio of the leaves the storage targets land on (NVIDIA: 1:1).", default="1:1", example="1:1"),
-    Field("target_ports", "int", "Switch ports to the storage targets (appliances, servers; a port may be split at the target).", default_doc="sized from required's aggregate at target_speed", minimum=1, example=48),
+    Field("target_ports", "int", "Switch ports to the storage targets (appliances, servers; a port may be split at the target).", default_doc="sized from required at target_speed: its aggregate, or per_node_GBps x nodes (every node at once)", minimum=1, example=48),
     Field("target_speed", "int", "Gb/s of each switch port to a target.", default_doc="the node storage port speed", minimum=1, example=400),
-    Field("target_leaves", "choice", "per_su: one target leaf per scalable unit, the target ports split evenly (NVIDIA's DGX H100 SuperPOD); pair: two target leaves.", default="per_su", choices=TARGET_LEAF_RULES),
+    Field("target_leaves", "choice", "per_su: one target leaf per scalable unit, the target ports split evenly (NVIDIA's DGX H100 SuperPOD); pair: two target leaves; by_ports: as many target leaves as the target ports fill; node_leaves: no target leaves, the targets on the node leaves' free ports, split evenly (NVIDIA's DGX B200 SuperPOD).", default="per_su", choices=TARGET_LEAF_RULES),
     Field("spines", "int", "At least this many storage spines.", default_doc="as many as the uplinks fill", minimum=1, example=4),
     Field("fabric_managers", "int", "Fabric-manager appliances (UFM) on the storage fabric, one storage port each, in the last leaves' free slots.", default=0, minimum=0, example=2),
     Field("management_ports", "int", "Storage ports of each management server (on the target leaves; they add no uplinks).", default=1, minimum=0, example=1),
@@ -167,6 +184,11 @@ INBAND_FIELDS: tuple[Field, ...] = (
     Field("isl", "int", "Inter-switch links of each leaf pair (MLAG peer links) when node ports are bonded.", default=2, minimum=0),
     Field("spines", "int", "At least this many in-band spines (the in-band network's core pair); 0: a single tier, one leaf pair whose uplinks go to the data-centre core (the Enterprise RAs' converged leaves).", default=2, minimum=0),
     Field("core_uplinks", "int", "Uplinks of each in-band spine to the data-centre core.", default=2, minimum=0),
+    Field("management_switch", "text", "Catalog SKU of in-band management leaves of their own for the management servers' in-band ports (NVIDIA's DGX B200 SuperPOD: SN2201 in-band leaves at 1/10G beside the SN5600 pair), uplinked to the in-band spines.", default_doc="none: the servers' ports on the in-band leaves", example="MSN2201-CB2F"),
+    Field("management_speed", "int", "Gb/s of the management servers' in-band ports, on the management leaves.", default_doc="the node in-band port speed", minimum=1, example=1),
+    Field("management_uplinks", "int", "Uplinks of each in-band management leaf to the in-band spines.", default=2, minimum=1),
+    Field("management_uplink_speed", "int", "Gb/s of a management leaf's uplink.", default=100, minimum=1),
+    Field("collapsed_core", "bool", "NVIDIA's Enterprise RA collapsed core: the converged leaf pair is the compute fabric's leaf pair (design: leaf-pair, spines: 0) while the switch's cages hold the GPU, inter-switch and north-south ports together, decided by port arithmetic on the switch model; when they do not, a converged pair of its own beside the GPU leaves (the RA's CSL and GSL).", default=False),
 )
 OOB_FIELDS: tuple[Field, ...] = (
     Field("switch", "text", "Catalog SKU of the OOB access switches.", default_doc="the catalog's first switch at the BMC port speed", example="SN2201"),
@@ -174,11 +196,16 @@ OOB_FIELDS: tuple[Field, ...] = (
     Field("uplink_speed", "int", "Gb/s of an OOB uplink.", default=100, minimum=1),
     Field("pdus_per_compute_rack", "int", "Managed PDUs in each compute rack.", default=3, minimum=0),
     Field("pdus_per_management_rack", "int", "Managed PDUs in each management rack.", default=2, minimum=0),
+    Field("min_switches", "int", "Never fewer OOB access switches than this (NVIDIA's Enterprise RAs: 2, so one switch down leaves every node reachable).", default=1, minimum=1, example=2),
+    Field("spread", "choice", "su: a node's OOB ports on its scalable unit's access switches, in order; round-robin: the nodes' OOB ports dealt over every access switch in turn (port j of node x on switch (x x ports + j) mod switches: CX P1 on oob-01, P2 on oob-02, the BMC on oob-03...), so a node with as many OOB ports as there are switches reaches each.", default="su", choices=OOB_SPREADS),
+    Field("hb_switch_trays", "int", "Managed HB-domain (NVLink) switch trays in each compute rack of a rack-scale system, an OOB port each (GB200/GB300 NVL72: 9).", default=0, minimum=0, example=9),
+    Field("power_shelves", "int", "Managed power shelves in each compute rack of a rack-scale system, an OOB port each.", default=0, minimum=0, example=8),
+    Field("management_server_ports", "int", "OOB (BMC and management) ports of each management server, each cabled (NVIDIA's Enterprise RA support servers: 3-4).", default=1, minimum=1, example=4),
 )
 NETWORKS_FIELDS: tuple[Field, ...] = (
     Field("node_ports", "section", "Each compute node's ports beyond its GPU NICs.", default_doc="DGX H100: 2 x 100G in-band bonded, 2 x 400G storage, 1 x 1G BMC", sub="node_ports"),
     Field("scalable_unit", "int", "Nodes per scalable unit of these networks: storage leaves and OOB switches are built per SU.", default_doc="the spec's scalable_unit; none: nodes grouped by a leaf's ports", minimum=1, example=32),
-    Field("management_servers", "int", "Management (head, login) servers: in-band, storage and BMC ports each.", default=0, minimum=0, example=4),
+    Field("management_servers", "int", "Management (head, login) servers: in-band, storage and OOB ports each (oob.management_server_ports).", default=0, minimum=0, example=4),
     Field("compute_fabric_managers", "int", "Fabric-manager appliances (UFM) of the compute fabric: an OOB port each.", default=0, minimum=0, example=2),
     Field("storage", "section", "The storage network.", sub="storage"),
     Field("inband", "section", "The in-band management network: leaf pairs and spines.", sub="inband"),
@@ -338,6 +365,11 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
         _set(ib, "switch", i.text("switch"))
         for key, lo in (("management_ports", 0), ("nfs_ports", 0), ("leaf_uplinks", 1), ("isl", 0), ("spines", 0), ("core_uplinks", 0)):
             _set(ib, key, i.whole(key, lo, 4096))
+        _set(ib, "collapsed_core", i.flag("collapsed_core"))
+        _set(ib, "management_switch", i.text("management_switch"))
+        _set(ib, "management_speed", i.whole("management_speed", 1, MAX_SPEED))
+        _set(ib, "management_uplinks", i.whole("management_uplinks", 1, 64))
+        _set(ib, "management_uplink_speed", i.whole("management_uplink_speed", 1, MAX_SPEED))
     ob: dict[str, Any] = {}
     o = _section(raw.get("oob"), OOB_FIELDS, f"{path}.oob", problems)
     if o is not None:
@@ -346,6 +378,11 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
         _set(ob, "uplink_speed", o.whole("uplink_speed", 1, MAX_SPEED))
         _set(ob, "pdus_per_compute_rack", o.whole("pdus_per_compute_rack", 0, 64))
         _set(ob, "pdus_per_management_rack", o.whole("pdus_per_management_rack", 0, 64))
+        _set(ob, "min_switches", o.whole("min_switches", 1, 4096))
+        _set(ob, "spread", o.choice("spread", OOB_SPREADS))
+        _set(ob, "management_server_ports", o.whole("management_server_ports", 1, 64))
+        _set(ob, "hb_switch_trays", o.whole("hb_switch_trays", 0, 64))
+        _set(ob, "power_shelves", o.whole("power_shelves", 0, 64))
     if len(problems) > n0:
         return None
     spec = NetworksSpec(storage=StorageSpec(**st), inband=InbandSpec(**ib), oob=OobSpec(**ob), **top)
@@ -362,5 +399,13 @@ def _consistent(n: NetworksSpec, path: str, problems: list[Problem]) -> None:
         problems.append(Problem(f"{path}.node_ports.storage.speed", f"a converged storage and in-band fabric runs one port speed, but storage ports are {n.storage_ports.speed}G and in-band ports {n.inband_ports.speed}G", f"set both speeds alike (e.g. {n.inband_ports.speed}), or storage.design: separate"))
     if n.inband_ports.count == 0:
         problems.append(Problem(f"{path}.node_ports.inband.count", "the nodes have no in-band ports, but the in-band network carries the OOB uplinks and management", "give node_ports.inband.count (DGX H100: 2, bonded)"))
+    if n.inband.management_switch is None and n.inband.management_speed is not None:
+        problems.append(Problem(f"{path}.inband.management_speed", "management_speed is the speed of the management leaves' ports, but no inband.management_switch is given", "give inband.management_switch (e.g. MSN2201-CB2F), or drop management_speed"))
+    if n.inband.management_switch is not None and n.inband.spines == 0:
+        problems.append(Problem(f"{path}.inband.management_switch", "in-band management leaves uplink to the in-band spines, but inband.spines is 0", "set inband.spines (e.g. 2), or drop management_switch (the servers' ports on the leaf pair)"))
+    if n.inband.collapsed_core and n.inband.spines:
+        problems.append(Problem(f"{path}.inband.collapsed_core", f"a collapsed core is one switch pair, but inband.spines is {n.inband.spines}", "set inband.spines: 0 (the pair's uplinks go to the data-centre core), or collapsed_core: false"))
+    if n.inband.collapsed_core and not n.inband_ports.bonded:
+        problems.append(Problem(f"{path}.inband.collapsed_core", "a collapsed core is a leaf pair: the nodes' in-band ports must be bonded over it", "set node_ports.inband.bonded: true, or collapsed_core: false"))
     if n.inband_ports.bonded and n.inband.management_ports % 2:
         problems.append(Problem(f"{path}.inband.management_ports", f"{n.inband.management_ports} in-band port(s) per management server do not make bonded pairs", "use an even count, like the nodes' bonded ports"))

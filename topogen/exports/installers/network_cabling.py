@@ -5,7 +5,7 @@ leaf-spine, target, isl, core-uplink, management-port, oob-uplink...), then both
 as in ``cabling.csv``: ``a_device``, ``a_role``, ``a_port``, ``a_speed_gbps``,
 ``z_device``, ``z_role``, ``z_port``, ``z_speed_gbps``. The ``a`` end is the node or
 managed device (or the lower switch), the ``z`` end the switch it lands on. Nodes are
-named as in ``cabling.csv``; node ports are ``stor<i>``, ``inb<i>`` and ``bmc``, a
+named as in ``cabling.csv``; node ports are ``stor<i>``, ``inb<i>`` and ``bmc`` (``bmc0``, ``bmc1``... with several), a
 managed switch's port ``mgmt0``. ``topogen diff --format cabling`` reads the file like
 ``cabling.csv`` (it has the same end columns). The compute fabric stays in ``cabling.csv``,
 unchanged, so ``topogen validate`` and older builds read it as before. A build adds the

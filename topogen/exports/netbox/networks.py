@@ -59,12 +59,13 @@ from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
 from topogen.util.text import csv_line
 
 ROLE_COLORS = {"storage": "ff9800", "inband": "00bcd4", "oob": "9e9e9e"}
-KIND_ROLES = {nw.MGMT: "management-server", nw.UFM: "fabric-manager", nw.PDU: "pdu", nw.TARGETS: "storage-target", nw.NFS: "nfs", nw.CORE: "dc-core"}
-KIND_TYPES = {nw.MGMT: "management-server", nw.UFM: "fabric-manager", nw.PDU: "pdu", nw.TARGETS: "storage-target", nw.NFS: "nfs-appliance", nw.CORE: "dc-core-switch"}
+KIND_ROLES = {nw.MGMT: "management-server", nw.UFM: "fabric-manager", nw.PDU: "pdu", nw.RACKDEV: "rack-device", nw.TARGETS: "storage-target", nw.NFS: "nfs", nw.CORE: "dc-core"}
+KIND_TYPES = {nw.MGMT: "management-server", nw.UFM: "fabric-manager", nw.PDU: "pdu", nw.RACKDEV: "rack-device", nw.TARGETS: "storage-target", nw.NFS: "nfs-appliance", nw.CORE: "dc-core-switch"}
 KIND_DESCRIPTIONS = {
     nw.MGMT: "management server (head node)",
     nw.UFM: "fabric manager (UFM appliance)",
     nw.PDU: "rack power distribution unit, managed",
+    nw.RACKDEV: "NVLink switch tray or power shelf of a rack-scale system, managed (its OOB port)",
     nw.TARGETS: "storage targets (appliances; not placed by the plan)",
     nw.NFS: "NFS appliance on the in-band network (not placed by the plan)",
     nw.CORE: "data-centre core (not placed by the plan)",
@@ -79,11 +80,11 @@ def port_type(gbps: int) -> str:
 
 def kind_height(kind: int, switch_u: int) -> int:
     """U of a device of ``kind``: servers as a switch, PDUs zero-U, devices outside the plan none."""
-    return 0 if kind == nw.PDU or kind in OUTSIDE else switch_u
+    return 0 if kind in (nw.PDU, nw.RACKDEV) or kind in OUTSIDE else switch_u  # a rack device: in its compute rack, no U of its own in this plan
 
 
 def kind_model(kind: int, switch_u: int) -> str:
-    return f"{KIND_TYPES[kind]}-{kind_height(kind, switch_u)}u" if kind in (nw.MGMT, nw.UFM, nw.PDU) else KIND_TYPES[kind]
+    return f"{KIND_TYPES[kind]}-{kind_height(kind, switch_u)}u" if kind in (nw.MGMT, nw.UFM, nw.PDU, nw.RACKDEV) else KIND_TYPES[kind]
 
 
 def switch_makers(catalog, skus) -> dict[str, tuple[str, str]]:
@@ -103,6 +104,8 @@ def shared_rows(ctx, switch_u: int) -> dict[str, tuple[str, tuple]]:
         for maker, _ in makers.values():
             out.setdefault(f"manufacturer-{slug(maker)}", ("manufacturer", (maker, slug(maker))))
         for s in n.switches:
+            if s.compute >= 0:  # a collapsed core's leaf: the compute fabric's device
+                continue
             role = f"{nw.NETWORK_NAMES[s.network]}-{s.role}"
             out.setdefault(f"device-role-{role}", ("device-role", (role, slug(role), ROLE_COLORS[nw.NETWORK_NAMES[s.network]], f"{s.role} switch of the {nw.NETWORK_NAMES[s.network]} network")))
             maker, desc = makers[s.sku]
@@ -143,10 +146,12 @@ def device_rows(site: str, n: nw.Networks, v: NetworkView, nlay, switch_u: int, 
         return rack, str(u) if u and rack else "", "front" if u and rack else ""
 
     for i, s in enumerate(n.switches):
+        if s.compute >= 0:  # a collapsed core's leaf: the compute fabric's device (its files create it)
+            continue
         net = nw.NETWORK_NAMES[s.network]
         note = f"{net} {s.role} switch {s.name}, {s.radix} x {s.speed}G" + (f", scalable unit {s.group}" if s.group >= 0 else "") + (f", MLAG pair {s.pair}" if s.pair >= 0 else "")
         yield (pre + s.name, f"{net}-{s.role}", s.sku, makers[s.sku][0], site, *where(nw.SWITCH, i), STATUS, note)
-    for kind in (nw.MGMT, nw.UFM, nw.PDU, *OUTSIDE):
+    for kind in (nw.MGMT, nw.UFM, nw.PDU, nw.RACKDEV, *OUTSIDE):
         for i in range(_count(n, kind)):
             yield (pre + v.names[kind][i], KIND_ROLES[kind], kind_model(kind, switch_u), GENERIC, site, *where(kind, i), STATUS, KIND_DESCRIPTIONS[kind])
 
@@ -175,6 +180,7 @@ def _switch_types(n: nw.Networks, catalog) -> list[str]:
 NETWORK_INTERFACE_COLUMNS = INTERFACE_COLUMNS + ("lag",)
 VRF_COLUMNS = ("name", "enforce_unique", "description")
 PREFIX_COLUMNS = ("prefix", "vrf", "status", "description")
+FURTHER_BMC = frozenset(f"bmc{i}" for i in range(1, 65))  # a node's BMC ports past its first: addressed, not its out-of-band address (NetBox keeps one)
 ADDRESS_COLUMNS = ("address", "vrf", "status", "role", "device", "interface", "is_primary", "is_oob", "description")
 ADDRESS_STATUS = "reserved"
 
@@ -233,7 +239,7 @@ def address_rows(site: str, a, v: NetworkView) -> Iterator[tuple]:
         net, role, kind = int(a.net[r]), int(a.role[r]), int(a.kind[r])
         iface = a.iface[r]
         primary = net == nw.INBAND and role == netaddr.HOST and kind in primary_kinds and iface == "bond0"
-        oob = net == nw.OOB and (role == netaddr.HOST or kind == nw.SWITCH)
+        oob = net == nw.OOB and (role == netaddr.HOST or kind == nw.SWITCH) and iface not in FURTHER_BMC  # a device's one out-of-band address: its first BMC port's
         yield (f"{text[r]}/{plen[r]}", f"{site}.{nw.NETWORK_NAMES[net]}", ADDRESS_STATUS, "anycast" if role == netaddr.GATEWAY else "", pre + dev[r], iface, "true" if primary else "false", "true" if oob else "false", {netaddr.GATEWAY: "virtual gateway (VRR) of the leaf pair", netaddr.SVI: "SVI"}.get(role, ""))
 
 
@@ -263,7 +269,7 @@ def interface_rows(site: str, n: nw.Networks, v: NetworkView, catalog=None, addr
     if addrs is not None:
         virtual, lag = virtual_interface_rows(site, addrs, v)
         yield from virtual
-    order = {nw.NODE: 0, nw.FABRIC: 1, nw.SWITCH: 2, nw.MGMT: 3, nw.UFM: 4, nw.PDU: 5, nw.TARGETS: 6, nw.NFS: 7, nw.CORE: 8}
+    order = {nw.NODE: 0, nw.FABRIC: 1, nw.SWITCH: 2, nw.MGMT: 3, nw.UFM: 4, nw.PDU: 5, nw.RACKDEV: 6, nw.TARGETS: 7, nw.NFS: 8, nw.CORE: 9}
     rank = np.asarray([order[k] for k in range(len(nw.KIND_NAMES))], np.int64)[kind]
     # within a device: by network, then port number (a node's storage, in-band, BMC ports)
     o = np.lexsort((port, net, idx, rank))
@@ -275,6 +281,8 @@ def interface_rows(site: str, n: nw.Networks, v: NetworkView, catalog=None, addr
         g = int(speed[j])
         yield (pre + dev[j], pname[j], types[j], "true", g * 1_000_000, f"{nw.NETWORK_NAMES[int(net[j])]}: to {peer[j]} {ppname[j]}", lag.get((dev[j], pname[j]), "") if int(net[j]) == nw.INBAND else "")
     for i, s in enumerate(n.switches):
+        if s.compute >= 0:  # a collapsed core's unused cages are the compute fabric's ports
+            continue
         taken = used.get(i, set())
         for p in range(1, s.radix + 1):
             if p not in taken:
