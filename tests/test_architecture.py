@@ -31,6 +31,7 @@ PHASES = [
     "exports",  # every output format
     "pipeline",  # spec -> model -> validate -> BOM -> analyses -> exports
     "search",  # design-space search over whole pipelines
+    "growth",  # the next phase of an installed cluster: its wiring planned around the installed cables
     "cli",  # the command line
     "__main__",  # the program: signals, memory policy, then the CLI
 ]

@@ -224,9 +224,13 @@ def test_golden_demo(demo, rel):
 
 def test_demo_writes_every_diagram(demo):
     ctx, out, paths = demo
-    rel = sorted(p.relative_to(out).as_posix() for p in paths)
+    rel = sorted(p.relative_to(out).as_posix() for p in paths if p.suffix != ".html")
     formats = (".dot", ".svg", ".png") if HAS_DOT else (".dot",)
     assert rel == sorted(f"{r}{f}" for r in DEMO_FILES for f in formats)
+    pages = sorted(p.relative_to(out).as_posix() for p in paths if p.suffix == ".html")  # every rack's elevation, Graphviz or not
+    assert pages and all(p.split("/")[1] == "racks" for p in pages)
+    for arch in ctx.fabrics:
+        assert f"{arch}/racks/index.html" in pages
     assert ctx.messages == ([] if HAS_DOT else [diagrams.NO_DOT])
 
 
@@ -334,8 +338,9 @@ def test_without_dot_writes_dot_only_and_says_how_to_install(tmp_path, monkeypat
     monkeypatch.setattr(diagrams, "dot_executable", lambda: None)
     ctx = pipeline.build(load_spec("demo"))
     paths = diagrams.export(ctx, tmp_path)
-    assert {p.suffix for p in paths} == {".dot"}
-    assert len(paths) == len(DEMO_FILES)
+    assert {p.suffix for p in paths} == {".dot", ".html"}  # the rack elevations are HTML, written without Graphviz
+    assert all(p.parent.name == "racks" for p in paths if p.suffix == ".html")
+    assert len([p for p in paths if p.suffix == ".dot"]) == len(DEMO_FILES)
     assert ctx.messages == ["Graphviz 'dot' not found: install it with `apt-get install graphviz` to get SVG/PNG"]
 
 
@@ -347,9 +352,10 @@ def test_render_timeout_keeps_the_dot_file(tmp_path, monkeypatch):
     monkeypatch.setattr(diagrams.subprocess, "run", slow)
     ctx = pipeline.build(build_spec({"name": "t", "gpus": 64, "hb_domain": 8, "radix": 16, "arch": "rail-optimized"}))
     paths = diagrams.export(ctx, tmp_path)
-    assert {p.suffix for p in paths} == {".dot"}
+    assert {p.suffix for p in paths} == {".dot", ".html"}  # the rack elevations are HTML, written without Graphviz
+    assert all(p.parent.name == "racks" for p in paths if p.suffix == ".html")
     assert ctx.messages[0] == f"rail-optimized/overview.svg not rendered: Graphviz took longer than {diagrams.RENDER_TIMEOUT_S} s; rail-optimized/overview.dot is written"
-    assert len(ctx.messages) == 2 * len(paths)
+    assert len(ctx.messages) == 2 * len([p for p in paths if p.suffix == ".dot"])
 
 
 def test_render_failure_is_reported(tmp_path, monkeypatch):

@@ -432,6 +432,7 @@ WRITERS = {
     "validate": ["validate", "demo"],
     "search": ["search", str(Path(__file__).parent / "searches" / "tiny.yaml"), "--jobs", "1"],
     "expand": ["expand", str(Path(__file__).parent / "growth" / "demo-32"), "demo", "--arch", "rail-optimized"],  # demo's 32 GPUs grown to 64
+    "report": ["report", str(Path(__file__).parent / "growth" / "demo-32")],  # the decision report of a committed build
 }
 
 

@@ -450,6 +450,6 @@ def test_workbook_summary_states_the_saving(tmp_path):
     assert r.exit_code == 0, r.output
     line = next(x.strip() for x in r.output.splitlines() if x.strip().startswith("striping: minimal:") and "balanced striping needs" in x)
     wb = openpyxl.load_workbook(next(out.glob("*.xlsx")), read_only=True)
-    cells = [v for row in wb[wb.sheetnames[0]].iter_rows(values_only=True) for v in row if isinstance(v, str)]
+    cells = [v for row in wb["Summary"].iter_rows(values_only=True) for v in row if isinstance(v, str)]
     assert f"rail-optimized: {line}" in cells
     assert any(c.startswith("rail-optimized: striping: minimal:") and "parallel links per" in c for c in cells)

@@ -15,7 +15,6 @@ from topogen.analysis import render as analysis_render
 from topogen.analysis import sweep
 from topogen.analysis.render import build_lines
 from topogen.asbuilt import adapters as asbuilt_adapters
-from topogen.asbuilt import namemap as asbuilt_namemap
 from topogen.asbuilt import render as asbuilt_render
 from topogen.asbuilt import identity, sources, wiring
 from topogen.bom import compare as comparison
@@ -25,6 +24,7 @@ from topogen.checks.validate import summary_line
 from topogen.config import emulate
 from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
+from topogen.exports.infiniband import names as names_export
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
@@ -51,6 +51,9 @@ from topogen.util.inputs import human_bytes
 from topogen.util.memory import usual_allocation
 from topogen.util.progress import Progress
 from topogen.util.resources import list_templates
+from topogen.exports.report import html as report_html
+from topogen.growth import delta, expansion
+from topogen.growth import render as growth_render
 
 EXIT_INPUT = 2
 
@@ -417,15 +420,15 @@ def report_cmd(build_dir: str, out: str | None, force: bool) -> None:
     in one sentence and the figures it rests on: summary.json's decision.
     topogen build writes the same page as report.html.
     """
-    from topogen.exports.report import html as report_html
 
     notes: list[str] = []
     try:
         summary = report_html.read_build(build_dir)
         name = summary["spec"].get("name")
         name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else "build"  # text from a file: a safe directory name, or none
-        target = Path("out") / f"{name}-report" if out is None else Path(out)
+        target = Path("out") / f"{name}-report" if out is None else out
         outdir.check(target, force)
+        target = Path(target)
         written = report_html.write(summary, target, force=force, notes=notes)
     except InputError as exc:
         fail_input(exc)
@@ -469,7 +472,7 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
             if asbuilt_networks.is_networks_csv(Path(spec)):  # storage, in-band and OOB cables: the networks' checks on them
                 if out is not None:
                     raise InputError([Problem("--out", f"{Path(spec).name} holds the storage, in-band and OOB networks; --out writes the compute fabric's validation.json", "drop --out (the findings are printed), or validate the build's cabling.csv")])
-                found, read_cables = asbuilt_networks.validate_file(Path(spec), s, arch)
+                found, read_cables = asbuilt_networks.validate_file(Path(spec), s, arch, pipeline.build)
                 click.echo(render_network_findings(arch, found, NETWORK_CHECK_IDS, f"storage, in-band and OOB networks as built ({read_cables:,} cables read from {spec})"))
                 sys.exit(1 if any(f.severity == "error" for f in found) else 0)
             w = wiring.to_fabric(raw, s, arch)
@@ -513,8 +516,6 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
     Slurm's new topology.conf) and expand.json. Exit status: 0 planned, 1 a stage or
     the final wiring does not validate, 2 bad input.
     """
-    from topogen.growth import delta, expansion
-    from topogen.growth.render import render
 
     arch_flag = kwargs["arch"]
     try:
@@ -536,7 +537,7 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
         fail_input(exc)
     click.echo(f"{Path(build_dir).name} -> {new.name}:")
     for f in figures:
-        for line in render(f):
+        for line in growth_render.render(f):
             click.echo(line)
     click.echo(f"wrote {target}/ ({len(written)} files)")
     sys.exit(0 if all(f["stages_valid"] and f["final_valid"] for f in figures) else 1)
@@ -608,11 +609,11 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
         names = identity.read_names(names_file) if names_file is not None else None
         amap = asbuilt_adapters.read_map(adapters_ref) if adapters_ref is not None else None
         found = sources.read_found(list(as_built), fmt)
-        p = sources.load_plan(plan, arch, spec_opt, found)
+        p = sources.load_plan(plan, arch, spec_opt, found, build=pipeline.build)
         cmp = sources.diff(p, found, names, amap)
         if names_out is not None:
             undecided = {u for c in cmp.choices for u in c.found}
-            written = asbuilt_namemap.write(names_out, found, cmp.matched.names, undecided, p.spec.digest() if p.spec is not None else "", force)
+            written = names_export.write(names_out, found, cmp.matched.names, undecided, p.spec.digest() if p.spec is not None else "", force)
             click.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
     except InputError as exc:
         fail_input(exc)

@@ -21,6 +21,7 @@ from topogen.spec.counts import arch_counts
 from topogen.spec.params import EQ1_ACTIVATION_BYTES, EQ1_FLOP_PER_PARAM_TOKEN, EQ1_GRADIENT_BYTES, Param, as_dicts, gbps_to_Bps
 from topogen.spec.workload import Workload
 from topogen.util.errors import InputError, Problem
+from topogen.fabric import clos
 
 ANALYSES = ("iteration", "alltoall", "checkpoint", "dp-traffic")
 ACTIVATION_BYTES = Param("all-to-all bytes per activation element", 2, "bytes", "assumed", "BF16 dispatch and combine")
@@ -292,7 +293,6 @@ def alltoall_group(spec, wl: Workload | None) -> int:
 
 def leaf_factors(spec, group: int) -> dict[str, float]:
     """:func:`topogen.analysis.alltoall.leaf_factor` of each architecture's generated wiring for EP groups of ``group``."""
-    from topogen.fabric import clos  # the wiring: only an oversubscribed fabric needs it
 
     return {arch: a2a.leaf_factor(clos.generate(replace(spec, arch=arch), arch), group) for arch in ("rail-optimized", "rail-only")}
 

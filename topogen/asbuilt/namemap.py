@@ -12,22 +12,17 @@ devices of an as-built reading:
   LLDP readings and for the next diff;
 * ``manifest.json``, as every topogen output directory (:mod:`topogen.util.outdir`).
 
-Generators (:func:`node_name_map_lines`, :func:`names_rows`) are pure; :func:`write`
-writes the directory atomically.
+Generators (:func:`node_name_map_lines`, :func:`names_rows`) are pure;
+:func:`topogen.exports.infiniband.names.write` writes the directory atomically.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from pathlib import Path
 from typing import Iterator
 
 from topogen import __version__
 from topogen.asbuilt import Found
-from topogen.exports.files import digest, write_output_text
-from topogen.util.outdir import atomic_dir
 
 NODE_NAME_MAP = "node-name-map"
 NAMES_CSV = "names.csv"
@@ -59,21 +54,3 @@ def names_rows(found: Found, names: dict[str, str]) -> list[tuple[str, str]]:
         ident = found.ids.get(device, "")
         rows.append((ident.rsplit(" ", 1)[-1] if ident else device, plan))
     return sorted(rows, key=lambda r: _key(r[1]))
-
-
-def write(out_dir: str | Path, found: Found, names: dict[str, str], undecided: set[str] = frozenset(), spec_sha: str = "", force: bool = False) -> list[Path]:
-    """Write ``node-name-map``, ``names.csv`` and ``manifest.json`` into ``out_dir`` (the output contract)."""
-    with atomic_dir(out_dir, force=force) as tmp:
-        files = [tmp / NODE_NAME_MAP, tmp / NAMES_CSV]
-        write_output_text(files[0], "\n".join(node_name_map_lines(found, names, undecided)) + "\n")
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["as_built", "plan"])
-        w.writerows(names_rows(found, names))
-        write_output_text(files[1], buf.getvalue())
-        entries = []
-        for p in files:
-            size, sha = digest(p)
-            entries.append({"path": p.name, "bytes": size, "sha256": sha})
-        write_output_text(tmp / "manifest.json", json.dumps({"generator": f"topogen {__version__}", "spec_sha256": spec_sha, "files": entries}, indent=2) + "\n")
-    return [Path(out_dir) / p.name for p in files]

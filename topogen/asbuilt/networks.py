@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from topogen.asbuilt import Cable, End, wiring
+from topogen.asbuilt import Cable, End, cabling, wiring
 from topogen.checks.findings import Finding
 from topogen.checks.networks import validate_networks
 from topogen.fabric import networks as nw
-from topogen.util.errors import Problem
+from topogen.util.errors import InputError, Problem
 from topogen.util.inputs import open_input
 
 MAX_HEADER_BYTES = 1 << 16
@@ -156,25 +156,24 @@ def check(plan: nw.Networks, built: nw.Networks, required: dict | None = None) -
     return out
 
 
-def planned(spec, arch: str):
-    """The spec's networks for ``arch`` as ``topogen build`` plans them, and the storage bandwidth they must carry."""
-    from topogen import pipeline  # the whole build: the networks need the compute fabric, its layout and the catalog
+def planned(spec, arch: str, build):
+    """The spec's networks for ``arch`` as ``topogen build`` plans them, and the storage bandwidth they must carry.
 
-    ctx = pipeline.build(replace(spec, arch=arch))
+    ``build`` is the pipeline's build (:func:`topogen.pipeline.build`, given by the caller, since this
+    phase sits below the pipeline): the networks need the compute fabric, its layout and the catalog.
+    """
+    ctx = build(replace(spec, arch=arch))
     return ctx.networks[arch], ctx.storage_required
 
 
-def validate_file(path: Path, spec, arch: str) -> tuple[list[Finding], int]:
+def validate_file(path: Path, spec, arch: str, build) -> tuple[list[Finding], int]:
     """``topogen validate`` of a ``networks-cabling.csv``: the networks' checks on its wiring; ``(findings, cables read)``.
 
     InputError (exit 2) when the spec has no ``networks:`` section or the file is no cabling CSV.
     """
-    from topogen.asbuilt import cabling
-    from topogen.util.errors import InputError
-
     if spec.networks is None:
         raise InputError([Problem("spec", f"{Path(path).name} holds storage, in-band and OOB cables, but spec {spec.name!r} has no networks: section", "give the spec the file was built from with --spec")])
-    plan, required = planned(spec, arch)
+    plan, required = planned(spec, arch, build)
     found = cabling.read(Path(path))
     built, _ids, bad = as_built(plan, found.cables)
     out = bad + check(plan, built, required)

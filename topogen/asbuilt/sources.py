@@ -21,8 +21,10 @@ import csv
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Callable
 
 from topogen.asbuilt import Cable, End, Found, cabling, ibnetdiscover, identity, lldp, wiring
+from topogen.asbuilt import networks as asbuilt_networks
 from topogen.asbuilt.diff import Comparison, attribute, compare
 from topogen.checks import validate as checks
 from topogen.fabric.model import ARCHES
@@ -47,6 +49,7 @@ class Plan:
     port_ids: dict[str, End] | None = None  # port GUID -> plan GPU port
     networks: dict[tuple[End, End], str] | None = None  # cable key -> its network, when the build has networks-cabling.csv
     homes: dict[str, str] | None = None  # switch -> its own network (storage-leaf: storage; compute switches: compute)
+    build: Callable[..., Any] | None = None  # the pipeline's build (topogen.pipeline.build), given by the caller: the networks' checks plan the spec's networks with it
 
     def locate(self, device: str) -> str:
         return (self.places or {}).get(device, "")
@@ -114,8 +117,13 @@ def read_found(refs: list[str], fmt: str | None = None) -> Found:
     return READERS[fmt](files)
 
 
-def load_plan(ref: str, arch: str | None, spec_ref: str | None, found: Found | None = None) -> Plan:
-    """The plan's cables (a build dir, an arch dir or a cabling CSV), its architecture and spec."""
+def load_plan(ref: str, arch: str | None, spec_ref: str | None, found: Found | None = None, build: Callable[..., Any] | None = None) -> Plan:
+    """The plan's cables (a build dir, an arch dir or a cabling CSV), its architecture and spec.
+
+    ``build`` is the pipeline's build (the CLI passes :func:`topogen.pipeline.build`; this
+    phase sits below the pipeline): without it the storage, in-band and OOB checks are skipped,
+    with a note.
+    """
     p = Path(ref)
     if arch is not None and arch not in ARCHES:
         raise InputError([Problem("arch", f"unknown architecture {arch!r}", f"use {' or '.join(ARCHES)}")])
@@ -148,7 +156,7 @@ def load_plan(ref: str, arch: str | None, spec_ref: str | None, found: Found | N
     if arch and file_arch and arch != file_arch:
         raise InputError([Problem("arch", f"{path} is the {file_arch} plan, but --arch says {arch}", "drop --arch or give the other plan")])
     chosen = arch or file_arch or (spec.arch if spec is not None and spec.arch in ARCHES else None)
-    plan = Plan(plan_found, path, chosen, spec, sheet.places)
+    plan = Plan(plan_found, path, chosen, spec, sheet.places, build=build)
     if path.name == "cabling.csv" and (path.parent / NETWORKS_CSV).is_file():
         _add_networks(plan, path.parent / NETWORKS_CSV)
     if found is not None and found.kind == "ibnetdiscover":
@@ -333,6 +341,9 @@ def diff(plan: Plan, found: Found, names: identity.Names | None = None, adapter_
         if plan.spec is None or plan.arch is None or plan.spec.networks is None:
             cmp.notes.append("networks' checks skipped: the plan's spec is unknown (give --spec, or the plan's build directory)")
             return cmp
+        if plan.build is None:
+            cmp.notes.append("networks' checks skipped: no pipeline was given to plan the spec's networks")
+            return cmp
         _check_networks(plan, found, touched, cmp)
         if "compute" in touched:
             cmp.notes.append("design checks of the compute fabric skipped: the as-built input also covers other networks (give the compute fabric's discovery output alone to check it)")
@@ -356,13 +367,11 @@ def _check_networks(plan: Plan, found: Found, touched: set[str], cmp: Comparison
     A deviation whose found cable (or port) a finding names becomes an error, as the
     compute fabric's design checks make it (:func:`~topogen.asbuilt.diff.attribute`).
     """
-    from topogen.asbuilt import networks as asbuilt_networks
-
     network = network_of(plan)
     tags = plan.networks or {}
     cables = [c for c in found.cables if network(c)[0] not in (None, "compute")]
     cables += [c for c in plan.found.cables if tags.get(c.key(), "compute") not in touched | {"compute"}]  # networks not covered: as planned
-    planned, required = asbuilt_networks.planned(plan.spec, plan.arch)
+    planned, required = asbuilt_networks.planned(plan.spec, plan.arch, plan.build)
     built, ids, bad = asbuilt_networks.as_built(planned, cables)
     findings = bad + asbuilt_networks.check(planned, built, required)
     attribute(cmp, NetworkReport(findings, len(cables)), ids)

@@ -54,6 +54,9 @@ from topogen.growth.stages import raw_of
 from topogen.layout.labels import FloorView
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.util.text import csv_line
+from topogen.fabric import clos
+from topogen import pipeline
+from topogen.spec.cluster import build_spec
 
 COLUMNS = ("cable", "tier", "link", "plane", "a_device", "a_role", "a_port", "a_speed_gbps", "z_device", "z_role", "z_port", "z_speed_gbps")
 DELTA_COLUMNS = ("stage", "action", *COLUMNS, "from_device", "from_port")
@@ -84,7 +87,6 @@ def _wiring_lines(wires: list[Wire], roles: dict[str, str]) -> Iterator[str]:
 
 def relocated(e: Expansion, fab, lay) -> int:
     """Installed devices the new build's layout puts in another rack or U than the installed phase's layout did."""
-    from topogen.fabric import clos
 
     old = clos.generate(e.old, e.arch)
     old_lay = layout.plan(old)
@@ -271,8 +273,6 @@ def netbox_files(e: Expansion, ctx, fab, lay) -> dict[str, Iterator[str]]:
 
 def builds(e: Expansion) -> tuple:
     """The pipeline builds (validated, priced, laid out) of the installed and the new spec, this architecture only."""
-    from topogen import pipeline
-    from topogen.spec.cluster import build_spec
 
     return tuple(pipeline.build(build_spec(s.to_dict(), {"arch": e.arch})) for s in (e.old, e.new))
 

@@ -189,3 +189,8 @@ def place(fabric: Fabric, lay: LayoutSpec) -> Placement:
     u[n + upper] = lay.first_u + (np.arange(len(upper)) % spr) * lay.switch_u
     height[n:] = lay.switch_u
     return Placement(Racks(names, kinds, rows, cols), rack, u, height)
+
+
+def row_folder(row: int, rows: int) -> str:
+    """The folder of a row's sheets: ``row-01`` (1-based, padded to the row count's width)."""
+    return f"row-{row + 1:0{max(2, len(str(rows)))}d}"

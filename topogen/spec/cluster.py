@@ -29,6 +29,7 @@ from topogen.spec.yamlfile import read_yaml
 from topogen.util import inputs, resources
 from topogen.util.errors import InputError, Problem, show, unknown_key
 from topogen.util.inputs import CONTROL_RE
+from topogen.spec import systems
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullmatch: no trailing newline
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
@@ -355,7 +356,6 @@ def _system(raw: Any, values: dict[str, Any], problems: list[Problem]) -> None:
     """``system``: a bundled system definition holding ``gpus_per_node`` GPUs."""
     if raw is None:
         return
-    from topogen.spec import systems
 
     known = systems.names()
     if not isinstance(raw, str) or raw not in known:

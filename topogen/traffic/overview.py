@@ -33,6 +33,7 @@ from topogen.traffic.patterns import Pattern
 from topogen.traffic.report import row
 from topogen.traffic.simulate import Result, run
 from topogen.util.errors import InputError
+from topogen.traffic import alltoall as a2a
 
 PATTERNS = ("ring-allreduce", "alltoall", "permutation")
 ROUTING = "spray"
@@ -73,7 +74,6 @@ def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None, ep_group: i
     all-to-all the EP all-to-all (``alltoall:G``), when its pairs can be routed one
     by one (:data:`.alltoall.MAX_GROUP_PAIRS`); else the global one, and a note says so.
     """
-    from topogen.traffic import alltoall as a2a
 
     rows: list[dict[str, Any]] = []
     hists: list[dict[str, Any]] = []

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from topogen.exports.files import arch_dir, write_output_text
-from topogen.exports.installers.pullsheets import row_folder
+from topogen.layout.floor import row_folder
 from topogen.layout.elevation import NetworkRacks, rack_elevation, rack_kinds
 
 STYLE = "body{font-family:sans-serif;font-size:13px}.rack{display:inline-block;vertical-align:top;margin:0 12px 16px 0}.rack h2{font-size:13px;margin:4px 0}table{border-collapse:collapse}td{border:1px solid #999;padding:1px 4px;font-size:11px}"

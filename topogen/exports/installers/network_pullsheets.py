@@ -24,6 +24,7 @@ from topogen.exports.files import arch_dir, write_csv
 from topogen.exports.network_view import NetworkView
 from topogen.fabric import networks as nw
 from topogen.layout.networks import NetworkLayout, floor_rows
+from topogen.layout.floor import row_folder
 
 COLUMNS = ("sheet", "network", "label", "cable", "role", "length_m", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
 EXTERNAL = "external"  # the sheet-name part of an end outside the plan
@@ -57,7 +58,6 @@ INDEX_COLUMNS = ("sheet", "file", "row", "a_rack", "z_rack", "cables", "length_m
 
 def export(ctx, dest: Path) -> list[Path]:
     """The other networks' pull sheets of every architecture with networks and a floor plan."""
-    from topogen.exports.installers.pullsheets import row_folder
 
     paths: list[Path] = []
     nets = getattr(ctx, "networks", None) or {}

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from topogen.exports.installers import network_pullsheets
+from topogen.layout.floor import row_folder
 from topogen.exports.installers.cabling import BREAKOUT_COLUMN, breakout_names
 from topogen.exports.files import arch_dir, open_output, write_file_text
 from topogen.fabric.model import CHUNK, Fabric
@@ -96,11 +97,6 @@ def sheet_text(fabric: Fabric, floor: FloorView, rows: np.ndarray, sheet: np.nda
 
 
 INDEX_COLUMNS = ("sheet", "file", "row", "a_rack", "z_rack", "cables", "length_m")
-
-
-def row_folder(row: int, rows: int) -> str:
-    """The folder of a row's sheets: ``row-01`` (1-based, padded to the row count's width)."""
-    return f"row-{row + 1:0{max(2, len(str(rows)))}d}"
 
 
 def write_all(fabric: Fabric, floor: FloorView, lay, path: Path, sub: Path, order: np.ndarray, sheet: np.ndarray, names: np.ndarray, cells, legs=None) -> list[Path]:

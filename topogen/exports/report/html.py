@@ -14,6 +14,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from topogen.exports.files import write_output_text
+from topogen.util.errors import InputError, Problem
+from topogen.analysis import decision
+from topogen.spec.cluster import build_spec
+from topogen import __version__
+from topogen.exports.files import digest
+from topogen.util.outdir import atomic_dir
 
 ARCH_COLORS = {"rail-optimized": "#4C72B0", "rail-only": "#DD8452"}
 CSS = """
@@ -136,7 +142,6 @@ def read_build(build_dir: str | Path) -> dict[str, Any]:
     """A build directory's summary.json with its ``decision`` (worked out again for a build made before the decision existed)."""
     import json
 
-    from topogen.util.errors import InputError, Problem
 
     p = Path(build_dir) / "summary.json"
     hint = "give the directory topogen build wrote (it holds summary.json), e.g. out/demo"
@@ -151,8 +156,6 @@ def read_build(build_dir: str | Path) -> dict[str, Any]:
     if "decision" not in summary:
         if not all("cost" in a for a in summary["architectures"].values()):
             raise InputError([Problem("BUILD_DIR", f"{str(p)!r} has no bill of materials to decide on", "build the spec with its catalog (topogen build)")])
-        from topogen.analysis import decision
-        from topogen.spec.cluster import build_spec
 
         summary["decision"] = decision.decide(summary, build_spec(dict(summary["spec"]), {}, default_name=str(summary["spec"].get("name", "build"))))
     return summary
@@ -162,9 +165,6 @@ def write(summary: Mapping[str, Any], out_dir: str | Path, force: bool = False, 
     """``topogen report``: ``report.html`` and a ``manifest.json`` in ``out_dir``, under the output contract (:mod:`topogen.util.outdir`)."""
     import json
 
-    from topogen import __version__
-    from topogen.exports.files import digest
-    from topogen.util.outdir import atomic_dir
 
     with atomic_dir(out_dir, force=force, notes=notes) as tmp:
         p = tmp / "report.html"
