@@ -7,7 +7,8 @@ guid>)? "<peer id>"[<peer port>](<peer port guid>)? # ...``. Every cable is
 listed from both ends when both nodes were discovered; it is kept once.
 
 Device names are node descriptions as read (``hb03-gpu5``, ``hb00 mlx5_7``,
-a vendor's default); a description that several nodes share (in one file or across the files read together)
+a vendor's default); a description that several nodes share (in one file or across the files read
+together; one node in several files, such as a GPU's adapter in each plane's subnet, is one node)
 gives way to the node id (``S-<guid>``, ``H-<guid>``), so two unnamed
 switches stay two devices. Ports become topogen's port names: switch port ``[n]`` is
 ``p<n>``, channel-adapter port ``[n]`` is ``nic<n-1>`` (one port per plane).
@@ -104,12 +105,12 @@ def read(paths: list[Path]) -> Found:
     problems: list[Problem] = []
     seen: set[tuple[End, End]] = set()
     parsed = [_parse(Path(path), problems) for path in paths]
-    shared: dict[str, int] = {}  # a description several nodes share, in any of the files (one factory default per subnet)
+    shared: dict[str, set[str]] = {}  # the nodes a description names, in any of the files (one factory default per subnet)
     for records in parsed:
-        for kind, name, _ports in records.values():
-            shared[name] = shared.get(name, 0) + 1
+        for nid, (kind, name, _ports) in records.items():
+            shared.setdefault(name, set()).add(nid)  # one node in several files (a GPU's adapter in each plane's subnet) is one node
     for records in parsed:
-        nodes = {nid: _node(kind, nid if shared[name] > 1 and director.parse(name.split()[0]) is None else name) for nid, (kind, name, _ports) in records.items()}
+        nodes = {nid: _node(kind, nid if len(shared[name]) > 1 and director.parse(name.split()[0]) is None else name) for nid, (kind, name, _ports) in records.items()}
         for nid, node in nodes.items():
             key = guid_key(nid)
             if key is not None and node[2] is None:
