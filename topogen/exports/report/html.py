@@ -152,9 +152,11 @@ def read_build(build_dir: str | Path) -> dict[str, Any]:
         if not all("cost" in a for a in summary["architectures"].values()):
             raise InputError([Problem("BUILD_DIR", f"{str(p)!r} has no bill of materials to decide on", "build the spec with its catalog (topogen build)")])
         from topogen.analysis import decision
+        from topogen.bom.catalog import load_catalog
         from topogen.spec.cluster import build_spec
 
-        summary["decision"] = decision.decide(summary, build_spec(dict(summary["spec"]), {}, default_name=str(summary["spec"].get("name", "build"))))
+        spec = build_spec(dict(summary["spec"]), {}, default_name=str(summary["spec"].get("name", "build")))
+        summary["decision"] = decision.decide(summary, spec, catalog=load_catalog(spec.catalog_ref))  # the catalog's own failure rates, if it states them
     return summary
 
 
