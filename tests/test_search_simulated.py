@@ -16,10 +16,11 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.cli import main
-from topogen.search import run, screen, simulated, space
-from topogen.search.explicit import build_design
+from topogen.search import run, simulated, space
 from topogen.spec.cluster import build_spec
 from topogen.util.errors import InputError
+
+from search_oracle import every_design
 
 BASE = {
     "name": "simt",
@@ -41,16 +42,7 @@ def _search(constraints: dict) -> run.Result:
 @pytest.fixture(scope="module")
 def oracle():
     """Every design of the space built and simulated on its own: design, cost, and the two simulated figures."""
-    s = space.parse({**BASE, "search": {**BASE["search"], "constraints": {}}}, {})
-    scr = screen.Screener(s, run.load_catalogs(s))
-    out = []
-    for i, o in enumerate(space.points(s, scr.catalogs)[0]):
-        row = scr.screen(i, o)
-        if "skipped" in row:
-            continue
-        scr.materialize(row)
-        got = build_design(row["spec"])
-        out.append({"design": row["design"], "cost_usd": got["cost_usd"], **simulated.simulate_design(row["spec"], SIM)})
+    out = [{"design": row["design"], "cost_usd": got["cost_usd"], **simulated.simulate_design(row["spec"], SIM)} for row, got in every_design(BASE)]
     assert len(out) >= 8
     return out
 
