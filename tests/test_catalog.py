@@ -189,7 +189,7 @@ def test_length_class_rule():
 
 def test_unknown_top_level_key():
     assert problems(MINIMAL + "    vendor: acme\n") == [
-        "catalog t: vendor: unknown key 'vendor'; allowed keys: name, description, switches, transceivers, cables, nics, media"
+        "catalog t: vendor: unknown key 'vendor'; allowed keys: name, description, switches, transceivers, cables, nics, media, failure_rates"
     ]
 
 
@@ -306,7 +306,7 @@ def test_missing_switches_and_media():
 
 
 def test_catalog_not_a_mapping():
-    assert problems("- a\n- b\n") == ["catalog t: the catalog holds a list, not a mapping; write keys from: name, description, switches, transceivers, cables, nics, media"]
+    assert problems("- a\n- b\n") == ["catalog t: the catalog holds a list, not a mapping; write keys from: name, description, switches, transceivers, cables, nics, media, failure_rates"]
 
 
 def test_every_problem_reported_at_once():

@@ -345,6 +345,8 @@ def compare(spec: str | None, as_json: bool, **kwargs) -> None:
 @click.option("--racks", help="Constraint: at most this many racks on the floor layout.")
 @click.option("--max-hops", "max_hops", help="Constraint: worst-case switch hops between two GPUs.")
 @click.option("--max-iteration-s", "max_iteration_s", help="Constraint: the workload's iteration time at most this many seconds (Eq. 1, as topogen analyze iteration).")
+@click.option("--min-bus-bandwidth-GBps", "min_bus_bandwidth_GBps", help="Constraint: the DP ring all-reduce's simulated bus bandwidth at least this many GB/s (simulated on the explicit builds).")
+@click.option("--min-alltoall-GBps", "min_alltoall_GBps", help="Constraint: the simulated all-to-all over the workload's EP group at least this many GB/s per GPU (simulated on the explicit builds).")
 @click.option("--choose", help="Objective the chosen design has least of on the front (default: the first objective).")
 @click.option("--slack", help="Designs whose closed-form estimates are within this fraction of the front are built explicitly too (default 0.05).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Local worker processes for the explicit builds (default: the CPUs, at most 8).")

@@ -18,7 +18,9 @@ step stays below ``TOLERANCE / o``.
 Failure rates [paper]: Alibaba HPN (SIGCOMM 2024) per month 0.057 % of NIC-ToR
 links and 0.051 % of ToRs fail; Llama 3 (arXiv 2407.21783, 16,384 H100 GPUs over
 54 days) saw 7 NIC interruptions, 2.4e-4 per NIC-month. Upper-tier switches and
-switch-to-switch links take the ToR and link rates [assumed].
+switch-to-switch links take the ToR and link rates [assumed]. A catalog's
+``failure_rates`` section overrides any of them with its own rate and source
+(:func:`rates`); the report shows each rate with where it comes from.
 """
 
 from __future__ import annotations
@@ -38,6 +40,21 @@ FAILURE_RATES: tuple[dict[str, Any], ...] = (
     {"component": "switch-switch link", "per_month": 0.00057, "status": "assumed", "source": "the NIC-ToR link rate of Alibaba HPN, SIGCOMM 2024"},
     {"component": "NIC", "per_month": 7 / (LLAMA3_GPUS * LLAMA3_DAYS / DAYS_PER_MONTH), "status": "derived", "source": "Llama 3 (arXiv 2407.21783): 7 NIC interruptions on 16,384 H100 GPUs in 54 days"},
 )
+
+
+CATALOG_KEYS = {"gpu_leaf_link": "GPU-leaf link", "leaf_switch": "leaf switch", "spine_switch": "spine and core switch", "switch_link": "switch-switch link", "nic": "NIC"}  # catalog failure_rates key -> component
+
+
+def rates(catalog=None) -> tuple[dict[str, Any], ...]:
+    """The failure rates the decision uses: :data:`FAILURE_RATES`, each overridden by the catalog's ``failure_rates`` where it states one."""
+    given = dict(getattr(catalog, "failure_rates", ()) or ())
+    out = []
+    for key, component in CATALOG_KEYS.items():
+        row = next(r for r in FAILURE_RATES if r["component"] == component)
+        if key in given:
+            row = {"component": component, "per_month": given[key], "status": "catalog", "source": f"catalog {catalog.name}: {catalog.failure_source}"}
+        out.append(dict(row))
+    return tuple(out)
 
 
 def alltoall_step_s(workload, gpus: int, alltoall_row: Mapping[str, Any] | None, key: str) -> tuple[float, int]:
@@ -62,7 +79,7 @@ def _iteration(analysis: Mapping[str, Any] | None, arch: str) -> float | None:
     return None if row is None else row["iteration_s"]
 
 
-def _failures(sec: Mapping[str, Any], gpus: int) -> list[dict[str, Any]]:
+def _failures(sec: Mapping[str, Any], gpus: int, table: tuple[dict[str, Any], ...] = FAILURE_RATES) -> list[dict[str, Any]]:
     """Expected failures per month of each component type: its count x its rate (one NIC per GPU, as in the Llama 3 cluster)."""
     per_tier = sec["switches_per_tier"]
     links = sec["links_per_tier"]
@@ -73,7 +90,7 @@ def _failures(sec: Mapping[str, Any], gpus: int) -> list[dict[str, Any]]:
         "switch-switch link": sum(links[1:]),
         "NIC": gpus,
     }
-    return [{**r, "count": counts[r["component"]], "expected_per_month": round(counts[r["component"]] * r["per_month"], 4)} for r in FAILURE_RATES]
+    return [{**r, "count": counts[r["component"]], "expected_per_month": round(counts[r["component"]] * r["per_month"], 4)} for r in table]
 
 
 def _blast(sec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -96,8 +113,12 @@ def _collectives(traffic: Mapping[str, Any] | None, arch: str) -> list[dict[str,
     return out
 
 
-def decide(summary: Mapping[str, Any], spec, traffic: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``decision`` section of summary.json (see the module): both architectures, the recommendation, its reasons."""
+def decide(summary: Mapping[str, Any], spec, traffic: Mapping[str, Any] | None = None, catalog=None) -> dict[str, Any]:
+    """The ``decision`` section of summary.json (see the module): both architectures, the recommendation, its reasons.
+
+    ``catalog`` (the build's :class:`~topogen.bom.catalog.Catalog`) supplies its own failure rates, if it states any.
+    """
+    table = rates(catalog)
     archs = [a for a in ARCHES if a in summary["architectures"]]
     analysis = summary.get("analysis")
     a2a_rows = ((analysis or {}).get("alltoall") or {}).get("rows") or []
@@ -122,10 +143,10 @@ def decide(summary: Mapping[str, Any], spec, traffic: Mapping[str, Any] | None =
             "step_s": None if it is None else it + a2a_s,
             "collectives": _collectives(traffic, arch),
             "blast_radius": _blast(sec),
-            "failures_per_month": _failures(sec, spec.gpus),
+            "failures_per_month": _failures(sec, spec.gpus, table),
         }
         side[arch]["expected_failures_per_month"] = round(sum(f["expected_per_month"] for f in side[arch]["failures_per_month"]), 4)
-    out: dict[str, Any] = {"architectures": side, "tolerance": TOLERANCE, "failure_rates": [dict(r) for r in FAILURE_RATES]}
+    out: dict[str, Any] = {"architectures": side, "tolerance": TOLERANCE, "failure_rates": [dict(r) for r in table]}
     if traffic is None:
         out["collectives_note"] = "collectives not simulated in this build: topogen build --traffic simulates the DP ring, the all-to-all and a permutation on each wiring, healthy and with a spine down"
     else:

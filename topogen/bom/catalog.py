@@ -94,6 +94,7 @@ CATALOG_FIELDS: tuple[Field, ...] = (
     Field("cables", "list-of", "Cable SKUs (copper DAC/ACC/AEC or fiber), by length, that media rules name.", sub="cable"),
     Field("nics", "list-of", "NIC SKUs; GPU ports are priced with the first whose speed matches.", sub="nic"),
     Field("media", "list-of", "Media rules, first match wins: which transceivers and cables a link uses, by tier, length class, switch and speed.", required=True, sub="media"),
+    Field("failure_rates", "section", "Monthly failure rates of the fabric's components, with their source, for the decision's expected failures per month; a component not given keeps topogen's sourced default (Alibaba HPN, SIGCOMM 2024; Llama 3).", sub="failure_rates"),
 )
 SWITCH_FIELDS: tuple[Field, ...] = (
     SKU,
@@ -161,6 +162,15 @@ MEDIA_FIELDS: tuple[Field, ...] = (
     Field("gpu_transceiver", "ref", "Transceiver SKU at the GPU (NIC) end of gpu-leaf links, when it differs.", example="OSFP-400G-SR4"),
     Field("cable", "filter", "Cable SKUs, one or a list; the shortest that fits the routed length is used.", item="ref"),
 )
+FAILURE_FIELDS: tuple[Field, ...] = (
+    Field("source", "text", "Where the rates come from (a fleet's tickets, a paper); shown beside them on the report. Required with any rate.", required=True, example="our fleet, 2025 RMA tickets"),
+    Field("gpu_leaf_link", "number", "Fraction of GPU-leaf (NIC-ToR) links that fail per month, 0 to 1.", default_doc="0.00057 (Alibaba HPN, SIGCOMM 2024)", minimum=0, example=0.0006),
+    Field("leaf_switch", "number", "Fraction of leaf switches that fail per month, 0 to 1.", default_doc="0.00051 (Alibaba HPN, SIGCOMM 2024)", minimum=0, example=0.0005),
+    Field("spine_switch", "number", "Fraction of spine and core switches that fail per month, 0 to 1.", default_doc="the leaf rate of Alibaba HPN [assumed]", minimum=0, example=0.0005),
+    Field("switch_link", "number", "Fraction of switch-to-switch links that fail per month, 0 to 1.", default_doc="the NIC-ToR link rate of Alibaba HPN [assumed]", minimum=0, example=0.0006),
+    Field("nic", "number", "Fraction of NICs that fail per month, 0 to 1.", default_doc="2.4e-4 (Llama 3, arXiv 2407.21783)", minimum=0, example=0.00024),
+)
+FAILURE_KEYS = names(FAILURE_FIELDS)
 TOP_KEYS = names(CATALOG_FIELDS)
 SOURCE_KEYS = names(SOURCES)
 ITEM_KEYS = ("manufacturer",)  # optional on every SKU: who makes it (NetBox manufacturer; default "generic")
@@ -388,6 +398,8 @@ class Catalog:
     nics: tuple[Nic, ...]
     rules: tuple[MediaRule, ...]
     sha256: str = ""  # of the catalog file's bytes: outputs name the exact catalog they were priced with
+    failure_rates: tuple[tuple[str, float], ...] = ()  # (failure_rates key, fraction per month) the catalog states, in FAILURE_FIELDS' order
+    failure_source: str = ""  # where the catalog's failure rates come from
 
     def switch_for(self, speed: int, radix: int) -> tuple[SwitchSku, PortMode] | None:
         """The first compute switch (catalog order) that runs ``radix`` ports at ``speed``."""
@@ -480,9 +492,10 @@ def parse_catalog(data: Any, label: str, path: str = "", default_name: str = "ca
     sw_skus = {s.sku for s in switches}
     declared = {str(item.get("sku")) for key in ("switches", "transceivers", "cables") for item in _raw_items(data, key)}
     rules = tuple(x for i, item in enumerate(r.items(data, "media", required=True)) if (x := _rule(r, item, f"media[{i}]", i, tx, cb, sw_skus, declared)))
+    rates, rates_source = _failure_rates(r, data.get("failure_rates"))
     if r.problems:
         raise InputError(r.problems)
-    catalog = Catalog(name, label, path, description, switches, tx, cb, nics, rules)
+    catalog = Catalog(name, label, path, description, switches, tx, cb, nics, rules, failure_rates=rates, failure_source=rates_source)
     problems = coverage_problems(catalog)
     if problems:
         raise InputError(problems)
@@ -658,6 +671,31 @@ class _Reader:
             self.add(_join(path, key), f"{key} must be at most {MAX_WHOLE:,}, got {show(raw)}", "speeds in Gb/s, radixes and port counts")
             return None
         return raw
+
+
+def _failure_rates(r: _Reader, d: Any) -> tuple[tuple[tuple[str, float], ...], str]:
+    """The ``failure_rates`` section: rates (fractions per month, 0 to 1) the catalog states, and their source."""
+    if d is None:
+        return (), ""
+    if not isinstance(d, dict):
+        r.add("failure_rates", f"failure_rates must be a mapping, got {show(d)}", f"keys: {', '.join(FAILURE_KEYS)}, e.g. {{source: 'our fleet, 2025', leaf_switch: 0.0005}}")
+        return (), ""
+    r.unknown(d, FAILURE_KEYS, "failure_rates")
+    rates = []
+    for key in FAILURE_KEYS[1:]:
+        if key not in d:
+            continue
+        x = r.number(d, key, "failure_rates")
+        if x is not None and x > 1:
+            r.add(f"failure_rates.{key}", f"{key} is a fraction of the components failing per month, 0 to 1, got {show(d[key])}", "e.g. 0.00051 for 0.051 % a month")
+        elif x is not None:
+            rates.append((key, x))
+    source = r.text(d, "source", "failure_rates", default="")
+    if "source" not in d:
+        r.add("failure_rates.source", "source is required: the report shows where each rate comes from", "e.g. source: 'our fleet, 2025 RMA tickets'")
+    if not rates and "source" in d and not any(k in d for k in FAILURE_KEYS[1:]):
+        r.add("failure_rates", "failure_rates gives a source but no rate", f"give one or more of {', '.join(FAILURE_KEYS[1:])}")
+    return tuple(rates), source or ""
 
 
 def _join(path: str, key: str) -> str:
@@ -1088,5 +1126,5 @@ def check_spec(catalog: Catalog, spec, tiers_by_arch: dict[str, int]) -> None:
 
 def catalog_schema() -> dict[str, Any]:
     """The catalog file's JSON Schema, from the tables above (see :mod:`topogen.spec.schema`)."""
-    defs = {"switch": SWITCH_FIELDS, "port": PORT_FIELDS, "transceiver": TRANSCEIVER_FIELDS, "cable": CABLE_FIELDS, "nic": NIC_FIELDS, "media": MEDIA_FIELDS}
+    defs = {"switch": SWITCH_FIELDS, "port": PORT_FIELDS, "transceiver": TRANSCEIVER_FIELDS, "cable": CABLE_FIELDS, "nic": NIC_FIELDS, "media": MEDIA_FIELDS, "failure_rates": FAILURE_FIELDS}
     return schema_for("topogen hardware catalog", CATALOG_FIELDS, defs, "Switch, transceiver, cable and NIC SKUs with prices and power, and the media rules that pick a link's optics and cables.")

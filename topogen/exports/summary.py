@@ -107,7 +107,7 @@ def make_summary(ctx) -> dict[str, Any]:
     if getattr(ctx, "networks", None):  # the other networks (spec networks:): counts, findings, BOM, totals
         out["networks"] = networks_section(ctx)
     if boms:  # the decision: which architecture to buy, and the figures it rests on (topogen.analysis.decision)
-        out["decision"] = decision.decide(out, spec, getattr(ctx, "traffic", None))
+        out["decision"] = decision.decide(out, spec, getattr(ctx, "traffic", None), getattr(ctx, "catalog", None))
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from topogen.search.front import dominates
-from topogen.search.space import CONSTRAINTS, OBJECTIVES
+from topogen.search.space import CONSTRAINTS, OBJECTIVES, breaks
 
 
 def family_of(row: dict[str, Any]) -> str:
@@ -44,9 +44,9 @@ def families(rows: Sequence[dict[str, Any]], front: Sequence[dict[str, Any]], ob
         if winners:
             out.append({"family": fam, "on_front": True, "designs": [r["design"] for r in winners], "why": f"on the front: {', '.join(r['design'] for r in winners)}"})
             continue
-        ok = [r for r in members if not any(r.get(CONSTRAINTS[c][0]) is not None and r[CONSTRAINTS[c][0]] > v * CONSTRAINTS[c][1] for c, v in constraints.items())]
+        ok = [r for r in members if not any(breaks(c, r.get(CONSTRAINTS[c][0]), v) for c, v in constraints.items())]
         if not ok:
-            broken = sorted({c for r in members for c, v in constraints.items() if r.get(CONSTRAINTS[c][0]) is not None and r[CONSTRAINTS[c][0]] > v * CONSTRAINTS[c][1]})
+            broken = sorted({c for r in members for c, v in constraints.items() if breaks(c, r.get(CONSTRAINTS[c][0]), v)})
             out.append({"family": fam, "on_front": False, "designs": [], "why": f"every design breaks {', '.join(broken)}"})
             continue
         best = min(ok, key=lambda r: ([r[k] if r[k] is not None else 0 for k in keys], r["design"]))

@@ -66,6 +66,11 @@ def render_table(res: Result) -> str:
         c = res.chosen
         lines.append("")
         lines.append(f"chosen: {c['design']} ({label(c)}): {usd(c['cost_usd'])} ({usd_cents(c['cost_per_gpu'])} per GPU), {kw(c['power_w'])}, {c['tiers']} tiers, iteration {c['iteration_s']:.4f} s" if c.get("iteration_s") is not None else f"chosen: {c['design']} ({label(c)}): {usd(c['cost_usd'])}, {kw(c['power_w'])}")
+    sim = [k for k in ("bus_bandwidth_GBps", "alltoall_GBps") if res.chosen and k in res.chosen]
+    if sim:
+        c = res.chosen
+        said = {"bus_bandwidth_GBps": "DP ring bus bandwidth", "alltoall_GBps": f"{c.get('alltoall_pattern', 'alltoall')} per GPU"}
+        lines.append("simulated on its wiring: " + ", ".join(f"{said[k]} {c[k]:,.2f} GB/s" if c[k] is not None else f"{said[k]} not simulated" for k in sim))
     if res.chosen and res.search["constraints"]:
         b = res.chosen.get("binding")
         lines.append(b["text"] if b else "no constraint binds: the chosen design is the least " + res.search["choose"] + " of the whole space")
@@ -84,6 +89,7 @@ def _csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     with open_output(path, newline="") as fh:
         w = CsvWriter(fh)
         cols = COLUMNS + (("fabric_design",) if any(r.get("fabric_design") for r in rows) else ())  # a leaf pair searched: say which rows are
+        cols += tuple(k for k in ("bus_bandwidth_GBps", "alltoall_GBps") if any(k in r for r in rows))  # simulated: a search with min_bus_bandwidth_GBps or min_alltoall_GBps
         w.writerow(cols)
         for r in rows:
             w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])

@@ -20,7 +20,8 @@ from topogen.search.executor import Local
 from topogen.search.explicit import FIGURES
 from topogen.search.journal import Journal, disagreement
 from topogen.search.screen import Screener
-from topogen.search.space import CONSTRAINTS, OBJECTIVES, Search, points
+from topogen.search.simulated import simulate_design
+from topogen.search.space import AT_LEAST, CONSTRAINTS, OBJECTIVES, SIMULATED, Search, breaks, points
 
 TRIED_CHEAPEST = 3  # designs built explicitly to name the one nearest a constraint nothing meets
 
@@ -83,13 +84,7 @@ def _vector(row: dict[str, Any], objectives: tuple[str, ...]) -> list[float]:
 
 def _violations(row: dict[str, Any], constraints: dict[str, float], slack: float) -> list[str]:
     """The constraints ``row`` breaks (an estimate gets ``slack``; an unknown figure breaks nothing yet)."""
-    out = []
-    for name, cap in constraints.items():
-        key, scale, _unit, _what = CONSTRAINTS[name]
-        v = row.get(key)
-        if v is not None and v > cap * scale * (1 + slack):
-            out.append(name)
-    return out
+    return [name for name, cap in constraints.items() if breaks(name, row.get(CONSTRAINTS[name][0]), cap, slack)]
 
 
 def _constraint_text(name: str, cap: float) -> str:
@@ -102,6 +97,10 @@ def _constraint_text(name: str, cap: float) -> str:
         return f"the rack cap of {count(int(cap))} racks"
     if name == "max_iteration_s":
         return f"the iteration target of {cap:g} s"
+    if name == "min_bus_bandwidth_GBps":
+        return f"the DP ring bus bandwidth target of {cap:g} GB/s"
+    if name == "min_alltoall_GBps":
+        return f"the all-to-all target of {cap:g} GB/s per GPU"
     return f"the limit of {cap:g} switch hops"
 
 
@@ -114,6 +113,8 @@ def _value_text(name: str, row: dict[str, Any]) -> str:
         return f"{v / 1000:,.1f} kW"
     if name == "max_iteration_s":
         return f"{v:.4f} s"
+    if name in AT_LEAST:
+        return f"{v:,.2f} GB/s"
     return f"{count(int(v))} {unit}"
 
 
@@ -121,17 +122,18 @@ def _nothing_meets(s: Search, rows: list[dict[str, Any]], build: Callable[[list[
     """'Nothing meets the budget': per constraint nothing meets, the design nearest to meeting it, built explicitly."""
     problems = []
     for name, cap in s.constraints.items():
-        key, scale = CONSTRAINTS[name][0], CONSTRAINTS[name][1]
+        key = CONSTRAINTS[name][0]
+        sign = -1 if name in AT_LEAST else 1  # best first: the least of a cap's figure, the most of a floor's
         known = [r for r in rows if r.get(key) is not None]
         if not known:
             continue
-        best = sorted(known, key=lambda r: (r[key], r["design"]))[:TRIED_CHEAPEST]
+        best = sorted(known, key=lambda r: (sign * r[key], r["design"]))[:TRIED_CHEAPEST]
         build([r for r in best if r["figures"] != "explicit"])
-        best = min(best, key=lambda r: (r[key], r["design"]))
-        if best[key] <= cap * scale:
+        best = min(best, key=lambda r: (sign * r[key], r["design"]))
+        if not breaks(name, best[key], cap):
             continue
-        least = {"budget": "cheapest", "power_kw": "lowest-power", "racks": "smallest", "max_hops": "flattest", "max_iteration_s": "fastest"}[name]
-        problems.append(Problem(f"search.constraints.{name}", f"nothing meets {_constraint_text(name, cap)}: the {least} design is {best['design']} ({label(best)}) at {_value_text(name, best)}", f"raise {name} to at least {_value_text(name, best)}, or widen the space"))
+        least = {"budget": "cheapest", "power_kw": "lowest-power", "racks": "smallest", "max_hops": "flattest", "max_iteration_s": "fastest", "min_bus_bandwidth_GBps": "fastest-ring", "min_alltoall_GBps": "fastest all-to-all"}[name]
+        problems.append(Problem(f"search.constraints.{name}", f"nothing meets {_constraint_text(name, cap)}: the {least} design is {best['design']} ({label(best)}) at {_value_text(name, best)}" + (" (of the designs simulated: those that met every other constraint)" if name in SIMULATED else ""), f"{'lower' if name in AT_LEAST else 'raise'} {name} to {'at most' if name in AT_LEAST else 'at least'} {_value_text(name, best)}, or widen the space"))
     if not problems:
         problems.append(Problem("search.constraints", f"no design meets all of {', '.join(_constraint_text(n, c) for n, c in s.constraints.items())} at once (each alone is met)", "relax one of them, or widen the space"))
     return InputError(problems)
@@ -192,6 +194,20 @@ def search(s: Search, executor=None, journal: Journal | None = None, progress: C
                 journal.add(r["spec_sha256"], got)
             _merge(r, got, errors)
 
+    cheap = {k: v for k, v in s.constraints.items() if k not in SIMULATED}
+    wanted = tuple(CONSTRAINTS[k][0] for k in s.constraints if k in SIMULATED)
+    if wanted:
+        stats["simulated"] = 0
+
+    def simulate(todo: list[dict[str, Any]]) -> None:
+        """The simulated figures of the explicit builds that meet every cheap constraint (see :mod:`.simulated`)."""
+        need = [r for r in todo if any(k not in r for k in wanted) and not _violations(r, cheap, 0)]
+        if need:
+            step(f"simulating {len(need):,} designs' collectives on their wiring")
+        for r in need:
+            r.update(simulate_design(r["spec"], wanted))
+            stats["simulated"] += 1
+
     feasible = [r for r in live if not _violations(r, s.constraints, s.slack)]
     slack = [0.0 if OBJECTIVES[o].exact_in_screening else s.slack for o in s.objectives]
     excluded: set[str] = set()
@@ -203,6 +219,8 @@ def search(s: Search, executor=None, journal: Journal | None = None, progress: C
         build(near)
         if errors:
             return _result(s, rows, [], {}, skipped, errors, stats)
+        if wanted:
+            simulate(near)
         over = {r["design"] for r in near if _violations(r, s.constraints, 0)}
         if not over:
             break

@@ -16,7 +16,8 @@ that each design starts from) plus a ``search:`` section::
         oversubscription: ["1:1", "3:1"]
         planes: [1]
       objectives: [capex, power, iteration, blast_radius]
-      constraints: {budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5, max_iteration_s: 8}
+      constraints: {budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5, max_iteration_s: 8,
+                    min_bus_bandwidth_GBps: 40, min_alltoall_GBps: 20}   # the last two: simulated on explicit builds
       choose: cost_per_gpu               # the front's design with the least of it is chosen
       slack: 0.05                        # closed-form estimates within 5% of the front are built too
 
@@ -71,7 +72,21 @@ CONSTRAINTS = {
     "racks": ("racks", 1.0, "racks", "racks (from the floor layout; checked on the explicit builds)"),
     "max_hops": ("switch_hops", 1.0, "switch hops", "worst-case switch hops between two GPUs"),
     "max_iteration_s": ("iteration_s", 1.0, "s", "iteration time of the workload (Eq. 1, as topogen analyze iteration)"),
+    "min_bus_bandwidth_GBps": ("bus_bandwidth_GBps", 1.0, "GB/s", "simulated bus bandwidth of the DP ring all-reduce on the wiring (as topogen build --traffic; checked on the explicit builds)"),
+    "min_alltoall_GBps": ("alltoall_GBps", 1.0, "GB/s", "simulated all-to-all rate of the slowest GPU over the workload's EP group (as topogen build --traffic; checked on the explicit builds)"),
 }
+AT_LEAST = frozenset({"min_bus_bandwidth_GBps", "min_alltoall_GBps"})  # a floor, not a cap: the figure must reach the limit
+SIMULATED = AT_LEAST  # figures of the traffic simulator: unknown to screening, simulated on explicit builds that meet the rest
+
+
+def breaks(name: str, value: float | None, limit: float, slack: float = 0.0) -> bool:
+    """Whether ``value`` of constraint ``name`` breaks ``limit`` (an estimate gets ``slack``; an unknown figure breaks nothing yet)."""
+    if value is None:
+        return False
+    scale = CONSTRAINTS[name][1]
+    if name in AT_LEAST:
+        return value < limit * scale * (1 - slack)
+    return value > limit * scale * (1 + slack)
 DEFAULT_SLACK = 0.05
 MAX_POINTS = 200_000  # points one search screens (each is a closed form: microseconds)
 MAX_COMBINATIONS = 1_000_000  # product of the axes' value counts, checked before any design is expanded
@@ -214,7 +229,7 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
             continue
         x = _positive(v)
         if x is None:
-            problems.append(Problem(f"search.constraints.{key}", f"{key} must be a positive number of {CONSTRAINTS[key][2]}, got {show(v)}", "e.g. budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5, max_iteration_s: 8"))
+            problems.append(Problem(f"search.constraints.{key}", f"{key} must be a positive number of {CONSTRAINTS[key][2]}, got {show(v)}", "e.g. budget: 400e6, power_kw: 5000, racks: 2000, max_hops: 5, max_iteration_s: 8, min_bus_bandwidth_GBps: 40, min_alltoall_GBps: 20"))
         else:
             constraints[key] = x
 
@@ -236,6 +251,9 @@ def parse(data: Mapping[str, Any], flags: Mapping[str, Any], default_name: str =
         else:
             problems.append(Problem("search.space.hb_domain", "no HB-domain size to search", "list search.space.hb_domain (e.g. [8, 72]), or give a workload GPU preset whose scale_up lists them"))
     base.pop("hb_domain", None)
+    for key in sorted(AT_LEAST & set(constraints)):
+        if key == "min_alltoall_GBps" and base.get("workload") is None and base.get("hb_bandwidth_gbps") is None:
+            problems.append(Problem(f"search.constraints.{key}", f"{key} needs the HB-domain bandwidth the all-to-all relays over (and its EP group)", "add workload: {model: deepseek-v3, gpu: b200} (its expert parallelism sets the group), or hb_bandwidth_gbps, or drop min_alltoall_GBps"))
     if "max_iteration_s" in constraints and base.get("workload") is None:
         problems.append(Problem("search.constraints.max_iteration_s", "max_iteration_s needs a workload (model and GPU)", "add workload: {model: gpt-3-175b, gpu: b200}, or drop max_iteration_s"))
     if "iteration" in objectives and base.get("workload") is None:

@@ -67,6 +67,21 @@ def histogram(res: Result) -> list[dict[str, Any]]:
     return out
 
 
+def alltoall_pattern(fabric: Fabric, ep_group: int | None, notes: list[str]) -> Pattern:
+    """The all-to-all a build simulates on ``fabric``: over the EP group (``alltoall:G``) when it can be, else over every GPU (``notes`` says why).
+
+    ``build --traffic`` and the search's ``min_alltoall_GBps`` both take it, so the two show one figure for one job.
+    """
+
+    if ep_group is not None and ep_group < fabric.gpus:
+        try:
+            a2a.check_group(ep_group, fabric.gpus, fabric.hb_domain)
+            return Pattern("alltoall", ep_group)
+        except InputError as exc:
+            notes.append(f"alltoall over every GPU, not the EP group of {ep_group:,}: {exc.problems[0].message}")
+    return Pattern("alltoall")
+
+
 def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None, ep_group: int | None = None) -> dict[str, Any]:
     """Rows and utilisation histograms of every architecture x pattern, intact and with a spine down (see the module).
 
@@ -74,18 +89,11 @@ def build_section(fabrics: dict[str, Fabric], hb_gbps: float | None, ep_group: i
     all-to-all the EP all-to-all (``alltoall:G``), when its pairs can be routed one
     by one (:data:`.alltoall.MAX_GROUP_PAIRS`); else the global one, and a note says so.
     """
-
     rows: list[dict[str, Any]] = []
     hists: list[dict[str, Any]] = []
     notes: list[str] = []
-    a2a_pattern = Pattern("alltoall")
     any_fabric = next(iter(fabrics.values()), None)
-    if ep_group is not None and any_fabric is not None and ep_group < any_fabric.gpus:
-        try:
-            a2a.check_group(ep_group, any_fabric.gpus, any_fabric.hb_domain)
-            a2a_pattern = Pattern("alltoall", ep_group)
-        except InputError as exc:
-            notes.append(f"alltoall over every GPU, not the EP group of {ep_group:,}: {exc.problems[0].message}")
+    a2a_pattern = Pattern("alltoall") if any_fabric is None else alltoall_pattern(any_fabric, ep_group, notes)
     for arch, fabric in fabrics.items():
         down = spine(fabric)
         if down is None:

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from topogen.exports.files import write_output_text
 from topogen.util.errors import InputError, Problem
 from topogen.analysis import decision
+from topogen.bom.catalog import load_catalog
 from topogen.spec.cluster import build_spec
 from topogen import __version__
 from topogen.exports.files import digest
@@ -157,7 +158,8 @@ def read_build(build_dir: str | Path) -> dict[str, Any]:
         if not all("cost" in a for a in summary["architectures"].values()):
             raise InputError([Problem("BUILD_DIR", f"{str(p)!r} has no bill of materials to decide on", "build the spec with its catalog (topogen build)")])
 
-        summary["decision"] = decision.decide(summary, build_spec(dict(summary["spec"]), {}, default_name=str(summary["spec"].get("name", "build"))))
+        spec = build_spec(dict(summary["spec"]), {}, default_name=str(summary["spec"].get("name", "build")))
+        summary["decision"] = decision.decide(summary, spec, catalog=load_catalog(spec.catalog_ref))  # the catalog's own failure rates, if it states them
     return summary
 
 
