@@ -97,7 +97,7 @@ def test_files_stay_below_the_upload_limit(tmp_path):
 
 def test_docs_document_the_import(clusters):
     readme = (Path(__file__).parents[1] / "docs" / "exports" / "netbox.md").read_text()
-    for needle in ("sites.csv", "netbox/shared/", "already exists", "racks.csv", "RQ_DEFAULT_TIMEOUT", "19 rows/s", "REST API", "2.5 MiB"):
+    for needle in ("sites.csv", "netbox/shared/", "already exists", "racks.csv", "RQ_DEFAULT_TIMEOUT", "topogen netbox push", "--dry-run", "2.5 MiB"):
         assert needle in readme, needle
 
 
@@ -116,13 +116,21 @@ def test_each_switch_tier_has_its_own_device_type(tmp_path):
 
 
 def test_parts_import_within_the_job_timeout(tmp_path):
-    """NetBox 4.6 imports ~19 rows/s and stops a background job after 300 s: every part holds at most 4,000 rows."""
-    out = build(tmp_path, "big", "--gpus", "16384", "--hb-domain", "8", "--radix", "64", "--arch", "rail-optimized")
-    d = out / "rail-optimized" / "netbox"
-    for stem in ("devices", "interfaces", "cables"):
-        ps = parts(d, stem)
-        sizes = [len(read(p)[1]) for p in ps]
-        assert max(sizes) <= netbox.MAX_PART_ROWS and netbox.MAX_PART_ROWS / 19 < 300, (stem, sizes)
-        assert all(s == netbox.MAX_PART_ROWS for s in sizes[:-1]), (stem, sizes)  # full parts, then the rest
-    cables = sum(len(read(p)[1]) for p in parts(d, "cables"))
-    assert len(parts(d, "cables")) == -(-cables // netbox.MAX_PART_ROWS) >= 2
+    """Every file, IPAM too, in parts NetBox saves within the job budget at its measured seconds per row, and below the paste limit."""
+    out = tmp_path / "big"
+    res = CliRunner().invoke(main, ["build", "--name", "big", "--gpus", "16384", "--hb-domain", "8", "--radix", "64", "--arch", "rail-optimized", "--out", str(out), "--formats", "netbox,ipam", "-q"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    stems: dict[tuple[Path, str], list[int]] = {}
+    for p in sorted(out.rglob("*.csv")):
+        if p.parent.name == "shared":
+            continue
+        assert p.stat().st_size <= netbox.MAX_PART_BYTES, p
+        stem = re.sub(r"-\d{3}$", "", p.stem)
+        stems.setdefault((p.parent, stem), []).append(len(read(p)[1]))
+    for (d, stem), sizes in stems.items():
+        limit = netbox.part_rows(stem)
+        assert limit * netbox.ROW_S[stem.removeprefix("networks-")] <= netbox.JOB_BUDGET_S < 300
+        assert max(sizes) <= limit and all(s == limit for s in sizes[:-1]), (d, stem, sizes)  # full parts, then the rest
+    cables = stems[(out / "rail-optimized" / "netbox", "cables")]
+    assert len(cables) == -(-sum(cables) // netbox.part_rows("cables")) >= 2
+    assert len(stems[(out / "rail-optimized" / "netbox" / "ipam", "ip-addresses")]) >= 2
