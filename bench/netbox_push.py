@@ -94,14 +94,29 @@ def page(nb: dict, out: Path, rows: int, tmp: Path) -> dict[str, float]:
     return got
 
 
+def per_row(nb: dict, out: Path) -> None:
+    """Every file of a build through the import page, in order: seconds per row of each (the part sizes' ``ROW_S``)."""
+    b = Browser(nb)
+    for kind, f in nbpush.build_files(out):
+        n = sum(1 for _ in nbpush.read_rows(f))
+        t0 = time.monotonic()
+        ok, err = b.import_csv(kind, f)
+        dt = time.monotonic() - t0
+        print(f"{f.relative_to(out)!s:<48} {n:>6,} rows {dt:7.1f} s {dt / max(n, 1):6.3f} s/row {'' if ok else 'refused: ' + err[:80]}", flush=True)
+
+
 def main_() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpus", type=int, action="append", help="GPU counts (default 4096)")
     ap.add_argument("--page-rows", type=int, default=300, help="rows of each kind timed through the import page")
+    ap.add_argument("--files", metavar="BUILD_DIR", help="instead: import every file of BUILD_DIR through the page, seconds per row of each")
     a = ap.parse_args()
     nb = _state()
     if nb is None:
         raise SystemExit("no NetBox up: python3 tools/netbox_server.py up")
+    if a.files:
+        per_row(nb, Path(a.files))
+        return
     stamp = time.strftime("%H%M%S")
     with tempfile.TemporaryDirectory(prefix="netbox-bench-") as tmp:
         for gpus in a.gpus or [4096]:

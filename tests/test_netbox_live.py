@@ -39,13 +39,11 @@ def assert_read_back(nb: dict, out: Path) -> nbpush.Plan:
     bad = {k: (c, u, f) for k, (c, u, s, f) in p.counts().items() if c or u or f}
     assert not bad, f"rows missing or different in NetBox: {bad}; e.g. {[(k, v[:1]) for k, v in p.create.items() if v]} {[(k, v[:1]) for k, v in p.change.items() if v]}"
     assert p.primary_todo == 0
+    # a shared object NetBox holds otherwise: only an ASN whose description names the cluster that created it
+    assert set(p.shared_differ) <= {"asn"}, p.shared_differ
     rows = sum(1 for _k, f in nbpush.build_files(out) for _ in nbpush.read_rows(f))
-    assert sum(s for _c, _u, s, _f in p.counts().values()) == rows - _repeated_asns(out)
+    assert sum(s for _c, _u, s, _f in p.counts().values()) == rows
     return p
-
-
-def _repeated_asns(out: Path) -> int:
-    return 0
 
 
 def bulk_import(nb: dict, out: Path) -> list[Path]:
@@ -61,6 +59,15 @@ def bulk_import(nb: dict, out: Path) -> list[Path]:
     return skipped
 
 
+def page_then_push(nb: dict, out: Path, tmp: Path) -> None:
+    """The documented way for a build whose ASNs NetBox already holds: the page, then ``topogen netbox push`` for the rest."""
+    skipped = bulk_import(nb, out)
+    if any(p.parent.name == "ipam" for p in skipped):
+        rest = nbpush.plan(client(nb), out)
+        assert {k for k, v in rest.create.items() if v} <= {"asn", "rir"}, rest.counts()
+        assert push_cli(nb, out, tmp).exit_code == 0
+
+
 def push_cli(nb: dict, out: Path, tmp: Path, *args: str):
     tok = tmp / "token"
     tok.write_text(nb["token"] + "\n")
@@ -69,14 +76,14 @@ def push_cli(nb: dict, out: Path, tmp: Path, *args: str):
 
 def test_demo_both_architectures_through_the_import_page(netbox, tmp_path):  # noqa: F811
     out = build(tmp_path, "demo", "--name", "nbdemo")
-    bulk_import(netbox, out)
+    page_then_push(netbox, out, tmp_path)
     p = assert_read_back(netbox, out)
     assert p.same["site"] == 2 and p.same["cable"] > 0
 
 
 def test_leaf_pair_through_the_import_page(netbox, tmp_path):  # noqa: F811
     out = build(tmp_path, "era-2-8-9-400", "--name", "nbpair")
-    bulk_import(netbox, out)
+    page_then_push(netbox, out, tmp_path)
     assert_read_back(netbox, out)
 
 

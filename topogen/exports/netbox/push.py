@@ -153,6 +153,7 @@ class Plan:
     change: dict[str, list[tuple[int, dict]]] = field(default_factory=dict)
     same: dict[str, int] = field(default_factory=dict)
     foreign: dict[str, list[str]] = field(default_factory=dict)  # kind -> keys of objects topogen did not create that differ
+    shared_differ: dict[str, list[str]] = field(default_factory=dict)  # kind -> keys of shared objects NetBox holds otherwise (left alone)
     primaries: list[tuple[str, str, tuple]] = field(default_factory=list)  # (device, primary_ip4 | oob_ip, address key) of every row
     primary_todo: int = 0  # of those, the ones NetBox does not have yet
 
@@ -192,30 +193,23 @@ class State:
         if kind in self.objects:
             return self.objects[kind]
         k = KINDS[kind]
-        if kind in ("rack", "device", "cable") or (kind == "interface"):
-            objs = [o for s in sites for o in self.client.all(k.endpoint, site=_slug_of(self, s))] if sites else []
-            if kind == "interface":
-                objs = [o for s in sites for o in self.client.all(k.endpoint, site=_slug_of(self, s))]
+        if kind in ("rack", "device", "interface", "cable"):  # by site: only the build's sites that exist
+            slugs = [o["slug"] for s in sites if (o := self.objects.get("site", {}).get((s,)))]
+            objs = [o for slug in slugs for o in self.client.all(k.endpoint, site=slug)]
         elif kind in ("prefix", "ip-address"):
             ids = [self.objects["vrf"][(v,)]["id"] for v in vrfs if (v,) in self.objects.get("vrf", {})]
             objs = [o for i in ids for o in self.client.all(k.endpoint, vrf_id=i)]
-        elif kind == "site":
-            objs = self.client.all(k.endpoint)
         else:
             objs = self.client.all(k.endpoint)
         self.objects[kind] = {self.key_of(kind, o): o for o in objs}
         return self.objects[kind]
 
 
-def _slug_of(state: State, site: str) -> str:
-    obj = state.objects.get("site", {}).get((site,))
-    return obj["slug"] if obj else "-none-"
-
-
 def _typed(k: Kind, row: dict) -> dict:
+    """A row's own fields as the API takes them (references are filled in by :func:`plan`)."""
     out = {}
     for col, v in row.items():
-        if col in k.skip or col in k.refs or col == "manufacturer" and k.name == "device":
+        if col in k.skip or col in k.refs:
             continue
         if col in k.ints:
             out[col] = int(v) if v != "" else None
@@ -223,12 +217,8 @@ def _typed(k: Kind, row: dict) -> dict:
             out[col] = float(v) if v != "" else None
         elif col in k.bools:
             out[col] = v == "true"
-        elif col in ("face", "role", "type", "length_unit") and v == "":
-            out[col] = None if col != "type" or k.name == "cable" else v
-            if k.name == "cable" and col == "type":
-                out[col] = ""
-            if k.name == "cable" and col == "length_unit":
-                out[col] = None
+        elif v == "" and col in ("face", "role", "length_unit"):
+            out[col] = None  # an empty choice is null in the API
         else:
             out[col] = v
     return out
@@ -283,7 +273,6 @@ def plan(client: Client, build: Path, adopt: bool = False, on_kind: Callable[[st
                 continue  # ASNs shared by both architectures: once
             seen.add(key)
             want = _typed(k, row)
-            refs_ok = True
             for fld, (rkind, cols) in k.refs.items():
                 rkey = tuple(row.get(c, "") for c in cols)
                 if any(x == "" for x in rkey):
@@ -310,9 +299,10 @@ def plan(client: Client, build: Path, adopt: bool = False, on_kind: Callable[[st
             if cur is None:
                 create.append(want)
                 pending.setdefault(kind, set()).add(key)
-            elif not refs_ok or any(isinstance(v, tuple) for v in want.values()) or not _same(kind, want, cur):
+            elif any(isinstance(v, tuple) for v in want.values()) or not _same(kind, want, cur):
                 if k.shared:
                     same += 1  # shared objects are left alone when present
+                    p.shared_differ.setdefault(kind, []).append("/".join(key))
                 elif adopt or any(t["slug"] == TAG for t in cur.get("tags", [])):
                     change.append((cur["id"], want))
                 else:
@@ -346,7 +336,7 @@ def render_plan(p: Plan, dry_run: bool) -> str:
 def _resolve(client: Client, st_objs: dict[str, dict[tuple, dict]], obj: dict) -> dict:
     def fix(v):
         if isinstance(v, tuple) and v and v[0] == "ref":
-            o = st_objs[v[1]].get(v[2])
+            o = st_objs.get(v[1], {}).get(v[2])
             if o is None:
                 raise PushError(f"{v[1]} {v[2]} was to be created first but is missing")
             return o["id"]
@@ -360,8 +350,9 @@ def _resolve(client: Client, st_objs: dict[str, dict[tuple, dict]], obj: dict) -
 def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int, float], None] | None = None) -> dict[str, int]:
     """Carry out plan ``p`` (from :func:`plan` of the same ``build``) in bulk requests; returns objects written per kind."""
     tags = client.all("extras/tags", slug=TAG)
-    tag = tags[0] if tags else client.request("POST", "extras/tags/", {"name": TAG, "slug": TAG, "color": "9e9e9e", "description": "created by topogen netbox push"})
-    st = State(client)
+    if not tags:
+        client.request("POST", "extras/tags/", {"name": TAG, "slug": TAG, "color": "9e9e9e", "description": "created by topogen netbox push"})
+    st = State(client)  # what this push creates, by key: later kinds refer to it
     sites = [r["name"] for r in read_rows(build / "netbox" / "sites.csv")]
     written: dict[str, int] = {}
     for kind in KINDS:
@@ -376,33 +367,19 @@ def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int
         batches += [("PATCH", [{"id": i, **o} for i, o in todo_u[j : j + BATCH]]) for j in range(0, len(todo_u), BATCH)]
         for method, batch in batches:
             body = [{**_resolve(client, st.objects, o), "tags": [{"slug": TAG}]} for o in batch]
-            if kind == "interface" and method == "POST" and any(isinstance(o.get("lag"), tuple) for o in batch):
-                st.objects.pop("interface", None)
-                _reload(st, kind, sites)
-                body = [{**_resolve(client, st.objects, o), "tags": [{"slug": TAG}]} for o in batch]
-            made = client.request(method, f"{k.endpoint}/", body)
+            try:
+                made = client.request(method, f"{k.endpoint}/", body)
+            except PushError as exc:
+                raise PushError(f"{kind}s {done + 1:,}-{done + len(batch):,} of {total:,}: NetBox refused them ({exc}); the {done:,} before are saved, a rerun goes on from there") from None
             for o in made or []:
                 st.objects.setdefault(kind, {})[st.key_of(kind, o)] = o
             done += len(batch)
             if progress:
                 progress(kind, done, total, done / max(time.monotonic() - t0, 1e-9))
         written[kind] = total
-        if kind in ("site", "device-role", "rack-role", "manufacturer", "device-type", "rir", "vrf"):
-            _reload(st, kind, sites)
-        if kind in ("device", "interface", "rack"):
-            _reload(st, kind, sites)
-    if p.primaries:
-        written["primary-ip"] = _primaries(client, st, sites, p.primaries)
-    del tag
+    if p.primary_todo:
+        written["primary-ip"] = _primaries(client, State(client), sites, p.primaries)
     return written
-
-
-def _reload(st: State, kind: str, sites: list[str]) -> None:
-    for dep in ("site", "manufacturer", "device-role", "rack-role", "device-type", "rir", "vrf"):
-        if dep not in st.objects:
-            st.load(dep, sites, [])
-    st.objects.pop(kind, None)
-    st.load(kind, sites, [])
 
 
 def primary_changes(client: Client, st: State, sites: list[str], primaries) -> list[dict]:
