@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
+RUN = secrets.token_hex(2)  # in cluster names: the migrated database is kept across test sessions
 SERVER = ROOT / "tools" / "netbox_server.py"
 
 # the bulk-import page of each kind (the API endpoint without /api/)
@@ -102,5 +103,5 @@ def _csrf(page: str) -> str:
 
 def _errors(body: str) -> str:
     """The error texts NetBox renders on a refused import."""
-    found = re.findall(r'class="[^"]*(?:alert-danger|errorlist|invalid-feedback|text-danger)[^"]*"[^>]*>(.*?)</', body, flags=re.S)
+    found = re.findall(r'class="[^"]*(?:toast-body|alert-danger|errorlist|invalid-feedback)[^"]*"[^>]*>(.*?)</', body, flags=re.S)
     return "; ".join(dict.fromkeys(re.sub(r"<[^>]+>|\s+", " ", f).strip() for f in found if f.strip()))[:3000]

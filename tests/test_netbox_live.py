@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.netbox_live import Browser, netbox  # noqa: F401  (the session fixture)
+from tests.netbox_live import RUN, Browser, netbox  # noqa: F401  (the session fixture)
 from topogen.cli import main
 from topogen.exports.netbox import push as nbpush
 
@@ -75,21 +75,21 @@ def push_cli(nb: dict, out: Path, tmp: Path, *args: str):
 
 
 def test_demo_both_architectures_through_the_import_page(netbox, tmp_path):  # noqa: F811
-    out = build(tmp_path, "demo", "--name", "nbdemo")
+    out = build(tmp_path, "demo", "--name", f"nbdemo{RUN}")
     page_then_push(netbox, out, tmp_path)
     p = assert_read_back(netbox, out)
     assert p.same["site"] == 2 and p.same["cable"] > 0
 
 
 def test_leaf_pair_through_the_import_page(netbox, tmp_path):  # noqa: F811
-    out = build(tmp_path, "era-2-8-9-400", "--name", "nbpair")
+    out = build(tmp_path, "era-2-8-9-400", "--name", f"nbpair{RUN}")
     page_then_push(netbox, out, tmp_path)
     assert_read_back(netbox, out)
 
 
 def test_superpod_every_network_through_the_api_twice(netbox, tmp_path):  # noqa: F811
     """Racks, devices, LAGs and SVIs, cables, VRFs, prefixes, addresses on their interfaces, primary and OOB IPs."""
-    out = build(tmp_path, "dgx-h100-superpod", "--name", "nbsp")
+    out = build(tmp_path, "dgx-h100-superpod", "--name", f"nbsp{RUN}")
     dry = push_cli(netbox, out, tmp_path, "--dry-run")
     assert dry.exit_code == 0 and "dry run: nothing changed" in dry.output, dry.output
     assert nbpush.plan(client(netbox), out).create["device"], "a dry run changed NetBox"
@@ -99,24 +99,24 @@ def test_superpod_every_network_through_the_api_twice(netbox, tmp_path):  # noqa
     again = push_cli(netbox, out, tmp_path)
     assert again.exit_code == 0 and "nothing to do" in again.output and "written" not in again.output, again.output
     c = client(netbox)
-    dev = c.all("dcim/devices", name="nbsp-rail-optimized.hb000")[0]
+    dev = c.all("dcim/devices", name=f"nbsp{RUN}-rail-optimized.hb000")[0]
     assert dev["primary_ip4"] and dev["primary_ip4"]["address"].startswith("10.16.")
     bond = c.all("dcim/interfaces", device_id=dev["id"], name="bond0")[0]
     assert bond["type"]["value"] == "lag" and len(c.all("dcim/interfaces", lag_id=bond["id"])) == 2
-    assert c.all("dcim/interfaces", name="vlan100", site="nbsp-rail-optimized")
+    assert c.all("dcim/interfaces", name="vlan100", site=f"nbsp{RUN}-rail-optimized")
 
 
 @pytest.mark.parametrize(("name", "args"), [("nbplanes", ("--planes", "2")), ("nbdual", ("--homing", "dual"))])
 def test_planes_and_dual_homing_through_the_api(netbox, tmp_path, name, args):  # noqa: F811
-    out = build(tmp_path, "demo", "--name", name, *args)
+    out = build(tmp_path, "demo", "--name", f"{name}{RUN}", *args)
     assert push_cli(netbox, out, tmp_path).exit_code == 0
     assert_read_back(netbox, out)
 
 
 def test_a_second_cluster_shares_asns_and_prerequisites(netbox, tmp_path):  # noqa: F811
     """Two builds draw the same private ASNs: the second creates none of them, and nothing is refused."""
-    a = build(tmp_path / "a", "demo", "--name", "nbfirst")
-    b = build(tmp_path / "b", "demo", "--name", "nbsecond")
+    a = build(tmp_path / "a", "demo", "--name", f"nbfirst{RUN}")
+    b = build(tmp_path / "b", "demo", "--name", f"nbsecond{RUN}")
     assert push_cli(netbox, a, tmp_path).exit_code == 0
     p = nbpush.plan(client(netbox), b)
     assert not p.create.get("asn") and not p.create.get("manufacturer") and p.create["device"]
@@ -126,12 +126,12 @@ def test_a_second_cluster_shares_asns_and_prerequisites(netbox, tmp_path):  # no
 
 
 def test_objects_topogen_did_not_create_are_left_alone(netbox, tmp_path):  # noqa: F811
-    out = build(tmp_path, "demo", "--name", "nbforeign", "--arch", "rail-only")
+    out = build(tmp_path, "demo", "--name", f"nbforeign{RUN}", "--arch", "rail-only")
     b = Browser(netbox)
     for kind, path in nbpush.build_files(out):
         b.import_csv(kind, path)  # shared ones may exist already
     c = client(netbox)
-    dev = c.all("dcim/devices", name="nbforeign-rail-only.hb00")[0]
+    dev = c.all("dcim/devices", name=f"nbforeign{RUN}-rail-only.hb00")[0]
     c.request("PATCH", f"dcim/devices/{dev['id']}/", {"comments": "edited by hand"})
     res = push_cli(netbox, out, tmp_path)
     assert res.exit_code == 1 and "not ours: 1 device(s)" in res.output, res.output
@@ -141,7 +141,7 @@ def test_objects_topogen_did_not_create_are_left_alone(netbox, tmp_path):  # noq
 
 
 def test_bad_input_exits_2(netbox, tmp_path):  # noqa: F811
-    out = build(tmp_path, "demo", "--name", "nbbad", "--arch", "rail-only")
+    out = build(tmp_path, "demo", "--name", f"nbbad{RUN}", "--arch", "rail-only")
     tok = tmp_path / "tok"
     tok.write_text("nbt_notakey.notatoken\n")
     runner = CliRunner()

@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -163,14 +164,22 @@ def http(url: str, data: dict | None = None, timeout: float = 5) -> dict:
         return json.loads(resp.read() or b"{}")
 
 
+def alive(url: str) -> bool:
+    """NetBox answers (its API says who may ask: any HTTP answer will do)."""
+    try:
+        http(url + "/api/status/")
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
 def up() -> Path:
     if STATE.exists():
-        st = json.loads(STATE.read_text())
-        try:
-            http(st["url"] + "/api/status/")
+        if alive(json.loads(STATE.read_text())["url"]):
             return STATE
-        except OSError:
-            down()
+        down()
     HOME.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     ensure_packages()
@@ -201,14 +210,10 @@ def up() -> Path:
     )  # fmt: skip
     worker = subprocess.Popen([str(VENV / "bin/netbox"), "rqworker", "high", "default", "low"], env=env, stdout=open(logs / "rqworker.log", "ab"), stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{web_port}"
-    for _ in range(240):
-        try:
-            http(url + "/api/status/")
-            break
-        except OSError:
-            if web.poll() is not None:
-                raise SystemExit(f"gunicorn exited: see {logs / 'gunicorn.log'}")
-            time.sleep(0.5)
+    while not alive(url):
+        if web.poll() is not None:
+            raise SystemExit(f"gunicorn exited: see {logs / 'gunicorn.log'}")
+        time.sleep(0.5)
     tok = http(url + "/api/users/tokens/provision/", {"username": USER, "password": password})
     token = tok.get("token") or tok.get("key")
     state = {"version": NETBOX_VERSION, "url": url, "token": f"nbt_{tok['key']}.{token}" if tok.get("version") == 2 else token, "username": USER, "password": password,
@@ -252,9 +257,10 @@ if __name__ == "__main__":
     elif cmd == "state":  # exit 1 when none answers
         try:
             st = json.loads(STATE.read_text())
-            http(st["url"] + "/api/status/")
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError):
             raise SystemExit(1) from None
+        if not alive(st.get("url", "")):
+            raise SystemExit(1)
         print(json.dumps(st))
     elif cmd == "down":
         down()
