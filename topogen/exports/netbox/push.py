@@ -66,7 +66,7 @@ KINDS = {
         Kind("interface", "dcim/interfaces", ("device", "name"), {"device": ("device", ("device",)), "lag": ("interface", ("device", "lag"))}, ints=("speed",), bools=("enabled",)),
         Kind("vrf", "ipam/vrfs", ("name",), bools=("enforce_unique",)),
         Kind("prefix", "ipam/prefixes", ("vrf", "prefix"), {"vrf": ("vrf", ("vrf",))}),
-        Kind("ip-address", "ipam/ip-addresses", ("vrf", "address"), {"vrf": ("vrf", ("vrf",)), "assigned_object_id": ("interface", ("device", "interface"))}, skip=("device", "interface", "is_primary", "is_oob")),
+        Kind("ip-address", "ipam/ip-addresses", ("vrf", "address", "device", "interface"), {"vrf": ("vrf", ("vrf",)), "assigned_object_id": ("interface", ("device", "interface"))}, skip=("device", "interface", "is_primary", "is_oob")),
         Kind("cable", "dcim/cables", ("label",), floats=("length",), skip=("side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site", "side_b_device", "side_b_type", "side_b_name")),
     )
 }
@@ -183,8 +183,11 @@ class State:
             return (obj["site"]["name"], obj["name"])
         if kind == "interface":
             return (obj["device"]["name"], obj["name"])
-        if kind in ("prefix", "ip-address"):
-            return ((obj["vrf"] or {}).get("name", ""), obj["prefix" if kind == "prefix" else "address"])
+        if kind == "prefix":
+            return ((obj["vrf"] or {}).get("name", ""), obj["prefix"])
+        if kind == "ip-address":  # an anycast gateway is one address on several interfaces
+            on = obj.get("assigned_object") or {}
+            return ((obj["vrf"] or {}).get("name", ""), obj["address"], (on.get("device") or {}).get("name", ""), on.get("name", ""))
         if kind == "cable":
             return (obj["label"],)
         return (obj["name"],)
@@ -297,7 +300,7 @@ def plan(client: Client, build: Path, adopt: bool = False, on_kind: Callable[[st
                 p.primaries.append((row["device"], "primary_ip4" if row.get("is_primary") == "true" else "oob_ip", key))
             cur = have.get(key)
             if cur is None:
-                create.append(want)
+                create.append({**want, "_key": key})
                 pending.setdefault(kind, set()).add(key)
             elif any(isinstance(v, tuple) for v in want.values()) or not _same(kind, want, cur):
                 if k.shared:
@@ -360,13 +363,17 @@ def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int
         if not todo_c and not todo_u:
             continue
         k = KINDS[kind]
-        t0, done, total = time.monotonic(), 0, len(todo_c) + len(todo_u)
         # interfaces: bonds first, so the ports that name them find them
         order = sorted(todo_c, key=lambda o: isinstance(o.get("lag"), tuple)) if kind == "interface" else todo_c
+        if k.shared:  # another push may have made them since the plan: shared objects are never made twice
+            now = {st.key_of(kind, o): o for o in client.all(k.endpoint)}
+            st.objects.setdefault(kind, {}).update({key: o for key, o in now.items()})
+            order = [o for o in order if o["_key"] not in now]
+        t0, done, total = time.monotonic(), 0, len(order) + len(todo_u)
         batches = [("POST", order[i : i + BATCH]) for i in range(0, len(order), BATCH)]
         batches += [("PATCH", [{"id": i, **o} for i, o in todo_u[j : j + BATCH]]) for j in range(0, len(todo_u), BATCH)]
         for method, batch in batches:
-            body = [{**_resolve(client, st.objects, o), "tags": [{"slug": TAG}]} for o in batch]
+            body = [{**_resolve(client, st.objects, {f: v for f, v in o.items() if f != "_key"}), "tags": [{"slug": TAG}]} for o in batch]
             try:
                 made = client.request(method, f"{k.endpoint}/", body)
             except PushError as exc:
