@@ -107,8 +107,9 @@ TERMINATION = "dcim.interface"
 MAX_NAME = 64  # NetBox device names hold at most 64 characters
 MAX_PART_BYTES = 2_500_000  # below NetBox's 2.5 MiB (2,621,440 B) limit on pasted import text
 JOB_BUDGET_S = 150  # half NetBox's default 300 s background-job timeout (RQ_DEFAULT_TIMEOUT): room for a loaded machine
-# seconds NetBox 4.7 takes to save one row of each file, through its bulk-import page on a 2-core
-# machine shared with other work (measured: bench/netbox_push.py, tests/test_netbox_live.py)
+# seconds NetBox takes to save one row of each file on a 2-core machine: cables 0.09 s (NetBox
+# 4.6.8, idle core: each cable traces its paths); the others are estimates below that, to be
+# re-measured with `bench/netbox_push.py --files BUILD_DIR` against NetBox 4.7
 ROW_S = {"sites": 0.05, "racks": 0.05, "devices": 0.05, "interfaces": 0.02, "cables": 0.09, "vrfs": 0.02, "interfaces-virtual": 0.02, "prefixes": 0.02, "ip-addresses": 0.03, "rirs": 0.02, "asns": 0.02}
 MAX_PART_ROWS = 4_000  # at most, whatever the object
 
