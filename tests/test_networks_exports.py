@@ -24,7 +24,7 @@ from topogen.layout.networks import compute_switch_racks
 from topogen.spec.cluster import load_spec
 from topogen.spec.layout import SELLABLE_M
 
-from test_netbox import INTERFACE_TYPES, NetBox, all_files, parts, read
+from test_netbox import parts, read
 
 ARCHES = ("rail-optimized", "rail-only")
 FORMATS = "cabling,topology,netbox,graphml"
@@ -157,20 +157,8 @@ def test_layout_invariants_over_sizes(gpus, tmp_path):
 # --- 2. NetBox -------------------------------------------------------------------------------
 
 
-def networks_files(out: Path) -> list[tuple[str, Path]]:
-    """The compute fabric's NetBox files, then the networks' in their import order."""
-    files = all_files(out)
-    for kind, stem in (("racks", "networks-racks"), ("devices", "networks-devices"), ("interfaces", "networks-interfaces"), ("cables", "networks-cables")):
-        for arch in ARCHES:
-            files += [(kind, p) for p in parts(out / arch / "netbox", stem)]
-    return files
-
-
-def test_netbox_imports_every_network(superpod, ctx):
-    """Through the NetBox import simulator: every device, interface and cable of every network lands, each end found."""
-    nb = NetBox()
-    for kind, p in networks_files(superpod):
-        nb.load(kind, p)
+def test_netbox_files_hold_every_network(superpod, ctx):
+    """Every device and cable of every network, by role and network (tests/test_netbox_live.py imports them into NetBox)."""
     for arch in ARCHES:
         d = superpod / arch / "netbox"
         devs = rows(d / "networks-devices.csv")
@@ -184,14 +172,13 @@ def test_netbox_imports_every_network(superpod, ctx):
         assert len(cables) == len(n.cables)
         assert Counter(r["label"].split("/")[1].split("-")[0] for r in cables) == {"storage": 548, "inband": 304, "oob": 333}
     site = "dgx-h100-superpod-rail-optimized"
-    assert (site, f"{site}.stor-leaf-su00-p0") in nb.devices
+    assert f"{site}.stor-leaf-su00-p0" in {r["name"] for r in rows(superpod / "rail-optimized" / "netbox" / "networks-devices.csv")}
 
 
 def test_netbox_interfaces(superpod):
     d = superpod / "rail-optimized" / "netbox"
     ifs = [r for p in parts(d, "networks-interfaces") for r in read(p)[1]]
     assert len({(r["device"], r["name"]) for r in ifs}) == len(ifs)
-    assert {r["type"] for r in ifs} <= INTERFACE_TYPES | {"1000base-t", "lag", "virtual"}  # lag: a node's bond0; virtual: a switch's SVI
     node = {r["name"]: r["lag"] for r in ifs if r["device"].endswith(".hb000")}
     assert node == {"bond0": "", "stor0": "", "stor1": "", "inb0": "bond0", "inb1": "bond0", "bmc": ""}
     spine = {r["name"]: r["type"] for r in ifs if r["device"].endswith(".stor-spine-00")}
@@ -238,7 +225,9 @@ def test_netbox_compute_files_unchanged_by_networks(superpod, tmp_path):
     plain.write_text(text[: text.index("\nnetworks:")] + "\n")
     out = build(tmp_path / "plain", str(plain))
     for arch in ARCHES:
-        for name in ("racks.csv", "devices.csv", "cables.csv", "interfaces-001.csv", "interfaces-002.csv"):
+        names = sorted(p.name for p in (out / arch / "netbox").glob("*.csv"))
+        assert {"racks.csv", "devices.csv", "interfaces-001.csv", "cables-001.csv"} <= set(names)
+        for name in names:
             assert (out / arch / "netbox" / name).read_bytes() == (superpod / arch / "netbox" / name).read_bytes(), name
         assert not (out / arch / "netbox" / "networks-devices.csv").exists()
         assert not (out / arch / "networks-cabling.csv").exists()

@@ -836,3 +836,48 @@ if __name__ == "__main__":  # pragma: no cover
 def schema_text(kind: str) -> str:
     """The schema document of ``kind`` as ``topogen schema`` prints it and templates/schema/ ships it."""
     return schema_dumps(spec_schema() if kind == "spec" else catalog_schema())
+
+
+@main.group("netbox")
+def netbox_group() -> None:
+    """NetBox: load a build's NetBox files through NetBox's REST API."""
+
+
+@netbox_group.command("push")
+@click.argument("build_dir", type=click.Path(file_okay=False))
+@click.option("--url", required=True, help="NetBox's address, e.g. https://netbox.example.com")
+@click.option("--token-file", required=True, type=click.Path(dir_okay=False), help="File whose first line is an API token with write permission (never printed).")
+@click.option("--dry-run", is_flag=True, help="Print what a push would create, change or leave, and change nothing.")
+@click.option("--yes-adopt", "adopt", is_flag=True, help="Also change objects that differ and were not created by topogen (no 'topogen' tag).")
+def netbox_push(build_dir: str, url: str, token_file: str, dry_run: bool, adopt: bool) -> None:
+    """Load BUILD_DIR's NetBox files (--formats netbox[,ipam]) into NetBox by bulk API requests.
+
+    Objects missing are created (tagged 'topogen'), those present and equal left alone, shared
+    ones (manufacturers, roles, device types, RIRs, ASNs) never changed. A rerun completes a push
+    stopped part-way and a second run changes nothing. Exit status: 0 done (or nothing to do),
+    1 objects topogen did not create differ (rerun with --yes-adopt to change them), 2 bad input
+    (not a build, NetBox unreachable, token refused, a row NetBox refuses).
+    """
+    from topogen.exports.netbox import push as nbpush
+
+    def problem(field: str, msg: str, hint: str) -> None:
+        fail_input(InputError([Problem(field, msg, hint)]))
+
+    try:
+        token = Path(token_file).read_text(encoding="utf-8").strip().splitlines()[0].strip()
+    except (OSError, UnicodeDecodeError, IndexError):
+        problem("token_file", f"cannot read an API token from {token_file!r}", "give a file whose first line is a NetBox API token")
+    if not url.startswith(("http://", "https://")):
+        problem("url", f"--url must start with http:// or https://, got {url!r:.60}", "e.g. http://127.0.0.1:8000")
+    client = nbpush.Client(url, token)
+    say = lambda t: click.echo(f"netbox: {t}", err=True)  # noqa: E731
+    try:
+        p = nbpush.plan(client, Path(build_dir), adopt=adopt, on_kind=lambda k: say(f"reading {k}s"))
+        click.echo(nbpush.render_plan(p, dry_run))
+        if dry_run or p.empty:
+            sys.exit(1 if any(p.foreign.values()) else 0)
+        written = nbpush.push(client, Path(build_dir), p, progress=lambda k, done, total, rate: say(f"{k}: {done:,}/{total:,} ({rate:,.1f}/s)"))
+    except nbpush.PushError as exc:
+        problem("netbox", str(exc), "check --url, the token, and that BUILD_DIR is a build with --formats netbox")
+    click.echo("written: " + (", ".join(f"{n:,} {k}" for k, n in written.items()) or "nothing"))
+    sys.exit(1 if any(p.foreign.values()) else 0)

@@ -107,7 +107,35 @@ GENERIC = "generic"
 TERMINATION = "dcim.interface"
 MAX_NAME = 64  # NetBox device names hold at most 64 characters
 MAX_PART_BYTES = 2_500_000  # below NetBox's 2.5 MiB (2,621,440 B) limit on pasted import text
-MAX_PART_ROWS = 4_000  # ~210 s at the ~19 rows/s NetBox 4.6 imports: inside its default 300 s job timeout (RQ_DEFAULT_TIMEOUT)
+JOB_BUDGET_S = 150  # half NetBox's default 300 s background-job timeout (RQ_DEFAULT_TIMEOUT): room for a loaded machine
+# seconds NetBox takes to save one row of each file on a 2-core machine: cables 0.09 s (NetBox
+# 4.6.8, idle core: each cable traces its paths); the others are estimates below that, to be
+# re-measured with `bench/netbox_push.py --files BUILD_DIR` against NetBox 4.7
+ROW_S = {"sites": 0.05, "racks": 0.05, "devices": 0.05, "interfaces": 0.02, "cables": 0.09, "vrfs": 0.02, "interfaces-virtual": 0.02, "prefixes": 0.02, "ip-addresses": 0.03, "rirs": 0.02, "asns": 0.02}
+MAX_PART_ROWS = 4_000  # at most, whatever the object
+
+
+def part_rows(stem: str) -> int:
+    """Rows of a part of ``stem`` (``cables``, ``networks-cables``, ``ip-addresses-001``...) that NetBox saves within :data:`JOB_BUDGET_S`."""
+    kind = re.sub(r"-\d{3}$", "", stem).removeprefix("networks-")
+    return min(MAX_PART_ROWS, int(JOB_BUDGET_S / ROW_S[kind]) // 100 * 100)
+
+
+def write_parts(d: Path, stem: str, columns: tuple[str, ...], rows) -> list[Path]:
+    """``<stem>.csv`` or its parts (:func:`part_rows` rows, below :data:`MAX_PART_BYTES`)."""
+    return write_csv_parts(d, stem, csv_header(columns), records(rows), MAX_PART_BYTES, part_rows(stem))
+
+
+def records(rows) -> Iterator[list[str]]:
+    """Rows as chunks of CSV records (lines without their end), for :func:`write_csv_parts`."""
+    chunk: list[str] = []
+    for r in rows:
+        chunk.append(csv_line(r).rstrip("\n"))
+        if len(chunk) == 4096:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 RACK_STATUS = "planned"
 RACK_WIDTH = 19  # inches
 FACE = "front"
@@ -659,10 +687,8 @@ def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
         d = arch_dir(dest, arch, "netbox")
         lay = (getattr(ctx, "layouts", None) or {}).get(arch)
         if lay is not None and part in (None, PARTS[0]):
-            p = d / "racks.csv"
-            write_csv(p, RACK_COLUMNS, rack_rows(fabric, lay))
-            paths.append(p)
+            paths.extend(write_parts(d, "racks", RACK_COLUMNS, rack_rows(fabric, lay)))
         for stem in PARTS if part is None else (part,):
             header, records = part_records(ctx, fabric, stem)
-            paths.extend(write_csv_parts(d, stem, header, records, MAX_PART_BYTES, MAX_PART_ROWS))
+            paths.extend(write_csv_parts(d, stem, header, records, MAX_PART_BYTES, part_rows(stem)))
     return paths

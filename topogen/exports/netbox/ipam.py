@@ -15,8 +15,8 @@ from pathlib import Path
 
 from topogen.config.technology import writes
 from topogen.exports.netbox import ipam_rows as ipam
-from topogen.exports.files import arch_dir, write_csv, write_csv_parts
-from topogen.exports.netbox.dcim import MAX_PART_BYTES
+from topogen.exports.files import arch_dir, write_csv_parts
+from topogen.exports.netbox.dcim import MAX_PART_BYTES, part_rows, write_parts
 from topogen.fabric.view import csv_header, csv_records
 
 
@@ -27,11 +27,10 @@ def export(ctx, dest: Path) -> list[Path]:
         d = arch_dir(dest, "netbox", "ipam")
         rows = ipam.build_rows(fabrics)
         for name, columns in ipam.BUILD_FILES.items():
-            write_csv(d / name, columns, rows[name])
-            paths.append(d / name)
+            paths.extend(write_parts(d, name.removesuffix(".csv"), columns, rows[name]))
     for arch, fabric in fabrics.items():
         d = arch_dir(dest, arch, "netbox", "ipam")
         runs = ipam.columns(fabric)
         for name, columns in ipam.ARCH_FILES.items():
-            paths.extend(write_csv_parts(d, name.removesuffix(".csv"), csv_header(columns), map(csv_records, runs[name]), MAX_PART_BYTES))
+            paths.extend(write_csv_parts(d, name.removesuffix(".csv"), csv_header(columns), map(csv_records, runs[name]), MAX_PART_BYTES, part_rows(name.removesuffix(".csv"))))
     return paths

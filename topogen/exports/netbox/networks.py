@@ -50,13 +50,11 @@ import numpy as np
 from topogen.config import netaddr
 from topogen.config.addressing import ip_text
 from topogen.exports.netbox import dcim
-from topogen.exports.files import arch_dir, write_csv, write_csv_parts
-from topogen.exports.netbox.dcim import CABLE_COLUMNS, DEVICE_COLUMNS, GENERIC, INTERFACE_COLUMNS, MAX_PART_BYTES, MAX_PART_ROWS, PORT_TYPES, RACK_COLUMNS, RACK_STATUS, RACK_WIDTH, STATUS, TERMINATION, site_name, slug
+from topogen.exports.files import arch_dir, write_csv
+from topogen.exports.netbox.dcim import CABLE_COLUMNS, DEVICE_COLUMNS, GENERIC, INTERFACE_COLUMNS, PORT_TYPES, RACK_COLUMNS, RACK_STATUS, RACK_WIDTH, STATUS, TERMINATION, site_name, slug, write_parts
 from topogen.exports.network_view import NetworkView
 from topogen.fabric import networks as nw
-from topogen.fabric.view import csv_header
 from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
-from topogen.util.text import csv_line
 
 ROLE_COLORS = {"storage": "ff9800", "inband": "00bcd4", "oob": "9e9e9e"}
 KIND_ROLES = {nw.MGMT: "management-server", nw.UFM: "fabric-manager", nw.PDU: "pdu", nw.RACKDEV: "rack-device", nw.TARGETS: "storage-target", nw.NFS: "nfs", nw.CORE: "dc-core"}
@@ -337,22 +335,16 @@ def export(ctx, dest: Path, part: str | None = None) -> list[Path]:
         nlay = lays.get(arch)
         if part in (None, dcim.PARTS[0]):
             if nlay is not None and nlay.racks:
-                p = d / "networks-racks.csv"
-                write_csv(p, RACK_COLUMNS, management_rack_rows(site, nlay, nlay_rack_u(ctx)))
-                paths.append(p)
-            p = d / "networks-devices.csv"
-            write_csv(p, DEVICE_COLUMNS, device_rows(site, n, v, nlay, switch_u, getattr(ctx, "catalog", None)))
-            paths.append(p)
+                paths.extend(write_parts(d, "networks-racks", RACK_COLUMNS, management_rack_rows(site, nlay, nlay_rack_u(ctx))))
+            paths.extend(write_parts(d, "networks-devices", DEVICE_COLUMNS, device_rows(site, n, v, nlay, switch_u, getattr(ctx, "catalog", None))))
         addrs = (getattr(ctx, "network_addresses", None) or {}).get(arch)
         for stem, cols, rows in (("interfaces", NETWORK_INTERFACE_COLUMNS, lambda: interface_rows(site, n, v, getattr(ctx, "catalog", None), addrs)), ("cables", CABLE_COLUMNS, lambda: cable_rows(site, n, v, nlay))):
             if part in (None, stem):
-                paths.extend(write_csv_parts(d, f"networks-{stem}", csv_header(cols), _records(rows()), MAX_PART_BYTES, MAX_PART_ROWS))
+                paths.extend(write_parts(d, f"networks-{stem}", cols, rows()))
         if addrs is not None and part in (None, "cables"):  # the address plan imports after every interface
-            p = d / "networks-vrfs.csv"
-            write_csv(p, VRF_COLUMNS, vrf_rows(site))
-            paths.append(p)
-            paths.extend(write_csv_parts(d, "networks-prefixes", csv_header(PREFIX_COLUMNS), _records(prefix_rows(site, addrs, spec.addressing or ADDRESSING_DEFAULT)), MAX_PART_BYTES, MAX_PART_ROWS))
-            paths.extend(write_csv_parts(d, "networks-ip-addresses", csv_header(ADDRESS_COLUMNS), _records(address_rows(site, addrs, v)), MAX_PART_BYTES, MAX_PART_ROWS))
+            paths.extend(write_parts(d, "networks-vrfs", VRF_COLUMNS, vrf_rows(site)))
+            paths.extend(write_parts(d, "networks-prefixes", PREFIX_COLUMNS, prefix_rows(site, addrs, spec.addressing or ADDRESSING_DEFAULT)))
+            paths.extend(write_parts(d, "networks-ip-addresses", ADDRESS_COLUMNS, address_rows(site, addrs, v)))
     return paths
 
 
@@ -361,13 +353,3 @@ def nlay_rack_u(ctx) -> int:
     return lay.spec.rack_u if lay is not None else 48
 
 
-def _records(rows: Iterator[tuple]) -> Iterator[list[str]]:
-    """Rows as chunks of CSV records (lines without their end), for :func:`write_csv_parts`."""
-    chunk: list[str] = []
-    for r in rows:
-        chunk.append(csv_line(r).rstrip("\n"))
-        if len(chunk) == 4096:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
