@@ -206,9 +206,6 @@ def test_several_bmc_ports_are_numbered(tmp_path, bmc):
     addr = [r for r in rows(d / "networks-addresses.csv") if r["network"] == "oob" and r["device_role"] == "node"]
     assert len({(r["device"], r["interface"]) for r in addr}) == len(addr) == 32 * bmc
     assert len({r["address"] for r in addr}) == len(addr)
-    nb = NetBox()
-    for kind, p in networks_files(out):
-        nb.load(kind, p)
     ifs = [r for p in parts(d / "netbox", "networks-interfaces") for r in read(p)[1]]
     first = "." + node[0]["a_device"]
     assert sorted(r["name"] for r in ifs if r["device"].endswith(first) and r["name"].startswith("bmc")) == names

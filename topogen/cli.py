@@ -25,6 +25,7 @@ from topogen.config import emulate
 from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
 from topogen.exports.infiniband import names as names_export
+from topogen.exports.netbox import push as nbpush
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
 from topogen.exports.summary import striping_text
 from topogen.exports.workers import default_jobs
@@ -858,7 +859,6 @@ def netbox_push(build_dir: str, url: str, token_file: str, dry_run: bool, adopt:
     1 objects topogen did not create differ (rerun with --yes-adopt to change them), 2 bad input
     (not a build, NetBox unreachable, token refused, a row NetBox refuses).
     """
-    from topogen.exports.netbox import push as nbpush
 
     def problem(field: str, msg: str, hint: str) -> None:
         fail_input(InputError([Problem(field, msg, hint)]))
