@@ -13,13 +13,12 @@ import html
 from pathlib import Path
 from typing import Any, Mapping
 
-from topogen.exports.files import write_output_text
-from topogen.util.errors import InputError, Problem
+from topogen import __version__
 from topogen.analysis import decision
 from topogen.bom.catalog import load_catalog
+from topogen.exports.files import digest, write_output_text
 from topogen.spec.cluster import build_spec
-from topogen import __version__
-from topogen.exports.files import digest
+from topogen.util.errors import InputError, Problem
 from topogen.util.outdir import atomic_dir
 
 ARCH_COLORS = {"rail-optimized": "#4C72B0", "rail-only": "#DD8452"}
