@@ -44,6 +44,7 @@ from topogen.spec.cluster import NAME_RE, Spec, build_spec, load_spec, plain_num
 from topogen.spec.counts import link_tier_name, tier_role
 from topogen.spec.schema import dumps as schema_dumps
 from topogen.spec.schema import spec_schema
+from topogen.spec.units import gpus_for_units
 from topogen.spec.workload import parse_number
 from topogen.util import outdir
 from topogen.util.errors import InputError, Problem
@@ -158,8 +159,9 @@ def out_options(what: str):
 @click.option("--formats", help=f"Comma-separated exporters to run: {', '.join(EXPORTERS)}; 'config' for the switch configurations ({', '.join(CONFIG_FORMATS)}); 'all' (default: all but the switch configurations; validation always runs).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors (no progress, summary or file list).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Exporter processes run in parallel (default: the CPUs, at most 8; 1 = one after another). Same files either way.")
+@click.option("--scalable-units", "scalable_units", help="Build this many scalable units of the spec's design (its scalable_unit, else networks.scalable_unit, nodes each) instead of its gpus; the last SU keeps the node slots the spec leaves free in its own (dgx-h100-superpod: 31, 63, 95, 127 nodes at 1 to 4 SUs).")
 @click.option("--traffic", "traffic", is_flag=True, help="Also simulate the DP ring, the MoE all-to-all and a permutation on each wiring (spray routing, healthy and, up to 16,384 GPUs, with a spine down): the workbook's Traffic sheet and analysis/link_utilisation plots. Opt-in: at 131,072 GPUs it adds about a quarter to the build's CPU.")
-def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, traffic: bool, **kwargs) -> None:
+def build(spec: str | None, out: str | None, force: bool, formats: str | None, jobs: int | None, quiet: bool, traffic: bool, scalable_units: str | None, **kwargs) -> None:
     """Build the wiring of SPEC (a YAML file or preset name) and write out/<name>/.
 
     Progress goes to stderr (a bar on a terminal, one line per phase
@@ -167,6 +169,10 @@ def build(spec: str | None, out: str | None, force: bool, formats: str | None, j
     Exit status: 0 success, 1 the design failed validation, 2 bad input.
     """
     try:
+        if scalable_units is not None:
+            if kwargs.get("gpus") is not None:
+                raise InputError([Problem("--scalable-units", f"both --gpus ({kwargs['gpus']}) and --scalable-units ({scalable_units}) give the size", "give one of them")])
+            kwargs["gpus"] = str(gpus_for_units(resolve(spec, dict(kwargs)), scalable_units))
         s = resolve(spec, kwargs)
         fmts = pipeline.resolve_formats(formats)
         outdir.check(Path("out") / s.name if out is None else out, force)  # before the build: a refusal costs nothing

@@ -47,6 +47,7 @@ from topogen.fabric import networks as nw
 from topogen.spec.counts import link_tier_name
 from topogen.spec.layout import OUTSIDE_RUN_M
 from topogen.util.errors import InputError, Problem
+from topogen.util.figures import plural
 
 
 def _sku(hw: Catalog, ref: str | None, speed: int, field: str, what: str) -> tuple[SwitchSku, int, int]:
@@ -96,6 +97,12 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
     tspeed = st.target_speed or n.storage_ports.speed
     targets = st.target_ports
     sized = ""
+    su = n.scalable_unit or spec.scalable_unit or 0
+    if st.target_ports_per_su is not None and st.design != "none":
+        if not su:
+            raise InputError([Problem("networks.storage.target_ports_per_su", "target ports per scalable unit, but the spec has no scalable unit", "give networks.scalable_unit (nodes per SU, e.g. 32), or target_ports")])
+        sus = ceil(spec.nodes / su)
+        targets, sized = st.target_ports_per_su * sus, f"storage: {st.target_ports_per_su * sus:,} target ports, {st.target_ports_per_su} for each of {plural(sus, 'scalable unit')} (networks.storage.target_ports_per_su)"
     if targets is None and st.design != "none":
         if aggregate_GBps:
             targets, sized = ceil(aggregate_GBps * 8 / tspeed), f"{aggregate_GBps:,.0f} GB/s required in all"
@@ -105,7 +112,6 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
             targets = 0
         if sized:
             sized = f"storage: {targets:,} target ports of {tspeed}G sized from {sized} (networks.storage.target_ports not given)"
-    su = n.scalable_unit or spec.scalable_unit or 0
     plan = nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports, target_ports_from=sized, **mgmt)  # type: ignore[arg-type]
     if n.inband.collapsed_core:
         plan = _collapse(plan, spec, hw, compute)

@@ -526,7 +526,8 @@ def _targets_on_node_leaves(p: NetworkPlan, down: list[int], grp: list[int], prt
     up = [ceil(x * u / d) + ceil(t * tu / td) for x, t in zip(down, tl)]
     for i in range(nl):
         if down[i] + tl[i] + ml[i] + up[i] > r:
-            raise InputError([Problem("networks.storage.target_ports", f"{p.target_ports} target port(s) over {nl} node leaves: a {r}-port leaf with {down[i]} node port(s) has no room for {tl[i]} target and {ml[i]} management port(s) beside the {up[i]} uplinks they and its nodes need", "fewer target_ports, target_leaves: by_ports (leaves of their own), or a larger switch")])
+            key = "target_ports_per_su" if st.target_ports_per_su else "target_ports"
+            raise InputError([Problem(f"networks.storage.{key}", f"{p.target_ports} target port(s) over {nl} node leaves: a {r}-port leaf with {down[i]} node port(s) has no room for {tl[i]} target and {ml[i]} management port(s) beside the {up[i]} uplinks they and its nodes need", f"fewer {key}, target_leaves: by_ports (leaves of their own), or a larger switch")])
     upper = upper_shape(up, r, st.spines or 1, 0, nl, "networks.storage.switch", f"{p.nodes:,} nodes x {p.net.storage_ports.count} storage port(s)")
     return StorageShape(tuple(down), tuple(grp), tuple(prt), tuple(first), tuple(cnt), tuple(ufm), (), (), tuple(up), upper, (), tuple(tl), tuple(ml))
 

@@ -65,6 +65,7 @@ class StorageSpec:
     node_oversubscription: str = "4:3"
     target_oversubscription: str = "1:1"
     target_ports: int | None = None
+    target_ports_per_su: int | None = None
     target_speed: int | None = None
     target_leaves: str = "per_su"
     spines: int | None = None
@@ -169,6 +170,7 @@ STORAGE_FIELDS: tuple[Field, ...] = (
     Field("node_oversubscription", "text", "Down:up ratio of the leaves the nodes' storage ports land on (NVIDIA: 'near 4:3').", default="4:3", example="4:3"),
     Field("target_oversubscription", "text", "Down:up ratio of the leaves the storage targets land on (NVIDIA: 1:1).", default="1:1", example="1:1"),
     Field("target_ports", "int", "Switch ports to the storage targets (appliances, servers; a port may be split at the target).", default_doc="sized from required at target_speed: its aggregate, or per_node_GBps x nodes (every node at once)", minimum=1, example=48),
+    Field("target_ports_per_su", "int", "Switch ports to the storage targets for each scalable unit: target_ports is this x the SUs the nodes fill (the last SU counts whole), so the storage grows with the cluster; instead of target_ports.", default_doc="target_ports, or sized from required", minimum=1, example=6),
     Field("target_speed", "int", "Gb/s of each switch port to a target.", default_doc="the node storage port speed", minimum=1, example=400),
     Field("target_leaves", "choice", "per_su: one target leaf per scalable unit, the target ports split evenly (NVIDIA's DGX H100 SuperPOD); pair: two target leaves; by_ports: as many target leaves as the target ports fill; node_leaves: no target leaves, the targets on the node leaves' free ports, split evenly (NVIDIA's DGX B200 SuperPOD).", default="per_su", choices=TARGET_LEAF_RULES),
     Field("spines", "int", "At least this many storage spines.", default_doc="as many as the uplinks fill", minimum=1, example=4),
@@ -353,6 +355,7 @@ def parse_networks(raw: Any, problems: list[Problem], path: str = "networks") ->
         _set(st, "node_oversubscription", s.ratio("node_oversubscription"))
         _set(st, "target_oversubscription", s.ratio("target_oversubscription"))
         _set(st, "target_ports", s.whole("target_ports", 1))
+        _set(st, "target_ports_per_su", s.whole("target_ports_per_su", 1))
         _set(st, "target_speed", s.whole("target_speed", 1, MAX_SPEED))
         _set(st, "target_leaves", s.choice("target_leaves", TARGET_LEAF_RULES))
         _set(st, "spines", s.whole("spines", 1, 4096))
@@ -397,6 +400,8 @@ def _consistent(n: NetworksSpec, path: str, problems: list[Problem]) -> None:
         problems.append(Problem(f"{path}.node_ports.storage.count", "a separate storage fabric, but the nodes have 0 storage ports", "give node_ports.storage.count (DGX H100: 2), storage.design: converged (the in-band ports carry storage), or none"))
     if st.design == "converged" and n.storage_ports.count and n.storage_ports.speed != n.inband_ports.speed:
         problems.append(Problem(f"{path}.node_ports.storage.speed", f"a converged storage and in-band fabric runs one port speed, but storage ports are {n.storage_ports.speed}G and in-band ports {n.inband_ports.speed}G", f"set both speeds alike (e.g. {n.inband_ports.speed}), or storage.design: separate"))
+    if st.target_ports is not None and st.target_ports_per_su is not None:
+        problems.append(Problem(f"{path}.storage.target_ports_per_su", f"both target_ports ({st.target_ports}) and target_ports_per_su ({st.target_ports_per_su}) are given", "give one: target_ports for a fixed count, target_ports_per_su to grow with the scalable units"))
     if n.inband_ports.count == 0:
         problems.append(Problem(f"{path}.node_ports.inband.count", "the nodes have no in-band ports, but the in-band network carries the OOB uplinks and management", "give node_ports.inband.count (DGX H100: 2, bonded)"))
     if n.inband.management_switch is None and n.inband.management_speed is not None:

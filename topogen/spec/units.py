@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 from topogen.spec import counts
 from topogen.spec.fields import LIMITS, as_int, homes_of, spec_arches, values_shape
-from topogen.util.errors import Problem, show
+from topogen.util.errors import InputError, Problem, show
 
 LIMIT = 1 << 24  # no SU count, node count or port count above this is a real input
 
@@ -184,3 +184,26 @@ def port_budget(fabric) -> dict[str, Any] | None:
         }
     )
     return out
+
+
+def gpus_for_units(spec, units: Any, flag: str = "--scalable-units") -> int:
+    """GPUs of ``units`` scalable units of ``spec``'s design (``topogen build --scalable-units``).
+
+    The SU is the spec's ``scalable_unit`` (nodes), else its ``networks.scalable_unit``.
+    The last SU keeps the node slots the spec leaves free in its own last SU (NVIDIA's
+    DGX H100 SuperPOD: 127 nodes in 4 SUs of 32, one slot for the fabric manager; so
+    31, 63 and 95 nodes in 1, 2 and 3 SUs, as its RA tabulates). InputError naming
+    ``flag`` when ``units`` is no whole number from 1, or the spec has no SU.
+    """
+    n = as_int(units)
+    if n is None or n < 1 or n > LIMIT:
+        raise InputError([Problem(flag, f"{flag} must be a whole number of scalable units, 1 or more (at most {LIMIT:,}), got {show(units)}", "e.g. --scalable-units 2")])
+    net = getattr(spec, "networks", None)
+    su = spec.scalable_unit or (net.scalable_unit if net is not None else None)
+    if not su:
+        raise InputError([Problem(flag, f"spec {spec.name} has no scalable unit (neither scalable_unit nor networks.scalable_unit), so {n} SU(s) is no size", "give --gpus, or --scalable-unit (nodes per SU) with it")])
+    free = -spec.nodes % su  # node slots the spec leaves free in its last SU
+    nodes = n * su - free
+    if nodes < 1:
+        raise InputError([Problem(flag, f"{n} SU(s) of {su} nodes less the {free} slot(s) the spec keeps free leave no node", "more scalable units")])
+    return nodes * spec.gpus_per_node
