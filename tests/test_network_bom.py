@@ -46,8 +46,10 @@ def test_superpod_storage_media(superpod):
     assert b.cable_count == _qty(b, "cable") == b.cables_priced == 548
     assert set(c.speed.tolist()) == {400}
     assert _qty(b, "cable", where="node") == 254 and _qty(b, "cable", where="leaf-spine") == 240
-    # access cables (node, target, fabric manager, server): a single-port SR4 module at the device, one per port
-    assert _qty(b, "transceiver", "MMA4Z00-NS400", end="device") == 254 + 48 + 2 + 4
+    # access cables: at the DGX's storage ports a QSFP112 SR4 module (the catalog's role: node rule; RA-11333 lists
+    # 254 DGX storage transceivers), at the targets, fabric managers and servers a single-port OSFP SR4, one per port
+    assert _qty(b, "transceiver", "MMA1Z00-NS400", end="device") == 254
+    assert _qty(b, "transceiver", "MMA4Z00-NS400", end="device") == 48 + 2 + 4
     # leaf-spine: a twin-port DR8 module serves two ports of one switch, at both ends: 480 ports
     assert _qty(b, "transceiver", "MMS4X00-NM") == 480 // 2
     access = c.role != nw.R_UP

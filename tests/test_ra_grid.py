@@ -162,3 +162,19 @@ def test_scalable_units_flag_builds_the_size(tmp_path):
     out = subprocess.run([sys.executable, "-m", "topogen", "build", "dgx-h100-superpod", "--scalable-units", "2", "--arch", "rail-optimized", "--formats", "bom", "-q", "--out", str(tmp_path / "o")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["spec"]["gpus"] == 63 * 8
+
+
+# --- media per port as the RAs list them ------------------------------------------------------
+
+@pytest.mark.parametrize("preset, sus, nodes", [("dgx-h100-superpod", 4, 127), ("dgx-b200-superpod", 1, 32)])
+def test_storage_ports_take_qsfp112_at_the_node(preset, sus, nodes):
+    """RA-11333 Table 8 lists 254 DGX storage transceivers at 4 SUs (2 per DGX): the node end of every storage
+    node cable is a QSFP112 module (the catalog's role: node rule), its own BOM line; the GPU NICs' OSFP
+    cages of the compute fabric never take it."""
+    ctx = build(preset, sus)
+    storage = next(b for b in ctx.network_boms[ARCH] if b.network == "storage")
+    qsfp = [x for x in storage.lines if x.category == "transceiver" and x.end == "device" and "QSFP112" in x.description]
+    assert sum(x.quantity for x in qsfp) == 2 * nodes and {x.where for x in qsfp} == {"node"}
+    if preset == "dgx-h100-superpod":
+        assert sum(x.quantity for x in qsfp) == 254
+    assert not any("QSFP112" in x.description for x in ctx.boms[ARCH].lines)

@@ -36,7 +36,9 @@ Top-level keys: ``name``, ``description``, ``switches``, ``transceivers``,
   tier name ``gpu-leaf``/``leaf-spine``/``spine-core``/... or number, or a list),
   ``length`` (length class or list), ``switch`` (switch SKU or list), ``speed``,
   ``gpus_per_node`` (the spec's, or a list: a DGX H100's 8-GPU node takes
-  twin-port modules in its 4 NIC cages).
+  twin-port modules in its 4 NIC cages), ``role`` (cable roles of the other networks:
+  ``node``, ``target``, ``management-server``...; a rule with a role never matches a
+  compute-fabric link: the DGX's storage port is a QSFP112 cage, its compute ports OSFP).
   Choice: ``transceiver`` (at every switch end), ``gpu_transceiver`` (GPU end of
   gpu-leaf links; default: ``transceiver``), ``cable`` (one SKU or a list of the
   same kind at several lengths: the shortest long enough is used), ``name``.
@@ -54,6 +56,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from topogen.fabric.networks import ROLE_NAMES as NETWORK_ROLES
 from topogen.spec.cluster import available_catalogs
 from topogen.spec.counts import MAX_TIERS, link_tier_name, tier_role
 from topogen.spec.fields import Field, names
@@ -158,6 +161,7 @@ MEDIA_FIELDS: tuple[Field, ...] = (
     Field("switch", "filter", "Switch SKUs it matches; one, a list or 'any'.", default_doc="any", item="ref"),
     Field("speed", "filter", "Link speeds (Gb/s) it matches; one, a list or 'any'.", default_doc="any", item="int"),
     Field("gpus_per_node", "filter", "GPUs per node it matches (e.g. 8 for a DGX); one, a list or 'any'.", default_doc="any", item="int"),
+    Field("role", "filter", "Cable roles of the storage, in-band and OOB networks it matches (node, node-storage, target, management-server, fabric-manager, nfs, ...); one, a list or 'any'. A rule with a role never matches a compute-fabric link.", default_doc="any", item="choice", choices=NETWORK_ROLES),
     Field("transceiver", "ref", "Transceiver SKU at the switch ends (optics).", example="OSFP-800G-2xSR4"),
     Field("gpu_transceiver", "ref", "Transceiver SKU at the GPU (NIC) end of gpu-leaf links, when it differs.", example="OSFP-400G-SR4"),
     Field("cable", "filter", "Cable SKUs, one or a list; the shortest that fits the routed length is used.", item="ref"),
@@ -342,10 +346,13 @@ class MediaRule:
     gpu_transceiver: str | None
     cables: tuple[str, ...]
     nodes: tuple[int, ...] | None = None  # gpus_per_node filter: the host's NIC cages (a DGX H100's twin-port cages)
+    roles: tuple[str, ...] | None = None  # the other networks' cable roles (topogen.fabric.networks.ROLE_NAMES); None: any, compute links included
 
-    def matches(self, tier: int, length: str, switch: str, speed: int, gpus_per_node: int | None = None) -> bool:
+    def matches(self, tier: int, length: str, switch: str, speed: int, gpus_per_node: int | None = None, role: str | None = None) -> bool:
+        """Whether the rule's filters take this link; ``role`` is a network cable's role (None: a compute-fabric link)."""
         return (
-            (self.tiers is None or tier in self.tiers)
+            (self.roles is None or role in self.roles)
+            and (self.tiers is None or tier in self.tiers)
             and (self.lengths is None or length in self.lengths)
             and (self.switches is None or switch in self.switches)
             and (self.speeds is None or speed in self.speeds)
@@ -947,6 +954,13 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
     switches, broken_sw = _filter(r, d, "switch", path, _sku_ref(sw_skus, declared, "switch", "switches"))
     speeds, _ = _filter(r, d, "speed", path, speed)
     nodes, _ = _filter(r, d, "gpus_per_node", path, per_node)
+
+    def role(x):
+        if x in NETWORK_ROLES:
+            return x
+        return _Bad(f"unknown cable role {show(x)}", f"valid roles: {', '.join(NETWORK_ROLES)} (or any)")
+
+    roles, _ = _filter(r, d, "role", path, role)
     broken = broken or broken_sw
     refs: dict[str, str | None] = {}
     for key in ("transceiver", "gpu_transceiver"):
@@ -979,7 +993,7 @@ def _rule(r: _Reader, d: dict | None, path: str, index: int, tx: dict[str, Trans
         r.add(_join(path, "transceiver"), f"copper cable {show(cables[0])} needs no transceiver", "drop transceiver for a copper link, or use a fiber cable")
         return None
     name = r.text(d, "name", path, default="") or ""
-    return MediaRule(index, name, _tuple(tiers), _tuple(lengths), _tuple(switches), _tuple(speeds), refs["transceiver"], refs["gpu_transceiver"], tuple(sorted(cables, key=lambda s: (cb[s].length_m, s))), _tuple(nodes))
+    return MediaRule(index, name, _tuple(tiers), _tuple(lengths), _tuple(switches), _tuple(speeds), refs["transceiver"], refs["gpu_transceiver"], tuple(sorted(cables, key=lambda s: (cb[s].length_m, s))), _tuple(nodes), _tuple(roles))
 
 
 def _tuple(x: list | None) -> tuple | None:
@@ -989,7 +1003,7 @@ def _tuple(x: list | None) -> tuple | None:
 # --- catalog against a spec -----------------------------------------------------------
 
 
-def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None, length: str | None = None, skip_unfit: bool = False, run_m: float = 0, breakouts: bool = True) -> tuple[Media | None, list[Problem]]:
+def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, mode: PortMode, speed: int, gpus_per_node: int | None = None, length: str | None = None, skip_unfit: bool = False, run_m: float = 0, breakouts: bool = True, role: str | None = None) -> tuple[Media | None, list[Problem]]:
     """The media of one link tier, or ``None`` and the problems that prevent it.
 
     ``length`` is the length class of the cables (default: the tier's class,
@@ -999,14 +1013,15 @@ def resolve_media(catalog: Catalog, tier: int, domains: int, switch: SwitchSku, 
     chosen per cable by its length. ``run_m``, a cable's own length, must be
     reached too where it exceeds the class (a run beyond the last class).
     ``breakouts=False`` skips rules whose cables carry several links (splitters):
-    the other networks cable one port to one port.
+    the other networks cable one port to one port. ``role``: the other networks' cable
+    role (rules with a ``role`` filter match those only; None: a compute-fabric link).
     """
     length = length or length_class(tier, domains)
     need_m = LENGTH_CLASSES[length]
     link = link_tier_name(tier)
     where = f"catalog {catalog.label}: media"
     first: list[Problem] | None = None
-    for rule in (x for x in catalog.rules if x.matches(tier, length, switch.sku, speed, gpus_per_node)):
+    for rule in (x for x in catalog.rules if x.matches(tier, length, switch.sku, speed, gpus_per_node, role)):
         if not breakouts and any(catalog.cables[c].links_per_cable > 1 for c in rule.cables):
             continue
         m, problems = _rule_media(catalog, rule, tier, length, need_m, switch, mode, speed, run_m)
@@ -1054,7 +1069,7 @@ def _rule_media(catalog: Catalog, rule: MediaRule, tier: int, length: str, class
     return Media(tier, name, kind, length, class_m, tx, gtx, cable, rule.index), []
 
 
-def longest_reach(catalog: Catalog, tier: int, switch: SwitchSku, speed: int, gpus_per_node: int | None = None) -> tuple[float, str]:
+def longest_reach(catalog: Catalog, tier: int, switch: SwitchSku, speed: int, gpus_per_node: int | None = None, role: str | None = None) -> tuple[float, str]:
     """The longest run any rule builds for ``tier`` links at ``speed`` on ``switch``, and the rule's name.
 
     A rule reaches as far as its shortest-reaching transceiver and its
@@ -1063,7 +1078,7 @@ def longest_reach(catalog: Catalog, tier: int, switch: SwitchSku, speed: int, gp
     """
     best, label = 0.0, ""
     for rule in catalog.rules:
-        if not any(rule.matches(tier, c, switch.sku, speed, gpus_per_node) for c in LENGTH_CLASSES):
+        if not any(rule.matches(tier, c, switch.sku, speed, gpus_per_node, role) for c in LENGTH_CLASSES):
             continue
         txs = [catalog.transceivers[t] for t in (rule.transceiver, rule.gpu_transceiver if tier == 1 else None) if t]
         if any(t.speed != speed for t in txs):

@@ -335,25 +335,26 @@ def _price(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, run: np.ndarra
     tier = np.where(np.isin(c.role, TRUNK_ROLES), TRUNK, ACCESS).astype(np.int64)
     runs, run_of = np.unique(run, return_inverse=True)
     run_of = run_of.reshape(-1)
-    # one group per (tier, z SKU, a SKU, speed, run): a few dozen, resolved one by one
-    group_keys = np.stack([tier, z_sku, a_sku, c.speed.astype(np.int64), run_of.astype(np.int64)])
-    groups, group_of = np.unique(group_keys, axis=1, return_inverse=True) if len(c) else (np.zeros((5, 0), np.int64), np.zeros(0, np.int64))
+    # one group per (tier, z SKU, a SKU, speed, run, role): a few dozen, resolved one by one (a rule may name the roles it takes)
+    group_keys = np.stack([tier, z_sku, a_sku, c.speed.astype(np.int64), run_of.astype(np.int64), c.role.astype(np.int64)])
+    groups, group_of = np.unique(group_keys, axis=1, return_inverse=True) if len(c) else (np.zeros((6, 0), np.int64), np.zeros(0, np.int64))
     group_of = group_of.reshape(-1)
     media: list[Media] = []
     index = np.zeros(len(c), dtype=np.int64)
     cable_sku = np.full(len(c), "", dtype=object)
     holder = np.full(len(c), -1, dtype=np.int64)
     problems: list[Problem] = []
-    for g, (t, zs, as_, speed, r) in enumerate(groups.T.tolist()):
+    for g, (t, zs, as_, speed, r, rl) in enumerate(groups.T.tolist()):
+        role = nw.ROLE_NAMES[rl]
         sw, mode = _switch_for(hw, [skus[i] for i in (zs, as_) if i >= 0], sws[0].sku, int(speed), by_sku)
         run_m = float(runs[r])
         cls = CLASS_NAMES[int(length_classes(np.asarray([run_m]))[0])]
-        m, unfit = cat.resolve_media(hw, int(t), 1, sw, mode, int(speed), None, length=cls, skip_unfit=True, run_m=run_m, breakouts=False)
+        m, unfit = cat.resolve_media(hw, int(t), 1, sw, mode, int(speed), None, length=cls, skip_unfit=True, run_m=run_m, breakouts=False, role=role)
         if m is None:  # no one-to-one cable: a splitter from one cage (the xdr-800g catalog's 200G media)
-            m, unfit = cat.resolve_media(hw, int(t), 1, sw, mode, int(speed), None, length=cls, skip_unfit=True, run_m=run_m)
+            m, unfit = cat.resolve_media(hw, int(t), 1, sw, mode, int(speed), None, length=cls, skip_unfit=True, run_m=run_m, role=role)
         on = group_of == g
         if m is None:
-            if cat.longest_reach(hw, int(t), sw, int(speed))[0] < run_m:
+            if cat.longest_reach(hw, int(t), sw, int(speed), role=role)[0] < run_m:
                 problems.append(_unreachable(n, hw, k, c, np.flatnonzero(on), int(t), sw, int(speed), run_m, bool(assumed[on].all())))
             else:  # a rule reaches but cannot build these cables (speed, cage): the catalog's own problems
                 problems += [x for x in unfit if x not in problems]
@@ -467,7 +468,7 @@ def _unreachable(n: nw.Networks, hw: Catalog, k: int, c: nw.CableTable, cables: 
     def end(kind, idx, port) -> str:
         return f"{n.device_name(int(kind), int(idx))}:{n.port_name(int(kind), int(port), k, role, int(idx) if kind == nw.SWITCH else -1)}"
 
-    reach, rule = cat.longest_reach(hw, tier, sw, speed)
+    reach, rule = cat.longest_reach(hw, tier, sw, speed, role=nw.ROLE_NAMES[role])
     what = f"{nw.NETWORK_NAMES[k]} {nw.ROLE_NAMES[role]}"
     example = f"e.g. {end(c.a_kind[i], c.a_idx[i], c.a_port[i])} to {end(c.z_kind[i], c.z_idx[i], c.z_port[i])}"
     if not reach:
