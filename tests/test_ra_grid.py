@@ -50,6 +50,17 @@ def models(ctx) -> dict[str, dict[str, int]]:
     return out
 
 
+def compute_as_tabulated(preset: str, sus: int, table: dict):
+    """Build ``sus`` SUs of ``preset`` and check its nodes, QM9700 leaves and spines against ``table[sus]``."""
+    ctx = build(preset, sus)
+    nodes, leaves, spines = table[sus]
+    assert ctx.spec.nodes == nodes
+    assert ctx.fabrics[ARCH].switches_per_tier() == [leaves, spines]
+    assert models(ctx)["compute"] == {"MQM9700-NS2F": leaves + spines}
+    assert ctx.valid, [f.message for f in ctx.network_findings[ARCH]]
+    return ctx
+
+
 def total(ctx, sku: str) -> int:
     """Boxes of ``sku`` in the whole cluster, every network."""
     return sum(per.get(sku, 0) for per in models(ctx).values())
@@ -70,12 +81,7 @@ H100_4SU_CABLES = {"storage": 548, "inband": 304, "oob": 333}
 @pytest.mark.parametrize("sus", sorted(H100_COMPUTE))
 def test_h100_compute_fabric_per_su(sus):
     """DGX H100 SuperPOD compute fabric at 1 to 4 SUs: nodes, leaves, spines as RA-11333 Table 4."""
-    ctx = build("dgx-h100-superpod", sus)
-    nodes, leaves, spines = H100_COMPUTE[sus]
-    assert ctx.spec.nodes == nodes
-    assert ctx.fabrics[ARCH].switches_per_tier() == [leaves, spines]
-    assert models(ctx)["compute"] == {"MQM9700-NS2F": leaves + spines}
-    assert ctx.valid
+    compute_as_tabulated("dgx-h100-superpod", sus, H100_COMPUTE)
 
 
 def test_h100_four_su_totals_stay_exact():
@@ -100,11 +106,7 @@ B200_STORAGE_4SU = (8, 4)
 @pytest.mark.parametrize("sus", sorted(B200_COMPUTE))
 def test_b200_builds_every_su_count(sus):
     """Every tabulated size builds (it once stopped on target_ports below 4 SUs), valid, with the RA's compute fabric."""
-    ctx = build("dgx-b200-superpod", sus)
-    nodes, leaves, spines = B200_COMPUTE[sus]
-    assert ctx.spec.nodes == nodes
-    assert ctx.fabrics[ARCH].switches_per_tier() == [leaves, spines]
-    assert ctx.valid, [f.message for f in ctx.network_findings[ARCH]]
+    ctx = compute_as_tabulated("dgx-b200-superpod", sus, B200_COMPUTE)
     st = ctx.networks[ARCH].counts()["storage"]["switches"]
     assert st["leaf"] == 2 * sus  # one per SU and node storage port (2 BlueField-3 InfiniBand ports)
     assert "target-leaf" not in st  # the targets on the storage leaves themselves
