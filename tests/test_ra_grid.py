@@ -145,7 +145,7 @@ def test_nvl72_two_oob_switches_per_rack(preset, racks):
 
 # --- the flag ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("bad", ["0", "-1", "1.5", "two", "99999999999"])
+@pytest.mark.parametrize("bad", ["0", "-1", "1.5", "two", "99999999999", "9999999"])
 def test_scalable_units_refuses_what_is_no_count(bad):
     with pytest.raises(InputError) as e:
         gpus_for_units(load_spec("dgx-h100-superpod"), bad)

@@ -206,4 +206,7 @@ def gpus_for_units(spec, units: Any, flag: str = "--scalable-units") -> int:
     nodes = n * su - free
     if nodes < 1:
         raise InputError([Problem(flag, f"{n} SU(s) of {su} nodes less the {free} slot(s) the spec keeps free leave no node", "more scalable units")])
-    return nodes * spec.gpus_per_node
+    gpus = nodes * spec.gpus_per_node
+    if gpus > LIMITS["gpus"]:
+        raise InputError([Problem(flag, f"{n:,} SU(s) of {su} nodes x {spec.gpus_per_node} GPUs are {gpus:,} GPUs, past the {LIMITS['gpus']:,} topogen reads", f"at most {(LIMITS['gpus'] // spec.gpus_per_node + free) // su:,} SUs")])
+    return gpus
