@@ -214,3 +214,58 @@ def test_deterministic(tmp_path, installed, spec_file):
         assert _run(["expand", str(installed), str(spec_file), "--gpus", "128", "--out", str(tmp_path / name)])[0] == 0
         outs.append({p.relative_to(tmp_path / name).as_posix(): p.read_bytes() for p in sorted((tmp_path / name).rglob("*")) if p.is_file()})
     assert outs[0] == outs[1] and len(outs[0]) >= 15
+
+
+def _applied_networks(installed: Path, delta: Path, plan: Path) -> None:
+    """The installed networks-cabling.csv + networks-delta.csv = the new networks-cabling.csv, cable by cable (ends by identity)."""
+    from topogen.growth.rewire import identity
+
+    def ends(r: dict) -> tuple:
+        return (identity(r["a_device"]), r["a_port"], identity(r["z_device"]), r["z_port"])
+
+    have = {r["cable"]: ends(r) for r in _rows(installed)}
+    free = {e for v in have.values() for e in (v[:2], v[2:])}
+    for r in sorted(_rows(delta), key=lambda r: (int(r["stage"]), r["action"] != "remove")):
+        if r["action"] == "remove":
+            assert have.pop(r["cable"]) == ends(r)
+        elif r["action"] == "move":
+            old = have.pop(r["cable"])
+            assert (identity(r["from_device"]), r["from_port"]) in (old[:2], old[2:])
+            assert len({old[:2], old[2:]} & {ends(r)[:2], ends(r)[2:]}) == 1  # one end stays
+            have[r["cable"]] = ends(r)
+        else:
+            assert r["cable"] not in have
+            if r["stage"] == "0":  # stage 0 touches nothing installed
+                assert not ({ends(r)[:2], ends(r)[2:]} & free)
+            have[r["cable"]] = ends(r)
+    assert have == {r["cable"]: ends(r) for r in _rows(plan)}
+
+
+@pytest.mark.parametrize("arch,gpus", [("rail-optimized", (504, 1016)), ("rail-only", (1016, 2040))])
+def test_networks_grow(tmp_path, arch, gpus):
+    """Storage, in-band and OOB of the DGX H100 SuperPOD doubled (2 to 4 SUs; rail-only 4 to 8, two tiers per rail both): most cables stay, the rest move, the result validates."""
+    b = tmp_path / "p1"
+    flags = ["--arch", arch] + (["--rail-packing", "dedicated"] if arch == "rail-only" else [])  # shared rails change the design as they grow
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[0]), "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    code, out = _run(["expand", str(b), "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--out", str(tmp_path / "p2")])
+    assert code == 0, out
+    assert "networks (storage, in-band, OOB): " in out
+    f = json.loads((tmp_path / "p2" / "expand.json").read_text())["expansions"][0]["networks"]
+    c = f["cables"]
+    assert c["kept"] + c["moved"] + c["removed"] == f["installed"] == len(_rows(b / arch / "networks-cabling.csv"))
+    assert c["kept"] + c["moved"] + c["added"] == f["final"]
+    assert f["final_valid"] and not f["errors"]
+    assert f["changed_share"] < f["rebuild"]["changed_share"] and f["changed_share"] <= 0.25
+    assert f["switches"]["new"] > 0 and set(f["per_network"]) == {"storage", "inband", "oob"}
+    own = tmp_path / "own"
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--formats", "cabling", "-q", "--out", str(own)])[0] == 0
+    mine = _rows(tmp_path / "p2" / arch / "networks-cabling.csv")
+    theirs = _rows(own / arch / "networks-cabling.csv")
+    assert len(mine) == len(theirs)
+    for col in ("network", "role"):  # the new spec's own build's cables, network by network and role by role
+        assert sorted(r[col] for r in mine) == sorted(r[col] for r in theirs)
+    _applied_networks(b / arch / "networks-cabling.csv", tmp_path / "p2" / arch / "networks-delta.csv", tmp_path / "p2" / arch / "networks-cabling.csv")
+    code, out = _run(["validate", str(tmp_path / "p2" / arch / "networks-cabling.csv")])
+    assert code == 0, out
+    sku = {r["sku"]: r for r in _rows(tmp_path / "p2" / arch / "bom-delta.csv")}
+    assert int(sku["MQM9700-NS2F"]["buy"]) > 0 and int(sku["MSN2201-CB2F"]["buy"]) > 0  # storage and OOB switches bought

@@ -532,7 +532,7 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
         with outdir.atomic_dir(target, force=force) as tmp:
             files = [p for e in plans for p in delta.write(e, tmp, ctxs[e.arch])]
             figures = [e.figures() for e in plans]
-            bom_rows = {a: delta.bom_delta(c[0].boms[a], c[1].boms[a]) for a, c in ctxs.items()}
+            bom_rows = {a: delta.bom_delta(c[0], c[1], a) for a, c in ctxs.items()}
             (tmp / "expand.json").write_text(delta.figures_json(figures, bom_rows), encoding="utf-8")
             (tmp / "summary.json").write_text(delta.summary_json(new, figures), encoding="utf-8")
             written = pipeline._seal(new, tmp, files + [tmp / "expand.json", tmp / "summary.json"])
@@ -543,7 +543,7 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
         for line in growth_render.render(f):
             click.echo(line)
     click.echo(f"wrote {target}/ ({len(written)} files)")
-    sys.exit(0 if all(f["stages_valid"] and f["final_valid"] for f in figures) else 1)
+    sys.exit(0 if all(f["stages_valid"] and f["final_valid"] and f.get("networks", {}).get("final_valid", True) for f in figures) else 1)
 
 
 @main.command("emulate")

@@ -48,6 +48,7 @@ from topogen.exports.netbox import dcim as netbox
 from topogen.exports.slurm.topology import tree_lines
 from topogen.fabric.naming import GpuNames
 from topogen.fabric.view import csv_header
+from topogen.growth import networks as net_growth
 from topogen.growth.expansion import Expansion
 from topogen.growth.rewire import Wire, identity
 from topogen.growth.stages import raw_of
@@ -216,10 +217,10 @@ def renamed_lines(e: Expansion) -> Iterator[str]:
         yield csv_line((old, new))
 
 
-def bom_delta(old_bom, new_bom) -> list[dict[str, Any]]:
-    """Per SKU: the installed and new quantities, what to buy and what becomes spare."""
-    have = {x.sku: x for x in sku_lines(old_bom.lines)}
-    want = {x.sku: x for x in sku_lines(new_bom.lines)}
+def bom_delta(old_ctx, new_ctx, arch: str) -> list[dict[str, Any]]:
+    """Per SKU of the two builds' bills (compute fabric and the other networks): installed and new quantities, what to buy, what becomes spare."""
+    have = {x.sku: x for x in sku_lines(_bom_lines(old_ctx, arch))}
+    want = {x.sku: x for x in sku_lines(_bom_lines(new_ctx, arch))}
     rows = []
     for sku in list(want) + [s for s in have if s not in want]:
         x = want.get(sku) or have[sku]
@@ -227,6 +228,18 @@ def bom_delta(old_bom, new_bom) -> list[dict[str, Any]]:
         q1 = want[sku].quantity if sku in want else 0
         rows.append({"category": x.category, "sku": sku, "description": x.description, "installed": q0, "new": q1, "buy": max(0, q1 - q0), "spare": max(0, q0 - q1), "unit_price": x.unit_price})
     return rows
+
+
+def _bom_lines(ctx, arch: str) -> list:
+    """The compute fabric's BOM lines, then each other network's."""
+    return list(ctx.boms[arch].lines) + [x for nb in ctx.network_boms.get(arch, []) for x in nb.lines]
+
+
+def grow_networks(e: Expansion, new_ctx) -> net_growth.NetGrowth:
+    """The storage, in-band and OOB networks of the installed phase grown to the new build's (``new_ctx``), checked."""
+    g = net_growth.grow(net_growth.read_installed(e.source) if e.source is not None else [], net_growth.design_wires(new_ctx, e.arch))
+    net_growth.check(g, new_ctx, e.arch)
+    return g
 
 
 def bom_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
@@ -296,8 +309,12 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     lay = layout.plan(fab)
     files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
     files["renamed.csv"] = renamed_lines(e)
-    files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0].boms[e.arch], ctxs[1].boms[e.arch]))
+    files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0], ctxs[1], e.arch))
     files.update(netbox_files(e, ctxs[1], fab, lay))
+    e.networks = grow_networks(e, ctxs[1])
+    if e.networks.installed or e.networks.final:
+        files["networks-cabling.csv"] = net_growth.cabling_lines(e.networks)
+        files["networks-delta.csv"] = net_growth.delta_lines(e.networks)
     current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)
     for st in e.plan.stages[:-1]:  # the wiring after each stage but the last (that is cabling.csv)
         gone = {u.ends() for u in st.unplug}

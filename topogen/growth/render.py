@@ -29,4 +29,21 @@ def render(figures: dict[str, Any]) -> list[str]:
         bad = f"; INVALID: {', '.join(s['errors'])}" if not s["valid"] else ""
         out.append(f"      stage {s['stage']}: unplug {count(s['unplug'])}, plug {count(s['plug'])}; bandwidth kept: {share}{bad}")
     out.extend(f"    note: {n}" for n in f["notes"])
+    out.extend(_networks(f.get("networks")))
+    return out
+
+
+def _networks(n: dict[str, Any] | None) -> list[str]:
+    """The storage, in-band and OOB networks' lines."""
+    if n is None:
+        return []
+    c = n["cables"]
+    per = "; ".join(f"{net} {count(v['kept'])}/{count(v['moved'])}/{count(v['added'])}/{count(v['removed'])}" for net, v in n["per_network"].items())
+    out = [
+        f"    networks (storage, in-band, OOB): {count(n['installed'])} cables installed -> {count(n['final'])}",
+        f"      cables: {count(c['kept'])} kept, {count(c['moved'])} moved, {count(c['added'])} added, {count(c['removed'])} removed ({per} kept/moved/added/removed); "
+        f"{_pct(n['changed_share'])} of the installed connections changed (fewest possible {_pct(n['fewest_possible_share'])}; a plain rebuild changes {_pct(n['rebuild']['changed_share'])}, {count(n['rebuild']['changed'])} cables)",
+        f"      switches: {count(n['switches']['new'])} new, {count(n['switches']['spare'])} spare; stages: {n['stages']} (new cables on free ports first, then the moves); final wiring valid: {'yes' if n['final_valid'] else 'NO'}",
+    ]
+    out.extend(f"      INVALID: {e}" for e in n["errors"][:10])
     return out
