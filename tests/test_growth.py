@@ -269,3 +269,42 @@ def test_networks_grow(tmp_path, arch, gpus):
     assert code == 0, out
     sku = {r["sku"]: r for r in _rows(tmp_path / "p2" / arch / "bom-delta.csv")}
     assert int(sku["MQM9700-NS2F"]["buy"]) > 0 and int(sku["MSN2201-CB2F"]["buy"]) > 0  # storage and OOB switches bought
+
+
+def _switch_addresses(path: Path) -> dict[tuple[str, str], str]:
+    """(switch, interface) -> address of a build's addressing.csv (its loopbacks as (switch, 'lo'))."""
+    return {(r["device"], r["interface"]): r["address"] for r in _rows(path)}
+
+
+@pytest.mark.parametrize("reserved", [True, False], ids=["reserved", "plain"])
+def test_addresses(tmp_path, spec_file, reserved):
+    """addresses-delta.csv and switches.csv against the address plans topogen build writes (addressing.csv), read independently."""
+    arch = "rail-optimized"
+    p1, p2, own = tmp_path / "p1", tmp_path / "p2", tmp_path / "own"
+    assert _run(["build", str(spec_file), *_flags(arch, "1:1", 2, reserved), "--formats", "cabling,addressing", "-q", "--out", str(p1)])[0] == 0
+    code, out = _run(["expand", str(p1), str(spec_file), *_flags(arch, "1:1", 4, reserved), "--out", str(p2)])
+    assert code == 0, out
+    assert _run(["build", str(spec_file), *_flags(arch, "1:1", 4, reserved), "--formats", "cabling,addressing", "-q", "--out", str(own)])[0] == 0
+    f = json.loads((p2 / "expand.json").read_text())["expansions"][0]
+    a = f["addresses"]
+    assert a["links_kept_same"] + a["links_kept_renumbered"] == f["cables"]["kept"]
+    delta = {r["cable"]: r for r in _rows(p2 / arch / "addresses-delta.csv")}
+    assert sum(r["change"] == "renumbered" for r in delta.values()) == a["links_kept_renumbered"]
+    assert {r["cable"] for r in delta.values() if r["change"] in ("new", "moved")} == {r["cable"] for r in _rows(p2 / arch / "delta.csv") if r["action"] in ("add", "move")}
+    was = _switch_addresses(p1 / arch / "addressing.csv")
+    installed = {r["cable"]: r for r in _rows(p1 / arch / "cabling.csv")}
+    for c, r in installed.items():  # the installed plan as the build wrote it
+        if c in delta:
+            assert delta[c]["z_address_was"] == was[(r["z_device"], r["z_port"])]
+    if reserved:  # nothing moves: the final wiring is the new spec's own, so is its address plan
+        now = _switch_addresses(own / arch / "addressing.csv")
+        assert {_ends(r) for r in _rows(p2 / arch / "cabling.csv")} == {_ends(r) for r in _rows(own / arch / "cabling.csv")}
+        for c, r in installed.items():
+            assert (delta[c]["z_address"] if c in delta else was[(r["z_device"], r["z_port"])]) == now[(r["z_device"], r["z_port"])]
+        for s in _rows(p2 / arch / "switches.csv"):
+            if s["loopback"]:
+                assert s["loopback"] + "/32" == now[(s["switch"], "lo")] and (not s["loopback_was"] or s["loopback_was"] + "/32" == was[(s["was"] or s["switch"], "lo")])
+    confs = {p.stem for p in (p2 / arch / "frr").rglob("*.conf")}
+    assert confs == {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["config"] == "new file"}
+    assert len(confs) == a["configs_changed"] and a["configs_changed"] + a["configs_same"] == f["to"]["switches"]
+    assert {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["status"] == "new"} <= confs

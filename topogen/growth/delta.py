@@ -48,6 +48,8 @@ from topogen.exports.netbox import dcim as netbox
 from topogen.exports.slurm.topology import tree_lines
 from topogen.fabric.naming import GpuNames
 from topogen.fabric.view import csv_header
+from topogen.config import technology
+from topogen.growth import addresses as addr
 from topogen.growth import networks as net_growth
 from topogen.growth.expansion import Expansion
 from topogen.growth.rewire import Wire, identity
@@ -198,16 +200,19 @@ def switch_lines(e: Expansion) -> Iterator[str]:
             lose[d] -= 1
     new = set(rw.new_switches)
     spare = set(rw.spare_switches)
-    yield csv_header(("switch", "role", "status", "cables_gained", "cables_lost", "was"))
+    ad = e.addresses
+    yield csv_header(("switch", "role", "status", "cables_gained", "cables_lost", "was", *addr.SWITCH_COLUMNS[1:], "config"))
     back = {v: k for k, v in rw.relabelled.items()}
     for s in e.design.switches:
         g, lo = gain.get(s.name, 0), lose.get(s.name, 0)
-        status = "new" if s.name in new else "changed" if (g or lo) else ""
+        vals = addr.switch_values(ad, s.name) if ad is not None else ("", "", "", "")
+        conf = s.name in ad.configs if ad is not None else False
+        status = "new" if s.name in new else "changed" if (g or lo or any(vals) or conf) else ""
         if status or s.name in back:
-            yield csv_line((s.name, tier_role(s.tier), status or "relabelled", g, lo, back.get(s.name, "")))
+            yield csv_line((s.name, tier_role(s.tier), status or "relabelled", g, lo, back.get(s.name, ""), *vals, "new file" if conf else ""))
     for name in rw.spare_switches:
         if name in spare:
-            yield csv_line((name, roles.get(name, "switch"), "spare", 0, lose.get(name, 0), ""))
+            yield csv_line((name, roles.get(name, "switch"), "spare", 0, lose.get(name, 0), "", "", "", "", "", ""))
 
 
 def renamed_lines(e: Expansion) -> Iterator[str]:
@@ -233,6 +238,12 @@ def bom_delta(old_ctx, new_ctx, arch: str) -> list[dict[str, Any]]:
 def _bom_lines(ctx, arch: str) -> list:
     """The compute fabric's BOM lines, then each other network's."""
     return list(ctx.boms[arch].lines) + [x for nb in ctx.network_boms.get(arch, []) for x in nb.lines]
+
+
+def address_delta(e: Expansion, new_ctx) -> addr.AddressDelta:
+    """The address plans and FRR files of the installed and the final wiring compared (:mod:`topogen.growth.addresses`)."""
+    rw = e.rewire
+    return addr.compare(e.installed, rw.final, {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}, {w.cable for w in rw.removed}, e.old, e.new, e.arch, technology.writes(new_ctx, e.arch, "frr"))
 
 
 def grow_networks(e: Expansion, new_ctx) -> net_growth.NetGrowth:
@@ -307,7 +318,11 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     out = []
     fab = final_fabric(e)
     lay = layout.plan(fab)
+    e.addresses = address_delta(e, ctxs[1])
     files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
+    files["addresses-delta.csv"] = addr.link_lines(e.addresses)
+    for name, text in e.addresses.configs.items():
+        files[f"frr/{e.addresses.config_dirs[name]}/{name}.conf"] = iter((text,))
     files["renamed.csv"] = renamed_lines(e)
     files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0], ctxs[1], e.arch))
     files.update(netbox_files(e, ctxs[1], fab, lay))
@@ -324,6 +339,7 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     (d / "stages").mkdir(exist_ok=True)
     for name, lines in files.items():
         p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("".join(lines), encoding="utf-8")
         out.append(p)
     p = d / "slurm" / "topology.conf"

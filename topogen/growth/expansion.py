@@ -16,6 +16,7 @@ from topogen.fabric import clos
 from topogen.fabric.model import Fabric
 from topogen.growth import phase as phase_mod
 from topogen.growth import stages as stages_mod
+from topogen.growth.addresses import AddressDelta
 from topogen.growth.networks import NetGrowth
 from topogen.growth.rewire import Rewire, Wire, baseline, identity, rewire
 from topogen.spec.cluster import Spec
@@ -38,6 +39,7 @@ class Expansion:
     rebuild_changed: int  # installed cables a plain rebuild of the new spec would change
     relocated: int | None = None  # installed devices (GPUs counted one by one) the new layout places elsewhere (set when the files are written)
     source: Path | None = None  # the installed phase's <arch> directory
+    addresses: AddressDelta | None = None  # address plan and FRR files compared (set with the new build)
     networks: NetGrowth | None = None  # storage, in-band and OOB (set with the new build: :func:`topogen.growth.delta.grow_networks`)
 
     def figures(self) -> dict[str, Any]:
@@ -72,6 +74,7 @@ class Expansion:
             ],
             "notes": rw.notes + self.plan.notes + ([f"the new build's layout places {self.relocated:,} installed device(s) (GPUs counted one by one) in another rack or U than the installed phase's: the pull sheets give the new positions"] if self.relocated else []),
             **({"relocated_devices": self.relocated} if self.relocated is not None else {}),
+            **({"addresses": self.addresses.figures()} if self.addresses is not None else {}),
             **({"networks": self.networks.figures()} if self.networks is not None and (self.networks.installed or self.networks.final) else {}),
         }
 

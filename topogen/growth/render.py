@@ -28,6 +28,11 @@ def render(figures: dict[str, Any]) -> list[str]:
         share = ", ".join(f"{k} {_pct(v)}" for k, v in s["share"].items())
         bad = f"; INVALID: {', '.join(s['errors'])}" if not s["valid"] else ""
         out.append(f"      stage {s['stage']}: unplug {count(s['unplug'])}, plug {count(s['plug'])}; bandwidth kept: {share}{bad}")
+    a = f.get("addresses")
+    if a is not None:
+        conf = f"; switch configurations (FRR): {count(a['configs_changed'])} change, {count(a['configs_same'])} stay" if "configs_changed" in a else ""
+        out.append(f"    addresses: {count(a['links_kept_same'])} kept cables keep theirs, {count(a['links_kept_renumbered'])} renumbered ({count(a['gpu_nics_renumbered'])} GPU NICs); "
+                   f"{count(a['loopbacks_changed'])} loopbacks and {count(a['asns_changed'])} ASNs change{conf}")
     out.extend(f"    note: {n}" for n in f["notes"])
     out.extend(_networks(f.get("networks")))
     return out
