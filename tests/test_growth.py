@@ -73,7 +73,7 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
             assert f["changed_share"] <= 0.25
             assert f["changed_share"] < f["rebuild"]["changed_share"] or f["rebuild"]["changed"] == 0
         assert c["kept"] + c["moved"] + c["removed"] == f["from"]["cables"]
-        assert f["stages_valid"] and f["final_valid"]
+        assert f["stages_valid"] and f["final_valid"] and f["relocated_devices"] == 0
         assert f["worst_stage_share"] >= 0.75 and not [n for n in f["notes"] if "staging" in n], f
         _same_counts(nxt / arch / "cabling.csv", load_spec(str(spec_file), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {})), arch)
         _applied(prev / arch / "cabling.csv", nxt / arch / "delta.csv", nxt / arch / "cabling.csv")
@@ -308,3 +308,42 @@ def test_addresses(tmp_path, spec_file, reserved):
     assert confs == {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["config"] == "new file"}
     assert len(confs) == a["configs_changed"] and a["configs_changed"] + a["configs_same"] == f["to"]["switches"]
     assert {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["status"] == "new"} <= confs
+
+
+@pytest.mark.parametrize("arch,gpus,sus", [("rail-optimized", (504, 1016), (2, 4)), ("rail-only", (1016, 2040), (4, 8))])
+def test_floor_kept(tmp_path, arch, gpus, sus):
+    """Every installed device keeps its rack (by name) and U; new devices take free U, never overlapping, within the racks."""
+    from topogen import layout
+    from topogen.growth import delta, expansion
+    from topogen.growth.rewire import identity
+
+    b = tmp_path / "p1"
+    flags = ["--arch", arch] + (["--rail-packing", "dedicated"] if arch == "rail-only" else [])
+    assert _run(["build", "dgx-h100-su", *flags, "--gpus", str(gpus[0]), "--max-scalable-units", str(sus[0]), "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    new = load_spec("dgx-h100-su", {"arch": arch, "gpus": gpus[1], "max_scalable_units": sus[1]} | ({"rail_packing": "dedicated"} if arch == "rail-only" else {}))
+    e = expansion.expand(str(b), new, arch)
+    fab = delta.final_fabric(e)
+    lay = delta.floor_of(e, fab)
+    assert e.relocated == 0 and e.floor["relocated"] == 0 and e.floor["fresh_layout_relocates"] > 0
+    old = clos.generate(e.old, arch)
+    old_lay = layout.plan(old)
+    was = {identity(s.name): (old_lay.rack_name(old.gpus + i), int(old_lay.placement.u[old.gpus + i])) for i, s in enumerate(old.switches)}
+    was.update({f"gpu{g}": (old_lay.rack_name(g), int(old_lay.placement.u[g])) for g in range(old.gpus)})
+    seen: dict[tuple[str, int], str] = {}
+    used: dict[str, set[int]] = {}
+    for d in range(fab.gpus + len(fab.switches)):
+        key = f"gpu{d}" if d < fab.gpus else identity(fab.switches[d - fab.gpus].name)
+        rack, u, h = lay.rack_name(d), int(lay.placement.u[d]), int(lay.placement.height_u[d])
+        if key in was:
+            assert (rack, u) == was[key], key
+        holder = f"node{d // new.gpus_per_node}" if d < fab.gpus else key  # the GPUs of one node share its tray
+        if (rack, u) in seen:
+            assert seen[(rack, u)] == holder, f"{key} at {rack} U{u} over {seen[(rack, u)]}"
+            continue
+        seen[(rack, u)] = holder
+        span = set(range(u, u + h))
+        assert not (span & used.setdefault(rack, set())), (key, rack, u)
+        assert 1 <= u and u + h - 1 <= lay.spec.rack_u
+        used[rack] |= span
+    assert len(set(lay.racks.name)) == len(lay.racks.name)
+    assert len({(int(r), int(c)) for r, c in zip(lay.racks.row, lay.racks.col)}) == len(lay.racks.name)  # no two racks on one place

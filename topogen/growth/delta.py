@@ -50,6 +50,7 @@ from topogen.fabric.naming import GpuNames
 from topogen.fabric.view import csv_header
 from topogen.config import technology
 from topogen.growth import addresses as addr
+from topogen.growth import floor as grown_floor
 from topogen.growth import networks as net_growth
 from topogen.growth.expansion import Expansion
 from topogen.growth.rewire import Wire, identity
@@ -88,11 +89,8 @@ def _wiring_lines(wires: list[Wire], roles: dict[str, str]) -> Iterator[str]:
         yield csv_line(_row(w, roles))
 
 
-def relocated(e: Expansion, fab, lay) -> int:
-    """Installed devices the new build's layout puts in another rack or U than the installed phase's layout did."""
-
-    old = clos.generate(e.old, e.arch)
-    old_lay = layout.plan(old)
+def relocated(old, old_lay, fab, lay) -> int:
+    """Installed devices ``lay`` puts in another rack (by name) or U than the installed phase's layout ``old_lay`` did."""
     where_new = {identity(s.name): (lay.rack_name(fab.gpus + i), int(lay.placement.u[fab.gpus + i])) for i, s in enumerate(fab.switches)}
     moved = 0
     for i, s in enumerate(old.switches):
@@ -104,6 +102,17 @@ def relocated(e: Expansion, fab, lay) -> int:
     new_names = np.asarray(lay.racks.name, dtype=object)[lay.placement.rack[:g]]
     moved += int(((old_names != new_names) | (old_lay.placement.u[:g] != lay.placement.u[:g])).sum())
     return moved
+
+
+def floor_of(e: Expansion, fab):
+    """The final wiring's layout on the installed floor (:func:`topogen.growth.floor.keep_positions`); sets ``e.relocated`` and ``e.floor``."""
+    old = clos.generate(e.old, e.arch)
+    old_lay = layout.plan(old)
+    fresh = layout.plan(fab)
+    lay, e.floor = grown_floor.keep_positions(old, old_lay, fab, fresh)
+    e.floor["fresh_layout_relocates"] = relocated(old, old_lay, fab, fresh)
+    e.relocated = relocated(old, old_lay, fab, lay)
+    return lay
 
 
 def delta_lines(e: Expansion) -> Iterator[str]:
@@ -317,7 +326,7 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     (d / "netbox").mkdir(parents=True, exist_ok=True)
     out = []
     fab = final_fabric(e)
-    lay = layout.plan(fab)
+    lay = floor_of(e, fab)
     e.addresses = address_delta(e, ctxs[1])
     files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
     files["addresses-delta.csv"] = addr.link_lines(e.addresses)
@@ -335,7 +344,6 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
         gone = {u.ends() for u in st.unplug}
         current = [w for w in current if w.ends() not in gone] + st.plug
         files[f"stages/stage-{st.number}.csv"] = _wiring_lines(sorted(current, key=lambda w: w.cable), _roles(e))
-    e.relocated = relocated(e, fab, lay)
     (d / "stages").mkdir(exist_ok=True)
     for name, lines in files.items():
         p = d / name

@@ -38,6 +38,7 @@ class Expansion:
     plan: stages_mod.Plan
     rebuild_changed: int  # installed cables a plain rebuild of the new spec would change
     relocated: int | None = None  # installed devices (GPUs counted one by one) the new layout places elsewhere (set when the files are written)
+    floor: dict[str, int] | None = None  # the grown floor's figures (topogen.growth.floor.keep_positions)
     source: Path | None = None  # the installed phase's <arch> directory
     addresses: AddressDelta | None = None  # address plan and FRR files compared (set with the new build)
     networks: NetGrowth | None = None  # storage, in-band and OOB (set with the new build: :func:`topogen.growth.delta.grow_networks`)
@@ -72,8 +73,9 @@ class Expansion:
                 {"stage": s.number, "unplug": len(s.unplug), "plug": len(s.plug), "share": {k: round(v, 4) for k, v in s.share.items()}, "valid": s.valid, "errors": s.checks, "cables_to_come": s.in_progress}
                 for s in self.plan.stages
             ],
-            "notes": rw.notes + self.plan.notes + ([f"the new build's layout places {self.relocated:,} installed device(s) (GPUs counted one by one) in another rack or U than the installed phase's: the pull sheets give the new positions"] if self.relocated else []),
+            "notes": rw.notes + self.plan.notes + ([f"{self.relocated:,} installed device(s) (GPUs counted one by one) are placed in another rack or U than the installed phase's: the pull sheets give the new positions"] if self.relocated else []),
             **({"relocated_devices": self.relocated} if self.relocated is not None else {}),
+            **({"floor": self.floor} if self.floor is not None else {}),
             **({"addresses": self.addresses.figures()} if self.addresses is not None else {}),
             **({"networks": self.networks.figures()} if self.networks is not None and (self.networks.installed or self.networks.final) else {}),
         }

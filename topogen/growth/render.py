@@ -28,6 +28,10 @@ def render(figures: dict[str, Any]) -> list[str]:
         share = ", ".join(f"{k} {_pct(v)}" for k, v in s["share"].items())
         bad = f"; INVALID: {', '.join(s['errors'])}" if not s["valid"] else ""
         out.append(f"      stage {s['stage']}: unplug {count(s['unplug'])}, plug {count(s['plug'])}; bandwidth kept: {share}{bad}")
+    fl = f.get("floor")
+    if fl is not None:
+        out.append(f"    floor: {count(f['relocated_devices'])} installed devices relocated (a fresh layout of the new spec would move {count(fl['fresh_layout_relocates'])}); "
+                   f"{count(fl['new_in_installed_racks'])} new devices in installed racks, {count(fl['new_racks'])} new racks")
     a = f.get("addresses")
     if a is not None:
         conf = f"; switch configurations (FRR): {count(a['configs_changed'])} change, {count(a['configs_same'])} stay" if "configs_changed" in a else ""
