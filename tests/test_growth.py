@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 import json
 from pathlib import Path
 
@@ -135,8 +136,6 @@ def installed(tmp_path_factory, spec_file) -> Path:
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_input(tmp_path, spec_file, installed, case, monkeypatch):
     """Bad input: exit 2, the exact message naming the field or file and line, nothing written."""
-    import shutil
-
     monkeypatch.chdir(tmp_path)  # short relative paths: messages show them whole
     shutil.copytree(installed, tmp_path / "b")
     (tmp_path / "empty").mkdir()
@@ -347,3 +346,34 @@ def test_floor_kept(tmp_path, arch, gpus, sus):
         used[rack] |= span
     assert len(set(lay.racks.name)) == len(lay.racks.name)
     assert len({(int(r), int(c)) for r, c in zip(lay.racks.row, lay.racks.col)}) == len(lay.racks.name)  # no two racks on one place
+
+
+def test_stages_validate_and_diff(tmp_path, spec_file, monkeypatch):
+    """validate and diff --stage: the installed phase against itself, each stage's wiring valid as a build in progress, the floor before the delta deviating."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(spec_file, "grow.yaml")
+    assert _run(["build", "grow.yaml", *_flags("rail-optimized", "1:1", 2, False), "--formats", "cabling", "-q", "--out", "p1"])[0] == 0
+    assert _run(["expand", "p1", "grow.yaml", *_flags("rail-optimized", "1:1", 4, False), "--out", "p2"])[0] == 0
+    f = json.loads(Path("p2/expand.json").read_text())["expansions"][0]
+    last = f["stages"] - 1
+    assert last >= 2
+    code, out = _run(["diff", "p2", "p1/rail-optimized/cabling.csv", "--stage", "installed"])
+    assert code == 0 and "no deviations: the floor matches the plan" in out, out
+    code, out = _run(["validate", "p2", "--stage", "installed"])
+    assert code == 0, out
+    for n in range(last):
+        code, out = _run(["validate", "p2", "--stage", str(n)])
+        assert code == 0 and "build in progress" in out, out
+        code, out = _run(["diff", "p2", f"p2/rail-optimized/stages/stage-{n}.csv", "--stage", str(n)])
+        assert code == 0 and "no deviations" in out and "validation: valid (0 error(s)" in out, out
+        code, out = _run(["validate", f"p2/rail-optimized/stages/stage-{n}.csv", "--spec", "grow.yaml", *_flags("rail-optimized", "1:1", 4, False)])
+        assert code == 1  # without --stage the missing cables are errors
+    for st in (str(last), "final"):
+        code, out = _run(["validate", "p2", "--stage", st])
+        assert code == 0 and "build in progress" not in out, out
+    code, out = _run(["diff", "p2", "p1/rail-optimized/cabling.csv", "--stage", "1"])  # the floor before the delta: the moves and new cables of stages 0 and 1 missing
+    assert code == 1 and " missing" in out, out
+    code, out = _run(["validate", "p2", "--stage", "9"])
+    assert (code, out.strip()) == (2, f"error: --stage: '9' is no stage of this expansion; give installed, a stage number 0 to {last}, or final")
+    code, out = _run(["diff", "p1", "p1/rail-optimized/cabling.csv", "--stage", "0"])
+    assert (code, out.strip()) == (2, "error: --stage: 'p1' is not a directory topogen expand wrote (it holds no expand.json); give the expansion's output directory (topogen expand BUILD_DIR SPEC --out DIR)")

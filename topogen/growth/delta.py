@@ -356,6 +356,21 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     return out
 
 
+def write_installed(e: Expansion, root: Path) -> list[Path]:
+    """``root/installed/``: the installed phase as the expansion read it (its cabling files, byte for byte, and a summary.json of its spec), a build ``topogen diff`` and ``validate`` read (``--stage installed``)."""
+    d = root / "installed"
+    (d / e.arch).mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in ("cabling.csv", "networks-cabling.csv"):
+        if e.source is not None and (e.source / name).is_file():
+            p = d / e.arch / name
+            p.write_bytes((e.source / name).read_bytes())
+            out.append(p)
+    p = d / "summary.json"
+    p.write_text(json.dumps({"spec_sha256": e.old.digest(), "spec": e.old.to_dict()}, indent=2) + "\n", encoding="utf-8")
+    return out + [p]
+
+
 def figures_json(figures: list[dict[str, Any]], bom_rows: dict[str, list]) -> str:
     for f in figures:
         rows = bom_rows.get(f["arch"])
