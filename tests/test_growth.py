@@ -266,6 +266,15 @@ def test_networks_grow(tmp_path, arch, gpus):
     _applied_networks(b / arch / "networks-cabling.csv", tmp_path / "p2" / arch / "networks-delta.csv", tmp_path / "p2" / arch / "networks-cabling.csv")
     code, out = _run(["validate", str(tmp_path / "p2" / arch / "networks-cabling.csv")])
     assert code == 0, out
+    pulls = _rows(tmp_path / "p2" / arch / "delta-pull-sheets.csv")
+    node_rack = {r["a_device"].split("-")[0]: (r["a_rack"], r["a_u"]) for r in pulls if r["a_port"].startswith("nic")}
+    for r in _rows(tmp_path / "p2" / arch / "networks-delta.csv"):  # a node's networks cables and its GPUs' cables: one place
+        if r["a_role"] == "node" and r["a_device"] in node_rack:
+            assert (r["a_rack"], r["a_u"]) == node_rack[r["a_device"]], r
+    compute_racks = {r[f"{e}_rack"] for r in _rows(b / arch / "cabling.csv") for e in "az"}
+    network_racks = {r[f"{e}_rack"] for r in _rows(b / arch / "networks-cabling.csv") for e in "az" if r[f"{e}_rack"]} - compute_racks
+    new_devices = {r["z_device"] for r in pulls if r["action"] == "add"} | {r["a_device"] for r in pulls if r["action"] == "add"}
+    assert not {r[f"{e}_rack"] for r in pulls for e in "az" if r[f"{e}_device"] in new_devices} & network_racks  # new compute devices never in the installed storage / management racks
     sku = {r["sku"]: r for r in _rows(tmp_path / "p2" / arch / "bom-delta.csv")}
     assert int(sku["MQM9700-NS2F"]["buy"]) > 0 and int(sku["MSN2201-CB2F"]["buy"]) > 0  # storage and OOB switches bought
 

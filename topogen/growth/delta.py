@@ -104,14 +104,22 @@ def relocated(old, old_lay, fab, lay) -> int:
     return moved
 
 
-def floor_of(e: Expansion, fab):
-    """The final wiring's layout on the installed floor (:func:`topogen.growth.floor.keep_positions`); sets ``e.relocated`` and ``e.floor``."""
+def floor_of(e: Expansion, fab, new_ctx=None):
+    """The final wiring's layout on the installed floor (:func:`topogen.growth.floor.keep_positions`); sets ``e.relocated`` and ``e.floor``.
+
+    The racks of the other networks (installed, and the new build's, ``new_ctx``) are kept
+    out of the compute floor's new racks.
+    """
     old = clos.generate(e.old, e.arch)
     old_lay = layout.plan(old)
     fresh = layout.plan(fab)
-    lay, e.floor = grown_floor.keep_positions(old, old_lay, fab, fresh)
+    installed = {r for w in (net_growth.read_installed(e.source) if e.source is not None else []) for r in (w.a_rack, w.z_rack) if r}
+    fresh_net = {r for w in (net_growth.design_wires(new_ctx, e.arch) if new_ctx is not None else []) for r, role in ((w.a_rack, w.a_role), (w.z_rack, w.z_role)) if r and net_growth.own_rack(role)}
+    reserved = (installed - set(old_lay.racks.name)) | (fresh_net - set(fresh.racks.name))
+    lay, e.floor = grown_floor.keep_positions(old, old_lay, fab, fresh, reserved)
     e.floor["fresh_layout_relocates"] = relocated(old, old_lay, fab, fresh)
     e.relocated = relocated(old, old_lay, fab, lay)
+    e.rack_map = grown_floor.rack_map(fresh, lay)
     return lay
 
 
@@ -255,11 +263,25 @@ def address_delta(e: Expansion, new_ctx) -> addr.AddressDelta:
     return addr.compare(e.installed, rw.final, {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}, {w.cable for w in rw.removed}, e.old, e.new, e.arch, technology.writes(new_ctx, e.arch, "frr"))
 
 
-def grow_networks(e: Expansion, new_ctx) -> net_growth.NetGrowth:
-    """The storage, in-band and OOB networks of the installed phase grown to the new build's (``new_ctx``), checked."""
-    g = net_growth.grow(net_growth.read_installed(e.source) if e.source is not None else [], net_growth.design_wires(new_ctx, e.arch))
+def grow_networks(e: Expansion, new_ctx, where: dict[str, tuple[str, int]] | None = None, racks: dict[str, str] | None = None) -> net_growth.NetGrowth:
+    """The storage, in-band and OOB networks of the installed phase grown to the new build's (``new_ctx``), checked.
+
+    ``where`` places the compute floor's devices, ``racks`` maps the new build's compute racks to the grown floor's.
+    """
+    installed = net_growth.read_installed(e.source) if e.source is not None else []
+    g = net_growth.grow(installed, net_growth.design_wires(new_ctx, e.arch))
+    net_growth.place(g, installed, where or {}, racks or {})
     net_growth.check(g, new_ctx, e.arch)
     return g
+
+
+def _positions(fab, lay) -> dict[str, tuple[str, int]]:
+    """Device identity -> (rack, U) on the grown floor: every node (by its first GPU) and compute switch."""
+    nn = netbox.node_names(fab)
+    per_node = fab.gpus // max(nn.nodes, 1)
+    out = {identity(x): (lay.rack_name(i * per_node), int(lay.placement.u[i * per_node])) for i, x in enumerate(nn.names())}
+    out.update({identity(s.name): (lay.rack_name(fab.gpus + i), int(lay.placement.u[fab.gpus + i])) for i, s in enumerate(fab.switches)})
+    return out
 
 
 def bom_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
@@ -326,7 +348,7 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     (d / "netbox").mkdir(parents=True, exist_ok=True)
     out = []
     fab = final_fabric(e)
-    lay = floor_of(e, fab)
+    lay = floor_of(e, fab, ctxs[1])
     e.addresses = address_delta(e, ctxs[1])
     files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
     files["addresses-delta.csv"] = addr.link_lines(e.addresses)
@@ -335,7 +357,7 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     files["renamed.csv"] = renamed_lines(e)
     files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0], ctxs[1], e.arch))
     files.update(netbox_files(e, ctxs[1], fab, lay))
-    e.networks = grow_networks(e, ctxs[1])
+    e.networks = grow_networks(e, ctxs[1], _positions(fab, lay), e.rack_map)
     if e.networks.installed or e.networks.final:
         files["networks-cabling.csv"] = net_growth.cabling_lines(e.networks)
         files["networks-delta.csv"] = net_growth.delta_lines(e.networks)

@@ -39,6 +39,7 @@ class Expansion:
     rebuild_changed: int  # installed cables a plain rebuild of the new spec would change
     relocated: int | None = None  # installed devices (GPUs counted one by one) the new layout places elsewhere (set when the files are written)
     floor: dict[str, int] | None = None  # the grown floor's figures (topogen.growth.floor.keep_positions)
+    rack_map: dict[str, str] | None = None  # the new build's compute racks -> the grown floor's
     source: Path | None = None  # the installed phase's <arch> directory
     addresses: AddressDelta | None = None  # address plan and FRR files compared (set with the new build)
     networks: NetGrowth | None = None  # storage, in-band and OOB (set with the new build: :func:`topogen.growth.delta.grow_networks`)

@@ -19,6 +19,7 @@ Cable lengths are routed again on this floor (:mod:`topogen.layout.cables`).
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -27,6 +28,17 @@ from topogen.growth.rewire import identity
 from topogen.layout import Layout
 from topogen.layout.cables import routed_m, sold_m
 from topogen.layout.floor import Placement, Racks, row_name
+
+
+_RACK = re.compile(r"([A-Z]+)([0-9]+)")
+
+
+def _row_index(letters: str) -> int:
+    """The 0-based row of ``A``, ``B``, ..., ``AA`` (:func:`topogen.layout.floor.row_name` inverted)."""
+    n = 0
+    for ch in letters:
+        n = n * 26 + ord(ch) - 64
+    return n - 1
 
 
 def _match(old, fab) -> np.ndarray:
@@ -41,11 +53,13 @@ def _match(old, fab) -> np.ndarray:
     return src
 
 
-def keep_positions(old, old_lay: Layout, fab, lay: Layout) -> tuple[Layout, dict[str, int]]:
+def keep_positions(old, old_lay: Layout, fab, lay: Layout, reserved: set[str] = frozenset()) -> tuple[Layout, dict[str, int]]:
     """``fab`` laid out on the installed floor (see the module): the layout and its figures.
 
     ``old``/``old_lay``: the installed phase's fabric and layout; ``fab``/``lay``: the new
-    wiring and its fresh layout. Figures: ``relocated`` (installed devices not at their
+    wiring and its fresh layout; ``reserved``: rack names on the floor that hold other
+    networks' devices (their racks are not in the compute layout), never given to a new
+    rack. Figures: ``relocated`` (installed devices not at their
     installed rack and U: 0), ``new_racks``, ``new_in_installed_racks`` (new devices
     placed in an installed rack).
     """
@@ -57,6 +71,11 @@ def keep_positions(old, old_lay: Layout, fab, lay: Layout) -> tuple[Layout, dict
     cw = max([2] + [len(str(c + 1)) for c in cols])
     taken = set(zip(rows, cols))
     by_name = {x: i for i, x in enumerate(names)}
+    for x in sorted(reserved):
+        m = _RACK.fullmatch(x)
+        if m:
+            taken.add((_row_index(m.group(1)), int(m.group(2)) - 1))
+    held = set(by_name) | set(reserved)
     total = len(src)
     rack = np.full(total, -1, np.int64)
     u = np.zeros(total, np.int64)
@@ -73,10 +92,10 @@ def keep_positions(old, old_lay: Layout, fab, lay: Layout) -> tuple[Layout, dict
     def fresh_rack(r_new: int) -> int:
         nonlocal new_racks, cw
         name, row, col = np_.racks.name[r_new], int(np_.racks.row[r_new]), int(np_.racks.col[r_new])
-        if name in by_name or (row, col) in taken:
+        if name in held or (row, col) in taken:
             col = max([c for rr, c in taken if rr == row], default=-1) + 1
             name = f"{row_name(row)}{col + 1:0{cw}d}"
-            while name in by_name:  # pragma: no cover - a name is its row and column
+            while name in held:  # pragma: no cover - a name is its row and column
                 col += 1
                 name = f"{row_name(row)}{col + 1:0{cw}d}"
         names.append(name)
@@ -85,6 +104,7 @@ def keep_positions(old, old_lay: Layout, fab, lay: Layout) -> tuple[Layout, dict
         cols.append(col)
         taken.add((row, col))
         by_name[name] = len(names) - 1
+        held.add(name)
         new_racks += 1
         return len(names) - 1
 
@@ -123,3 +143,11 @@ def keep_positions(old, old_lay: Layout, fab, lay: Layout) -> tuple[Layout, dict
     out = Layout(spec, placement, routed, sold_m(routed, spec.lengths_m), fab.gpus)
     moved = int(((rack[inst] != op.rack[src[inst]]) | (u[inst] != op.u[src[inst]])).sum())
     return out, {"relocated": moved, "new_racks": new_racks, "new_in_installed_racks": in_installed}
+
+
+def rack_map(fresh: Layout, grown: Layout) -> dict[str, str]:
+    """Each rack of the fresh layout -> the grown floor's rack where most of its devices stand (for the devices other networks put in it)."""
+    votes: dict[int, Counter] = defaultdict(Counter)
+    for f, g in zip(fresh.placement.rack.tolist(), grown.placement.rack.tolist()):
+        votes[f][g] += 1
+    return {fresh.racks.name[f]: grown.racks.name[c.most_common(1)[0][0]] for f, c in sorted(votes.items())}

@@ -47,6 +47,11 @@ NETWORKS = ("storage", "inband", "oob")
 SWITCH_ROLE = re.compile(r"(storage|inband|oob)-")
 
 
+def own_rack(role: str) -> bool:
+    """Does a device of this role stand in the networks' own racks (a switch of theirs, a management server, a fabric manager)?"""
+    return bool(SWITCH_ROLE.match(role)) or role in ("mgmt", "ufm")
+
+
 class NetWire(NamedTuple):
     """One cable of the other networks, in ``networks-cabling.csv``'s columns (ends as named there)."""
 
@@ -284,3 +289,46 @@ def delta_lines(g: NetGrowth) -> Iterator[str]:
 
 def _sheet(w: NetWire) -> str:
     return "_".join(sorted((w.a_rack, w.z_rack))) if w.a_rack and w.z_rack else ""
+
+
+_PLACE = re.compile(r"^([A-Z]+[0-9]+)-U([0-9]+) (.*)$")
+
+
+def place(g: NetGrowth, installed: list[NetWire], where: dict[str, tuple[str, int]], racks: dict[str, str]) -> None:
+    """The moved and new cables' ends on the grown floor: installed devices where they stand.
+
+    ``where``: device identity -> (rack, U) of the compute floor (nodes and compute
+    switches, :mod:`topogen.growth.floor`); the networks' own installed devices keep the
+    rack and U of the installed rows. Labels follow. New devices of the networks that the
+    new build's layout puts in a compute rack (an OOB switch, a PDU) go into the grown
+    floor's rack of that rack's devices (``racks``: the new build's compute rack -> the
+    grown floor's), at the same U; those in the networks' own racks keep their places.
+    """
+    at: dict[str, tuple[str, str]] = {}
+    for w in installed:
+        for dev, rack, u in ((w.a, w.a_rack, w.a_u), (w.z, w.z_rack, w.z_u)):
+            if rack and u:
+                at.setdefault(identity(dev), (rack, u))
+    at.update({k: (r, str(u)) for k, (r, u) in where.items()})
+
+    def fix(w: NetWire) -> NetWire:
+        halves = w.label.split(" / ")
+        out = {}
+        for i, (dev, rack, u) in enumerate(((w.a, w.a_rack, w.a_u), (w.z, w.z_rack, w.z_u))):
+            got = at.get(identity(dev))
+            if got is None and rack in racks:
+                got = (racks[rack], u)
+            if got is None or got == (rack, u) or not rack:
+                continue
+            out["az"[i] + "_rack"], out["az"[i] + "_u"] = got
+            m = _PLACE.match(halves[i]) if len(halves) == 2 else None
+            if m:
+                halves[i] = f"{got[0]}-U{int(got[1]):02d} {m.group(3)}"
+            elif len(halves) == 2 and halves[i].startswith(rack + " "):  # a zero-U device: its rack and name
+                halves[i] = got[0] + halves[i][len(rack):]
+        return w._replace(**out, label=" / ".join(halves)) if out else w
+
+    g.moved = [NetMove(m.before, fix(m.after)) for m in g.moved]
+    early = {w.cable for w in g.stage0}
+    g.added = [fix(w) for w in g.added]
+    g.stage0 = [w for w in g.added if w.cable in early]
