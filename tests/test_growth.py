@@ -386,3 +386,23 @@ def test_stages_validate_and_diff(tmp_path, spec_file, monkeypatch):
     assert (code, out.strip()) == (2, f"error: --stage: '9' is no stage of this expansion; give installed, a stage number 0 to {last}, or final")
     code, out = _run(["diff", "p1", "p1/rail-optimized/cabling.csv", "--stage", "0"])
     assert (code, out.strip()) == (2, "error: --stage: 'p1' is not a directory topogen expand wrote (it holds no expand.json); give the expansion's output directory (topogen expand BUILD_DIR SPEC --out DIR)")
+
+
+NET_HEADER = "cable,network,role,a_device,a_role,a_port,a_speed_gbps,z_device,z_role,z_port,z_speed_gbps\n"
+BAD_NETWORKS = {
+    "short-row": (NET_HEADER + "1,storage,node,hb00\n", "error: networks-cabling.csv line 2: 4 field(s), but the header has 11; give every row one value per column"),
+    "unknown-network": (NET_HEADER + "1,fabric,node,hb00,node,stor0,400,stor-leaf-0,storage-leaf,p1,400\n", "error: BUILD_DIR: 'b/rail-optimized/networks-cabling.csv' line 2: cable '1' of network 'fabric'; give a cable number and a network of storage, inband, oob"),
+    "no-network-column": (NET_HEADER.replace("network,", "net,"), "error: BUILD_DIR: 'b/rail-optimized/networks-cabling.csv' has no network column(s); give the networks-cabling.csv topogen build wrote"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_NETWORKS))
+def test_bad_networks_file(tmp_path, spec_file, installed, case, monkeypatch):
+    """A malformed installed networks-cabling.csv: exit 2 naming the file (and line), nothing written."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(installed, tmp_path / "b")
+    text, message = BAD_NETWORKS[case]
+    (tmp_path / "b" / "rail-optimized" / "networks-cabling.csv").write_text(text)
+    code, out = _run(["expand", "b", str(spec_file), "--gpus", "128", "--out", "o"])
+    assert (code, out.strip()) == (2, message)
+    assert not (tmp_path / "o").exists()
