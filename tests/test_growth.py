@@ -253,7 +253,7 @@ def test_networks_grow(tmp_path, arch, gpus):
     c = f["cables"]
     assert c["kept"] + c["moved"] + c["removed"] == f["installed"] == len(_rows(b / arch / "networks-cabling.csv"))
     assert c["kept"] + c["moved"] + c["added"] == f["final"]
-    assert f["final_valid"] and not f["errors"]
+    assert f["final_valid"] and f["stages_valid"] and not f["errors"]
     assert f["changed_share"] < f["rebuild"]["changed_share"] and f["changed_share"] <= 0.25
     assert f["switches"]["new"] > 0 and set(f["per_network"]) == {"storage", "inband", "oob"}
     own = tmp_path / "own"
@@ -277,6 +277,10 @@ def test_networks_grow(tmp_path, arch, gpus):
     assert not {r[f"{e}_rack"] for r in pulls for e in "az" if r[f"{e}_device"] in new_devices} & network_racks  # new compute devices never in the installed storage / management racks
     sku = {r["sku"]: r for r in _rows(tmp_path / "p2" / arch / "bom-delta.csv")}
     assert int(sku["MQM9700-NS2F"]["buy"]) > 0 and int(sku["MSN2201-CB2F"]["buy"]) > 0  # storage and OOB switches bought
+    if arch == "rail-optimized":  # the same installed phase and spec: byte-identical files
+        assert _run(["expand", str(b), "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--out", str(tmp_path / "again")])[0] == 0
+        files = lambda d: {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}  # noqa: E731
+        assert files(tmp_path / "p2") == files(tmp_path / "again")
 
 
 def _switch_addresses(path: Path) -> dict[tuple[str, str], str]:
@@ -406,3 +410,23 @@ def test_bad_networks_file(tmp_path, spec_file, installed, case, monkeypatch):
     code, out = _run(["expand", "b", str(spec_file), "--gpus", "128", "--out", "o"])
     assert (code, out.strip()) == (2, message)
     assert not (tmp_path / "o").exists()
+
+
+def test_networks_stage_check_can_fail(tmp_path):
+    """After stage 0 the cables still to come are no error, a cable on a port the design does not have is."""
+    from topogen import pipeline
+    from topogen.growth import networks as net_growth
+
+    b = tmp_path / "p1"
+    assert _run(["build", "dgx-h100-superpod", "--arch", "rail-optimized", "--gpus", "504", "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    ctx = pipeline.build(load_spec("dgx-h100-superpod", {"arch": "rail-optimized"}))
+    g = net_growth.grow(net_growth.read_installed(b / "rail-optimized"), net_growth.design_wires(ctx, "rail-optimized"))
+    net_growth.check(g, ctx, "rail-optimized")
+    assert g.moved and not g.stage0_errors and not g.errors
+    stray = g.stage0[0]._replace(z_port="p999", cable=99999)
+    g.stage0 = g.stage0 + [stray]
+    net_growth.check(g, ctx, "rail-optimized")
+    assert any("p999" in e for e in g.stage0_errors) and not g.errors
+    g.added = g.added + [stray]
+    net_growth.check(g, ctx, "rail-optimized")
+    assert any("p999" in e for e in g.errors)

@@ -555,7 +555,7 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
         for line in growth_render.render(f):
             click.echo(line)
     click.echo(f"wrote {target}/ ({len(written)} files)")
-    sys.exit(0 if all(f["stages_valid"] and f["final_valid"] and f.get("networks", {}).get("final_valid", True) for f in figures) else 1)
+    sys.exit(0 if all(f["stages_valid"] and f["final_valid"] and f.get("networks", {}).get("final_valid", True) and f.get("networks", {}).get("stages_valid", True) for f in figures) else 1)
 
 
 @main.command("emulate")

@@ -106,6 +106,8 @@ class NetGrowth:
     spare_switches: list[str] = field(default_factory=list)
     stage0: list[NetWire] = field(default_factory=list)  # new cables on ports free today
     errors: list[str] = field(default_factory=list)  # the networks' checks on the final wiring (messages)
+    stage0_errors: list[str] = field(default_factory=list)  # on the wiring after stage 0, but those of a build in progress
+    renamed: list[NetWire] = field(default_factory=list)  # the installed cables, devices named as in the new design
 
     @property
     def final(self) -> list[NetWire]:
@@ -128,8 +130,9 @@ class NetGrowth:
             "rebuild": {"changed": self.rebuild_changed, "changed_share": round(self.rebuild_changed / n, 4)},
             "switches": {"new": len(self.new_switches), "spare": len(self.spare_switches)},
             "stages": 2 if (self.moved or self.removed) else 1,
+            "stages_valid": not self.stage0_errors,
             "final_valid": not self.errors,
-            "errors": self.errors,
+            "errors": self.errors + [f"after stage 0: {e}" for e in self.stage0_errors],
         }
 
 
@@ -228,7 +231,7 @@ def grow(installed: list[NetWire], design: list[NetWire]) -> NetGrowth:
     spare = sorted({d for w in inst for d, r in ((w.a, w.a_role), (w.z, w.z_role)) if SWITCH_ROLE.match(r) and d not in known}, key=_natural)
     busy = {e for w in inst for e in w.ends()}
     stage0 = [w for w in numbered if not (set(w.ends()) & busy)]
-    return NetGrowth(kept, moved, numbered, removed, len(installed), forced, rebuild, switches_new, spare, stage0)
+    return NetGrowth(kept, moved, numbered, removed, len(installed), forced, rebuild, switches_new, spare, stage0, renamed=inst)
 
 
 def _pair(w: NetWire) -> tuple:
@@ -254,15 +257,27 @@ def _relabel(w: NetWire, a_port: str, z_port: str) -> NetWire:
 
 
 def check(g: NetGrowth, ctx, arch: str) -> None:
-    """The networks' checks on the final wiring against the new build's plan (``ctx``); messages into ``g.errors``."""
+    """The networks' checks against the new build's plan (``ctx``) on the final wiring, and on the wiring after stage 0.
+
+    After stage 0 the moves are still to come: a node short of its ports
+    (``networks.node-ports``) and cable counts per network and role short of the design's
+    (``networks.as-built`` naming no device) are those of a build in progress; any other
+    error counts. Messages into ``g.errors`` and ``g.stage0_errors``.
+    """
     plan = ctx.networks.get(arch)
     if plan is None:
         g.errors = [f"{len(g.final):,} cable(s) remain but the new spec has no networks: section"] if g.final else []
         return
-    cables = [Cable(End(w.a, w.a_port), End(w.z, w.z_port), f"networks-cabling.csv (cable {w.cable})") for w in g.final]
+    g.errors = [f"{f.check}: {f.message}" for f in _findings(g.final, plan, ctx) if f.severity == "error"]
+    if g.moved or g.removed:
+        g.stage0_errors = [f"{f.check}: {f.message}" for f in _findings(g.renamed + g.stage0, plan, ctx)
+                           if f.severity == "error" and f.check != "networks.node-ports" and not (f.check == "networks.as-built" and not f.devices)]
+
+
+def _findings(wires: list[NetWire], plan, ctx) -> list:
+    cables = [Cable(End(w.a, w.a_port), End(w.z, w.z_port), f"networks-cabling.csv (cable {w.cable})") for w in wires]
     built, _ids, bad = asbuilt_networks.as_built(plan, cables)
-    found = bad + asbuilt_networks.check(plan, built, ctx.storage_required)
-    g.errors = [f"{f.check}: {f.message}" for f in found if f.severity == "error"]
+    return bad + asbuilt_networks.check(plan, built, ctx.storage_required)
 
 
 def cabling_lines(g: NetGrowth) -> Iterator[str]:

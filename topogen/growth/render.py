@@ -52,7 +52,7 @@ def _networks(n: dict[str, Any] | None) -> list[str]:
         f"    networks (storage, in-band, OOB): {count(n['installed'])} cables installed -> {count(n['final'])}",
         f"      cables: {count(c['kept'])} kept, {count(c['moved'])} moved, {count(c['added'])} added, {count(c['removed'])} removed ({per} kept/moved/added/removed); "
         f"{_pct(n['changed_share'])} of the installed connections changed (fewest possible {_pct(n['fewest_possible_share'])}; a plain rebuild changes {_pct(n['rebuild']['changed_share'])}, {count(n['rebuild']['changed'])} cables)",
-        f"      switches: {count(n['switches']['new'])} new, {count(n['switches']['spare'])} spare; stages: {n['stages']} (new cables on free ports first, then the moves); final wiring valid: {'yes' if n['final_valid'] else 'NO'}",
+        f"      switches: {count(n['switches']['new'])} new, {count(n['switches']['spare'])} spare; stages: {n['stages']} (new cables on free ports first, then the moves); every stage valid: {'yes' if n['stages_valid'] else 'NO'}; final wiring valid: {'yes' if n['final_valid'] else 'NO'}",
     ]
     out.extend(f"      INVALID: {e}" for e in n["errors"][:10])
     return out
