@@ -524,12 +524,14 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
     topogen expand out/dgx-h100-su dgx-h100-su --gpus 1016
     topogen expand out/phase1 phase2.yaml --keep-bandwidth 0.5 --out out/phase2
 
-    Keeps every installed cable, port and name the new design has room for, moves
-    the fewest, stages the moves so each stage validates and keeps --keep-bandwidth
-    of the running GPUs' bandwidth, and writes the delta (cables by stage, the new
-    cabling.csv, the BOM to buy and what becomes spare, the switches that change,
-    Slurm's new topology.conf) and expand.json. Exit status: 0 planned, 1 a stage or
-    the final wiring does not validate, 2 bad input.
+    Keeps every installed cable, port, name and rack position the new design has
+    room for, moves the fewest, stages the moves so each stage validates and keeps
+    --keep-bandwidth of the running GPUs' bandwidth, and writes the delta (cables by
+    stage, the new cabling.csv, the BOM to buy and what becomes spare, the switches,
+    addresses and FRR files that change, the storage, in-band and OOB networks'
+    cables, Slurm's new topology.conf) and expand.json. validate and diff --stage
+    read the result stage by stage. Exit status: 0 planned, 1 a stage or the final
+    wiring does not validate, 2 bad input.
     """
 
     arch_flag = kwargs["arch"]
