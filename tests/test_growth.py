@@ -430,3 +430,20 @@ def test_networks_stage_check_can_fail(tmp_path):
     g.added = g.added + [stray]
     net_growth.check(g, ctx, "rail-optimized")
     assert any("p999" in e for e in g.errors)
+
+
+def test_networks_chain(tmp_path):
+    """The networks grow through expand's own output: DGX H100 SuperPOD 1 -> 2 -> 4 SUs, each step valid, under 25 % changed and under a rebuild's."""
+    base = ["dgx-h100-superpod", "--arch", "rail-optimized"]
+    prev = tmp_path / "su1"
+    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling", "-q", "--out", str(prev)])[0] == 0
+    for gpus, sus in ((504, 2), (1016, 4)):
+        nxt = tmp_path / f"su{sus}"
+        code, out = _run(["expand", str(prev), *base, "--gpus", str(gpus), "--out", str(nxt)])
+        assert code == 0, out
+        f = json.loads((nxt / "expand.json").read_text())["expansions"][0]
+        n = f["networks"]
+        assert n["final_valid"] and n["stages_valid"] and f["relocated_devices"] == 0
+        assert n["changed_share"] <= 0.25 and n["changed_share"] < n["rebuild"]["changed_share"]
+        _applied_networks(prev / "rail-optimized" / "networks-cabling.csv", nxt / "rail-optimized" / "networks-delta.csv", nxt / "rail-optimized" / "networks-cabling.csv")
+        prev = nxt
