@@ -277,6 +277,18 @@ def test_networks_grow(tmp_path, arch, gpus):
     assert not {r[f"{e}_rack"] for r in pulls for e in "az" if r[f"{e}_device"] in new_devices} & network_racks  # new compute devices never in the installed storage / management racks
     sku = {r["sku"]: r for r in _rows(tmp_path / "p2" / arch / "bom-delta.csv")}
     assert int(sku["MQM9700-NS2F"]["buy"]) > 0 and int(sku["MSN2201-CB2F"]["buy"]) > 0  # storage and OOB switches bought
+    nb = tmp_path / "p2" / arch / "netbox"
+    inst_rows = _rows(b / arch / "networks-cabling.csv")
+    inst_labels = {f"{r['network']}-{r['cable']}" for r in inst_rows}
+    label = lambda r: r["label"].split("/", 1)[1]  # noqa: E731
+    assert len(_rows(nb / "networks-cables.csv")) == c["added"] and not {label(r) for r in _rows(nb / "networks-cables.csv")} & inst_labels
+    assert len(_rows(nb / "networks-cables-moved.csv")) == c["moved"] and {label(r) for r in _rows(nb / "networks-cables-moved.csv")} <= inst_labels
+    from topogen.growth.rewire import identity
+
+    installed_devices = {identity(r[f"{e}_device"]) for r in inst_rows for e in "az"}
+    new_devices = {identity(r["name"].split(".", 1)[1]) for r in _rows(nb / "networks-devices.csv")}
+    assert new_devices and not new_devices & installed_devices and len(new_devices) >= f["switches"]["new"]
+    assert {identity(r["device"].split(".", 1)[1]) for r in _rows(nb / "networks-interfaces.csv")} & installed_devices == set()
     if arch == "rail-optimized":  # the same installed phase and spec: byte-identical files
         assert _run(["expand", str(b), "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--out", str(tmp_path / "again")])[0] == 0
         files = lambda d: {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}  # noqa: E731

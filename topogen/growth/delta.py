@@ -188,6 +188,12 @@ def pull_lines(e: Expansion, fab, lay) -> Iterator[str]:
         yield csv_line(r[5])
 
 
+def _csv(cols, rows) -> Iterator[str]:
+    yield csv_header(cols)
+    for r in rows:
+        yield csv_line(r)
+
+
 def _num(x):
     if x == "":
         return ""
@@ -361,6 +367,8 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     if e.networks.installed or e.networks.final:
         files["networks-cabling.csv"] = net_growth.cabling_lines(e.networks)
         files["networks-delta.csv"] = net_growth.delta_lines(e.networks)
+        for name, (cols, rows) in net_growth.netbox_rows(e.networks, net_growth.read_installed(e.source) if e.source is not None else [], ctxs[1], e.arch, e.rack_map or {}).items():
+            files[name] = _csv(cols, rows)
     current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)
     for st in e.plan.stages[:-1]:  # the wiring after each stage but the last (that is cabling.csv)
         gone = {u.ends() for u in st.unplug}

@@ -90,7 +90,7 @@ def keep_positions(old, old_lay: Layout, fab, lay: Layout, reserved: set[str] = 
     in_installed = 0
 
     def fresh_rack(r_new: int) -> int:
-        nonlocal new_racks, cw
+        nonlocal new_racks
         name, row, col = np_.racks.name[r_new], int(np_.racks.row[r_new]), int(np_.racks.col[r_new])
         if name in held or (row, col) in taken:
             col = max([c for rr, c in taken if rr == row], default=-1) + 1

@@ -35,6 +35,9 @@ from typing import Any, Iterator, NamedTuple
 from topogen.asbuilt import Cable, End, cabling
 from topogen.asbuilt import networks as asbuilt_networks
 from topogen.exports.installers.network_cabling import COLUMNS as NET_COLUMNS
+from topogen.exports.netbox import dcim as nb_dcim
+from topogen.exports.netbox import networks as nb_networks
+from topogen.exports.network_view import NetworkView
 from topogen.exports.installers.network_cabling import generate_rows
 from topogen.growth.rewire import _natural, _pair_moves, identity
 from topogen.layout.networks import FLOOR_COLUMNS
@@ -156,7 +159,9 @@ def read_installed(arch_dir: Path) -> list[NetWire]:
 
 
 def _wire(r: dict) -> NetWire:
-    g = lambda k: (r.get(k) or "").strip()  # noqa: E731
+    def g(k: str) -> str:
+        return (r.get(k) or "").strip()
+
     return NetWire(int(g("cable")), g("network"), g("role"), g("a_device"), g("a_role"), g("a_port"), g("a_speed_gbps"), g("z_device"), g("z_role"), g("z_port"), g("z_speed_gbps"),
                    g("a_rack"), g("a_u"), g("z_rack"), g("z_u"), g("length_m"), g("label"))
 
@@ -347,3 +352,40 @@ def place(g: NetGrowth, installed: list[NetWire], where: dict[str, tuple[str, in
     early = {w.cable for w in g.stage0}
     g.added = [fix(w) for w in g.added]
     g.stage0 = [w for w in g.added if w.cable in early]
+
+
+def netbox_rows(g: NetGrowth, installed: list[NetWire], ctx, arch: str, racks: dict[str, str]) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
+    """NetBox bulk-import rows of what changes in the other networks, by file name under ``netbox/``.
+
+    ``networks-devices.csv``: the networks' devices the installed phase lacks, as the
+    build's NetBox export rows them (a device in a compute rack of the new build in the
+    grown floor's rack of it, ``racks``); ``networks-interfaces.csv`` the interfaces (and
+    bonds) of the devices and nodes the installed phase lacks; ``networks-cables.csv`` the new cables,
+    ``networks-cables-moved.csv`` each moved cable by its label with its new
+    terminations, ``networks-cables-removed.csv`` the labels to delete. Labels are the
+    build's (``<site>/<network>-<cable id>``), so a kept or moved cable keeps its label.
+    """
+    n = ctx.networks.get(arch)
+    site = nb_dcim.site_name(ctx.spec, arch)
+    pre = site + "."
+    had = {identity(d) for w in installed for d in (w.a, w.z)}
+    devices, interfaces = [], []
+    if n is not None:
+        v = NetworkView(n, ctx.fabrics[arch])
+        for r in nb_networks.device_rows(site, n, v, ctx.network_layouts.get(arch), nb_dcim._heights(ctx.spec)[1], ctx.catalog):
+            if identity(r[0][len(pre):]) not in had:
+                devices.append(r[:5] + (racks.get(r[5], r[5]),) + r[6:])
+        interfaces = [r for r in nb_networks.interface_rows(site, n, v, ctx.catalog, ctx.network_addresses.get(arch)) if identity(r[0][len(pre):]) not in had]
+
+    def cable(w: NetWire) -> tuple:
+        one_gbe = w.a_speed.isdecimal() and int(w.a_speed) <= 1
+        return (site, pre + w.a, nb_dcim.TERMINATION, w.a_port, site, pre + w.z, nb_dcim.TERMINATION, w.z_port, "cat6" if one_gbe else "", nb_dcim.STATUS,
+                w.length_m, "m" if w.length_m else "", f"{site}/{w.network}-{w.cable}", f"{w.network} {w.role}")
+
+    return {
+        "netbox/networks-devices.csv": (nb_dcim.DEVICE_COLUMNS, devices),
+        "netbox/networks-interfaces.csv": (nb_networks.NETWORK_INTERFACE_COLUMNS, interfaces),
+        "netbox/networks-cables.csv": (nb_dcim.CABLE_COLUMNS, [cable(w) for w in g.added]),
+        "netbox/networks-cables-moved.csv": (nb_dcim.CABLE_COLUMNS, [cable(m.after) for m in g.moved]),
+        "netbox/networks-cables-removed.csv": (("label",), [(f"{site}/{w.network}-{w.cable}",) for w in g.removed]),
+    }
