@@ -5,9 +5,11 @@ Grid (radix 32, HB domain 2, one leaf's downlinks per SU): rail-optimized and ra
 chained 2 -> 4 -> 8 -> 16 SUs through expand's own output. One Markdown row per step:
 cables kept / moved / added / removed, the share of installed connections changed, the
 fewest any wiring of the new design changes, what a plain rebuild of the new spec changes,
-the stages (re-cabling ones) and the worst stage's bandwidth share.
+the stages (re-cabling ones) and the worst stage's bandwidth share, the installed devices the
+grown floor relocates, the kept links the new address plan renumbers, and for a spec with
+networks the share of their installed cables changed (a plain rebuild's in brackets).
 
-    .venv/bin/python bench/expand.py                     # the grid
+    .venv/bin/python bench/expand.py                     # the grid, and the DGX H100 SuperPOD with its networks 1 -> 2 -> 4 SUs
     .venv/bin/python bench/expand.py --large 8192        # also 8,192 -> 16,384 GPUs (HB 8, radix 64, SUs of 32 nodes), timed
 
 Every figure is read from the expand.json the command writes (the same numbers it prints).
@@ -38,13 +40,20 @@ def flags(arch: str, ratio: str, sus: int, reserved: bool) -> list[str]:
 
 def row(case: str, f: dict, seconds: float) -> str:
     c = f["cables"]
+    a = f.get("addresses", {})
+    n = f.get("networks")
+    nets = f"{n['changed_share']:.1%} ({n['rebuild']['changed_share']:.1%}){'' if n['final_valid'] else ' INVALID'}" if n else "-"
     return (
         f"| {case} | {c['kept']:,} | {c['moved']:,} | {c['added']:,} | {c['removed']:,} | {f['changed_share']:.1%} | {f['fewest_possible_share']:.1%} | "
-        f"{f['rebuild']['changed_share']:.1%} | {f['stages']} ({f['moving_stages']}) | {f['worst_stage_share']:.1%} | {'yes' if f['stages_valid'] and f['final_valid'] else 'NO'} | {seconds:.1f} |"
+        f"{f['rebuild']['changed_share']:.1%} | {f['stages']} ({f['moving_stages']}) | {f['worst_stage_share']:.1%} | {'yes' if f['stages_valid'] and f['final_valid'] else 'NO'} | "
+        f"{f.get('relocated_devices', '-')} | {a.get('links_kept_renumbered', '-')} | {nets} | {seconds:.1f} |"
     )
 
 
-HEADER = "| growth | kept | moved | added | removed | changed | fewest possible | rebuild changes | stages (re-cabling) | worst stage | valid | s |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+HEADER = (
+    "| growth | kept | moved | added | removed | changed | fewest possible | rebuild changes | stages (re-cabling) | worst stage | valid | relocated | kept links renumbered | networks changed (rebuild) | s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def grid(work: Path) -> list[str]:
@@ -66,6 +75,22 @@ def grid(work: Path) -> list[str]:
     return out
 
 
+def networks(work: Path) -> list[str]:
+    """The DGX H100 SuperPOD with its storage, in-band and OOB networks, 1 -> 2 -> 4 SUs (256 -> 504 -> 1,016 GPUs)."""
+    base = ["dgx-h100-superpod", "--arch", "rail-optimized"]
+    prev = work / "pod1"
+    topogen("build", *base, "--gpus", "256", "--formats", "cabling", "-q", "--out", str(prev))
+    out = []
+    for gpus, sus in ((504, 2), (1016, 4)):
+        nxt = work / f"pod{sus}"
+        t = time.perf_counter()
+        topogen("expand", str(prev), *base, "--gpus", str(gpus), "--out", str(nxt))
+        f = json.loads((nxt / "expand.json").read_text())["expansions"][0]
+        out.append(row(f"dgx-h100-superpod with networks {sus // 2}->{sus} SUs", f, time.perf_counter() - t))
+        prev = nxt
+    return out
+
+
 def large(work: Path, gpus: int) -> str:
     base = ["--name", "large", "--hb-domain", "8", "--radix", "64", "--arch", "rail-optimized", "--scalable-unit", "32"]
     topogen("build", *base, "--gpus", str(gpus), "--formats", "cabling", "-q", "--out", str(work / "large1"))
@@ -81,7 +106,7 @@ def main() -> None:
     ap.add_argument("--no-grid", action="store_true", help="Skip the grid.")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="topogen-bench-expand-") as tmp:
-        rows = [] if a.no_grid else grid(Path(tmp))
+        rows = [] if a.no_grid else grid(Path(tmp)) + networks(Path(tmp))
         if a.large:
             rows.append(large(Path(tmp), a.large))
     print(HEADER)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 import json
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
             assert f["changed_share"] <= 0.25
             assert f["changed_share"] < f["rebuild"]["changed_share"] or f["rebuild"]["changed"] == 0
         assert c["kept"] + c["moved"] + c["removed"] == f["from"]["cables"]
-        assert f["stages_valid"] and f["final_valid"]
+        assert f["stages_valid"] and f["final_valid"] and f["relocated_devices"] == 0
         assert f["worst_stage_share"] >= 0.75 and not [n for n in f["notes"] if "staging" in n], f
         _same_counts(nxt / arch / "cabling.csv", load_spec(str(spec_file), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {})), arch)
         _applied(prev / arch / "cabling.csv", nxt / arch / "delta.csv", nxt / arch / "cabling.csv")
@@ -135,8 +136,6 @@ def installed(tmp_path_factory, spec_file) -> Path:
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_input(tmp_path, spec_file, installed, case, monkeypatch):
     """Bad input: exit 2, the exact message naming the field or file and line, nothing written."""
-    import shutil
-
     monkeypatch.chdir(tmp_path)  # short relative paths: messages show them whole
     shutil.copytree(installed, tmp_path / "b")
     (tmp_path / "empty").mkdir()
@@ -214,3 +213,249 @@ def test_deterministic(tmp_path, installed, spec_file):
         assert _run(["expand", str(installed), str(spec_file), "--gpus", "128", "--out", str(tmp_path / name)])[0] == 0
         outs.append({p.relative_to(tmp_path / name).as_posix(): p.read_bytes() for p in sorted((tmp_path / name).rglob("*")) if p.is_file()})
     assert outs[0] == outs[1] and len(outs[0]) >= 15
+
+
+def _applied_networks(installed: Path, delta: Path, plan: Path) -> None:
+    """The installed networks-cabling.csv + networks-delta.csv = the new networks-cabling.csv, cable by cable (ends by identity)."""
+    from topogen.growth.rewire import identity
+
+    def ends(r: dict) -> tuple:
+        return (identity(r["a_device"]), r["a_port"], identity(r["z_device"]), r["z_port"])
+
+    have = {r["cable"]: ends(r) for r in _rows(installed)}
+    free = {e for v in have.values() for e in (v[:2], v[2:])}
+    for r in sorted(_rows(delta), key=lambda r: (int(r["stage"]), r["action"] != "remove")):
+        if r["action"] == "remove":
+            assert have.pop(r["cable"]) == ends(r)
+        elif r["action"] == "move":
+            old = have.pop(r["cable"])
+            assert (identity(r["from_device"]), r["from_port"]) in (old[:2], old[2:])
+            assert len({old[:2], old[2:]} & {ends(r)[:2], ends(r)[2:]}) == 1  # one end stays
+            have[r["cable"]] = ends(r)
+        else:
+            assert r["cable"] not in have
+            if r["stage"] == "0":  # stage 0 touches nothing installed
+                assert not ({ends(r)[:2], ends(r)[2:]} & free)
+            have[r["cable"]] = ends(r)
+    assert have == {r["cable"]: ends(r) for r in _rows(plan)}
+
+
+@pytest.mark.parametrize("arch,gpus", [("rail-optimized", (504, 1016)), ("rail-only", (1016, 2040))])
+def test_networks_grow(tmp_path, arch, gpus):
+    """Storage, in-band and OOB of the DGX H100 SuperPOD doubled (2 to 4 SUs; rail-only 4 to 8, two tiers per rail both): most cables stay, the rest move, the result validates."""
+    b = tmp_path / "p1"
+    flags = ["--arch", arch] + (["--rail-packing", "dedicated"] if arch == "rail-only" else [])  # shared rails change the design as they grow
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[0]), "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    code, out = _run(["expand", str(b), "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--out", str(tmp_path / "p2")])
+    assert code == 0, out
+    assert "networks (storage, in-band, OOB): " in out
+    f = json.loads((tmp_path / "p2" / "expand.json").read_text())["expansions"][0]["networks"]
+    c = f["cables"]
+    assert c["kept"] + c["moved"] + c["removed"] == f["installed"] == len(_rows(b / arch / "networks-cabling.csv"))
+    assert c["kept"] + c["moved"] + c["added"] == f["final"]
+    assert f["final_valid"] and f["stages_valid"] and not f["errors"]
+    assert f["changed_share"] < f["rebuild"]["changed_share"] and f["changed_share"] <= 0.25
+    assert f["switches"]["new"] > 0 and set(f["per_network"]) == {"storage", "inband", "oob"}
+    own = tmp_path / "own"
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--formats", "cabling", "-q", "--out", str(own)])[0] == 0
+    mine = _rows(tmp_path / "p2" / arch / "networks-cabling.csv")
+    theirs = _rows(own / arch / "networks-cabling.csv")
+    assert len(mine) == len(theirs)
+    for col in ("network", "role"):  # the new spec's own build's cables, network by network and role by role
+        assert sorted(r[col] for r in mine) == sorted(r[col] for r in theirs)
+    _applied_networks(b / arch / "networks-cabling.csv", tmp_path / "p2" / arch / "networks-delta.csv", tmp_path / "p2" / arch / "networks-cabling.csv")
+    code, out = _run(["validate", str(tmp_path / "p2" / arch / "networks-cabling.csv")])
+    assert code == 0, out
+    pulls = _rows(tmp_path / "p2" / arch / "delta-pull-sheets.csv")
+    node_rack = {r["a_device"].split("-")[0]: (r["a_rack"], r["a_u"]) for r in pulls if r["a_port"].startswith("nic")}
+    for r in _rows(tmp_path / "p2" / arch / "networks-delta.csv"):  # a node's networks cables and its GPUs' cables: one place
+        if r["a_role"] == "node" and r["a_device"] in node_rack:
+            assert (r["a_rack"], r["a_u"]) == node_rack[r["a_device"]], r
+    compute_racks = {r[f"{e}_rack"] for r in _rows(b / arch / "cabling.csv") for e in "az"}
+    network_racks = {r[f"{e}_rack"] for r in _rows(b / arch / "networks-cabling.csv") for e in "az" if r[f"{e}_rack"]} - compute_racks
+    new_devices = {r["z_device"] for r in pulls if r["action"] == "add"} | {r["a_device"] for r in pulls if r["action"] == "add"}
+    assert not {r[f"{e}_rack"] for r in pulls for e in "az" if r[f"{e}_device"] in new_devices} & network_racks  # new compute devices never in the installed storage / management racks
+    sku = {r["sku"]: r for r in _rows(tmp_path / "p2" / arch / "bom-delta.csv")}
+    assert int(sku["MQM9700-NS2F"]["buy"]) > 0 and int(sku["MSN2201-CB2F"]["buy"]) > 0  # storage and OOB switches bought
+    nb = tmp_path / "p2" / arch / "netbox"
+    inst_rows = _rows(b / arch / "networks-cabling.csv")
+    inst_labels = {f"{r['network']}-{r['cable']}" for r in inst_rows}
+    label = lambda r: r["label"].split("/", 1)[1]  # noqa: E731
+    assert len(_rows(nb / "networks-cables.csv")) == c["added"] and not {label(r) for r in _rows(nb / "networks-cables.csv")} & inst_labels
+    assert len(_rows(nb / "networks-cables-moved.csv")) == c["moved"] and {label(r) for r in _rows(nb / "networks-cables-moved.csv")} <= inst_labels
+    from topogen.growth.rewire import identity
+
+    installed_devices = {identity(r[f"{e}_device"]) for r in inst_rows for e in "az"}
+    new_devices = {identity(r["name"].split(".", 1)[1]) for r in _rows(nb / "networks-devices.csv")}
+    assert new_devices and not new_devices & installed_devices and len(new_devices) >= f["switches"]["new"]
+    assert {identity(r["device"].split(".", 1)[1]) for r in _rows(nb / "networks-interfaces.csv")} & installed_devices == set()
+    if arch == "rail-optimized":  # the same installed phase and spec: byte-identical files
+        assert _run(["expand", str(b), "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--out", str(tmp_path / "again")])[0] == 0
+        files = lambda d: {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}  # noqa: E731
+        assert files(tmp_path / "p2") == files(tmp_path / "again")
+
+
+def _switch_addresses(path: Path) -> dict[tuple[str, str], str]:
+    """(switch, interface) -> address of a build's addressing.csv (its loopbacks as (switch, 'lo'))."""
+    return {(r["device"], r["interface"]): r["address"] for r in _rows(path)}
+
+
+@pytest.mark.parametrize("reserved", [True, False], ids=["reserved", "plain"])
+def test_addresses(tmp_path, spec_file, reserved):
+    """addresses-delta.csv and switches.csv against the address plans topogen build writes (addressing.csv), read independently."""
+    arch = "rail-optimized"
+    p1, p2, own = tmp_path / "p1", tmp_path / "p2", tmp_path / "own"
+    assert _run(["build", str(spec_file), *_flags(arch, "1:1", 2, reserved), "--formats", "cabling,addressing", "-q", "--out", str(p1)])[0] == 0
+    code, out = _run(["expand", str(p1), str(spec_file), *_flags(arch, "1:1", 4, reserved), "--out", str(p2)])
+    assert code == 0, out
+    assert _run(["build", str(spec_file), *_flags(arch, "1:1", 4, reserved), "--formats", "cabling,addressing", "-q", "--out", str(own)])[0] == 0
+    f = json.loads((p2 / "expand.json").read_text())["expansions"][0]
+    a = f["addresses"]
+    assert a["links_kept_same"] + a["links_kept_renumbered"] == f["cables"]["kept"]
+    delta = {r["cable"]: r for r in _rows(p2 / arch / "addresses-delta.csv")}
+    assert sum(r["change"] == "renumbered" for r in delta.values()) == a["links_kept_renumbered"]
+    assert {r["cable"] for r in delta.values() if r["change"] in ("new", "moved")} == {r["cable"] for r in _rows(p2 / arch / "delta.csv") if r["action"] in ("add", "move")}
+    was = _switch_addresses(p1 / arch / "addressing.csv")
+    installed = {r["cable"]: r for r in _rows(p1 / arch / "cabling.csv")}
+    for c, r in installed.items():  # the installed plan as the build wrote it
+        if c in delta:
+            assert delta[c]["z_address_was"] == was[(r["z_device"], r["z_port"])]
+    if reserved:  # nothing moves: the final wiring is the new spec's own, so is its address plan
+        now = _switch_addresses(own / arch / "addressing.csv")
+        assert {_ends(r) for r in _rows(p2 / arch / "cabling.csv")} == {_ends(r) for r in _rows(own / arch / "cabling.csv")}
+        for c, r in installed.items():
+            assert (delta[c]["z_address"] if c in delta else was[(r["z_device"], r["z_port"])]) == now[(r["z_device"], r["z_port"])]
+        for s in _rows(p2 / arch / "switches.csv"):
+            if s["loopback"]:
+                assert s["loopback"] + "/32" == now[(s["switch"], "lo")] and (not s["loopback_was"] or s["loopback_was"] + "/32" == was[(s["was"] or s["switch"], "lo")])
+    confs = {p.stem for p in (p2 / arch / "frr").rglob("*.conf")}
+    assert confs == {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["config"] == "new file"}
+    assert len(confs) == a["configs_changed"] and a["configs_changed"] + a["configs_same"] == f["to"]["switches"]
+    assert {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["status"] == "new"} <= confs
+
+
+@pytest.mark.parametrize("arch,gpus,sus", [("rail-optimized", (504, 1016), (2, 4)), ("rail-only", (1016, 2040), (4, 8))])
+def test_floor_kept(tmp_path, arch, gpus, sus):
+    """Every installed device keeps its rack (by name) and U; new devices take free U, never overlapping, within the racks."""
+    from topogen import layout
+    from topogen.growth import delta, expansion
+    from topogen.growth.rewire import identity
+
+    b = tmp_path / "p1"
+    flags = ["--arch", arch] + (["--rail-packing", "dedicated"] if arch == "rail-only" else [])
+    assert _run(["build", "dgx-h100-su", *flags, "--gpus", str(gpus[0]), "--max-scalable-units", str(sus[0]), "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    new = load_spec("dgx-h100-su", {"arch": arch, "gpus": gpus[1], "max_scalable_units": sus[1]} | ({"rail_packing": "dedicated"} if arch == "rail-only" else {}))
+    e = expansion.expand(str(b), new, arch)
+    fab = delta.final_fabric(e)
+    lay = delta.floor_of(e, fab)
+    assert e.relocated == 0 and e.floor["relocated"] == 0 and e.floor["fresh_layout_relocates"] > 0
+    old = clos.generate(e.old, arch)
+    old_lay = layout.plan(old)
+    was = {identity(s.name): (old_lay.rack_name(old.gpus + i), int(old_lay.placement.u[old.gpus + i])) for i, s in enumerate(old.switches)}
+    was.update({f"gpu{g}": (old_lay.rack_name(g), int(old_lay.placement.u[g])) for g in range(old.gpus)})
+    seen: dict[tuple[str, int], str] = {}
+    used: dict[str, set[int]] = {}
+    for d in range(fab.gpus + len(fab.switches)):
+        key = f"gpu{d}" if d < fab.gpus else identity(fab.switches[d - fab.gpus].name)
+        rack, u, h = lay.rack_name(d), int(lay.placement.u[d]), int(lay.placement.height_u[d])
+        if key in was:
+            assert (rack, u) == was[key], key
+        holder = f"node{d // new.gpus_per_node}" if d < fab.gpus else key  # the GPUs of one node share its tray
+        if (rack, u) in seen:
+            assert seen[(rack, u)] == holder, f"{key} at {rack} U{u} over {seen[(rack, u)]}"
+            continue
+        seen[(rack, u)] = holder
+        span = set(range(u, u + h))
+        assert not (span & used.setdefault(rack, set())), (key, rack, u)
+        assert 1 <= u and u + h - 1 <= lay.spec.rack_u
+        used[rack] |= span
+    assert len(set(lay.racks.name)) == len(lay.racks.name)
+    assert len({(int(r), int(c)) for r, c in zip(lay.racks.row, lay.racks.col)}) == len(lay.racks.name)  # no two racks on one place
+
+
+def test_stages_validate_and_diff(tmp_path, spec_file, monkeypatch):
+    """validate and diff --stage: the installed phase against itself, each stage's wiring valid as a build in progress, the floor before the delta deviating."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(spec_file, "grow.yaml")
+    assert _run(["build", "grow.yaml", *_flags("rail-optimized", "1:1", 2, False), "--formats", "cabling", "-q", "--out", "p1"])[0] == 0
+    assert _run(["expand", "p1", "grow.yaml", *_flags("rail-optimized", "1:1", 4, False), "--out", "p2"])[0] == 0
+    f = json.loads(Path("p2/expand.json").read_text())["expansions"][0]
+    last = f["stages"] - 1
+    assert last >= 2
+    code, out = _run(["diff", "p2", "p1/rail-optimized/cabling.csv", "--stage", "installed"])
+    assert code == 0 and "no deviations: the floor matches the plan" in out, out
+    code, out = _run(["validate", "p2", "--stage", "installed"])
+    assert code == 0, out
+    for n in range(last):
+        code, out = _run(["validate", "p2", "--stage", str(n)])
+        assert code == 0 and "build in progress" in out, out
+        code, out = _run(["diff", "p2", f"p2/rail-optimized/stages/stage-{n}.csv", "--stage", str(n)])
+        assert code == 0 and "no deviations" in out and "validation: valid (0 error(s)" in out, out
+        code, out = _run(["validate", f"p2/rail-optimized/stages/stage-{n}.csv", "--spec", "grow.yaml", *_flags("rail-optimized", "1:1", 4, False)])
+        assert code == 1  # without --stage the missing cables are errors
+    for st in (str(last), "final"):
+        code, out = _run(["validate", "p2", "--stage", st])
+        assert code == 0 and "build in progress" not in out, out
+    code, out = _run(["diff", "p2", "p1/rail-optimized/cabling.csv", "--stage", "1"])  # the floor before the delta: the moves and new cables of stages 0 and 1 missing
+    assert code == 1 and " missing" in out, out
+    code, out = _run(["validate", "p2", "--stage", "9"])
+    assert (code, out.strip()) == (2, f"error: --stage: '9' is no stage of this expansion; give installed, a stage number 0 to {last}, or final")
+    code, out = _run(["diff", "p1", "p1/rail-optimized/cabling.csv", "--stage", "0"])
+    assert (code, out.strip()) == (2, "error: --stage: 'p1' is not a directory topogen expand wrote (it holds no expand.json); give the expansion's output directory (topogen expand BUILD_DIR SPEC --out DIR)")
+
+
+NET_HEADER = "cable,network,role,a_device,a_role,a_port,a_speed_gbps,z_device,z_role,z_port,z_speed_gbps\n"
+BAD_NETWORKS = {
+    "short-row": (NET_HEADER + "1,storage,node,hb00\n", "error: networks-cabling.csv line 2: 4 field(s), but the header has 11; give every row one value per column"),
+    "unknown-network": (NET_HEADER + "1,fabric,node,hb00,node,stor0,400,stor-leaf-0,storage-leaf,p1,400\n", "error: BUILD_DIR: 'b/rail-optimized/networks-cabling.csv' line 2: cable '1' of network 'fabric'; give a cable number and a network of storage, inband, oob"),
+    "no-network-column": (NET_HEADER.replace("network,", "net,"), "error: BUILD_DIR: 'b/rail-optimized/networks-cabling.csv' has no network column(s); give the networks-cabling.csv topogen build wrote"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_NETWORKS))
+def test_bad_networks_file(tmp_path, spec_file, installed, case, monkeypatch):
+    """A malformed installed networks-cabling.csv: exit 2 naming the file (and line), nothing written."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(installed, tmp_path / "b")
+    text, message = BAD_NETWORKS[case]
+    (tmp_path / "b" / "rail-optimized" / "networks-cabling.csv").write_text(text)
+    code, out = _run(["expand", "b", str(spec_file), "--gpus", "128", "--out", "o"])
+    assert (code, out.strip()) == (2, message)
+    assert not (tmp_path / "o").exists()
+
+
+def test_networks_stage_check_can_fail(tmp_path):
+    """After stage 0 the cables still to come are no error, a cable on a port the design does not have is."""
+    from topogen import pipeline
+    from topogen.growth import networks as net_growth
+
+    b = tmp_path / "p1"
+    assert _run(["build", "dgx-h100-superpod", "--arch", "rail-optimized", "--gpus", "504", "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    ctx = pipeline.build(load_spec("dgx-h100-superpod", {"arch": "rail-optimized"}))
+    g = net_growth.grow(net_growth.read_installed(b / "rail-optimized"), net_growth.design_wires(ctx, "rail-optimized"))
+    net_growth.check(g, ctx, "rail-optimized")
+    assert g.moved and not g.stage0_errors and not g.errors
+    stray = g.stage0[0]._replace(z_port="p999", cable=99999)
+    g.stage0 = g.stage0 + [stray]
+    net_growth.check(g, ctx, "rail-optimized")
+    assert any("p999" in e for e in g.stage0_errors) and not g.errors
+    g.added = g.added + [stray]
+    net_growth.check(g, ctx, "rail-optimized")
+    assert any("p999" in e for e in g.errors)
+
+
+def test_networks_chain(tmp_path):
+    """The networks grow through expand's own output: DGX H100 SuperPOD 1 -> 2 -> 4 SUs, each step valid, under 25 % changed and under a rebuild's."""
+    base = ["dgx-h100-superpod", "--arch", "rail-optimized"]
+    prev = tmp_path / "su1"
+    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling", "-q", "--out", str(prev)])[0] == 0
+    for gpus, sus in ((504, 2), (1016, 4)):
+        nxt = tmp_path / f"su{sus}"
+        code, out = _run(["expand", str(prev), *base, "--gpus", str(gpus), "--out", str(nxt)])
+        assert code == 0, out
+        f = json.loads((nxt / "expand.json").read_text())["expansions"][0]
+        n = f["networks"]
+        assert n["final_valid"] and n["stages_valid"] and f["relocated_devices"] == 0
+        assert n["changed_share"] <= 0.25 and n["changed_share"] < n["rebuild"]["changed_share"]
+        _applied_networks(prev / "rail-optimized" / "networks-cabling.csv", nxt / "rail-optimized" / "networks-delta.csv", nxt / "rail-optimized" / "networks-cabling.csv")
+        prev = nxt

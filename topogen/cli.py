@@ -56,6 +56,8 @@ from topogen.util.resources import list_templates
 from topogen.exports.report import html as report_html
 from topogen.growth import delta, expansion
 from topogen.growth import render as growth_render
+from topogen.growth import phase as growth_phase
+from topogen.growth import stages as growth_stages
 
 EXIT_INPUT = 2
 
@@ -450,8 +452,9 @@ def report_cmd(build_dir: str, out: str | None, force: bool) -> None:
 @main.command("validate")
 @spec_options
 @click.option("--spec", "spec_opt", metavar="SPEC", help="The spec a cabling.csv / topology.json claims to implement (YAML path or preset name).")
+@click.option("--stage", metavar="STAGE", help="SPEC is a topogen expand output: validate the installed phase ('installed'), the wiring after stage N against the new spec (cables of later stages may be missing), or 'final'.")
 @out_options("Also write <out>/<arch>/validation.json and <out>/manifest.json")
-def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force: bool, **kwargs) -> None:
+def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force: bool, stage: str | None = None, **kwargs) -> None:
     """Validate SPEC (build it, then check it), or a wiring file against --spec.
 
     \b
@@ -473,10 +476,16 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
                 if given is not None and os.path.exists(given) and _inside(Path(given), Path(out)):
                     raise InputError([Problem("out", f"--out {out} holds {given}, {what}: writing there would replace it with the rest of that build", "give --out a directory of its own (e.g. out/checked)")])
             outdir.check(out, force)  # before any work, as build does
+        progress, stage_spec = False, None
+        if stage is not None:
+            if spec is None:
+                raise InputError([Problem("--stage", "no expansion given", "give the directory topogen expand wrote: topogen validate out/phase2 --stage 1")])
+            path, summary, kwargs["arch"], progress = growth_phase.stage_plan(spec, stage, kwargs["arch"])
+            spec, stage_spec = str(path), (sources._build_spec(summary) if spec_opt is None else None)
         if spec is not None and wiring.is_wiring_path(spec):
             arch_flag, kwargs["arch"] = kwargs["arch"], None  # picks the file's architecture; the spec stays as written
             raw = wiring.read(Path(spec))
-            s = _wiring_spec(raw, spec_opt, kwargs)
+            s = stage_spec if stage_spec is not None else _wiring_spec(raw, spec_opt, kwargs)
             arch = wiring.choose_arch(raw, arch_flag, s)
             if asbuilt_networks.is_networks_csv(Path(spec)):  # storage, in-band and OOB cables: the networks' checks on them
                 if out is not None:
@@ -486,6 +495,9 @@ def validate_cmd(spec: str | None, spec_opt: str | None, out: str | None, force:
                 sys.exit(1 if any(f.severity == "error" for f in found) else 0)
             w = wiring.to_fabric(raw, s, arch)
             reports = [checks.validate(w.fabric, labels=w.labels, pre=w.findings, source=w.source, expected=w.expected)]
+            if progress:  # a stage before the last: its missing cables come later
+                reports = [growth_stages.in_progress(reports[0])]
+                notes.append(f"stage {stage} of an expansion: errors of a build in progress (cables of later stages) are shown as warnings")
         else:
             if spec is not None and spec_opt is not None:
                 raise InputError([Problem("spec", f"two specs given: {spec!r} and --spec {spec_opt!r}", "give the spec once, or a cabling.csv / topology.json with --spec")])
@@ -518,12 +530,14 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
     topogen expand out/dgx-h100-su dgx-h100-su --gpus 1016
     topogen expand out/phase1 phase2.yaml --keep-bandwidth 0.5 --out out/phase2
 
-    Keeps every installed cable, port and name the new design has room for, moves
-    the fewest, stages the moves so each stage validates and keeps --keep-bandwidth
-    of the running GPUs' bandwidth, and writes the delta (cables by stage, the new
-    cabling.csv, the BOM to buy and what becomes spare, the switches that change,
-    Slurm's new topology.conf) and expand.json. Exit status: 0 planned, 1 a stage or
-    the final wiring does not validate, 2 bad input.
+    Keeps every installed cable, port, name and rack position the new design has
+    room for, moves the fewest, stages the moves so each stage validates and keeps
+    --keep-bandwidth of the running GPUs' bandwidth, and writes the delta (cables by
+    stage, the new cabling.csv, the BOM to buy and what becomes spare, the switches,
+    addresses and FRR files that change, the storage, in-band and OOB networks'
+    cables, Slurm's new topology.conf) and expand.json. validate and diff --stage
+    read the result stage by stage. Exit status: 0 planned, 1 a stage or the final
+    wiring does not validate, 2 bad input.
     """
 
     arch_flag = kwargs["arch"]
@@ -536,9 +550,9 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
         plans = expansion.expand_build(build_dir, new, None if arch_flag in (None, "both") else arch_flag, keep)
         ctxs = {e.arch: delta.builds(e) for e in plans}
         with outdir.atomic_dir(target, force=force) as tmp:
-            files = [p for e in plans for p in delta.write(e, tmp, ctxs[e.arch])]
+            files = list(dict.fromkeys(p for e in plans for p in delta.write(e, tmp, ctxs[e.arch]) + delta.write_installed(e, tmp)))
             figures = [e.figures() for e in plans]
-            bom_rows = {a: delta.bom_delta(c[0].boms[a], c[1].boms[a]) for a, c in ctxs.items()}
+            bom_rows = {a: delta.bom_delta(c[0], c[1], a) for a, c in ctxs.items()}
             (tmp / "expand.json").write_text(delta.figures_json(figures, bom_rows), encoding="utf-8")
             (tmp / "summary.json").write_text(delta.summary_json(new, figures), encoding="utf-8")
             written = pipeline._seal(new, tmp, files + [tmp / "expand.json", tmp / "summary.json"])
@@ -549,7 +563,7 @@ def expand_cmd(build_dir: str, spec: str | None, keep: float, out: str | None, f
         for line in growth_render.render(f):
             click.echo(line)
     click.echo(f"wrote {target}/ ({len(written)} files)")
-    sys.exit(0 if all(f["stages_valid"] and f["final_valid"] for f in figures) else 1)
+    sys.exit(0 if all(f["stages_valid"] and f["final_valid"] and f.get("networks", {}).get("final_valid", True) and f.get("networks", {}).get("stages_valid", True) for f in figures) else 1)
 
 
 @main.command("emulate")
@@ -591,7 +605,8 @@ def emulate_cmd(build_dir: str, arch: str | None, max_gpus: int, timeout_s: floa
 @click.option("--write-names", "names_out", metavar="DIR", help="Write the names map of the floor into DIR: node-name-map (ibnetdiscover --node-name-map, OpenSM node_name_map_name) and names.csv (--names).")
 @click.option("--force", is_flag=True, help="With --write-names: replace files of an earlier --write-names changed since.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, spec_opt: str | None, names_file: str | None, adapters_ref: str | None, names_out: str | None, force: bool, as_json: bool) -> None:
+@click.option("--stage", metavar="STAGE", help="PLAN is a topogen expand output: compare with the installed phase ('installed'), the wiring after stage N (the installed phase with the delta of stages 0..N applied), or 'final'.")
+def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, spec_opt: str | None, names_file: str | None, adapters_ref: str | None, names_out: str | None, force: bool, as_json: bool, stage: str | None) -> None:
     """Compare what the fabric reports (AS_BUILT) with the PLAN, cable by cable.
 
     \b
@@ -618,8 +633,14 @@ def diff_cmd(plan: str, as_built: tuple[str, ...], fmt: str, arch: str | None, s
         names = identity.read_names(names_file) if names_file is not None else None
         amap = asbuilt_adapters.read_map(adapters_ref) if adapters_ref is not None else None
         found = sources.read_found(list(as_built), fmt)
+        progress = False
+        if stage is not None:
+            path, summary, arch, progress = growth_phase.stage_plan(plan, stage, arch)
+            plan, spec_opt = str(path), spec_opt if spec_opt is not None else str(summary)
         p = sources.load_plan(plan, arch, spec_opt, found, build=pipeline.build)
         cmp = sources.diff(p, found, names, amap)
+        if progress:  # a stage before the last: the cables of later stages are still to come
+            growth_stages.rejudge(cmp, found)
         if names_out is not None:
             undecided = {u for c in cmp.choices for u in c.found}
             written = names_export.write(names_out, found, cmp.matched.names, undecided, p.spec.digest() if p.spec is not None else "", force)

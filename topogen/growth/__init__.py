@@ -12,7 +12,13 @@ The phases, in order (:func:`topogen.growth.expansion.expand` runs them):
    wiring and simulated (DP ring and a permutation of the installed GPUs, spray
    routing) for the share of bandwidth the running jobs keep;
 4. :mod:`.delta`: the files installers and buyers use (delta CSV, final
-   ``cabling.csv``, BOM to buy and spare, changed switches, Slurm topology).
+   ``cabling.csv``, BOM to buy and spare, changed switches, Slurm topology), with
+   :mod:`.floor` (the new wiring on the installed floor: installed racks and devices
+   where they stand), :mod:`.addresses` (the address plans and FRR files of both
+   wirings compared: what changes, only that) and :mod:`.networks` (the storage,
+   in-band and OOB networks grown the same way);
+5. :mod:`.phase` also reads an expansion's output stage by stage
+   (``topogen validate`` / ``diff --stage``).
 
 Library code: nothing here prints or exits.
 """

@@ -48,6 +48,10 @@ from topogen.exports.netbox import dcim as netbox
 from topogen.exports.slurm.topology import tree_lines
 from topogen.fabric.naming import GpuNames
 from topogen.fabric.view import csv_header
+from topogen.config import technology
+from topogen.growth import addresses as addr
+from topogen.growth import floor as grown_floor
+from topogen.growth import networks as net_growth
 from topogen.growth.expansion import Expansion
 from topogen.growth.rewire import Wire, identity
 from topogen.growth.stages import raw_of
@@ -85,11 +89,8 @@ def _wiring_lines(wires: list[Wire], roles: dict[str, str]) -> Iterator[str]:
         yield csv_line(_row(w, roles))
 
 
-def relocated(e: Expansion, fab, lay) -> int:
-    """Installed devices the new build's layout puts in another rack or U than the installed phase's layout did."""
-
-    old = clos.generate(e.old, e.arch)
-    old_lay = layout.plan(old)
+def relocated(old, old_lay, fab, lay) -> int:
+    """Installed devices ``lay`` puts in another rack (by name) or U than the installed phase's layout ``old_lay`` did."""
     where_new = {identity(s.name): (lay.rack_name(fab.gpus + i), int(lay.placement.u[fab.gpus + i])) for i, s in enumerate(fab.switches)}
     moved = 0
     for i, s in enumerate(old.switches):
@@ -101,6 +102,25 @@ def relocated(e: Expansion, fab, lay) -> int:
     new_names = np.asarray(lay.racks.name, dtype=object)[lay.placement.rack[:g]]
     moved += int(((old_names != new_names) | (old_lay.placement.u[:g] != lay.placement.u[:g])).sum())
     return moved
+
+
+def floor_of(e: Expansion, fab, new_ctx=None):
+    """The final wiring's layout on the installed floor (:func:`topogen.growth.floor.keep_positions`); sets ``e.relocated`` and ``e.floor``.
+
+    The racks of the other networks (installed, and the new build's, ``new_ctx``) are kept
+    out of the compute floor's new racks.
+    """
+    old = clos.generate(e.old, e.arch)
+    old_lay = layout.plan(old)
+    fresh = layout.plan(fab)
+    installed = {r for w in (net_growth.read_installed(e.source) if e.source is not None else []) for r in (w.a_rack, w.z_rack) if r}
+    fresh_net = {r for w in (net_growth.design_wires(new_ctx, e.arch) if new_ctx is not None else []) for r, role in ((w.a_rack, w.a_role), (w.z_rack, w.z_role)) if r and net_growth.own_rack(role)}
+    reserved = (installed - set(old_lay.racks.name)) | (fresh_net - set(fresh.racks.name))
+    lay, e.floor = grown_floor.keep_positions(old, old_lay, fab, fresh, reserved)
+    e.floor["fresh_layout_relocates"] = relocated(old, old_lay, fab, fresh)
+    e.relocated = relocated(old, old_lay, fab, lay)
+    e.rack_map = grown_floor.rack_map(fresh, lay)
+    return lay
 
 
 def delta_lines(e: Expansion) -> Iterator[str]:
@@ -168,6 +188,12 @@ def pull_lines(e: Expansion, fab, lay) -> Iterator[str]:
         yield csv_line(r[5])
 
 
+def _csv(cols, rows) -> Iterator[str]:
+    yield csv_header(cols)
+    for r in rows:
+        yield csv_line(r)
+
+
 def _num(x):
     if x == "":
         return ""
@@ -197,16 +223,19 @@ def switch_lines(e: Expansion) -> Iterator[str]:
             lose[d] -= 1
     new = set(rw.new_switches)
     spare = set(rw.spare_switches)
-    yield csv_header(("switch", "role", "status", "cables_gained", "cables_lost", "was"))
+    ad = e.addresses
+    yield csv_header(("switch", "role", "status", "cables_gained", "cables_lost", "was", *addr.SWITCH_COLUMNS[1:], "config"))
     back = {v: k for k, v in rw.relabelled.items()}
     for s in e.design.switches:
         g, lo = gain.get(s.name, 0), lose.get(s.name, 0)
-        status = "new" if s.name in new else "changed" if (g or lo) else ""
+        vals = addr.switch_values(ad, s.name) if ad is not None else ("", "", "", "")
+        conf = s.name in ad.configs if ad is not None else False
+        status = "new" if s.name in new else "changed" if (g or lo or any(vals) or conf) else ""
         if status or s.name in back:
-            yield csv_line((s.name, tier_role(s.tier), status or "relabelled", g, lo, back.get(s.name, "")))
+            yield csv_line((s.name, tier_role(s.tier), status or "relabelled", g, lo, back.get(s.name, ""), *vals, "new file" if conf else ""))
     for name in rw.spare_switches:
         if name in spare:
-            yield csv_line((name, roles.get(name, "switch"), "spare", 0, lose.get(name, 0), ""))
+            yield csv_line((name, roles.get(name, "switch"), "spare", 0, lose.get(name, 0), "", "", "", "", "", ""))
 
 
 def renamed_lines(e: Expansion) -> Iterator[str]:
@@ -216,10 +245,10 @@ def renamed_lines(e: Expansion) -> Iterator[str]:
         yield csv_line((old, new))
 
 
-def bom_delta(old_bom, new_bom) -> list[dict[str, Any]]:
-    """Per SKU: the installed and new quantities, what to buy and what becomes spare."""
-    have = {x.sku: x for x in sku_lines(old_bom.lines)}
-    want = {x.sku: x for x in sku_lines(new_bom.lines)}
+def bom_delta(old_ctx, new_ctx, arch: str) -> list[dict[str, Any]]:
+    """Per SKU of the two builds' bills (compute fabric and the other networks): installed and new quantities, what to buy, what becomes spare."""
+    have = {x.sku: x for x in sku_lines(_bom_lines(old_ctx, arch))}
+    want = {x.sku: x for x in sku_lines(_bom_lines(new_ctx, arch))}
     rows = []
     for sku in list(want) + [s for s in have if s not in want]:
         x = want.get(sku) or have[sku]
@@ -227,6 +256,38 @@ def bom_delta(old_bom, new_bom) -> list[dict[str, Any]]:
         q1 = want[sku].quantity if sku in want else 0
         rows.append({"category": x.category, "sku": sku, "description": x.description, "installed": q0, "new": q1, "buy": max(0, q1 - q0), "spare": max(0, q0 - q1), "unit_price": x.unit_price})
     return rows
+
+
+def _bom_lines(ctx, arch: str) -> list:
+    """The compute fabric's BOM lines, then each other network's."""
+    return list(ctx.boms[arch].lines) + [x for nb in ctx.network_boms.get(arch, []) for x in nb.lines]
+
+
+def address_delta(e: Expansion, new_ctx) -> addr.AddressDelta:
+    """The address plans and FRR files of the installed and the final wiring compared (:mod:`topogen.growth.addresses`)."""
+    rw = e.rewire
+    return addr.compare(e.installed, rw.final, {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}, {w.cable for w in rw.removed}, e.old, e.new, e.arch, technology.writes(new_ctx, e.arch, "frr"))
+
+
+def grow_networks(e: Expansion, new_ctx, where: dict[str, tuple[str, int]] | None = None, racks: dict[str, str] | None = None) -> net_growth.NetGrowth:
+    """The storage, in-band and OOB networks of the installed phase grown to the new build's (``new_ctx``), checked.
+
+    ``where`` places the compute floor's devices, ``racks`` maps the new build's compute racks to the grown floor's.
+    """
+    installed = net_growth.read_installed(e.source) if e.source is not None else []
+    g = net_growth.grow(installed, net_growth.design_wires(new_ctx, e.arch))
+    net_growth.place(g, installed, where or {}, racks or {})
+    net_growth.check(g, new_ctx, e.arch)
+    return g
+
+
+def _positions(fab, lay) -> dict[str, tuple[str, int]]:
+    """Device identity -> (rack, U) on the grown floor: every node (by its first GPU) and compute switch."""
+    nn = netbox.node_names(fab)
+    per_node = fab.gpus // max(nn.nodes, 1)
+    out = {identity(x): (lay.rack_name(i * per_node), int(lay.placement.u[i * per_node])) for i, x in enumerate(nn.names())}
+    out.update({identity(s.name): (lay.rack_name(fab.gpus + i), int(lay.placement.u[fab.gpus + i])) for i, s in enumerate(fab.switches)})
+    return out
 
 
 def bom_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
@@ -293,26 +354,51 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     (d / "netbox").mkdir(parents=True, exist_ok=True)
     out = []
     fab = final_fabric(e)
-    lay = layout.plan(fab)
+    lay = floor_of(e, fab, ctxs[1])
+    e.addresses = address_delta(e, ctxs[1])
     files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
+    files["addresses-delta.csv"] = addr.link_lines(e.addresses)
+    for name, text in e.addresses.configs.items():
+        files[f"frr/{e.addresses.config_dirs[name]}/{name}.conf"] = iter((text,))
     files["renamed.csv"] = renamed_lines(e)
-    files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0].boms[e.arch], ctxs[1].boms[e.arch]))
+    files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0], ctxs[1], e.arch))
     files.update(netbox_files(e, ctxs[1], fab, lay))
+    e.networks = grow_networks(e, ctxs[1], _positions(fab, lay), e.rack_map)
+    if e.networks.installed or e.networks.final:
+        files["networks-cabling.csv"] = net_growth.cabling_lines(e.networks)
+        files["networks-delta.csv"] = net_growth.delta_lines(e.networks)
+        for name, (cols, rows) in net_growth.netbox_rows(e.networks, net_growth.read_installed(e.source) if e.source is not None else [], ctxs[1], e.arch, e.rack_map or {}).items():
+            files[name] = _csv(cols, rows)
     current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)
     for st in e.plan.stages[:-1]:  # the wiring after each stage but the last (that is cabling.csv)
         gone = {u.ends() for u in st.unplug}
         current = [w for w in current if w.ends() not in gone] + st.plug
         files[f"stages/stage-{st.number}.csv"] = _wiring_lines(sorted(current, key=lambda w: w.cable), _roles(e))
-    e.relocated = relocated(e, fab, lay)
     (d / "stages").mkdir(exist_ok=True)
     for name, lines in files.items():
         p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("".join(lines), encoding="utf-8")
         out.append(p)
     p = d / "slurm" / "topology.conf"
     p.write_text("".join(x + "\n" for x in tree_lines(fab)), encoding="utf-8")
     out.append(p)
     return out
+
+
+def write_installed(e: Expansion, root: Path) -> list[Path]:
+    """``root/installed/``: the installed phase as the expansion read it (its cabling files, byte for byte, and a summary.json of its spec), a build ``topogen diff`` and ``validate`` read (``--stage installed``)."""
+    d = root / "installed"
+    (d / e.arch).mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in ("cabling.csv", "networks-cabling.csv"):
+        if e.source is not None and (e.source / name).is_file():
+            p = d / e.arch / name
+            p.write_bytes((e.source / name).read_bytes())
+            out.append(p)
+    p = d / "summary.json"
+    p.write_text(json.dumps({"spec_sha256": e.old.digest(), "spec": e.old.to_dict()}, indent=2) + "\n", encoding="utf-8")
+    return out + [p]
 
 
 def figures_json(figures: list[dict[str, Any]], bom_rows: dict[str, list]) -> str:

@@ -9,12 +9,15 @@ spec's design, lay it around the installed cables (:mod:`.rewire`), stage the mo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from topogen.fabric import clos
 from topogen.fabric.model import Fabric
 from topogen.growth import phase as phase_mod
 from topogen.growth import stages as stages_mod
+from topogen.growth.addresses import AddressDelta
+from topogen.growth.networks import NetGrowth
 from topogen.growth.rewire import Rewire, Wire, baseline, identity, rewire
 from topogen.spec.cluster import Spec
 from topogen.util.errors import InputError, Problem
@@ -35,6 +38,11 @@ class Expansion:
     plan: stages_mod.Plan
     rebuild_changed: int  # installed cables a plain rebuild of the new spec would change
     relocated: int | None = None  # installed devices (GPUs counted one by one) the new layout places elsewhere (set when the files are written)
+    floor: dict[str, int] | None = None  # the grown floor's figures (topogen.growth.floor.keep_positions)
+    rack_map: dict[str, str] | None = None  # the new build's compute racks -> the grown floor's
+    source: Path | None = None  # the installed phase's <arch> directory
+    addresses: AddressDelta | None = None  # address plan and FRR files compared (set with the new build)
+    networks: NetGrowth | None = None  # storage, in-band and OOB (set with the new build: :func:`topogen.growth.delta.grow_networks`)
 
     def figures(self) -> dict[str, Any]:
         """The expansion's figures, as expand.json and the terminal show them."""
@@ -66,8 +74,11 @@ class Expansion:
                 {"stage": s.number, "unplug": len(s.unplug), "plug": len(s.plug), "share": {k: round(v, 4) for k, v in s.share.items()}, "valid": s.valid, "errors": s.checks, "cables_to_come": s.in_progress}
                 for s in self.plan.stages
             ],
-            "notes": rw.notes + self.plan.notes + ([f"the new build's layout places {self.relocated:,} installed device(s) (GPUs counted one by one) in another rack or U than the installed phase's: the pull sheets give the new positions"] if self.relocated else []),
+            "notes": rw.notes + self.plan.notes + ([f"{self.relocated:,} installed device(s) (GPUs counted one by one) are placed in another rack or U than the installed phase's: the pull sheets give the new positions"] if self.relocated else []),
             **({"relocated_devices": self.relocated} if self.relocated is not None else {}),
+            **({"floor": self.floor} if self.floor is not None else {}),
+            **({"addresses": self.addresses.figures()} if self.addresses is not None else {}),
+            **({"networks": self.networks.figures()} if self.networks is not None and (self.networks.installed or self.networks.final) else {}),
         }
 
 
@@ -114,7 +125,7 @@ def expand(build_dir: str, new: Spec, arch: str | None = None, keep: float = KEE
     rw = rewire(installed, design)
     rw.notes.extend(_reserved_notes(old_design, design, rw))
     pl = stages_mod.plan(rw, _renamed(installed, rw), new, ph.arch, keep, ph.spec, installed)
-    return Expansion(ph.arch, ph.spec, new, installed, design, rw, pl, baseline(installed, design))
+    return Expansion(ph.arch, ph.spec, new, installed, design, rw, pl, baseline(installed, design), source=ph.path.parent)
 
 
 def expand_build(build_dir: str, new: Spec, arch: str | None = None, keep: float = KEEP_BANDWIDTH) -> list[Expansion]:

@@ -9,6 +9,7 @@ is known to belong to that build. The cables are read with the as-built reader
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,3 +70,40 @@ def read(build_dir: str | Path, arch: str | None = None) -> Phase:
         cell = c.where.rsplit("(cable ", 1)
         ids.append(int(cell[1].rstrip(")")) if len(cell) == 2 and cell[1].rstrip(")").isdecimal() else 0)
     return Phase(spec, arch, path, found.cables, ids)
+
+
+INSTALLED = "installed"  # the stage name of the installed phase (before stage 0)
+FINAL = "final"
+
+
+def stage_plan(expand_dir: str | Path, stage: str, arch: str | None = None) -> tuple[Path, Path, str, bool]:
+    """The plan of one stage of ``topogen expand``'s output: ``(cabling file, summary.json of its spec, arch, in progress)``.
+
+    ``stage``: ``installed`` (the installed phase as the expansion read it, against its
+    own spec), a stage number (the wiring after that stage, against the new spec; the
+    last is the final wiring) or ``final``. ``in progress`` is True for a stage before the
+    last, whose wiring still lacks cables of later stages. InputError naming ``--stage``
+    when the directory is no expansion or the stage does not exist.
+    """
+    root = Path(expand_dir)
+    figures = root / "expand.json"
+    if not figures.is_file():
+        raise InputError([Problem("--stage", f"{show(str(expand_dir))} is not a directory topogen expand wrote (it holds no expand.json)", "give the expansion's output directory (topogen expand BUILD_DIR SPEC --out DIR)")])
+    have = [a for a in ARCHES if (root / a / "cabling.csv").is_file()]
+    if arch is not None and arch not in have:
+        raise InputError([Problem("arch", f"{show(str(expand_dir))} holds no {arch} expansion (it has {', '.join(have) or 'none'})", f"use --arch {' or --arch '.join(have)}")])
+    if arch is None and len(have) != 1:
+        raise InputError([Problem("arch", f"{show(str(expand_dir))} holds {' and '.join(have) or 'no'} expansions", f"pass --arch {' or --arch '.join(have)}")])
+    arch = arch or have[0]
+    try:
+        detail = next(f for f in json.loads(figures.read_text(encoding="utf-8"))["expansions"] if f["arch"] == arch)["stage_detail"]
+    except (ValueError, KeyError, StopIteration, TypeError):
+        raise InputError([Problem("--stage", f"{show(str(figures))} is not the figures file topogen expand writes", "give the expansion's output directory as written")]) from None
+    last = len(detail) - 1
+    if stage == INSTALLED:
+        return root / INSTALLED / arch / "cabling.csv", root / INSTALLED / "summary.json", arch, False
+    if stage == FINAL or stage == str(last):
+        return root / arch / "cabling.csv", root / "summary.json", arch, False
+    if stage.isdecimal() and int(stage) < last:
+        return root / arch / "stages" / f"stage-{int(stage)}.csv", root / "summary.json", arch, True
+    raise InputError([Problem("--stage", f"{show(stage)} is no stage of this expansion", f"give {INSTALLED}, a stage number 0 to {last}, or {FINAL}")])

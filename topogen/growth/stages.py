@@ -31,12 +31,13 @@ the try whose worst stage keeps the most, and a note says so.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from topogen.asbuilt import wiring
+from topogen.asbuilt.diff import attribute
 from topogen.checks import validate as checks
 from topogen.growth.rewire import Rewire, Wire
 from topogen.traffic import patterns, simulate
@@ -285,3 +286,23 @@ class _Sim:
 
 def _share(now: float, base: float) -> float:
     return 1.0 if base <= 0 else min(1.0, now / base)
+
+
+def in_progress(report: checks.Report) -> checks.Report:
+    """``report`` of a stage before the last: the errors of a build in progress (:data:`IN_PROGRESS`) become warnings, saying so."""
+    found = [replace(f, severity="warning", message=f"build in progress (cables of later stages): {f.message}") if f.severity == "error" and f.check in IN_PROGRESS else f for f in report.findings]
+    suppressed = {c: ("warning" if sev == "error" and c in IN_PROGRESS else sev, n) for c, (sev, n) in report.suppressed.items()}
+    return replace(report, findings=found, suppressed=suppressed)
+
+
+def rejudge(cmp, found) -> None:
+    """``topogen diff --stage N`` of a stage before the last: the design checks' errors of a build in progress become warnings, and each deviation is judged again on what remains.
+
+    ``cmp`` is :func:`topogen.asbuilt.sources.diff`'s comparison, ``found`` the as-built
+    cables it read (their ids as the diff gave them to the validator: 1, 2, ... in order).
+    """
+    report = getattr(cmp, "report", None)
+    if not isinstance(report, checks.Report):
+        return
+    cmp.deviations = [replace(d, severity="warning", because=()) for d in cmp.deviations]
+    attribute(cmp, in_progress(report), {c.key(): i for i, c in enumerate(found.cables, 1)})
