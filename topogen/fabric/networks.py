@@ -70,6 +70,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import ceil
+from typing import Any
 
 import numpy as np
 
@@ -138,6 +139,7 @@ class NetworkPlan:
     collapsed_names: tuple[str, ...] = ()  # their names in the compute fabric
     inband_reserved: int = 0  # ports of each collapsed leaf, at the in-band speed, that the compute fabric's cages take (its lowest)
     inband_per_cage: int = 1  # in-band ports per cage of a collapsed leaf (named p<cage>s<sub>)
+    naming: Any = None  # the spec's naming: section (topogen.spec.naming.NamingSpec; None: topogen's names)
     mgmt_radix: int = 0  # access ports of an in-band management leaf (inband.management_switch at management_speed); 0: no management leaves
     mgmt_sku: str = ""
     collapsed_note: str = ""  # why a collapsed core split into a converged pair of its own ("" when it did not)
@@ -252,7 +254,7 @@ class Networks:
         """Name of the device ``(kind, idx)``: nodes as the compute fabric names them, switches theirs."""
         p = self.plan
         if kind == NODE:
-            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node).name(idx)
+            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node, p.naming, p.su_nodes * p.gpus_per_node // p.hb_domain).name(idx)
         if kind == SWITCH:
             return self.switches[idx].name
         if kind == MGMT:
@@ -272,7 +274,7 @@ class Networks:
         """Every device name of ``kind``, by index (the one-device kinds: one name)."""
         p = self.plan
         if kind == NODE:
-            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node).names()
+            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node, p.naming, p.su_nodes * p.gpus_per_node // p.hb_domain).names()
         if kind == SWITCH:
             return [s.name for s in self.switches]
         if kind == FABRIC:

@@ -102,7 +102,7 @@ def apply(fabric: Fabric, failure: Failure, key: int = 0, skip: tuple[str, ...] 
     n = fabric.gpus
     keep = np.ones(len(L), bool)
     ids = {s.name: n + i for i, s in enumerate(fabric.switches)}
-    gn = GpuNames(n, fabric.hb_domain)
+    gn = GpuNames.of(fabric.spec)
     problems = []
     for item in failure.names:
         if item in skip:
