@@ -143,3 +143,53 @@ def test_gpus_131072_checked_fast():
     """The spec-time checks format every GPU's name at once (numpy); a 131,072-GPU spec reads in well under the build."""
     spec = build_spec({"gpus": 131072, "hb_domain": 8, "radix": 64, "naming": {"gpu": "gpu{domain:05}-{rank}", "host": "dgx{index:05}"}})
     assert GpuNames.of(spec).name(131071) == "gpu16383-7"
+
+
+NETWORK_NAMING = {
+    "site": "sjc1",
+    "host": "{site}-su{su+1}-dgx{index+1:03}",
+    "storage_leaf": "{site}-stl{group:02}-{index:02}",
+    "storage_spine": "{site}-sts{index:02}",
+    "inband_leaf": "{site}-ibl{pair:02}-{side}",
+    "inband_spine": "{site}-ibs{index:02}",
+    "oob_access": "{site}-oob{group:02}-{index:02}",
+    "pdu": "{site}-pdu{rack:03}-{index}",
+    "management_pdu": "{site}-mpdu{rack:02}-{index}",
+    "rack": "{site}-r{row+1:02}-k{col+1:02}",
+}
+
+
+@pytest.mark.parametrize("gpus", [256, 1024])
+def test_other_networks_racks_and_pdus(tmp_path, gpus):
+    """Storage, in-band and OOB switches, PDUs and racks by the templates: in the cabling, NetBox, and read back by validate."""
+    data = {"name": "net", "gpus": gpus, "hb_domain": 8, "radix": 64, "arch": "rail-optimized", "scalable_unit": 32, "catalog": "ndr-400g", "networks": {"storage": {}, "inband": {}, "oob": {}}, "naming": NETWORK_NAMING}
+    path = tmp_path / "spec.yml"
+    path.write_text(yaml.safe_dump(data))
+    out = tmp_path / "out"
+    res = run(["build", path, "--out", out, "--formats", "cabling,netbox"])
+    assert res.exit_code == 0, res.output
+    root = out / "rail-optimized"
+    rows = list(csv.DictReader((root / "networks-cabling.csv").open()))
+    spec = build_spec(data)
+    nm = spec.naming
+    devices = {r[e] for r in rows for e in ("a_device", "z_device")}
+    role_key = {"storage-leaf": "storage_leaf", "storage-spine": "storage_spine", "inband-leaf": "inband_leaf", "inband-spine": "inband_spine", "oob-access": "oob_access"}
+    for r in rows:
+        for end in ("a", "z"):
+            key = role_key.get(r[f"{end}_role"])
+            if key is not None:
+                assert nm.other(key).parse(r[f"{end}_device"]) is not None, r
+            if r[f"{end}_role"] == "node":
+                assert nm.host.parse(r[f"{end}_device"]) is not None
+            if r[f"{end}_rack"]:
+                assert nm.other("rack").parse(r[f"{end}_rack"]) is not None, r[f"{end}_rack"]
+    assert any(nm.other("pdu").parse(d) for d in devices) and any(nm.other("management_pdu").parse(d) for d in devices)
+    prefix = "net-rail-optimized."
+    netbox = {r["name"].removeprefix(prefix) for r in csv.DictReader((root / "netbox" / "networks-devices.csv").open())}
+    assert {d for d in devices if d.startswith("sjc1-") and not nm.host.parse(d)} <= netbox | {r["name"].removeprefix(prefix) for r in csv.DictReader((root / "netbox" / "devices.csv").open())}
+    racks = {r["name"] for f in ("racks.csv", "networks-racks.csv") for r in csv.DictReader((root / "netbox" / f).open())}
+    assert racks and all(nm.other("rack").parse(x) is not None for x in racks)
+    res = run(["validate", root / "networks-cabling.csv"])
+    assert res.exit_code == 0, res.output
+    res = run(["validate", root / "cabling.csv"])
+    assert res.exit_code == 0, res.output

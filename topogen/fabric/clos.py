@@ -368,7 +368,7 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
     per_plane = len(raw)
     full = [(f"pl{p}-" if planes > 1 else "") + name for p in range(planes) for name in names]
     entries = [(tier_role(r[0]), p, r[3], r[4], r[1][0] if r[1] else 0, r[7]) for p in range(planes) for r in raw]
-    full = site_switch_names(spec.naming, entries, full)
+    full = site_switch_names(spec.naming, entries, full, arch)
     switches: list[Switch] = []
     for p in range(planes):
         for (tier, rails, group, block, pos, down, _scope, _home), name in zip(raw, full[p * per_plane : (p + 1) * per_plane]):

@@ -237,7 +237,7 @@ class NodeNames:
         return f"gpu{int(rank):0{self.rw}d}-nic{int(plane)}"
 
 
-def site_switch_names(naming, entries: list[tuple[str, int, int, int, int, int]], defaults: list[str]) -> list[str]:
+def site_switch_names(naming, entries: list[tuple[str, int, int, int, int, int]], defaults: list[str], arch: str = "") -> list[str]:
     """The compute fabric's switch names under the spec's ``naming:`` templates, checked.
 
     ``entries``: per switch ``(role, plane, group, pos, rail, home)``; ``defaults``:
@@ -274,7 +274,8 @@ def site_switch_names(naming, entries: list[tuple[str, int, int, int, int, int]]
             return f"{role} (plane {plane}, group {group}, pos {pos}, rail {rail}{f', home {home}' if home else ''})"
 
         fields = ", ".join("{" + f + "}" for f in ("site", "plane", "group", "pos", "index", "rail", "home"))
-        problems.append(Problem(t.key, f"template {show(t.text)} gives {what(i)} and {what(j)} the same name {show(out[i])}", f"add fields that tell them apart; valid fields: {fields}"))
+        where = f" of the {arch} fabric" if arch else ""
+        problems.append(Problem(t.key, f"template {show(t.text)} gives {what(i)} and {what(j)}{where} the same name {show(out[i])}", f"add fields that tell them apart; valid fields: {fields}"))
     if problems:
         raise InputError(problems)
     return out

@@ -66,8 +66,27 @@ FIELD_DOCS = {
     "group": "leaves: the leaf group (SU); upper tiers: the block",
     "pos": "position within the group or block",
     "rail": "first rail the switch serves (0 where it serves every rail)",
+    "pair": "an MLAG leaf pair (bonded in-band leaves; else the switch's index)",
+    "side": "the leaf of its MLAG pair (0, 1; 0 without pairs)",
+    "rack": "PDUs: the compute (or management) rack, counted from 0",
+    "row": "racks: the row of the hall, from 0",
+    "col": "racks: the position in its row, from 0",
 }
-KEY_FIELDS: dict[str, tuple[str, ...]] = {"host": HOST_FIELDS, "gpu": GPU_FIELDS, "interface": INTERFACE_FIELDS, **{r: SWITCH_FIELDS for r in SWITCH_ROLES}}
+# the storage, in-band and OOB networks' switches: <network>_<role> (topogen.fabric.networks)
+NETWORK_ROLES = ("storage_leaf", "storage_target_leaf", "storage_spine", "storage_super_spine", "inband_leaf", "inband_management_leaf", "inband_spine", "inband_super_spine", "oob_access")
+NETWORK_FIELDS = ("index", "group", "pair", "side")
+PDU_FIELDS = ("rack", "index")
+RACK_FIELDS = ("row", "col", "index")
+KEY_FIELDS: dict[str, tuple[str, ...]] = {
+    "host": HOST_FIELDS,
+    "gpu": GPU_FIELDS,
+    "interface": INTERFACE_FIELDS,
+    **{r: SWITCH_FIELDS for r in SWITCH_ROLES},
+    **{r: NETWORK_FIELDS for r in NETWORK_ROLES},
+    "pdu": PDU_FIELDS,
+    "management_pdu": PDU_FIELDS,
+    "rack": RACK_FIELDS,
+}
 
 NAMING_FIELDS: tuple[Field, ...] = (
     Field("site", "text", "The site's short name, the {site} field of every template: lower-case letters, digits and '-', at most 32.", default_doc="none", example="sjc1"),
@@ -75,6 +94,10 @@ NAMING_FIELDS: tuple[Field, ...] = (
     Field("gpu", "text", f"GPUs (cabling, diagrams, simulate --fail). Fields: {', '.join(GPU_FIELDS)}.", default_doc="hb<domain>-gpu<rank>", example="{host}-gpu{local}"),
     Field("interface", "text", f"A GPU NIC port's interface on its node (NetBox, netplan), a Linux name of at most 15 characters. Fields: {', '.join(INTERFACE_FIELDS)}.", default_doc="gpu<rank>-nic<port>", example="gpu{rank}np{port}"),
     *(Field(r, "text", f"Compute fabric {r} switches. Fields: {', '.join(SWITCH_FIELDS)}.", default_doc="topogen's (leaf-g00-r0, spine-b0-00, core-00; rail<r>- and pl<p>- prefixes)", example="{site}-p{plane}-" + r + "{index:03}") for r in SWITCH_ROLES),
+    *(Field(r, "text", f"The {r.split('_', 1)[0]} network's {r.split('_', 1)[1].replace('_', '-')} switches. Fields: {', '.join(NETWORK_FIELDS)} (group: the SU or node group it serves, 0 for shared switches).", default_doc="topogen's (stor-leaf-su00-p0, inb-leaf-00a, oob-su00-0...)", example="{site}-" + r.replace("_", "-") + "{index:02}") for r in NETWORK_ROLES),
+    Field("pdu", "text", f"PDUs of the compute racks. Fields: {', '.join(PDU_FIELDS)}.", default_doc="pdu-c<rack>-<i>", example="{site}-pdu{rack:03}-{index}"),
+    Field("management_pdu", "text", f"PDUs of the management racks. Fields: {', '.join(PDU_FIELDS)}.", default_doc="pdu-m<rack>-<i>", example="{site}-mpdu{rack:02}-{index}"),
+    Field("rack", "text", f"Racks (NetBox racks, cable labels, elevations). Fields: {', '.join(RACK_FIELDS)}.", default_doc="<row letter><position>: A01, B12", example="{site}-r{row+1:02}-k{col+1:02}"),
 )
 KEYS = names(NAMING_FIELDS)
 
@@ -198,9 +221,14 @@ class NamingSpec:
     gpu: Template | None = None
     interface: Template | None = None
     switches: tuple[tuple[str, Template], ...] = ()  # (role, template) of the compute fabric's tiers given
+    others: tuple[tuple[str, Template], ...] = ()  # (key, template) of the other networks' switches, PDUs and racks given
 
     def switch(self, role: str) -> Template | None:
         return dict(self.switches).get(role)
+
+    def other(self, key: str) -> Template | None:
+        """The template of ``key`` (``storage_leaf``, ``pdu``, ``rack``...), None: topogen's names."""
+        return dict(self.others).get(key)
 
     def to_dict(self) -> dict[str, str]:
         """The section as written (summary.json, the spec hash)."""
@@ -210,6 +238,7 @@ class NamingSpec:
             if t is not None:
                 d[k] = t.text
         d.update({r: t.text for r, t in self.switches})
+        d.update({r: t.text for r, t in self.others})
         return d
 
 
@@ -238,7 +267,8 @@ def parse_naming(raw: Any, problems: list[Problem], path: str = "naming") -> Nam
             problems.append(t)
         else:
             got[key] = t
-    return NamingSpec(site, got.get("host"), got.get("gpu"), got.get("interface"), tuple((r, got[r]) for r in SWITCH_ROLES if r in got))
+    others = tuple((k, got[k]) for k in (*NETWORK_ROLES, "pdu", "management_pdu", "rack") if k in got)
+    return NamingSpec(site, got.get("host"), got.get("gpu"), got.get("interface"), tuple((r, got[r]) for r in SWITCH_ROLES if r in got), others)
 
 
 # --- the checks that need the cluster's counts ----------------------------------------------
