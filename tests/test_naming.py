@@ -193,3 +193,19 @@ def test_other_networks_racks_and_pdus(tmp_path, gpus):
     assert res.exit_code == 0, res.output
     res = run(["validate", root / "cabling.csv"])
     assert res.exit_code == 0, res.output
+
+
+def test_emulate_reads_the_site_names(tmp_path):
+    """emulate's lab (no root needed to load it) takes each GPU's rail from the template, and samples whole HB domains."""
+    from topogen.config.emulation.lab import load_lab
+
+    data = {"name": "emu", "gpus": 128, "hb_domain": 8, "radix": 16, "arch": "rail-optimized", "naming": TEMPLATES["site"]}
+    path = tmp_path / "spec.yml"
+    path.write_text(yaml.safe_dump(data))
+    res = run(["build", path, "--out", tmp_path / "out", "--formats", "cabling,addressing,frr"])
+    assert res.exit_code == 0, res.output
+    lab = load_lab(tmp_path / "out", "rail-optimized", 32)
+    gn = GpuNames.of(build_spec(data))
+    assert lab.hosts and all(h.rail == gn.parse(h.gpu) % 8 for h in lab.hosts)
+    domains = {gn.parse(h.gpu) // 8 for h in lab.hosts}
+    assert len(lab.hosts) == 32 and 0 in domains and 15 in domains  # whole domains, first to last

@@ -384,6 +384,18 @@ def _read_back(t: Template, names: np.ndarray, ident, problems: list[Problem]) -
             return
 
 
+def _check_all(t: Template, values: Mapping[str, np.ndarray], n: int, kind: str, what, ident, problems: list[Problem]) -> None:
+    """The ``n`` names ``t`` makes of ``values``: within ``kind``'s limits, unique (``what(i)`` describes device ``i``), read back by ``ident``."""
+    got = t.many(values, n)
+    n0 = len(problems)
+    check_limits(t, got, kind, problems)
+    dup = duplicate_problem(t, got, what)
+    if dup:
+        problems.append(dup)
+    if len(problems) == n0:
+        _read_back(t, got, ident, problems)
+
+
 def check_names(naming: NamingSpec, gpus: int, hb_domain: int, per_node: int, su_domains: int, nic_ports: int, homes: int, problems: list[Problem]) -> None:
     """Every host, GPU and interface name the templates make: unique, read back, within its consumer's limits.
 
@@ -392,27 +404,11 @@ def check_names(naming: NamingSpec, gpus: int, hb_domain: int, per_node: int, su
     per_domain = hb_domain // per_node
     nodes = gpus // per_node
     if naming.host is not None:
-        ids = np.arange(nodes, dtype=np.int64)
-        v = host_values(ids, per_domain, su_domains)
-        got = naming.host.many(v, nodes)
-        n0 = len(problems)
-        check_limits(naming.host, got, "host", problems)
-        dup = duplicate_problem(naming.host, got, lambda i: f"node {i} (HB domain {i // per_domain}, slot {i % per_domain})")
-        if dup:
-            problems.append(dup)
-        if len(problems) == n0:
-            _read_back(naming.host, got, lambda f: node_id(f, per_domain), problems)
+        v = host_values(np.arange(nodes, dtype=np.int64), per_domain, su_domains)
+        _check_all(naming.host, v, nodes, "host", lambda i: f"node {i} (HB domain {i // per_domain}, slot {i % per_domain})", lambda f: node_id(f, per_domain), problems)
     if naming.gpu is not None:
-        ids = np.arange(gpus, dtype=np.int64)
-        v = gpu_values(ids, hb_domain, per_node, su_domains)
-        got = naming.gpu.many(v, gpus)
-        n0 = len(problems)
-        check_limits(naming.gpu, got, "gpu", problems)
-        dup = duplicate_problem(naming.gpu, got, lambda i: f"GPU {i} (HB domain {i // hb_domain}, rank {i % hb_domain})")
-        if dup:
-            problems.append(dup)
-        if len(problems) == n0:
-            _read_back(naming.gpu, got, lambda f: gpu_id(f, hb_domain, per_node), problems)
+        v = gpu_values(np.arange(gpus, dtype=np.int64), hb_domain, per_node, su_domains)
+        _check_all(naming.gpu, v, gpus, "gpu", lambda i: f"GPU {i} (HB domain {i // hb_domain}, rank {i % hb_domain})", lambda f: gpu_id(f, hb_domain, per_node), problems)
     if naming.interface is not None:
         # one node's interfaces: the GPUs of its ranks (every rank occurs on some node) and their ports
         rank = np.repeat(np.arange(hb_domain, dtype=np.int64), nic_ports)
