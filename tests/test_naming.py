@@ -209,3 +209,22 @@ def test_emulate_reads_the_site_names(tmp_path):
     assert lab.hosts and all(h.rail == gn.parse(h.gpu) % 8 for h in lab.hosts)
     domains = {gn.parse(h.gpu) // 8 for h in lab.hosts}
     assert len(lab.hosts) == 32 and 0 in domains and 15 in domains  # whole domains, first to last
+
+
+@pytest.mark.parametrize("extra", [{"homing": "dual", "nic_ports": 2}, {"design": "leaf-pair"}], ids=["dual-homed", "leaf-pair"])
+def test_dual_homing_and_leaf_pair(tmp_path, extra):
+    """{home} tells a dual-homed pair's leaves apart, {pos} a leaf pair's; the build's own export diffs clean."""
+    data = {"name": "hd", "gpus": 64, "hb_domain": 8, "radix": 64, "arch": "rail-optimized", **extra, "naming": {"host": "dgx{index:02}", "gpu": "{host}-g{local}", "interface": "g{rank}p{plane}h{home}", "leaf": "lf{group}-{rail}-{pos}-{home}"}}
+    path = tmp_path / "spec.yml"
+    path.write_text(yaml.safe_dump(data))
+    root = tmp_path / "out" / "rail-optimized"
+    assert run(["build", path, "--out", tmp_path / "out", "--formats", "cabling,netbox"]).exit_code == 0
+    spec = build_spec(data)
+    leaves = {r["z_device"] for r in csv.DictReader((root / "cabling.csv").open()) if r["z_role"] == "leaf"}
+    assert len(leaves) == (16 if "homing" in extra else 2) and all(spec.naming.switch("leaf").parse(x) for x in leaves)
+    res = run(["diff", root, root / "cabling.csv"])
+    assert res.exit_code == 0 and "no deviations" in res.output, res.output
+    no_home = {**data, "naming": {**data["naming"], "leaf": "lf{group}"}}
+    path.write_text(yaml.safe_dump(no_home))
+    res = run(["build", path, "--out", tmp_path / "bad"])
+    assert res.exit_code == 2 and "naming.leaf: template 'lf{group}' gives leaf" in res.output and not (tmp_path / "bad").exists()
