@@ -228,3 +228,11 @@ def test_dual_homing_and_leaf_pair(tmp_path, extra):
     path.write_text(yaml.safe_dump(no_home))
     res = run(["build", path, "--out", tmp_path / "bad"])
     assert res.exit_code == 2 and "naming.leaf: template 'lf{group}' gives leaf" in res.output and not (tmp_path / "bad").exists()
+
+
+def test_simulate_fail_names_the_site_names_in_its_hint(tmp_path):
+    path = tmp_path / "spec.yml"
+    path.write_text(yaml.safe_dump({"name": "f", **SHAPES["rail-opt"], "naming": TEMPLATES["site"]}))
+    res = run(["simulate", path, "--arch", "rail-optimized", "--fail", "hb00-gpu0"])
+    assert res.exit_code == 2
+    assert "no device 'hb00-gpu0'" in res.output and "(sjc1-p0-leaf00-r00, sjc1-dgx001-gpu0)" in res.output
