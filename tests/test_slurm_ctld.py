@@ -167,6 +167,9 @@ CASES = {
     "scalable-units": lambda: build_spec({"name": "su", "gpus": 400, "hb_domain": 8, "radix": 16, "scalable_unit": 5, "max_scalable_units": 12, "reserved_leaf_ports": 1}),
     # design: leaf-pair: every node on both leaves (A-B-B-A), so the pair is one Slurm switch holding every node
     "leaf-pair": lambda: build_spec({"name": "lp", "gpus": 128, "hb_domain": 8, "radix": 128, "design": "leaf-pair"}),
+    # the site's names (naming:): hosts, leaves, spines and cores by templates, nodes and switches as NetBox and Slurm get them
+    "site-names": lambda: build_spec({"name": "sn", "gpus": 504, "hb_domain": 8, "radix": 16, "naming": {"site": "sjc1", "host": "{site}-dgx{index+1:03}", "leaf": "{site}-leaf{group:02}-r{rail}-{pos}", "spine": "{site}-spine{index:03}", "core": "{site}-core{index:03}"}}),
+    "site-names-trays": lambda: build_spec({"name": "snt", "gpus": 1152, "hb_domain": 72, "radix": 32, "gpus_per_node": 4, "naming": {"host": "nvl{domain:02}-t{slot+1:02}", "leaf": "lf{group}-{rail}-{pos}"}}),
     "leaf-pair-trays-two-planes": lambda: build_spec({"name": "lp2", "gpus": 96, "hb_domain": 8, "gpus_per_node": 2, "radix": 128, "design": "leaf-pair", "planes": 2, "oversubscription": "2:1"}),
 }
 

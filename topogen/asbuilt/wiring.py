@@ -436,7 +436,7 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
     n = spec.gpus
     switches = list(expected.switches)
     sw_id = {s.name: n + i for i, s in enumerate(switches)}
-    gnames = GpuNames(n, spec.hb_domain)
+    gnames = GpuNames.of(spec)
     findings: list[Finding] = []
     lf = raw.loc_fmt
 

@@ -112,7 +112,7 @@ def plan_for(spec, hw: Catalog, compute_switches: int, nodes_per_rack: int, swit
             targets = 0
         if sized:
             sized = f"storage: {targets:,} target ports of {tspeed}G sized from {sized} (networks.storage.target_ports not given)"
-    plan = nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports, target_ports_from=sized, **mgmt)  # type: ignore[arg-type]
+    plan = nw.NetworkPlan(spec.nodes, spec.gpus, spec.hb_domain, spec.gpus_per_node, su, nodes_per_rack, switches_per_rack, compute_switches, n, radix[0], radix[1], radix[2], targets or 0, tuple(skus), compute_switch_racks, oob_uplink_ports=sw.uplink_ports, target_ports_from=sized, naming=spec.naming, **mgmt)  # type: ignore[arg-type]
     if n.inband.collapsed_core:
         plan = _collapse(plan, spec, hw, compute)
     return plan

@@ -84,7 +84,7 @@ class Wire:
         self.sw_rail_hi = np.asarray(hi, np.int64)
         self.sw_rail_contig = np.fromiter((not s.rails or tuple(s.rails) == tuple(range(s.rails[0], s.rails[-1] + 1)) for s in sw), bool, S)
         self.dev_tier = np.concatenate([np.zeros(n, np.int8), self.sw_tier.astype(np.int8)])  # tiers fit a byte
-        self.gpu_names = GpuNames(n, self.K)
+        self.gpu_names = GpuNames.of(fabric.spec)
         L = fabric.cable_table()  # the links, then a leaf pair's ISLs: every cable is checked
         self.L = L
         self.partner = pair_partners(fabric)  # a leaf's pair partner (switch index; -1: none)

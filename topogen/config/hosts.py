@@ -53,7 +53,7 @@ _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 def nodes(fabric) -> NodeNames:
     s = fabric.spec
-    return NodeNames(s.gpus, s.hb_domain, getattr(s, "gpus_per_node", None))
+    return NodeNames.of(s)
 
 
 def node_links(fabric) -> tuple[np.ndarray, np.ndarray]:

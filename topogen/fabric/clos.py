@@ -23,7 +23,7 @@ import numpy as np
 
 from topogen.fabric.leafpair import leaf_pair
 from topogen.fabric.model import Fabric, LinkTable, Switch
-from topogen.fabric.naming import units_note, width
+from topogen.fabric.naming import site_switch_names, units_note, width
 from topogen.spec import counts
 from topogen.spec.counts import tier_role
 from topogen.util.figures import count, plural
@@ -366,11 +366,13 @@ def _finish(spec, arch: str, t: int, raw: list[tuple], links: _Links, notes: lis
     planes = spec.planes
     names = _switch_names(raw, arch, t, spec.hb_domain, spec.homes)
     per_plane = len(raw)
+    full = [(f"pl{p}-" if planes > 1 else "") + name for p in range(planes) for name in names]
+    entries = [(tier_role(r[0]), p, r[3], r[4], r[1][0] if r[1] else 0, r[7]) for p in range(planes) for r in raw]
+    full = site_switch_names(spec.naming, entries, full, arch)
     switches: list[Switch] = []
     for p in range(planes):
-        prefix = f"pl{p}-" if planes > 1 else ""
-        for (tier, rails, group, block, pos, down, _scope, _home), name in zip(raw, names):
-            switches.append(Switch(prefix + name, tier, p, rails, group, block, spec.radix_at(tier), down))
+        for (tier, rails, group, block, pos, down, _scope, _home), name in zip(raw, full[p * per_plane : (p + 1) * per_plane]):
+            switches.append(Switch(name, tier, p, rails, group, block, spec.radix_at(tier), down))
     cols = []
     for p in range(planes):
         off = n + p * per_plane

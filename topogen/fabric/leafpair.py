@@ -9,10 +9,12 @@ among that leaf's GPUs in GPU order (node order); ISL ``j`` (1-based) from
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from topogen.fabric.model import Fabric, LinkTable, Switch
-from topogen.fabric.naming import units_note
+from topogen.fabric.naming import site_switch_names, units_note
 from topogen.spec import leafpair
 from topogen.util.figures import plural
 
@@ -46,6 +48,8 @@ def leaf_pair(spec, arch: str) -> Fabric:
             switches.append(Switch(f"{prefix}leaf-{leafpair.SIDES[s]}", 1, p, rails[s], group, 0, k, k - lp.isls))
         cols.append((gpu, np.full(n, p), a + side, port, np.full(n, p)))
         isl_cols.append((np.full(lp.isls, a), lp.gpu_ports + 1 + j, np.full(lp.isls, a + 1), lp.gpu_ports + 1 + j, np.full(lp.isls, p)))
+    names = site_switch_names(spec.naming, [("leaf", sw.plane, 0, i % 2, sw.rails[0] if sw.rails else 0, 0) for i, sw in enumerate(switches)], [sw.name for sw in switches], arch)
+    switches = [replace(sw, name=nm) for sw, nm in zip(switches, names)]
     links = _table(cols, 1, speed)
     isls = _table(isl_cols, 1, speed)
     notes = [_note(spec, arch, lp, rails)]

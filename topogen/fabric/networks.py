@@ -68,14 +68,16 @@ Names: see :data:`KIND_NAMES` and :meth:`Networks.device_name`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import ceil
+from typing import Any
 
 import numpy as np
 
 from topogen.fabric.naming import NodeNames, width
+from topogen.spec.naming import check_limits, first_duplicate
 from topogen.spec.networks import NetworksSpec
-from topogen.util.errors import InputError, Problem
+from topogen.util.errors import InputError, Problem, show
 
 NETWORK_NAMES = ("storage", "inband", "oob")
 STORAGE, INBAND, OOB = range(3)
@@ -138,6 +140,7 @@ class NetworkPlan:
     collapsed_names: tuple[str, ...] = ()  # their names in the compute fabric
     inband_reserved: int = 0  # ports of each collapsed leaf, at the in-band speed, that the compute fabric's cages take (its lowest)
     inband_per_cage: int = 1  # in-band ports per cage of a collapsed leaf (named p<cage>s<sub>)
+    naming: Any = None  # the spec's naming: section (topogen.spec.naming.NamingSpec; None: topogen's names)
     mgmt_radix: int = 0  # access ports of an in-band management leaf (inband.management_switch at management_speed); 0: no management leaves
     mgmt_sku: str = ""
     collapsed_note: str = ""  # why a collapsed core split into a converged pair of its own ("" when it did not)
@@ -252,7 +255,7 @@ class Networks:
         """Name of the device ``(kind, idx)``: nodes as the compute fabric names them, switches theirs."""
         p = self.plan
         if kind == NODE:
-            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node).name(idx)
+            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node, p.naming, p.su_nodes * p.gpus_per_node // p.hb_domain).name(idx)
         if kind == SWITCH:
             return self.switches[idx].name
         if kind == MGMT:
@@ -272,7 +275,7 @@ class Networks:
         """Every device name of ``kind``, by index (the one-device kinds: one name)."""
         p = self.plan
         if kind == NODE:
-            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node).names()
+            return NodeNames(p.gpus, p.hb_domain, p.gpus_per_node, p.naming, p.su_nodes * p.gpus_per_node // p.hb_domain).names()
         if kind == SWITCH:
             return [s.name for s in self.switches]
         if kind == FABRIC:
@@ -288,13 +291,17 @@ class Networks:
         return f"nvsw-c{r:0{w}d}-{i}" if i < o.hb_switch_trays else f"pshelf-c{r:0{w}d}-{i - o.hb_switch_trays}"
 
     def _pdu_name(self, idx: int) -> str:
+        """``pdu-c<rack>-<i>`` of a compute rack, ``pdu-m<rack>-<i>`` of a management rack (or the spec's ``naming.pdu``, ``naming.management_pdu``)."""
         cr, mr = self.racks
         pc, pm = self.plan.net.oob.pdus_per_compute_rack, self.plan.net.oob.pdus_per_management_rack
+        nm = self.plan.naming
         if idx < cr * pc:
             r, i = divmod(idx, pc)
-            return f"pdu-c{r:0{max(2, width(cr))}d}-{i}"
+            t = nm.other("pdu") if nm is not None else None
+            return t.format(rack=r, index=i) if t is not None else f"pdu-c{r:0{max(2, width(cr))}d}-{i}"
         r, i = divmod(idx - cr * pc, pm)
-        return f"pdu-m{r:0{max(2, width(mr))}d}-{i}"
+        t = nm.other("management_pdu") if nm is not None else None
+        return t.format(rack=r, index=i) if t is not None else f"pdu-m{r:0{max(2, width(mr))}d}-{i}"
 
     def oob_ports(self, kind: int) -> int:
         """OOB (BMC) ports of each device of ``kind`` (nodes: ``node_ports.bmc.count``; management servers: ``oob.management_server_ports``)."""
@@ -805,7 +812,77 @@ def generate(p: NetworkPlan) -> Networks:
         assumed.append(f"oob: the catalog states no uplink ports for {p.skus[2] or 'the OOB switch'}; assumed {p.net.oob.uplinks} of their own beside its {p.oob_radix} access ports (catalog uplink_ports)")
     if st is not None:
         notes.append(f"storage: {len(st.leaf_down)} node leaves at {p.net.storage.node_oversubscription}, {len(st.target_down)} target leaves ({p.net.storage.target_leaves}) at {p.net.storage.target_oversubscription}, {st.upper.spines} spines" + (f" in {len(st.upper.pods)} pods under {st.upper.supers} super-spines" if st.upper.pods else ""))
-    return Networks(p, switches, cables.table(), endpoints, o.racks, notes, assumptions=assumed)
+    nets = Networks(p, _site_names(p, switches), cables.table(), endpoints, o.racks, notes, assumptions=assumed)
+    _check_pdus(nets)
+    return nets
+
+
+def _check_pdus(nets: "Networks") -> None:
+    """The PDU names of ``naming.pdu`` / ``naming.management_pdu``: DNS labels, unique, apart from the switches'."""
+    nm = nets.plan.naming
+    if nm is None or (nm.other("pdu") is None and nm.other("management_pdu") is None):
+        return
+    problems: list[Problem] = []
+    pdus = np.asarray(nets.names(PDU), dtype=str)
+    first_m = nets.racks[0] * nets.plan.net.oob.pdus_per_compute_rack
+    for key, part in (("pdu", pdus[:first_m]), ("management_pdu", pdus[first_m:])):
+        t = nm.other(key)
+        if t is not None and len(part):
+            check_limits(t, part, "switch", problems)
+    both = np.concatenate([pdus, np.asarray([s.name for s in nets.switches], dtype=str)])
+    d = first_duplicate(both)
+    if d is not None and not problems:
+        i, j = d
+        t = nm.other("pdu" if i < first_m else "management_pdu") or nm.other("pdu") or nm.other("management_pdu")
+        problems.append(Problem(t.key, f"template {show(t.text)} gives {_pdu_or_switch(i, both, len(pdus))} and {_pdu_or_switch(j, both, len(pdus))} the same name {show(str(both[i]))}", "add fields that tell them apart; valid fields: {site}, {rack}, {index}"))
+    if problems:
+        raise InputError(problems)
+
+
+def _pdu_or_switch(x: int, names: np.ndarray, pdus: int) -> str:
+    return f"PDU {x}" if x < pdus else f"switch {names[x]}"
+
+
+def _site_names(p: NetworkPlan, switches: list[NetSwitch]) -> list[NetSwitch]:
+    """The switches renamed by the spec's ``naming:`` templates (``storage_leaf``, ``oob_access``...), checked.
+
+    ``{index}`` counts the switches of one template from 0, ``{group}`` is the SU or
+    node group a switch serves (0 for shared ones), ``{pair}``/``{side}`` an MLAG
+    pair and its leaf. A collapsed core's leaves keep the compute fabric's names.
+    Raises :class:`InputError` naming the template when two switches get one name
+    or a name is no DNS label.
+    """
+    nm = p.naming
+    if nm is None or not nm.others:
+        return switches
+    seen: dict[str, int] = {}
+    out: list[NetSwitch] = []
+    whose: list = []
+    nums: list[int] = []
+    for s in switches:
+        t = nm.other(f"{NETWORK_NAMES[s.network]}_{s.role.replace('-', '_')}") if s.compute < 0 else None
+        if t is None:
+            out.append(s)
+            whose.append(None)
+            nums.append(-1)
+            continue
+        k = seen[t.key] = seen.get(t.key, -1) + 1
+        nums.append(k)
+        paired = s.pair >= 0
+        out.append(replace(s, name=t.format(index=k, group=max(s.group, 0), pair=s.pair if paired else k, side=k % 2 if paired else 0)))
+        whose.append(t)
+    problems: list[Problem] = []
+    for t in dict.fromkeys(w for w in whose if w is not None):
+        check_limits(t, np.asarray([s.name for s, w in zip(out, whose) if w is t]), "switch", problems)
+    d = first_duplicate(np.asarray([s.name for s in out]))
+    if d is not None and not problems:
+        i, j = d
+        t = whose[j] or whose[i]
+        what = [f"{NETWORK_NAMES[out[x].network]} {out[x].role} switch {nums[x] if nums[x] >= 0 else out[x].name} (group {max(out[x].group, 0)})" for x in (i, j)]
+        problems.append(Problem(t.key, f"template {show(t.text)} gives the {what[0]} and the {what[1]} the same name {show(out[i].name)}", "add fields that tell them apart; valid fields: {site}, {index}, {group}, {pair}, {side}"))
+    if problems:
+        raise InputError(problems)
+    return out
 
 
 def _stripe(up: list[int], spines: int, first_spine: int, leaf_ids: list[int], up_start: list[int], speed, net: int, cables: _Cables, role: int = R_UP) -> None:

@@ -26,7 +26,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from topogen.fabric.model import CHUNK, Fabric
-from topogen.fabric.naming import width
+from topogen.fabric.naming import GpuNames, NodeNames, width
 from topogen.util.text import csv_field
 
 KEEP = 4  # views kept per process (both architectures of a build, and the next build's)
@@ -146,6 +146,9 @@ class FabricView:
     def device(self) -> np.ndarray:
         """Name of every device, by device id (GPUs, then switches)."""
         n, k = self.gpus, self.hb
+        gn = GpuNames.of(self.fabric.spec)
+        if gn.template is not None:  # the site's names (naming.gpu)
+            return text_table(gn.many(np.arange(n)).tolist() + [s.name for s in self.fabric.switches])
         dw, rw = max(2, width(n // k)), width(k)
         ranks = [f"-gpu{r:0{rw}d}" for r in range(k)]
         gpus = [f"hb{d:0{dw}d}{r}" for d in range((n + k - 1) // k) for r in ranks][:n]
@@ -197,6 +200,9 @@ class FabricView:
     @cached_property
     def _interface_table(self) -> np.ndarray:
         t, rw = self.max_port + 1, width(self.hb)
+        nn = NodeNames.of(self.fabric.spec)
+        if nn.iface is not None:  # the site's names (naming.interface)
+            return text_table([f"p{p}" for p in range(t)] + [nn.interface(r, p) for r in range(self.hb) for p in range(t)])
         return text_table([f"p{p}" for p in range(t)] + [f"gpu{r:0{rw}d}-nic{p}" for r in range(self.hb) for p in range(t)])
 
     def interface_codes(self, dev: np.ndarray, port: np.ndarray) -> np.ndarray:

@@ -152,7 +152,7 @@ ACTION_ORDER = {"remove": 0, "move": 1, "add": 2}
 def pull_lines(e: Expansion, fab, lay) -> Iterator[str]:
     """delta-pull-sheets.csv: every cable to remove, move and add, by stage, then rack pair, length and label."""
     labels = FloorView(fab, lay).labels(slice(None))
-    gn = GpuNames(fab.gpus, fab.hb_domain)
+    gn = GpuNames.of(fab.spec)
     sw = {s.name: fab.gpus + i for i, s in enumerate(fab.switches)}
     back = {v: k for k, v in e.rewire.relabelled.items()}
 

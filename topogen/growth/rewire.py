@@ -103,7 +103,7 @@ def fabric_wires(fabric: Fabric) -> list[Wire]:
     """Every cable of a generated fabric by name, in cable order (ids 1, 2, ...)."""
     L = fabric.links
     sw = [s.name for s in fabric.switches]
-    gn = GpuNames(fabric.gpus, fabric.hb_domain)
+    gn = GpuNames.of(fabric.spec)
     n = fabric.gpus
     out = []
     for k, (a, ap, z, zp, t, p, sa, sz) in enumerate(zip(L.a_dev.tolist(), L.a_port.tolist(), L.z_dev.tolist(), L.z_port.tolist(), L.tier.tolist(), L.plane.tolist(), L.a_speed.tolist(), L.z_speed.tolist()), 1):

@@ -91,7 +91,7 @@ def rack_cells(fabric: Fabric, lay: Layout, rack: int, nets: NetworkRacks | None
     cells: dict[tuple[int, int], list[int]] = {}
     for d in devs.tolist():
         cells.setdefault((int(p.u[d]), int(p.height_u[d])), []).append(d)
-    nn = NodeNames(n, fabric.hb_domain, fabric.spec.gpus_per_node)
+    nn = NodeNames.of(fabric.spec)
     out = []
     for (u, h), ds in sorted(cells.items()):
         if ds[0] < n:

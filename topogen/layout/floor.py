@@ -32,6 +32,8 @@ import numpy as np
 
 from topogen.fabric.model import Fabric
 from topogen.spec.layout import LayoutSpec, racks_per_row
+from topogen.spec.naming import check_limits, duplicate_problem
+from topogen.util.errors import InputError, Problem
 
 U_M = 0.04445  # one rack unit in metres
 
@@ -67,6 +69,27 @@ def row_name(row: int) -> str:
         row, r = divmod(row - 1, 26)
         s = chr(65 + r) + s
     return s
+
+
+def rack_names(rows: np.ndarray, cols: np.ndarray, cw: int, naming=None, first: int = 0) -> list[str]:
+    """Names of racks at ``rows``, ``cols`` (0-based): ``<row letter><position>`` (``A01``), or the spec's ``naming.rack``.
+
+    ``first``: the index of the first of them among all racks (``{index}``). A template
+    giving two racks one name, or a name NetBox cannot hold, raises :class:`InputError`.
+    """
+    t = naming.other("rack") if naming is not None else None
+    if t is None:
+        return [f"{row_name(r)}{c + 1:0{cw}d}" for r, c in zip(rows.tolist(), cols.tolist())]
+    rows, cols = np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+    names = t.many({"row": rows, "col": cols, "index": first + np.arange(len(rows))}, len(rows))
+    problems: list[Problem] = []
+    check_limits(t, names, "gpu", problems)
+    dup = duplicate_problem(t, names, lambda i: f"the rack in row {int(rows[i])}, position {int(cols[i])}")
+    if dup is not None and not problems:
+        problems.append(dup)
+    if problems:
+        raise InputError(problems)
+    return names.tolist()
 
 
 def place(fabric: Fabric, lay: LayoutSpec) -> Placement:
@@ -173,7 +196,7 @@ def place(fabric: Fabric, lay: LayoutSpec) -> Placement:
     cols = np.concatenate(rcol).astype(np.int64)
     cw = len(str(int(cols.max()) + 1)) if len(cols) else 2
     cw = max(cw, 2)
-    names = [f"{row_name(r)}{c + 1:0{cw}d}" for r, c in zip(rows.tolist(), cols.tolist())]
+    names = rack_names(rows, cols, cw, fabric.spec.naming)
 
     rack = np.empty(n + S, dtype=np.int32)
     u = np.empty(n + S, dtype=np.int16)

@@ -44,7 +44,7 @@ import numpy as np
 from topogen.fabric import networks as nw
 from topogen.layout import Layout
 from topogen.layout.cables import route_m, sold_m
-from topogen.layout.floor import U_M, Racks, row_name
+from topogen.layout.floor import U_M, Racks, rack_names, row_name
 from topogen.util.errors import InputError, Problem
 
 EXTERNAL = -1  # rack of a device outside the plan (storage targets, NFS, data-centre core)
@@ -208,7 +208,7 @@ def plan_networks(networks: nw.Networks, lay: Layout, leaves_with_su: bool = Fal
     where[nw.RACKDEV] = (dev_rack, np.zeros(len(dev_rack), np.int64), np.zeros(len(dev_rack), np.int64))
     for k in (nw.TARGETS, nw.NFS, nw.CORE):
         where[k] = (np.full(1, EXTERNAL, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
-    racks = _with_management_racks(lay.racks, n_mgmt)
+    racks = _with_management_racks(lay.racks, n_mgmt, plan_.naming)
     c = networks.cables
     routed = _routed(c, where, racks, s)
     known = ~np.isnan(routed)
@@ -445,7 +445,7 @@ def _group_first_nodes(p: nw.NetworkPlan) -> list[tuple[int, int]]:
     return out
 
 
-def _with_management_racks(racks: Racks, count: int) -> Racks:
+def _with_management_racks(racks: Racks, count: int, naming=None) -> Racks:
     """The compute layout's racks and ``count`` management racks in a row of their own at the end of the hall."""
     if not count:
         return racks
@@ -455,7 +455,7 @@ def _with_management_racks(racks: Racks, count: int) -> Racks:
     k = np.arange(count, dtype=np.int64)
     rows, cols = row0 + k // width, k % width
     cw = max(2, len(str(width)))
-    names = [f"{row_name(r)}{c + 1:0{cw}d}" for r, c in zip(rows.tolist(), cols.tolist())]
+    names = rack_names(rows, cols, cw, naming, len(racks))
     return Racks(list(racks.name) + names, list(racks.kind) + ["management"] * count, np.concatenate([racks.row, rows]), np.concatenate([racks.col, cols]))
 
 

@@ -22,6 +22,7 @@ from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
 from topogen.spec.addressing import NETWORK_DEFAULTS, check_networks, parse_addressing
 from topogen.spec.layout import parse_layout
 from topogen.spec.spares import parse_spares
+from topogen.spec.naming import check_names, parse_naming
 from topogen.spec.networks import parse_networks
 from topogen.spec.units import parse_units
 from topogen.spec.workload import parse_number, parse_workload
@@ -35,7 +36,7 @@ NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)  # with fullm
 MAX_RATIO_PART = 4096  # oversubscription d:u, each part (a leaf has at most LIMITS["radix"] ports)
 
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in SPEC_FIELDS}  # the field table (topogen.spec.fields) is the one list of keys
-OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "networks", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "system", "spares")  # left out of to_dict()/the hash when unset
+OPTIONAL_KEYS = ("hb_bandwidth_gbps", "workload", "layout", "networks", "addressing", "scalable_unit", "max_scalable_units", "reserved_leaf_ports", "reserved_leaf_ports_per", "system", "spares", "naming")  # left out of to_dict()/the hash when unset
 ALLOWED_KEYS = tuple(DEFAULTS)
 REQUIRED = tuple(f.name for f in SPEC_FIELDS if f.required)
 RATIO_RE = re.compile(r"\s*([0-9]{1,9})\s*:\s*([0-9]{1,9})\s*", re.ASCII)
@@ -75,6 +76,7 @@ class Spec:
     design: str = "clos"  # "leaf-pair": the Enterprise RA single tier, two leaves per plane joined by ISLs (topogen/fabric/leafpair.py)
     striping: str = "balanced"  # "minimal": the top tier has the fewest switches the ports need, parallel links uneven by one
     spares: Any = None  # topogen.spec.spares.SparesSpec: spares per SKU in the BOM (None: none)
+    naming: Any = None  # topogen.spec.naming.NamingSpec: the site's names (None: topogen's own)
 
     tier_radix: tuple[int, ...] = ()  # per switch tier, leaf first, when radix is a list (the last repeats upward)
     tier_oversubscription: tuple[str, ...] = ()  # per tier below the top, leaf first, when given per tier
@@ -197,6 +199,8 @@ class Spec:
             d["oversubscription"] = list(to)
         if ts:
             d["link_speed"] = list(ts)
+        if self.naming is not None:
+            d["naming"] = self.naming.to_dict()
         if d["spares"] is not None:  # the categories with a rule of their own
             d["spares"] = {k: v for k, v in d["spares"].items() if v is not None}
         for key in OPTIONAL_KEYS:
@@ -346,6 +350,9 @@ def build_spec(data: Mapping[str, Any], overrides: Mapping[str, Any] | None = No
     _cross_checks(values, problems)
     _leaf_pair_checks(values, problems)
     _analysis_fields(merged, values, problems)
+    if not problems and values["naming"] is not None:  # the names need the counts, checked above
+        su = values.get("scalable_unit")
+        check_names(values["naming"], values["gpus"], values["hb_domain"], values["gpus_per_node"], su * values["gpus_per_node"] // values["hb_domain"] if su else 0, values["planes"] * homes_of(values["homing"]), homes_of(values["homing"]), problems)
     if problems:
         raise InputError(problems)
     derived = {k: values[k] for k in ("tier_radix", "tier_oversubscription", "tier_speed") if k in values}
@@ -384,6 +391,7 @@ def _analysis_fields(merged: Mapping[str, Any], values: dict[str, Any], problems
     values["networks"] = parse_networks(merged["networks"], problems)
     values["addressing"] = parse_addressing(merged["addressing"], problems)
     values["spares"] = parse_spares(merged["spares"], problems)
+    values["naming"] = parse_naming(merged["naming"], problems)
     if values["networks"] is not None and (merged["addressing"] is None or values["addressing"] is not None):
         check_networks(values["addressing"] or ADDRESSING_DEFAULT, problems)  # the in-band and OOB pools, only when those networks exist
 

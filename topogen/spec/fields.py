@@ -142,4 +142,5 @@ SPEC_FIELDS: tuple[Field, ...] = (
     Field("system", "text", "The compute node's system definition (templates/systems/: dgx-h100, dgx-b200): its height in the racks, its NIC cages and ports and the names its OS gives them (netplan, NCCL).", default_doc="from workload gpu and gpus_per_node (gpu: b200 with 8 GPUs a node is dgx-b200), else a generic node", example="dgx-b200"),
     Field("backup_nodes", "int", "Spare hosts among gpus, wired like the others but kept out of the job size.", default=0, minimum=0, example=8),
     Field("spares", "section", "Spare parts the BOM adds per SKU: a percentage and a minimum, per category (switch, transceiver, cable, nic).", default_doc="none: no spares lines", sub="spares"),
+    Field("naming", "section", "The site's names: templates for hosts, GPUs, NIC interfaces and compute switches per tier, with fields such as {site}, {su}, {index+1:03}.", default_doc="topogen's own names (hb03, hb0003-gpu7, gpu7-nic0, leaf-g00-r0)", sub="naming"),
 )

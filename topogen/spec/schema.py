@@ -22,6 +22,7 @@ from topogen.spec.fields import Field
 from topogen.spec.addressing import ADDRESSING_FIELDS
 from topogen.spec.layout import LAYOUT_FIELDS
 from topogen.spec.spares import RULE_FIELDS, SPARES_FIELDS
+from topogen.spec.naming import NAMING_FIELDS
 from topogen.spec.networks import SCHEMA_DEFS as NETWORK_DEFS
 from topogen.spec.workload import BATCH_RE, CHECKPOINT_FIELDS, GPU_FIELDS, MODEL_FIELDS, MOE_FIELDS, NUMBER_RE, PARALLEL_FIELDS, SCALE_UP_FIELDS, WORKLOAD_FIELDS
 
@@ -141,6 +142,7 @@ SPEC_DEFS: dict[str, tuple[Field, ...]] = {
     "layout": LAYOUT_FIELDS,
     "spares": SPARES_FIELDS,
     "spare_rule": RULE_FIELDS,
+    "naming": NAMING_FIELDS,
     "addressing": ADDRESSING_FIELDS,
     **NETWORK_DEFS,
 }

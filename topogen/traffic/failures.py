@@ -102,7 +102,7 @@ def apply(fabric: Fabric, failure: Failure, key: int = 0, skip: tuple[str, ...] 
     n = fabric.gpus
     keep = np.ones(len(L), bool)
     ids = {s.name: n + i for i, s in enumerate(fabric.switches)}
-    gn = GpuNames(n, fabric.hb_domain)
+    gn = GpuNames.of(fabric.spec)
     problems = []
     for item in failure.names:
         if item in skip:
@@ -112,7 +112,7 @@ def apply(fabric: Fabric, failure: Failure, key: int = 0, skip: tuple[str, ...] 
         if dev is None:
             dev = gn.parse(dev_name)
         if dev is None:
-            problems.append(Problem("fail", f"{show(item)}: no device {show(dev_name)} in the {fabric.arch} fabric", "name a switch or GPU as in cabling.csv (leaf-g0-r0, spine-3, hb00-gpu0), optionally :port (leaf-g0-r0:p33)"))
+            problems.append(Problem("fail", f"{show(item)}: no device {show(dev_name)} in the {fabric.arch} fabric", f"name a switch or GPU as in cabling.csv ({fabric.switches[0].name}, {gn.name(0)}), optionally :port ({fabric.switches[0].name}:p1)" if fabric.spec.naming is not None else "name a switch or GPU as in cabling.csv (leaf-g0-r0, spine-3, hb00-gpu0), optionally :port (leaf-g0-r0:p33)"))
             continue
         hit = (L.a_dev == dev) | (L.z_dev == dev)
         if sep:

@@ -104,7 +104,7 @@ class Network:
         """``from:port->to:port`` of directed links, ``hb:<gpu> out`` / ``in`` for HB-domain links."""
         f = self.fabric
         L = f.cable_table()
-        gn = GpuNames(f.gpus, f.hb_domain)
+        gn = GpuNames.of(f.spec)
 
         def dev(d: int) -> str:
             return gn.name(d) if d < f.gpus else f.switches[d - f.gpus].name

@@ -146,7 +146,7 @@ def read_matrix(path, spec) -> Pairs:
 
 def _matrix_rows(rows, label: str, spec) -> tuple[list[int], list[int], list[float]]:
     """Sources, destinations and bytes of a matrix's rows; every bad row (up to 20) named with its line."""
-    names = GpuNames(spec.gpus, spec.hb_domain)
+    names = GpuNames.of(spec)
     problems: list[Problem] = []
     src: list[int] = []
     dst: list[int] = []

@@ -9,7 +9,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import json
+
 from topogen.config.emulation.grammar import MAX_CONF_BYTES, Cells, check_dir, check_frr_conf, read_build_file, read_rows, shown, walk_confs
+from topogen.fabric.naming import GpuNames
+from topogen.spec.cluster import build_spec
 from topogen.util.errors import InputError, Problem
 
 FRR_DIR = Path("/usr/lib/frr")
@@ -225,14 +229,36 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
             name = s if vrf == "" else f"{s}/{vrf}"
             routers.append(Router(name, s, roles[s], vrf, conf if len(parts) > 1 else text, [p for p in ports.get(s, []) if p.vrf == vrf], asn=asns.get(s, "")))
     hosts = []
+    names = _site_gpu_names(root)
     for r in gpu_rows:
-        m = GPU_NAME.fullmatch(r["device"])
-        rail = int(m.group(2)) if m else -1
+        if names is not None:
+            g = names.parse(r["device"])
+            rail = -1 if g is None else g % names.hb
+        else:
+            m = GPU_NAME.fullmatch(r["device"])
+            rail = int(m.group(2)) if m else -1
         hosts.append(Host(r["device"], r["interface"], rail, r["address"], r["peer_address"].split("/")[0], r["route"], r["peer_device"], r["peer_interface"]))
-    gpus = sorted({h.gpu for h in hosts}, key=_gpu_key)
-    picked = set(sample_gpus(gpus, max_gpus))
+    key = _gpu_key if names is None else _site_key(names)
+    gpus = sorted({h.gpu for h in hosts}, key=key)
+    picked = set(sample_gpus(gpus, max_gpus, key))
     hosts = [h for h in hosts if h.gpu in picked]
     return Lab(arch, routers, hosts, cables, roles, len(gpu_rows), {s: configs[s] for s in switches}, texts)  # GPU NICs, as the hosts are
+
+
+def _site_gpu_names(root: Path) -> GpuNames | None:
+    """The GPU names of a build whose spec has a ``naming.gpu`` template (its summary.json beside the architecture's directory); None: topogen's."""
+    for summary in (root.parent / "summary.json", root / "summary.json"):
+        if summary.is_file() and not summary.is_symlink():
+            try:
+                data = json.loads(read_build_file(summary, MAX_CONF_BYTES * 16))
+            except ValueError:
+                return None
+            spec = data.get("spec") if isinstance(data, dict) else None
+            if isinstance(spec, dict) and isinstance(spec.get("naming"), dict) and "gpu" in spec["naming"]:
+                s = build_spec(dict(spec), default_name=str(spec.get("name") or "cluster"))
+                return GpuNames.of(s)
+            return None
+    return None
 
 
 def _gpu_key(name: str) -> tuple[int, int]:
@@ -240,7 +266,17 @@ def _gpu_key(name: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (1 << 62, 0)
 
 
-def sample_gpus(gpus: list[str], limit: int) -> list[str]:
+def _site_key(names: GpuNames):
+    """(HB domain, rank) of a GPU under the site's names, as :func:`_gpu_key` of topogen's."""
+
+    def key(name: str) -> tuple[int, int]:
+        g = names.parse(name)
+        return divmod(g, names.hb) if g is not None else (1 << 62, 0)
+
+    return key
+
+
+def sample_gpus(gpus: list[str], limit: int, key=None) -> list[str]:
     """Every GPU when there are at most ``limit``; else whole HB domains spread evenly from first to last.
 
     Whole domains keep every rail in the sample (the cross-rail checks need
@@ -251,7 +287,7 @@ def sample_gpus(gpus: list[str], limit: int) -> list[str]:
         return list(gpus)
     domains: dict[int, list[str]] = {}
     for g in gpus:
-        domains.setdefault(_gpu_key(g)[0], []).append(g)
+        domains.setdefault((key or _gpu_key)(g)[0], []).append(g)
     keys = sorted(domains)
     per = max(len(v) for v in domains.values())
     want = max(2, min(len(keys), limit // per))

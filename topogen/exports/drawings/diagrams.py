@@ -36,7 +36,7 @@ from topogen.exports.drawings import overview as ov
 from topogen.exports.files import write_output_text
 from topogen.exports.network_view import NetworkView
 from topogen.fabric.model import Fabric
-from topogen.fabric.naming import ISL_LINK, GpuNames
+from topogen.fabric.naming import ISL_LINK, GpuNames, NodeNames
 from topogen.exports.drawings import racks
 from topogen.layout.elevation import elevations
 from topogen.spec.counts import tier_role
@@ -223,8 +223,12 @@ def detail_graph(fabric: Fabric, name: str) -> graphviz.Digraph:
     isl = f" ({ov.num(len(fabric.isls))} of them ISLs between the leaves of a pair)" if len(fabric.isls) else ""
     sub = (f"{ov.num(fabric.num_devices)} devices · {ov.num(fabric.cables)} cables{isl} · GPUs numbered by rank inside each HB domain", *sub)
     g = _new_graph(name, title, sub, spec.provenance(), nodesep="0.12", ranksep="1.6")
-    gn = GpuNames(N, K)
-    domains = [f"hb{d:0{gn.dw}d}" for d in range(spec.domains)]
+    gn = GpuNames.of(spec)
+    nn = NodeNames.of(spec)
+    if nn.template is not None and nn.per_domain == 1:  # one host per domain: the box is the host
+        domains = nn.names()
+    else:
+        domains = [f"hb{d:0{gn.dw}d}" for d in range(spec.domains)]
     rows: list[list[str]] = [domains]
     for d, dom in enumerate(domains):
         g.node(dom, _domain_table(dom, K, gn.rw), shape="plain", style="", topogen_devices=str(K), topogen_row="0")

@@ -575,7 +575,7 @@ def rail_view(fabric: Fabric, rail: int = 0) -> View:
 
     leaf = _gpu_leaf(fabric)[gpus]
     if len(gpus) <= RAIL_GPU_MAX:
-        names = GpuNames(N, K)
+        names = GpuNames.of(fabric.spec)
         for d, g in enumerate(gpus.tolist()):
             box_of[g] = new_box(Box(f"gpu_{d}", 0, "gpu", names.name(g), (f"HB domain {d}, rank {rail}",), 1))
     else:

@@ -42,7 +42,7 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
     L = fabric.links
     sw_names = np.array([s.name for s in fabric.switches], dtype=object)
     sw_roles = np.array([s.role for s in fabric.switches], dtype=object)
-    gpu_names = GpuNames(fabric.gpus, fabric.hb_domain)
+    gpu_names = GpuNames.of(fabric.spec)
     tier_names = {t: link_tier_name(t) for t in range(1, fabric.tiers + 1)}
     for start in range(0, len(L), CHUNK):
         sl = slice(start, min(start + CHUNK, len(L)))

@@ -67,7 +67,7 @@ import numpy as np
 
 from topogen.exports.files import arch_dir, write_csv, write_csv_parts
 from topogen.fabric.model import CHUNK, Fabric
-from topogen.fabric.naming import ISL_LINK, NodeNames
+from topogen.fabric.naming import ISL_LINK, GpuNames, NodeNames
 from topogen.fabric.view import column_rows, csv_header, csv_records, text_table, view
 from topogen.layout import resolve
 from topogen.spec.systems import node_u
@@ -273,15 +273,14 @@ def _rails_text(rails: tuple[int, ...]) -> str:
 
 
 def node_names(fabric: Fabric) -> NodeNames:
-    return NodeNames(fabric.gpus, fabric.hb_domain, fabric.spec.gpus_per_node)
+    return NodeNames.of(fabric.spec)
 
 
 def _gpu_span(nn: NodeNames, node: int) -> tuple[str, str]:
     """Names of the first and last GPU of a node (for the device comment)."""
-    d, i = divmod(node, nn.per_domain)
-    domain = f"hb{d:0{nn.dw}d}"
-    lo = i * nn.per_node
-    return f"{domain}-gpu{lo:0{nn.rw}d}", f"{domain}-gpu{lo + nn.per_node - 1:0{nn.rw}d}"
+    gn = GpuNames(nn.domains * nn.hb, nn.hb, nn.naming, nn.per_node, nn.su_domains)
+    lo = node * nn.per_node
+    return gn.name(lo), gn.name(lo + nn.per_node - 1)
 
 
 def node_height_u(lay, gpus_per_node: int) -> int:
@@ -650,7 +649,8 @@ def check_names(ctx) -> None:
     problems = []
     for arch, fabric in ctx.fabrics.items():
         pre = len(site_name(ctx.spec, arch)) + 1
-        longest = max([len(x) for x in node_names(fabric).names()[-1:]] + [len(s.name) for s in fabric.switches])
+        nn = node_names(fabric)
+        longest = max([len(x) for x in (nn.names() if nn.template is not None else nn.names()[-1:])] + [len(s.name) for s in fabric.switches])
         if pre + longest > MAX_NAME:
             problems.append(Problem("name", f"NetBox device names <site>.<host> of {arch} would be {pre + longest} characters ({site_name(ctx.spec, arch)}.…); NetBox allows {MAX_NAME}", f"shorten the spec name to at most {MAX_NAME - longest - len(arch) - 2} characters, or leave out --formats netbox"))
     if problems:

@@ -291,7 +291,7 @@ def _group_names(members: list[list[str]], role: str, tier: int) -> list[str]:
 
 
 def node_names(fabric: Fabric) -> NodeNames:
-    return NodeNames(fabric.gpus, fabric.hb_domain, fabric.spec.gpus_per_node)
+    return NodeNames.of(fabric.spec)
 
 
 def domain_hostlist(nn: NodeNames, domains: list[int]) -> str:
@@ -301,6 +301,8 @@ def domain_hostlist(nn: NodeNames, domains: list[int]) -> str:
     list of 72 NVL72 racks is 1,100 characters); with one node per domain it
     is the plain hostlist of the domain names.
     """
+    if nn.template is not None:  # the site's names: the hostlist of each node's name
+        return hostlist([x for d in domains for x in nn.domain_names(d)])
     if nn.per_domain == 1:
         return hostlist([nn.name(d) for d in domains])
     last = nn.per_domain - 1
@@ -310,7 +312,9 @@ def domain_hostlist(nn: NodeNames, domains: list[int]) -> str:
 def header(fabric: Fabric, what: str) -> list[str]:
     spec = fabric.spec
     nn = node_names(fabric)
-    if nn.per_domain == 1:
+    if nn.template is not None:
+        nodes = f"{nn.nodes:,} nodes, {nn.per_domain} per HB domain, named by naming.host {nn.template.text}."
+    elif nn.per_domain == 1:
         nodes = f"{spec.domains:,} nodes, one per HB domain (hb<domain>)."
     else:
         size = "one GPU" if nn.per_node == 1 else f"{nn.per_node} GPUs"

@@ -282,7 +282,7 @@ class FabricStrings:
     def __init__(self, fabric: Fabric, sst: SharedStrings, quote: int):
         self.fabric, self.sst, self.quote = fabric, sst, quote
         self.gpus = fabric.gpus
-        self.gpu_base = gpu_names_family(sst, fabric.gpus, fabric.hb_domain)
+        self.gpu_base = gpu_names_family(sst, fabric.spec)
         names = [s.name for s in fabric.switches]
         self.switch = sst.add_all(names)
         self.switch_style = np.array([quote if is_risky(clean_text(n)) else 0 for n in names], dtype=np.int64)
@@ -344,20 +344,23 @@ def common_strings(ctx, sst: SharedStrings) -> None:
         sst.add(f"nic{i}")
 
 
-def gpu_names_family(sst: SharedStrings, gpus: int, hb_domain: int) -> int:
+def gpu_names_family(sst: SharedStrings, spec) -> int:
     """Reserve every GPU's name (``hb0003-gpu7``, in GPU id order) in ``sst``; its first index."""
-    names = GpuNames(gpus, hb_domain)
+    names = GpuNames.of(spec)
+    gpus, hb_domain = spec.gpus, spec.hb_domain
 
     def render() -> Iterator[bytes]:
         for lo in range(0, gpus, CHUNK):
             ids = np.arange(lo, min(lo + CHUNK, gpus))
             yield assemble(len(ids), [b"<si><t>", *gpu_name_fields(names, ids), b"</t></si>"])
 
-    return sst.reserve(("gpu names", gpus, hb_domain), gpus, render, item_bytes=24 + names.dw + names.rw)
+    return sst.reserve(("gpu names", gpus, hb_domain, names.template), gpus, render, item_bytes=24 + names.dw + names.rw + names.extra_bytes)
 
 
 def gpu_name_fields(names: GpuNames, ids: np.ndarray) -> list:
     """The byte fields of GPU names (:meth:`GpuNames.name`), for :func:`assemble`."""
+    if names.template is not None:
+        return names.template.byte_fields(names._values(ids), zdigits)
     d, r = np.divmod(ids, names.hb)
     return [b"hb", zdigits(d, names.dw), b"-gpu", zdigits(r, names.rw)]
 
@@ -658,7 +661,7 @@ def port_map_rows(fabric: Fabric) -> Iterator[tuple[tuple, list[tuple[int, str]]
     Names are formatted a chunk of switches at a time, so memory stays flat.
     """
     sw, port, peer, peer_port = port_ends(fabric)
-    gn = GpuNames(fabric.gpus, fabric.hb_domain)
+    gn = GpuNames.of(fabric.spec)
     sw_names = np.array([s.name for s in fabric.switches], dtype=object)
     bounds = np.searchsorted(sw, np.arange(len(fabric.switches) + 1))
     step = max(1, CHUNK // max(1, fabric.spec.radix))
@@ -686,7 +689,7 @@ def port_labels(fabric: Fabric, fs: FabricStrings, arch: str, sw: np.ndarray, po
     n = fabric.gpus
     gpu = peer < n
     nics = int(peer_port[gpu].max(initial=-1)) + 1
-    names = GpuNames(n, fabric.hb_domain)
+    names = GpuNames.of(fabric.spec)
 
     def gpu_render() -> Iterator[bytes]:
         for lo in range(0, n * nics, CHUNK):
@@ -694,7 +697,7 @@ def port_labels(fabric: Fabric, fs: FabricStrings, arch: str, sw: np.ndarray, po
             g, nic = np.divmod(k, nics)
             yield assemble(len(k), [b"<si><t>", *gpu_name_fields(names, g), b":nic", digits(nic), b"</t></si>"])
 
-    gpu_base = fs.sst.reserve(("gpu nic labels", n, fabric.hb_domain, nics), n * nics, gpu_render, item_bytes=32 + names.dw + names.rw) if nics else 0
+    gpu_base = fs.sst.reserve(("gpu nic labels", n, fabric.hb_domain, nics), n * nics, gpu_render, item_bytes=32 + names.dw + names.rw + names.extra_bytes) if nics else 0
     stride = int(port.max(initial=0)) + 1
     ends = (sw * stride + port)[~gpu]  # switch ends facing a switch, sorted: each is some end's peer
     sw_names = [clean_text(s.name) for s in fabric.switches]
