@@ -37,7 +37,7 @@ GUID_LINE_RE = re.compile(r"^(switchguid|caguid|sysimgguid)=.*\n", re.M)
 PORT_GUID_RE = re.compile(r"\(([0-9a-f]{1,16})\)")
 
 
-def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool = False) -> tuple[str, dict[str, str]]:
+def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool = False, state: dict | None = None) -> tuple[str, dict[str, str]]:
     """A plan's ibnetdiscover text as the factory floor reports it; and the truth: factory description -> plan name.
 
     Switches: ``MF0;switch-<hex>:MQM9700/U1``, random node GUIDs. Adapters:
@@ -45,11 +45,14 @@ def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool 
     The plan's ``switchguid=``/``caguid=`` lines go (ibsim then numbers the nodes itself).
     ``anonymous``: every adapter described ``MT4129 ConnectX7 Mellanox Technologies``
     (no host name set) and every switch ``Quantum Mellanox Technologies``.
+    ``state``: shared by the files of one floor, so a node in several subnets (a
+    dual-port HCA in two planes) keeps one GUID and one description, as on a real floor.
     """
-    rnd = random.Random(seed)
-    ids: dict[str, str] = {}
-    truth: dict[str, str] = {}
-    names: dict[str, str] = {}
+    state = state if state is not None else {}
+    rnd = state.setdefault("rnd", random.Random(seed))
+    ids: dict[str, str] = state.setdefault("ids", {})
+    truth: dict[str, str] = state.setdefault("truth", {})
+    names: dict[str, str] = state.setdefault("names", {})
 
     def node_id(m: re.Match) -> str:
         old = m.group(1)
@@ -77,21 +80,21 @@ def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool 
     text = PEER_DESC_RE.sub(lambda m: f'{m.group(1)}"{desc(m.group(2))}"', text)
     text = NODE_ID_RE.sub(node_id, text)
     if not adapters_known:
-        guids: dict[str, str] = {}
+        guids: dict[str, str] = state.setdefault("guids", {})
         text = PORT_GUID_RE.sub(lambda m: "(" + guids.setdefault(m.group(1), format(rnd.getrandbits(60), "x")) + ")", text)
-    return text, truth
+    return text, dict(truth)
 
 
 def floor_files(plan_topos: list[Path], dest: Path, seed: int, adapters_known: bool = False, anonymous: bool = False) -> tuple[list[Path], dict[str, str]]:
+    """The plan's files as one factory floor reports them (one random state for all: a node in two files is one node)."""
     dest.mkdir(parents=True, exist_ok=True)
-    out, truth = [], {}
-    for i, p in enumerate(sorted(plan_topos)):
-        text, t = factory(p.read_text(), seed + i, adapters_known, anonymous)
+    out, state = [], {}
+    for p in sorted(plan_topos):
+        text, truth = factory(p.read_text(), seed, adapters_known, anonymous, state)
         q = dest / p.name
         q.write_text(text)
         out.append(q)
-        truth.update(t)
-    return out, truth
+    return out, dict(state.get("truth", {}))
 
 
 def diff(*args) -> tuple[int, dict]:

@@ -13,7 +13,9 @@ that applies winning:
    order gives (:mod:`.adapters`: ``--adapters``, the order most hosts' wiring
    shows, or the numbers); an adapter named by host alone (LLDP ``hb00`` with
    interface ``enp12s0np0``) is the GPU port the plan cables to the switch port it
-   is plugged into;
+   is plugged into; when no known switch leads to it, a host port the OS names by
+   its PCI address (``hb00 enp24s0np0``) is the GPU that address serves on most
+   hosts' wiring, else the GPU of its rank among the floor's PCI addresses;
 5. the devices left, jointly by their wiring (:func:`.assign.assign`): rounds of
    one assignment over every unnamed device and every planned device not yet
    taken, scored by agreeing cables, so GPUs name leaves and leaves name spines;
@@ -47,6 +49,8 @@ HOST_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n[0-9]{1,9})?$", re.ASCII)
 GPU_RE = re.compile(r"^(hb[0-9]{1,9})-gpu[0-9]{1,9}$", re.ASCII)
 GPU_RANK_RE = re.compile(r"^(hb[0-9]{1,9})-gpu([0-9]{1,9})$", re.ASCII)
 NODE_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n([0-9]{1,9}))?$", re.ASCII)
+# a NIC port as the OS names it, by its PCI address (systemd's predictable names): enp24s0np0, ibp24s0, enp24s0f1np1
+OS_PORT_RE = re.compile(r"^(?:enp|ibp)(?P<bus>[0-9]{1,3})s(?P<slot>[0-9]{1,2})(?:f(?P<fn>[0-9]))?(?:np(?P<np>[0-9]))?$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,9 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
 
     while host_pass() | switch_pass():
         pass
+    if _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out):
+        while host_pass() | switch_pass():
+            pass
     for h in sorted(set(hosts.values())):  # the last adapter port of a host left over is its last GPU port left over
         left = [mine for d, hh in hosts.items() if hh == h for mine, _ in raw_devices[d] if mine not in emap]
         spare = [e for e in host_ends[h] if e not in claimed]
@@ -439,3 +446,69 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
     if count:
         how = "; ".join(f"{k}: {v:,} adapter(s)" for k, v in sorted(rules.items()))
         out.notes.append(f"{count:,} adapter port(s) named by host (as 'hb00 mlx5_7') matched to the plan's GPUs by their order on the host ({how})")
+
+
+def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out: Matched) -> bool:
+    """Host ports named by the OS (``hb00 enp24s0np0``) that no known switch leads to: the GPU their PCI order gives.
+
+    The OS names a NIC port by its PCI address, the same on every node of a model,
+    so which GPU a PCI device serves is one map for the floor: the one most hosts'
+    wiring shows (ports already matched through known switches vote, :func:`.adapters.learn`);
+    else, when the floor shows exactly as many PCI devices as a node has GPUs, the
+    ``k``-th lowest address serves GPU ``k`` (a DGX numbers its compute ports so);
+    else nothing (a missing device would shift the order). The port of a device
+    (``np1``) is the GPU's NIC port of that number. Returns whether any port was matched.
+    """
+    votes: dict[tuple, dict[int, int]] = {}
+    pending: list[tuple[End, str, tuple, int]] = []
+    seen: set[tuple] = set()
+    size_of: dict[str, int] = {}
+    for d, h in sorted(hosts.items()):
+        node = _node_host(d)
+        if node is None or node[0] not in gpus or (node[1] and not per_node):
+            continue
+        size = per_node or max(gpus[node[0]]) + 1
+        size_of[d] = size
+        for mine, _other in raw_devices[d]:
+            m = OS_PORT_RE.match(mine.port)
+            if m is None:
+                continue
+            key = (int(m.group("bus")), int(m.group("slot")), int(m.group("fn") or 0))
+            seen.add(key)
+            q = emap.get(mine)
+            r = GPU_RANK_RE.match(q.device) if q is not None else None
+            if r is not None:
+                local = int(r.group(2)) - node[1] * size
+                votes.setdefault(key, {}).setdefault(local, 0)
+                votes[key][local] += 1
+            elif q is None:
+                pending.append((mine, d, key, int(m.group("np") or 0)))
+    if not pending:
+        return False
+    order = adapters.learn(votes)
+    why = "the order the wiring shows on most hosts"
+    if not all(key in order for _mine, _d, key, _np in pending):
+        sizes = set(size_of.values())
+        if len(sizes) != 1 or len(seen) != sizes.pop():
+            return False
+        order = {key: k for k, key in enumerate(sorted(seen))}
+        why = "PCI order: the k-th lowest address serves GPU k"
+    ends_of: dict[str, list[End]] = {}
+    for ends in host_ends.values():
+        for e in ends:
+            ends_of.setdefault(e.device, []).append(e)
+    count = 0
+    for mine, d, key, np_ in pending:
+        domain, node = _node_host(d)
+        dev = gpus[domain].get(node * size_of[d] + order[key])
+        ports = sorted(ends_of.get(dev, []), key=lambda e: (len(e.port), e.port))
+        if dev is None or np_ >= len(ports) or ports[np_] in claimed:
+            continue
+        emap[mine] = ports[np_]
+        claimed.add(ports[np_])
+        used.add(dev)
+        count += 1
+    if count:
+        out.notes.append(f"{count:,} host port(s) named by the OS (as 'hb00 enp24s0np0') matched to the plan's GPUs by their PCI address ({why})")
+    return bool(count)
+
