@@ -225,7 +225,7 @@ def test_adapter_order_of_a_dgx_h100(demo, tmp_path):
     code, r = diff(demo, "--arch", "rail-optimized", files[0])
     assert moves(r) == []
     assert_renamed(r, truth)
-    assert any("the DGX H100 layout" in n for n in r["notes"])
+    assert any("the layout of the DGX B200 and the DGX H100" in n for n in r["notes"])  # the demo names no system; both number their compute ports so
     code, r2 = diff(demo, "--arch", "rail-optimized", files[0], "--adapters", "dgx-h100")
     assert moves(r2) == [] and any("--adapters" in n for n in r2["notes"])
 
@@ -310,3 +310,23 @@ def test_lldp_factory_names_and_the_names_file(demo, tmp_path):
     assert mapped[0] == "as_built,plan" and len(mapped) == 13
     code, r = diff(cabling, d, "--names", tmp_path / "names" / "names.csv")
     assert code == 0 and r["renames"] == [] and moves(r) == []
+
+
+def test_adapter_order_of_a_dgx_b200(tmp_path_factory, tmp_path):
+    """A DGX B200 plan: adapters numbered as templates/systems/dgx-b200.yaml says are read by the B200's own layout; --adapters dgx-b200 is that file's map."""
+    from topogen.asbuilt import adapters
+    from topogen.spec import systems
+
+    b200 = systems.load("dgx-b200")
+    layout = {int(p.hca.removeprefix("mlx5_")): p.gpu for p in b200.compute}
+    assert adapters.layouts()["dgx-b200"] == layout and adapters.read_map("dgx-b200") == layout
+    by_gpu = {g: n for n, g in layout.items()}
+    out = build(tmp_path_factory, {"arch": "rail-optimized", "gpus": 64, "hb_domain": 8, "radix": 16, "workload": {"model": "gpt-3-175b", "gpu": "b200"}}, "b200")
+    files, truth = floor_files([out / "rail-optimized" / "ibnetdiscover" / "fabric.topo"], tmp_path / "floor", 21)
+    files[0].write_text(re.sub(r"(hb\d+) mlx5_(\d+)", lambda m: f"{m.group(1)} mlx5_{by_gpu[int(m.group(2))]}", files[0].read_text()))
+    code, r = diff(out, files[0])
+    assert moves(r) == []
+    assert_renamed(r, truth)
+    assert any("(the layout of the DGX B200: " in n for n in r["notes"]) and not any("DGX H100" in n for n in r["notes"])
+    code, r2 = diff(out, files[0], "--adapters", "dgx-b200")
+    assert moves(r2) == [] and any("--adapters" in n for n in r2["notes"])

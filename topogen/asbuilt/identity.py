@@ -163,12 +163,13 @@ def _order_key(found: Found) -> Callable[[str], tuple]:
     return lambda d: (found.ids.get(d, "~"), len(d), d)
 
 
-def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None, adapter_map: dict[int, int] | None = None, per_node: int | None = None) -> Matched:
+def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None, adapter_map: dict[int, int] | None = None, per_node: int | None = None, system: str | None = None) -> Matched:
     """``found`` in the plan's device and port names (see the module's rules), with the renames inferred.
 
     ``adapter_map``: ``mlx5_<n>`` -> GPU index in its node (``--adapters``), else
     learned or read from the numbers (:mod:`.adapters`); ``per_node``: GPUs per
-    node, for hosts named ``hb00-n3`` (default: the whole HB domain is one node).
+    node, for hosts named ``hb00-n3`` (default: the whole HB domain is one node);
+    ``system``: the plan's system, whose ``mlx5_<n>`` layout the numbers are read by first.
     """
     devices: set[str] = set()
     peer: dict[End, End] = {}
@@ -227,7 +228,7 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
         d = dmap.get(e.device)
         return End(d, e.port) if d is not None else None
 
-    _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out)
+    _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out, system)
     hosts = {d: _host(d) for d in raw_devices if d not in dmap and not any(mine in emap for mine, _ in raw_devices[d])}
     hosts = {d: h for d, h in hosts.items() if h is not None and h in host_ends}
     claimed |= {End(dmap[d], mine.port) for d in raw_devices if d in dmap and GPU_RE.match(dmap[d]) for mine, _ in raw_devices[d]}
@@ -383,7 +384,7 @@ def _refine(renames: list[Rename], raw_devices, dmap, used, devices, resolved, p
         renames[:] = [r for r in renames if r.found in dmap]
 
 
-def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched) -> None:
+def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched, system: str | None = None) -> None:
     """Adapters described ``<host> mlx5_<n>``: each is the GPU its host's adapter order gives (see :mod:`.adapters`)."""
     by_host: dict[str, dict[int, str]] = {}
     for d in raw_devices:
@@ -433,7 +434,7 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
         elif learned and all(n in learned for n in adapters_of):
             order, why = learned, "the order the wiring shows on most hosts"
         else:
-            order, why = adapters.default_order(list(adapters_of), size)
+            order, why = adapters.default_order(list(adapters_of), size, system)
         for n, d in sorted(adapters_of.items()):
             g = order.get(n)
             dev = gpus[domain].get(base + g) if g is not None and g < size else None
