@@ -24,6 +24,7 @@ from topogen.checks.validate import summary_line
 from topogen.config import emulate
 from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
+from topogen.exports.files import relative
 from topogen.exports.infiniband import names as names_export
 from topogen.exports.netbox import push as nbpush
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
@@ -208,11 +209,10 @@ def warn_depth(spec: Spec) -> None:
 
 def render_files(out_dir: Path, paths: list[Path]) -> str:
     """Every file written with its size, right-aligned, in the order written."""
-    sizes = [(p, p.stat().st_size) for p in paths]
-    total = sum(n for _, n in sizes)
-    lines = [f"{len(sizes):,} files, {human_bytes(total)}, in {out_dir}/:"]
-    for p, n in sizes:
-        lines.append(f"  {human_bytes(n):>10}  {p.relative_to(out_dir).as_posix()}")
+    sizes = [os.stat(p).st_size for p in paths]
+    lines = [f"{len(sizes):,} files, {human_bytes(sum(sizes))}, in {out_dir}/:"]
+    for r, n in zip(relative(paths, out_dir), sizes):
+        lines.append(f"  {human_bytes(n):>10}  {r}")
     return "\n".join(lines)
 
 
