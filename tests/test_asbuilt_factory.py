@@ -330,3 +330,10 @@ def test_adapter_order_of_a_dgx_b200(tmp_path_factory, tmp_path):
     assert any("(the layout of the DGX B200: " in n for n in r["notes"]) and not any("DGX H100" in n for n in r["notes"])
     code, r2 = diff(out, files[0], "--adapters", "dgx-b200")
     assert moves(r2) == [] and any("--adapters" in n for n in r2["notes"])
+
+
+def test_adapters_unknown_system_names_the_systems(demo):
+    """--adapters naming no system and no file: exit 2, the systems that have a layout listed, nothing else read."""
+    res = CliRunner().invoke(main, ["diff", str(demo), str(demo / "rail-optimized" / "cabling.csv"), "--adapters", "dgx-x100"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "'dgx-x100' is neither a known system nor a file" in res.output and "dgx-b200, dgx-h100" in res.output
