@@ -28,7 +28,7 @@ from topogen.layout.floor import row_folder
 from topogen.exports.installers.cabling import BREAKOUT_COLUMN, breakout_names
 from topogen.exports.files import arch_dir, open_output, write_file_text
 from topogen.fabric.model import CHUNK, Fabric
-from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts
+from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts, writer_field
 from topogen.layout.labels import FloorView
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
@@ -134,7 +134,7 @@ def write_all(fabric: Fabric, floor: FloorView, lay, path: Path, sub: Path, orde
         q = f"{base}/{folder}/{name}.csv"
         write_file_text(q, header + b"".join(parts))
         paths.append(Path(q))
-        index.append([name, f"{folder}/{name}.csv", folder, a, z, str(int(count[k])), round(float(metres[k]), 1)])
+        index.append([k, f"{folder}/{name}.csv", folder, a, z, str(int(count[k])), round(float(metres[k]), 1)])
 
     with open_output(path, "wb") as fh:
         fh.write(header)
@@ -160,7 +160,13 @@ def write_all(fabric: Fabric, floor: FloorView, lay, path: Path, sub: Path, orde
     with open_output(p, newline="") as fh:
         fh.write(csv_header(INDEX_COLUMNS))
         if index:
-            fh.write(csv_lines([csv_table([r[i] for r in index]) for i in range(5)] + [[r[5] for r in index], lengths], len(index)))
+            field: dict[str, str] = {}  # rows, racks: few distinct values, each made a CSV field once
+
+            def once(v: str) -> str:
+                return field[v] if v in field else field.setdefault(v, writer_field(v))
+
+            sheets = [cells[r[0]] for r in index]  # the sheet names, already CSV fields
+            fh.write(csv_lines([sheets, csv_table([r[1] for r in index])] + [[once(r[i]) for r in index] for i in (2, 3, 4)] + [[r[5] for r in index], lengths], len(index)))
     return [path, p] + paths
 
 
