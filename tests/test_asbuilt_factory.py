@@ -37,7 +37,7 @@ GUID_LINE_RE = re.compile(r"^(switchguid|caguid|sysimgguid)=.*\n", re.M)
 PORT_GUID_RE = re.compile(r"\(([0-9a-f]{1,16})\)")
 
 
-def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool = False) -> tuple[str, dict[str, str]]:
+def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool = False, state: dict | None = None) -> tuple[str, dict[str, str]]:
     """A plan's ibnetdiscover text as the factory floor reports it; and the truth: factory description -> plan name.
 
     Switches: ``MF0;switch-<hex>:MQM9700/U1``, random node GUIDs. Adapters:
@@ -45,11 +45,14 @@ def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool 
     The plan's ``switchguid=``/``caguid=`` lines go (ibsim then numbers the nodes itself).
     ``anonymous``: every adapter described ``MT4129 ConnectX7 Mellanox Technologies``
     (no host name set) and every switch ``Quantum Mellanox Technologies``.
+    ``state``: shared by the files of one floor, so a node in several subnets (a
+    dual-port HCA in two planes) keeps one GUID and one description, as on a real floor.
     """
-    rnd = random.Random(seed)
-    ids: dict[str, str] = {}
-    truth: dict[str, str] = {}
-    names: dict[str, str] = {}
+    state = state if state is not None else {}
+    rnd = state.setdefault("rnd", random.Random(seed))
+    ids: dict[str, str] = state.setdefault("ids", {})
+    truth: dict[str, str] = state.setdefault("truth", {})
+    names: dict[str, str] = state.setdefault("names", {})
 
     def node_id(m: re.Match) -> str:
         old = m.group(1)
@@ -77,21 +80,21 @@ def factory(text: str, seed: int, adapters_known: bool = False, anonymous: bool 
     text = PEER_DESC_RE.sub(lambda m: f'{m.group(1)}"{desc(m.group(2))}"', text)
     text = NODE_ID_RE.sub(node_id, text)
     if not adapters_known:
-        guids: dict[str, str] = {}
+        guids: dict[str, str] = state.setdefault("guids", {})
         text = PORT_GUID_RE.sub(lambda m: "(" + guids.setdefault(m.group(1), format(rnd.getrandbits(60), "x")) + ")", text)
-    return text, truth
+    return text, dict(truth)
 
 
 def floor_files(plan_topos: list[Path], dest: Path, seed: int, adapters_known: bool = False, anonymous: bool = False) -> tuple[list[Path], dict[str, str]]:
+    """The plan's files as one factory floor reports them (one random state for all: a node in two files is one node)."""
     dest.mkdir(parents=True, exist_ok=True)
-    out, truth = [], {}
-    for i, p in enumerate(sorted(plan_topos)):
-        text, t = factory(p.read_text(), seed + i, adapters_known, anonymous)
+    out, state = [], {}
+    for p in sorted(plan_topos):
+        text, truth = factory(p.read_text(), seed, adapters_known, anonymous, state)
         q = dest / p.name
         q.write_text(text)
         out.append(q)
-        truth.update(t)
-    return out, truth
+    return out, dict(state.get("truth", {}))
 
 
 def diff(*args) -> tuple[int, dict]:
@@ -222,7 +225,7 @@ def test_adapter_order_of_a_dgx_h100(demo, tmp_path):
     code, r = diff(demo, "--arch", "rail-optimized", files[0])
     assert moves(r) == []
     assert_renamed(r, truth)
-    assert any("the DGX H100 layout" in n for n in r["notes"])
+    assert any("the layout of the DGX B200 and the DGX H100" in n for n in r["notes"])  # the demo names no system; both number their compute ports so
     code, r2 = diff(demo, "--arch", "rail-optimized", files[0], "--adapters", "dgx-h100")
     assert moves(r2) == [] and any("--adapters" in n for n in r2["notes"])
 
@@ -307,3 +310,30 @@ def test_lldp_factory_names_and_the_names_file(demo, tmp_path):
     assert mapped[0] == "as_built,plan" and len(mapped) == 13
     code, r = diff(cabling, d, "--names", tmp_path / "names" / "names.csv")
     assert code == 0 and r["renames"] == [] and moves(r) == []
+
+
+def test_adapter_order_of_a_dgx_b200(tmp_path_factory, tmp_path):
+    """A DGX B200 plan: adapters numbered as templates/systems/dgx-b200.yaml says are read by the B200's own layout; --adapters dgx-b200 is that file's map."""
+    from topogen.asbuilt import adapters
+    from topogen.spec import systems
+
+    b200 = systems.load("dgx-b200")
+    layout = {int(p.hca.removeprefix("mlx5_")): p.gpu for p in b200.compute}
+    assert adapters.layouts()["dgx-b200"] == layout and adapters.read_map("dgx-b200") == layout
+    by_gpu = {g: n for n, g in layout.items()}
+    out = build(tmp_path_factory, {"arch": "rail-optimized", "gpus": 64, "hb_domain": 8, "radix": 16, "workload": {"model": "gpt-3-175b", "gpu": "b200"}}, "b200")
+    files, truth = floor_files([out / "rail-optimized" / "ibnetdiscover" / "fabric.topo"], tmp_path / "floor", 21)
+    files[0].write_text(re.sub(r"(hb\d+) mlx5_(\d+)", lambda m: f"{m.group(1)} mlx5_{by_gpu[int(m.group(2))]}", files[0].read_text()))
+    code, r = diff(out, files[0])
+    assert moves(r) == []
+    assert_renamed(r, truth)
+    assert any("(the layout of the DGX B200: " in n for n in r["notes"]) and not any("DGX H100" in n for n in r["notes"])
+    code, r2 = diff(out, files[0], "--adapters", "dgx-b200")
+    assert moves(r2) == [] and any("--adapters" in n for n in r2["notes"])
+
+
+def test_adapters_unknown_system_names_the_systems(demo):
+    """--adapters naming no system and no file: exit 2, the systems that have a layout listed, nothing else read."""
+    res = CliRunner().invoke(main, ["diff", str(demo), str(demo / "rail-optimized" / "cabling.csv"), "--adapters", "dgx-x100"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "'dgx-x100' is neither a known system nor a file" in res.output and "dgx-b200, dgx-h100" in res.output

@@ -97,10 +97,42 @@ def test_heartbeat_thread_runs_pauses_and_stops():
     assert out.getvalue().endswith("\r") and Counting.writes == after
 
 
-def test_off_a_terminal_there_is_no_thread():
-    p = Progress(2, io.StringIO(), delay=0)
-    assert p._thread is None
+def test_off_a_terminal_a_phase_begun_within_the_delay_gets_its_line_once():
+    """Off a terminal the heartbeat writes the line of a phase still running when the delay passes (it began silent), once; a phase already said is not repeated."""
+    log, clock = io.StringIO(), Clock()
+    p = Progress(3, log, clock=clock, beat=0)
+    p("fabric")
+    p("ring-allreduce, spray, rail-optimized")
+    p.tick()  # still within the delay: nothing
+    assert log.getvalue() == ""
+    clock.t += progress.DELAY + 0.5
+    p.tick()
+    p.tick()
+    clock.t += 10
+    p("ring-allreduce, spray, rail-only")
+    p.tick()
+    assert log.getvalue().splitlines() == [
+        f"topogen: [{progress.DELAY + 0.5:6.1f} s] ring-allreduce, spray, rail-optimized",
+        f"topogen: [{progress.DELAY + 10.5:6.1f} s] ring-allreduce, spray, rail-only",
+    ]
+
+
+def test_off_a_terminal_the_thread_runs_and_stops():
+    seen = threading.Event()
+
+    class Log(io.StringIO):
+        def write(self, text):
+            seen.set()
+            return super().write(text)
+
+    out = Log()
+    p = Progress(2, out, delay=0.05, beat=0.01)
+    p("fabric")  # within the delay: said by the heartbeat
+    assert p._thread is not None
+    assert seen.wait(60), "the heartbeat never wrote the phase"
     p.done()
+    assert p._thread is None and out.getvalue().count("fabric") == 1
+    assert Progress(2, io.StringIO(), enabled=False)._thread is None
 
 
 def test_exporters_report_each_task_done(tmp_path):

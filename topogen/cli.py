@@ -24,6 +24,7 @@ from topogen.checks.validate import summary_line
 from topogen.config import emulate
 from topogen.config import render as emulate_render
 from topogen.exports import CONFIG_FORMATS, EXPORTERS
+from topogen.exports.files import relative
 from topogen.exports.infiniband import names as names_export
 from topogen.exports.netbox import push as nbpush
 from topogen.exports.sizes import WARN_BYTES, estimate_bytes
@@ -216,11 +217,10 @@ def warn_depth(spec: Spec) -> None:
 
 def render_files(out_dir: Path, paths: list[Path]) -> str:
     """Every file written with its size, right-aligned, in the order written."""
-    sizes = [(p, p.stat().st_size) for p in paths]
-    total = sum(n for _, n in sizes)
-    lines = [f"{len(sizes):,} files, {human_bytes(total)}, in {out_dir}/:"]
-    for p, n in sizes:
-        lines.append(f"  {human_bytes(n):>10}  {p.relative_to(out_dir).as_posix()}")
+    sizes = [os.stat(p).st_size for p in paths]
+    lines = [f"{len(sizes):,} files, {human_bytes(sum(sizes))}, in {out_dir}/:"]
+    for r, n in zip(relative(paths, out_dir), sizes):
+        lines.append(f"  {human_bytes(n):>10}  {r}")
     return "\n".join(lines)
 
 
@@ -601,7 +601,7 @@ def emulate_cmd(build_dir: str, arch: str | None, max_gpus: int, timeout_s: floa
 @click.option("--arch", help="Architecture of the plan, when PLAN is a build of both (default: the one the floor matches best).")
 @click.option("--spec", "spec_opt", metavar="SPEC", help="The plan's spec, for the design checks: a spec, or the build's summary.json or manifest.json (default: the one its build names).")
 @click.option("--names", "names_file", metavar="FILE", help="CSV of as-built name (or chassis ID / GUID), plan name: devices whose names differ from the plan's.")
-@click.option("--adapters", "adapters_ref", metavar="SYSTEM|FILE", help="Which GPU each adapter 'mlx5_<n>' of a host serves: dgx-h100, or a CSV of lines mlx5_<n>,gpu<i> (default: learned from the wiring, else from the numbers).")
+@click.option("--adapters", "adapters_ref", metavar="SYSTEM|FILE", help="Which GPU each adapter 'mlx5_<n>' of a host serves: a system (dgx-h100, dgx-b200: the hca of its compute ports in templates/systems/), or a CSV of lines mlx5_<n>,gpu<i> (default: learned from the wiring, else from the numbers).")
 @click.option("--write-names", "names_out", metavar="DIR", help="Write the names map of the floor into DIR: node-name-map (ibnetdiscover --node-name-map, OpenSM node_name_map_name) and names.csv (--names).")
 @click.option("--force", is_flag=True, help="With --write-names: replace files of an earlier --write-names changed since.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")

@@ -22,7 +22,7 @@ from topogen.checks.findings import Finding
 from topogen.checks.networks import validate_networks
 from topogen.config import addressing, netaddr, technology
 from topogen.exports import ADDRESSED, CONFIG_FORMATS, EXPORTERS, workers
-from topogen.exports.files import digest, write_output_text
+from topogen.exports.files import digest, relative, write_output_text
 from topogen.exports.summary import make_summary
 from topogen.exports.validation import write_report
 from topogen.fabric import clos
@@ -223,9 +223,10 @@ def write_validation(reports: list[validate.Report], spec: Spec, out_dir: Path, 
 def _seal(spec: Spec, root: Path, files: list[Path]) -> list[Path]:
     """Write ``manifest.json`` listing ``files`` (what makes ``root`` topogen's own); every path, relative."""
     entries = []
-    for p in sorted(files, key=lambda q: q.relative_to(root).as_posix()):
-        size, sha = digest(p)  # hashed while written; files written by other tools are read
-        entries.append({"path": p.relative_to(root).as_posix(), "bytes": size, "sha256": sha})
+    rel = relative(files, root)
+    for i in sorted(range(len(files)), key=rel.__getitem__):
+        size, sha = digest(files[i])  # hashed while written; files written by other tools are read
+        entries.append({"path": rel[i], "bytes": size, "sha256": sha})
     manifest = {"generator": f"topogen {__version__}", "spec_sha256": spec.digest(), "files": entries}
     write_output_text(root / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-    return [p.relative_to(root) for p in files] + [Path("manifest.json")]
+    return [Path(r) for r in rel] + [Path("manifest.json")]

@@ -5,17 +5,17 @@ provisioning, ``n`` the kernel's enumeration, in PCI order). Which GPU a given
 ``mlx5_<n>`` serves is a property of the system, the same on every node of a
 model, so it is read, in this order:
 
-1. an ``--adapters`` map: a built-in system's name (:data:`SYSTEMS`) or a CSV file
-   of lines ``mlx5_<n>,gpu<local index>`` (``#`` comments, an optional header
-   ``adapter,gpu``);
+1. an ``--adapters`` map: a system's name (``templates/systems/``: the ``hca`` of
+   each compute port, :func:`layouts`) or a CSV file of lines ``mlx5_<n>,gpu<local
+   index>`` (``#`` comments, an optional header ``adapter,gpu``);
 2. learned from the floor: on hosts whose adapters are cabled to switches already
    known (by name or GUID), the wiring says which GPU each ``mlx5_<n>`` serves; the
    map most hosts agree on is the system's (a host that disagrees then has its
    cables crossed, and says so as a fault);
 3. the numbers themselves: ``mlx5_<n>`` serves GPU ``n`` when every number a host
-   shows is below its GPU count (topogen's host files number them so), the DGX H100
-   layout when the numbers are its compute ports, else the ``n``-th lowest number on
-   the host serves GPU ``n``.
+   shows is below its GPU count (topogen's host files number them so), the plan's
+   system's layout (a DGX B200 plan: the DGX B200's), else a system's whose compute
+   ports the numbers are, else the ``n``-th lowest number on the host serves GPU ``n``.
 
 An adapter's port ``p`` is the GPU's NIC ``p - 1`` (one port per plane).
 """
@@ -23,10 +23,12 @@ An adapter's port ``p`` is the GPU's NIC ``p - 1`` (one port per plane).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from pathlib import Path
 
+from topogen.spec import systems
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import CONTROL_RE, open_input
 
@@ -34,13 +36,29 @@ MLX_RE = re.compile(r"^(?P<host>\S+) mlx5_(?P<n>[0-9]{1,4})$", re.ASCII)
 GPU_LOCAL_RE = re.compile(r"^gpu(?P<g>[0-9]{1,4})$", re.ASCII)
 MAX_MAP_BYTES = 1 << 20
 
-# DGX H100: the eight ConnectX-7 compute ports (OSFP cages of the twin-port modules) are
-# mlx5_0, 3, 4, 5, 6, 9, 10, 11 for GPUs 0..7; mlx5_1, 2, 7, 8 are the storage and
-# in-band ports (NVIDIA DGX H100 User Guide, "Network Ports"; DGX SuperPOD H100 reference
-# architecture, compute fabric).
-SYSTEMS: dict[str, dict[int, int]] = {
-    "dgx-h100": {0: 0, 3: 1, 4: 2, 5: 3, 6: 4, 9: 5, 10: 6, 11: 7},
-}
+
+
+@functools.lru_cache(maxsize=1)
+def layouts() -> dict[str, dict[int, int]]:
+    """``mlx5_<n>`` -> GPU of every bundled system whose compute ports all name their ``hca`` (one port a GPU).
+
+    The systems' files say it (``templates/systems/dgx-h100.yaml``: mlx5_0, 3, 4, 5,
+    6, 9, 10, 11 serve GPUs 0..7, from NVIDIA's DGX H100 User Guide; ``dgx-b200.yaml``).
+    """
+    out: dict[int, int] = {}
+    found: dict[str, dict[int, int]] = {}
+    for name in systems.names():
+        s = systems.load(name)
+        if s.compute and all(p.hca for p in s.compute) and len(s.compute) == s.gpus:
+            out = {int(p.hca.rsplit("_", 1)[1]): p.gpu for p in s.compute}
+            if len(out) == len(s.compute) and len(set(out.values())) == s.gpus:
+                found[name] = out
+    return found
+
+
+def label(system: str) -> str:
+    """A system's name as its maker writes it: ``dgx-b200`` -> ``DGX B200``."""
+    return system.upper().replace("-", " ")
 
 
 def adapter(device: str) -> tuple[str, int] | None:
@@ -50,14 +68,15 @@ def adapter(device: str) -> tuple[str, int] | None:
 
 
 def read_map(ref: str) -> dict[int, int]:
-    """An ``--adapters`` map: a built-in system (``dgx-h100``) or a CSV of ``mlx5_<n>,gpu<i>`` lines.
+    """An ``--adapters`` map: a system (``dgx-h100``, ``dgx-b200``: :func:`layouts`) or a CSV of ``mlx5_<n>,gpu<i>`` lines.
 
     Every bad line is an InputError naming it (not two fields, not ``mlx5_<n>``,
     not ``gpu<i>``, an adapter given twice, a GPU given twice).
     """
-    if ref in SYSTEMS:
-        return dict(SYSTEMS[ref])
-    hint = f"give a system ({', '.join(SYSTEMS)}) or a CSV of lines mlx5_<n>,gpu<i>"
+    known = layouts()
+    if ref in known:
+        return dict(known[ref])
+    hint = f"give a system ({', '.join(known)}) or a CSV of lines mlx5_<n>,gpu<i>"
     missing = Problem("--adapters", f"{show(ref)} is neither a known system nor a file", hint)
     with open_input(ref, "--adapters", show(ref), MAX_MAP_BYTES, missing, what="adapter map") as fh:
         try:
@@ -103,14 +122,21 @@ def read_map(ref: str) -> dict[int, int]:
     return out
 
 
-def default_order(numbers: list[int], gpus: int) -> tuple[dict[int, int], str]:
-    """The GPU of each ``mlx5_<n>`` of one host from its numbers alone, and the rule used (see the module)."""
+def default_order(numbers: list[int], gpus: int, system: str | None = None) -> tuple[dict[int, int], str]:
+    """The GPU of each ``mlx5_<n>`` of one host from its numbers alone, and the rule used (see the module).
+
+    ``system``: the plan's system (:func:`topogen.spec.systems.for_spec`), whose
+    layout is tried before the other systems'.
+    """
     nums = sorted(set(numbers))
     if all(n < gpus for n in nums):
         return {n: n for n in nums}, "mlx5_<n> serves GPU n"
-    dgx = SYSTEMS["dgx-h100"]
-    if gpus == len(dgx) and all(n in dgx for n in nums):
-        return {n: dgx[n] for n in nums}, "the DGX H100 layout"
+    known = layouts()
+    fits = [k for k in ([system] if system in known else []) + [k for k in known if k != system] if gpus == len(known[k]) and all(n in known[k] for n in nums)]
+    if fits:
+        lay = known[fits[0]]
+        alike = [k for k in fits if k == fits[0] or (system not in known and known[k] == lay)]
+        return {n: lay[n] for n in nums}, f"the layout of the {' and the '.join(label(k) for k in alike)}"
     return {n: i for i, n in enumerate(nums)}, "mlx5_<n> in order of n"
 
 

@@ -13,7 +13,9 @@ that applies winning:
    order gives (:mod:`.adapters`: ``--adapters``, the order most hosts' wiring
    shows, or the numbers); an adapter named by host alone (LLDP ``hb00`` with
    interface ``enp12s0np0``) is the GPU port the plan cables to the switch port it
-   is plugged into;
+   is plugged into; when no known switch leads to it, a host port the OS names by
+   its PCI address (``hb00 enp24s0np0``) is the GPU that address serves on most
+   hosts' wiring, else the GPU of its rank among the floor's PCI addresses;
 5. the devices left, jointly by their wiring (:func:`.assign.assign`): rounds of
    one assignment over every unnamed device and every planned device not yet
    taken, scored by agreeing cables, so GPUs name leaves and leaves name spines;
@@ -47,6 +49,8 @@ HOST_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n[0-9]{1,9})?$", re.ASCII)
 GPU_RE = re.compile(r"^(hb[0-9]{1,9})-gpu[0-9]{1,9}$", re.ASCII)
 GPU_RANK_RE = re.compile(r"^(hb[0-9]{1,9})-gpu([0-9]{1,9})$", re.ASCII)
 NODE_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n([0-9]{1,9}))?$", re.ASCII)
+# a NIC port as the OS names it, by its PCI address (systemd's predictable names): enp24s0np0, ibp24s0, enp24s0f1np1
+OS_PORT_RE = re.compile(r"^(?:enp|ibp)(?P<bus>[0-9]{1,3})s(?P<slot>[0-9]{1,2})(?:f(?P<fn>[0-9]))?(?:np(?P<np>[0-9]))?$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -159,12 +163,13 @@ def _order_key(found: Found) -> Callable[[str], tuple]:
     return lambda d: (found.ids.get(d, "~"), len(d), d)
 
 
-def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None, adapter_map: dict[int, int] | None = None, per_node: int | None = None) -> Matched:
+def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None, adapter_map: dict[int, int] | None = None, per_node: int | None = None, system: str | None = None) -> Matched:
     """``found`` in the plan's device and port names (see the module's rules), with the renames inferred.
 
     ``adapter_map``: ``mlx5_<n>`` -> GPU index in its node (``--adapters``), else
     learned or read from the numbers (:mod:`.adapters`); ``per_node``: GPUs per
-    node, for hosts named ``hb00-n3`` (default: the whole HB domain is one node).
+    node, for hosts named ``hb00-n3`` (default: the whole HB domain is one node);
+    ``system``: the plan's system, whose ``mlx5_<n>`` layout the numbers are read by first.
     """
     devices: set[str] = set()
     peer: dict[End, End] = {}
@@ -223,7 +228,7 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
         d = dmap.get(e.device)
         return End(d, e.port) if d is not None else None
 
-    _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out)
+    _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out, system)
     hosts = {d: _host(d) for d in raw_devices if d not in dmap and not any(mine in emap for mine, _ in raw_devices[d])}
     hosts = {d: h for d, h in hosts.items() if h is not None and h in host_ends}
     claimed |= {End(dmap[d], mine.port) for d in raw_devices if d in dmap and GPU_RE.match(dmap[d]) for mine, _ in raw_devices[d]}
@@ -264,6 +269,9 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
 
     while host_pass() | switch_pass():
         pass
+    if _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out):
+        while host_pass() | switch_pass():
+            pass
     for h in sorted(set(hosts.values())):  # the last adapter port of a host left over is its last GPU port left over
         left = [mine for d, hh in hosts.items() if hh == h for mine, _ in raw_devices[d] if mine not in emap]
         spare = [e for e in host_ends[h] if e not in claimed]
@@ -376,7 +384,7 @@ def _refine(renames: list[Rename], raw_devices, dmap, used, devices, resolved, p
         renames[:] = [r for r in renames if r.found in dmap]
 
 
-def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched) -> None:
+def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched, system: str | None = None) -> None:
     """Adapters described ``<host> mlx5_<n>``: each is the GPU its host's adapter order gives (see :mod:`.adapters`)."""
     by_host: dict[str, dict[int, str]] = {}
     for d in raw_devices:
@@ -426,7 +434,7 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
         elif learned and all(n in learned for n in adapters_of):
             order, why = learned, "the order the wiring shows on most hosts"
         else:
-            order, why = adapters.default_order(list(adapters_of), size)
+            order, why = adapters.default_order(list(adapters_of), size, system)
         for n, d in sorted(adapters_of.items()):
             g = order.get(n)
             dev = gpus[domain].get(base + g) if g is not None and g < size else None
@@ -439,3 +447,69 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
     if count:
         how = "; ".join(f"{k}: {v:,} adapter(s)" for k, v in sorted(rules.items()))
         out.notes.append(f"{count:,} adapter port(s) named by host (as 'hb00 mlx5_7') matched to the plan's GPUs by their order on the host ({how})")
+
+
+def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out: Matched) -> bool:
+    """Host ports named by the OS (``hb00 enp24s0np0``) that no known switch leads to: the GPU their PCI order gives.
+
+    The OS names a NIC port by its PCI address, the same on every node of a model,
+    so which GPU a PCI device serves is one map for the floor: the one most hosts'
+    wiring shows (ports already matched through known switches vote, :func:`.adapters.learn`);
+    else, when the floor shows exactly as many PCI devices as a node has GPUs, the
+    ``k``-th lowest address serves GPU ``k`` (a DGX numbers its compute ports so);
+    else nothing (a missing device would shift the order). The port of a device
+    (``np1``) is the GPU's NIC port of that number. Returns whether any port was matched.
+    """
+    votes: dict[tuple, dict[int, int]] = {}
+    pending: list[tuple[End, str, tuple, int]] = []
+    seen: set[tuple] = set()
+    size_of: dict[str, int] = {}
+    for d, h in sorted(hosts.items()):
+        node = _node_host(d)
+        if node is None or node[0] not in gpus or (node[1] and not per_node):
+            continue
+        size = per_node or max(gpus[node[0]]) + 1
+        size_of[d] = size
+        for mine, _other in raw_devices[d]:
+            m = OS_PORT_RE.match(mine.port)
+            if m is None:
+                continue
+            key = (int(m.group("bus")), int(m.group("slot")), int(m.group("fn") or 0))
+            seen.add(key)
+            q = emap.get(mine)
+            r = GPU_RANK_RE.match(q.device) if q is not None else None
+            if r is not None:
+                local = int(r.group(2)) - node[1] * size
+                votes.setdefault(key, {}).setdefault(local, 0)
+                votes[key][local] += 1
+            elif q is None:
+                pending.append((mine, d, key, int(m.group("np") or 0)))
+    if not pending:
+        return False
+    order = adapters.learn(votes)
+    why = "the order the wiring shows on most hosts"
+    if not all(key in order for _mine, _d, key, _np in pending):
+        sizes = set(size_of.values())
+        if len(sizes) != 1 or len(seen) != sizes.pop():
+            return False
+        order = {key: k for k, key in enumerate(sorted(seen))}
+        why = "PCI order: the k-th lowest address serves GPU k"
+    ends_of: dict[str, list[End]] = {}
+    for ends in host_ends.values():
+        for e in ends:
+            ends_of.setdefault(e.device, []).append(e)
+    count = 0
+    for mine, d, key, np_ in pending:
+        domain, node = _node_host(d)
+        dev = gpus[domain].get(node * size_of[d] + order[key])
+        ports = sorted(ends_of.get(dev, []), key=lambda e: (len(e.port), e.port))
+        if dev is None or np_ >= len(ports) or ports[np_] in claimed:
+            continue
+        emap[mine] = ports[np_]
+        claimed.add(ports[np_])
+        used.add(dev)
+        count += 1
+    if count:
+        out.notes.append(f"{count:,} host port(s) named by the OS (as 'hb00 enp24s0np0') matched to the plan's GPUs by their PCI address ({why})")
+    return bool(count)
+

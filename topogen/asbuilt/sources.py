@@ -28,6 +28,7 @@ from topogen.asbuilt import networks as asbuilt_networks
 from topogen.asbuilt.diff import Comparison, attribute, compare
 from topogen.checks import validate as checks
 from topogen.fabric.model import ARCHES
+from topogen.spec import systems
 from topogen.spec.cluster import Spec, build_spec, load_spec
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import MAX_ASBUILT_BYTES, open_input
@@ -329,7 +330,8 @@ def found_wiring(found: Found, arch: str, ids: dict | None = None) -> wiring.Raw
 def diff(plan: Plan, found: Found, names: identity.Names | None = None, adapter_map: dict[int, int] | None = None) -> Comparison:
     """Match devices, compare, then run the design checks on the as-built wiring when the spec is known and all of it was read."""
     per_node = getattr(plan.spec, "gpus_per_node", None) if plan.spec is not None else None
-    matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids, adapter_map, per_node)
+    system = systems.for_spec(plan.spec) if plan.spec is not None else None
+    matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids, adapter_map, per_node, system.name if system is not None else None)
     found = matched.found
     scoped, found, touched, scope_notes = network_scope(plan, found) if plan.networks else (plan.found, found, {"compute"}, [])
     cmp = compare(scoped, found, matched.covered)

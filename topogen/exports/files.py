@@ -67,14 +67,14 @@ def write_output_text(path: Path, text: str, newline: str | None = None) -> None
         fh.write(text)
 
 
-def write_file_text(path: str | Path, text: str) -> None:
-    """A small whole file (UTF-8, text as given), hashed and registered as :func:`open_output` does, with one ``write``.
+def write_file_text(path: str | Path, text: str | bytes) -> None:
+    """A small whole file (UTF-8, text as given, or its bytes), hashed and registered as :func:`open_output` does, with one ``write``.
 
     For exporters writing thousands of small files (a configuration per
     switch or node): no 1 MiB buffer and text layer per file.
     """
-    data = text.encode("utf-8")
-    key = os.path.abspath(path)
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    key = path if isinstance(path, str) and path.startswith("/") and "/." not in path and "//" not in path else os.path.abspath(path)
     fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         view = memoryview(data)
@@ -96,6 +96,20 @@ def take_written() -> dict[str, tuple[int, str, int]]:
 def register(entries: Mapping[str, tuple[int, str, int]]) -> None:
     """Adopt registrations made in another process (a parallel exporter)."""
     _WRITTEN.update(entries)
+
+
+def relative(paths: Iterable[Path], root: Path) -> list[str]:
+    """Each of ``paths`` relative to ``root``, POSIX-style: ``Path.relative_to(root).as_posix()``, by text where a path starts with ``root/``.
+
+    The manifest and the file listing of a build holding a pull sheet per rack
+    pair (13,313 files a fabric at 131,072 GPUs) spent a second in pathlib.
+    """
+    base = os.fspath(root).rstrip("/") + "/"
+    out = []
+    for p in paths:
+        s = os.fspath(p)
+        out.append(s[len(base) :] if s.startswith(base) and "/./" not in s and "//" not in s[len(base) :] else Path(p).relative_to(root).as_posix())
+    return out
 
 
 def digest(path: Path) -> tuple[int, str]:

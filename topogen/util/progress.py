@@ -9,7 +9,9 @@ On a terminal the bar moves at least every :data:`BEAT` seconds even while the
 work itself says nothing (a phase computing for a minute, exporters in worker
 processes): a heartbeat thread redraws it with the elapsed time. Off a terminal
 (CI logs, pipes) each phase and each step gets its own line, and nothing is
-redrawn.
+redrawn; a phase begun within the first :data:`DELAY` seconds and still running
+then gets its line from the heartbeat (``simulate`` at 131,072 GPUs said nothing
+for its first 16 s in a log: the fabric and the first run began before the delay).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Progress:
         self.phase = ""
         self.note = ""
         self.shown = False
+        self._said: tuple[int, str] | None = None  # off a terminal: the phase and step last given a line
         self.start = clock()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -55,7 +58,7 @@ class Progress:
         self._run()
 
     def _run(self) -> None:
-        if self.tty and self.beat > 0 and self._thread is None:
+        if self.enabled and self.beat > 0 and self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._heartbeat, name="topogen-progress", daemon=True)
             self._thread.start()
@@ -100,12 +103,14 @@ class Progress:
             self._show(line=f"{self.phase}: {text}" if self.phase else text)
 
     def tick(self) -> None:
-        """One heartbeat: redraw the bar with the elapsed time (a terminal only; off one, lines come per phase and step)."""
-        if not self.tty:
-            return
+        """One heartbeat: redraw the bar with the elapsed time; off a terminal, the line of a phase or step not yet given one (begun within the delay)."""
         with self._lock:
-            if self.step:
+            if not self.step:
+                return
+            if self.tty:
                 self._show(line=None)
+            elif self._said != (self.step, self.note):
+                self._show(line=f"{self.phase}: {self.note}" if self.note else self.phase)
 
     def _show(self, line: str | None) -> None:
         elapsed = self.clock() - self.start
@@ -118,6 +123,7 @@ class Progress:
             self.stream.write(f"\r[{'#' * filled}{'-' * (BAR - filled)}] {self.step}/{self.total} {what:<48.48} {elapsed:6.1f} s")
         elif line is not None:
             self.stream.write(f"topogen: [{elapsed:6.1f} s] {line}\n")
+            self._said = (self.step, self.note)
         else:
             return
         self.stream.flush()

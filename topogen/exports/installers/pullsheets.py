@@ -18,6 +18,7 @@ OOB cables' sheets beside them, ``<arch>/networks-pull-sheets.csv``
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from topogen.layout.floor import row_folder
 from topogen.exports.installers.cabling import BREAKOUT_COLUMN, breakout_names
 from topogen.exports.files import arch_dir, open_output, write_file_text
 from topogen.fabric.model import CHUNK, Fabric
-from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts
+from topogen.fabric.view import csv_header, csv_lines, csv_table, number_texts, writer_field
 from topogen.layout.labels import FloorView
 
 COLUMNS = ("sheet", "label", "cable", "length_m", "media", "cable_sku", "a_rack", "a_u", "a_device", "a_port", "z_rack", "z_u", "z_device", "z_port")
@@ -102,59 +103,70 @@ INDEX_COLUMNS = ("sheet", "file", "row", "a_rack", "z_rack", "cables", "length_m
 def write_all(fabric: Fabric, floor: FloorView, lay, path: Path, sub: Path, order: np.ndarray, sheet: np.ndarray, names: np.ndarray, cells, legs=None) -> list[Path]:
     """The grouped file ``path``, one CSV per rack pair under ``sub/<row>/`` (the row of the pair's first rack) and ``sub/index.csv``.
 
-    Each chunk of rows is rendered once: its lines go to the grouped file and, cut
-    at the sheets, to each pair's file (a chunk whose fields hold line breaks is
-    rendered again sheet by sheet).
+    Each chunk of rows is rendered and encoded once: its bytes go to the grouped
+    file and, cut at the line ends where the sheets change, to each pair's file (a
+    chunk whose fields hold line breaks is rendered again sheet by sheet). Paths
+    are joined as text, not through :mod:`pathlib` (13,313 files a fabric at
+    131,072 GPUs).
     """
     racks = lay.racks
     row_of = dict(zip(racks.name, np.asarray(racks.row).tolist()))
     nrows = int(np.asarray(racks.row).max()) + 1 if len(racks) else 1
-    header = csv_header(COLUMNS + ((BREAKOUT_COLUMN,) if legs is not None else ()))
+    header = csv_header(COLUMNS + ((BREAKOUT_COLUMN,) if legs is not None else ())).encode("utf-8")
     metres = np.bincount(sheet, weights=floor.lay.length_m, minlength=len(names)) if len(sheet) else np.zeros(len(names))
     count = np.bincount(sheet, minlength=len(names)) if len(sheet) else np.zeros(len(names), np.int64)
     paths: list[Path] = []
     index: list[list[str]] = []
     made: set[str] = set()
-    current: list = [None, []]  # the sheet being gathered, its lines
+    base = os.path.abspath(sub)
+    current: list = [None, []]  # the sheet being gathered, its pieces of bytes
 
     def flush() -> None:
-        k, lines = current
+        k, parts = current
         if k is None:
             return
         name = str(names[k])
         a, z = name.split("_", 1) if name.count("_") == 1 else (name, name)
         folder = row_folder(row_of.get(a, 0), nrows)
         if folder not in made:
-            (sub / folder).mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.join(base, folder), exist_ok=True)
             made.add(folder)
-        q = sub / folder / f"{name}.csv"
-        write_file_text(q, header + "".join(lines))
-        paths.append(q)
-        index.append([name, f"{folder}/{name}.csv", folder, a, z, str(int(count[k])), round(float(metres[k]), 1)])
+        q = f"{base}/{folder}/{name}.csv"
+        write_file_text(q, header + b"".join(parts))
+        paths.append(Path(q))
+        index.append([k, f"{folder}/{name}.csv", folder, a, z, str(int(count[k])), round(float(metres[k]), 1)])
 
-    with open_output(path, newline="") as fh:
+    with open_output(path, "wb") as fh:
         fh.write(header)
         for start in range(0, len(order), CHUNK):
             rows = order[start : start + CHUNK]
-            text = sheet_text(fabric, floor, rows, sheet, cells, legs)
-            fh.write(text)
+            data = sheet_text(fabric, floor, rows, sheet, cells, legs).encode("utf-8")
+            fh.write(data)
             sh = sheet[rows]
-            bounds = [0, *(np.flatnonzero(np.diff(sh)) + 1).tolist(), len(rows)]
-            lines = text.splitlines(keepends=True)
-            whole = len(lines) == len(rows)
-            for lo, hi in zip(bounds, bounds[1:]):
+            cuts = np.flatnonzero(np.diff(sh)) + 1
+            ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1  # the byte after each line's '\n'
+            whole = len(ends) == len(rows)
+            at = [0, *(ends[cuts - 1].tolist() if whole else []), len(data)]
+            bounds = [0, *cuts.tolist(), len(rows)]
+            for i, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
                 k = int(sh[lo])
                 if k != current[0]:
                     flush()
                     current[:] = [k, []]
-                current[1].extend(lines[lo:hi] if whole else [sheet_text(fabric, floor, rows[lo:hi], sheet, cells, legs)])
+                current[1].append(data[at[i] : at[i + 1]] if whole else sheet_text(fabric, floor, rows[lo:hi], sheet, cells, legs).encode("utf-8"))
         flush()
     p = sub / "index.csv"
     lengths = number_texts(np.asarray([r[6] for r in index], dtype=np.float64)) if index else []
     with open_output(p, newline="") as fh:
         fh.write(csv_header(INDEX_COLUMNS))
         if index:
-            fh.write(csv_lines([csv_table([r[i] for r in index]) for i in range(5)] + [[r[5] for r in index], lengths], len(index)))
+            field: dict[str, str] = {}  # rows, racks: few distinct values, each made a CSV field once
+
+            def once(v: str) -> str:
+                return field[v] if v in field else field.setdefault(v, writer_field(v))
+
+            sheets = [cells[r[0]] for r in index]  # the sheet names, already CSV fields
+            fh.write(csv_lines([sheets, csv_table([r[1] for r in index])] + [[once(r[i]) for r in index] for i in (2, 3, 4)] + [[r[5] for r in index], lengths], len(index)))
     return [path, p] + paths
 
 
