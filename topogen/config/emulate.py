@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from topogen.config.emulation.blame import Blame
 from topogen.config.emulation.checks import Checks
 from topogen.config.emulation.daemons import Daemons
 from topogen.config.emulation.ecmp import Ecmp
@@ -50,7 +51,7 @@ from topogen.config.emulation.flap import LinkFlap
 from topogen.config.emulation.lab import Host, Lab, Port, Router, bgp_mismatches, load_lab, sample_gpus, split_vrfs
 from topogen.config.emulation.machine import capacity_problems, environment_problems
 from topogen.config.emulation.report import Report
-from topogen.config.emulation.resources import Resources, remove_leftovers
+from topogen.config.emulation.resources import Resources, ns_tag, remove_leftovers
 from topogen.config.emulation.wiring import Wiring
 from topogen.util import interrupts
 from topogen.util.errors import InputError
@@ -58,7 +59,7 @@ from topogen.util.errors import InputError
 __all__ = ["Emulation", "Host", "Lab", "Port", "Report", "Router", "bgp_mismatches", "load_lab", "run", "sample_gpus", "split_vrfs"]
 
 
-class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
+class Emulation(Wiring, Daemons, Ecmp, Checks, Blame, LinkFlap):
     """One run: the lab, the resources it made, the checks (each part in its module of :mod:`topogen.config.emulation`)."""
 
     def __init__(self, lab: Lab, timeout_s: float, progress: Callable[[str], None]):
@@ -66,7 +67,7 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
         self.timeout_s = timeout_s
         self.progress = progress
         self.res = Resources(f"{os.getpid()}")
-        tag = f"tg{os.getpid()}"
+        tag = ns_tag(os.getpid())
         for i, r in enumerate(lab.routers):
             r.ns = f"{tag}s{i}"
         for i, h in enumerate(lab.hosts):
@@ -80,13 +81,6 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
         self.report.failures.append(text)
 
     # -- set-up
-
-    def lint(self) -> None:
-        """Each router's BGP section against the plan (addressing.csv): its ASN, one neighbour per fabric port with the peer's ASN."""
-        for r in self.lab.routers:
-            problems = bgp_mismatches(r, self.lab.roles, {x.name: x.asn for x in self.lab.routers})
-            for t in problems[:10]:
-                self.fail(f"configuration: {t}")
 
     def dry_run(self) -> None:
         """``vtysh --dryrun`` on every switch's file as built that is not loaded unchanged (split into VRFs)."""
@@ -109,16 +103,19 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
         self.start_frr()
         self.report.load_s = time.monotonic() - t0
         p("waiting for convergence")
-        t, left = self.wait("converge", lambda: self.sessions_down() + self.ecmp_gaps())
+        t, left = self.wait("converge", lambda: self.sessions_down() + self.origins_missing() + self.ecmp_gaps())
         self.report.converge_s = None if t is None else time.monotonic() - t0
         if left:
             self.fail(f"no convergence within {self.timeout_s:.0f} s")
         p("checking sessions, reachability, ECMP, rails")
         self.check_sessions()
-        reach, apart = self.pairs()
+        reach, apart, planes = self.pairs()
         self.check_reach(reach, "reach")
         if apart:
             self.check_apart(apart)
+        if planes:
+            self.check_planes(planes)
+        self.check_origins()
         self.check_ecmp()
         if not self.report.failures:
             p("link down and back up")
