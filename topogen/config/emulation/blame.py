@@ -156,7 +156,7 @@ class Blame:
                     self.cause(r.switch, f"expects AS {said} from {p.peer} on {p.name}, which runs AS {runs}")
             if summary[r.name][0] and summary[r.name][0] != r.asn:
                 self.cause(r.switch, f"bgpd runs AS {summary[r.name][0]}, the plan gives {r.asn}")
-            elif said == runs and p.peer_address and self.arp_failed(r, p):
+            elif said == runs and p.peer_address and not {r.switch, peer.switch} & set(self.report.culprits) and self.arp_failed(r, p):
                 self.fail(f"cabling: {r.switch} {p.name} gets no ARP answer from {p.peer_address.split('/')[0]} ({p.peer}:{p.peer_port}): the cable on {p.name} does not end on that port (crossed or moved)")
 
     def origin_gaps(self) -> list[tuple[Router, list[str]]]:
