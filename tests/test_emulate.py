@@ -149,6 +149,7 @@ def test_planes_are_separate_networks(builds):
     assert r["gpus_total"] == r["gpus_sampled"] == 32  # NICs: 16 GPUs x 2 planes
     assert r["sessions"] == r["sessions_up"] == want["sessions"]
     assert r["pairs_reach"] == 2 * 16 * 15 and r["reconverge_down_s"] is not None
+    assert r["pairs_planes_apart"] == 2 * 16 * 16  # every NIC of one plane to every NIC of the other, both ways: no route, no echo
 
 
 def mutate(build: Path, tmp_path: Path, rel: str, edit) -> Path:

@@ -5,18 +5,23 @@ for one architecture (``cabling.csv``, ``addressing.csv``, ``frr/**.conf``) and:
 
 1. makes a network namespace per switch and per sampled GPU NIC, and a veth
    pair per cable between them (cabled from ``cabling.csv``; a cable to a GPU
-   left out of the sample is left out);
-2. starts ``zebra``, ``bgpd`` and ``bfdd`` (Debian's ``frr``) in every switch
-   namespace, each with its pid file, vty sockets and log in a temporary
+   left out of the sample is left out); switches answer ARP only on the port
+   owning the address, so crossed cables fail as on a switch;
+2. starts the FRR daemons (Debian's ``frr``) each switch's file needs (``zebra``;
+   ``bgpd``, ``bfdd``, ``staticd`` for its ``router bgp``, ``bfd``, ``ip route``)
+   in its namespace, each with its pid file, vty sockets and log in a temporary
    directory, and loads the switch's ``frr.conf`` unchanged through ``vtysh -f``;
    the GPU NICs get their address and their route to the fabric as in
    ``addressing.csv``;
-3. waits until every leaf holds a route to every GPU it should reach with its
-   full ECMP width (the *convergence time*), then checks (:class:`Report`):
-   every BGP session Established; each sampled GPU reaches every sampled GPU
-   of its rail (and, rail-optimized, of every rail) by ``ip route get`` and an
-   ICMP echo; the ECMP next hops at each leaf equal its uplinks (a leaf pair: its ISLs to the other leaf); rail-only: no
-   route between rails, at the GPU and at its leaf;
+3. checks each file against the plan, waits until every switch of every tier
+   holds a route to every GPU it should reach with its full ECMP width (the
+   *convergence time*), then checks (:class:`Report`): every BGP session
+   Established; each sampled GPU reaches every sampled GPU of its rail (and,
+   rail-optimized, of every rail) by ``ip route get`` and an ICMP echo; the ECMP
+   next hops at every router (a leaf's equal its uplinks; a leaf pair: its ISLs
+   to the other leaf); rail-only: no route between rails, at the GPU and at its
+   leaf; several planes: no route from one plane's switches to another's NICs;
+   each failure's cause named by switch (:mod:`.emulation.blame`);
 4. takes one leaf uplink (a leaf pair: one ISL) down, waits for the routes one next hop narrower
    (the reconvergence time) and checks reachability again, then brings the link
    back and waits for the full width;

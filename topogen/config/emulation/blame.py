@@ -200,6 +200,7 @@ class Blame:
         state = self.sessions()
         by_name = {r.name: r for r in self.lab.routers}
         origins_ok = {r.name: set(self.bgp_prefixes(r)) for r in self.lab.routers if r.role == "leaf"}
+        wrong: dict[str, list] = {}
 
         def holds(y: str, t: str, net: str) -> bool:
             if y == t:
@@ -222,6 +223,10 @@ class Blame:
                 sessions_up = all(state[r.name].get(peer_key(p)) == "Established" for p in r.ports if self.router_of_port.get((p.peer, p.peer_port)) is not None and self.router_of_port[(p.peer, p.peer_port)].name in hops)
                 if not sessions_up:
                     continue  # a session down: blamed by blame_sessions
-                mp = config_facts(by_name[r.name].config)["max_paths"]
-                self.cause(r.switch, f"routes {net} over {got} next hops where the cabling gives {want}, though its next hops {', '.join(sorted(hops)[:3])} hold it (maximum-paths {mp})")
+                wrong.setdefault(r.name, []).append((net, got, want, hops))
+        for name, items in wrong.items():
+            net, got, want, hops = items[0]
+            mp = config_facts(by_name[name].config)["max_paths"]
+            more = f" and {len(items) - 1} more GPU subnets" if len(items) > 1 else ""
+            self.cause(by_name[name].switch, f"routes {net}{more} over fewer next hops than the cabling gives ({net}: {got} of {want}), though its next hops ({', '.join(sorted(hops)[:3])}) hold them (maximum-paths {mp})")
 
