@@ -82,13 +82,17 @@ class Checks:
             if others:
                 got = self.route_get(r.ns, [h.ip for h in others])
                 bad += [f"{r.name} routes to {h.gpu} {h.nic} of another plane: {got[h.ip].strip()}" for h in others if h.ip in got]
+        self.report.pairs_planes_apart = self._no_echo(pairs, bad, "planes apart", lambda a, b: f"{a.gpu} {a.nic} reached {b.gpu} {b.nic} of another plane")
+
+    def _no_echo(self, pairs: list[tuple[Host, Host]], bad: list[str], label: str, reached: Callable[[Host, Host], str]) -> int:
+        """Echo once across each pair kept apart: the failures (``bad`` and every echo answered) reported, the pairs that stayed apart returned."""
         answered = ping_pairs(pairs, tries=1, wait_s=0.5)
-        bad += [f"{pairs[i][0].gpu} {pairs[i][0].nic} reached {pairs[i][1].gpu} {pairs[i][1].nic} of another plane" for i in sorted(answered)]
+        bad = bad + [reached(*pairs[i]) for i in sorted(answered)]
         for t in bad[:20]:
-            self.fail(f"planes apart: {t}")
+            self.fail(f"{label}: {t}")
         if len(bad) > 20:
-            self.fail(f"planes apart: ... and {len(bad) - 20} more")
-        self.report.pairs_planes_apart = len(pairs) - len(answered)
+            self.fail(f"{label}: ... and {len(bad) - 20} more")
+        return len(pairs) - len(answered)
 
     def route_get(self, ns: str, dests: list[str]) -> dict[str, str]:
         """``ip route get`` of each destination in ``ns``: dest -> the route line (absent: no route)."""
@@ -138,11 +142,7 @@ class Checks:
             if others:
                 got = self.route_get(r.ns, [h.ip for h in others])
                 bad += [f"{r.name} (rails {sorted(mine)}) routes to {h.gpu} of rail {h.rail}: {got[h.ip].strip()}" for h in others if h.ip in got]
-        answered = ping_pairs(pairs, tries=1, wait_s=0.5)
-        bad += [f"{pairs[i][0].gpu} reached {pairs[i][1].gpu} of another rail" for i in sorted(answered)]
-        for t in bad[:20]:
-            self.fail(f"rails apart: {t}")
-        self.report.pairs_isolated = len(pairs) - len(answered)
+        self.report.pairs_isolated = self._no_echo(pairs, bad, "rails apart", lambda a, b: f"{a.gpu} reached {b.gpu} of another rail")
 
     def check_ecmp(self) -> None:
         """Every router's routes (leaf, spine, core) to every sampled GPU at the width the cabling gives; a gap is blamed where it starts."""
