@@ -7,7 +7,8 @@ saying why. Faults: a neighbour's wrong remote AS, a missing neighbour, a wrong 
 no ``redistribute connected`` (nothing advertised), a prefix-list that drops the GPU
 subnets, ``maximum-paths`` below the width at a spine and at a 3-tier spine (its uplinks to
 the cores), a port address that is not the plan's, a duplicate router-id, and a static route
-that black-holes another leaf's GPUs (staticd started for it). Plus two cables swapped
+that black-holes another leaf's GPUs (staticd started for it); on a two-plane build, a static
+route from a plane-0 leaf into plane 1 (plane isolation). Plus two cables swapped
 between the same leaf and spine (cabling.csv): caught by ARP answered only on the port
 that owns the address, named as a cabling finding with no switch blamed.
 
@@ -34,7 +35,8 @@ ARCH = "rail-optimized"
 def builds(tmp_path_factory):
     root = tmp_path_factory.mktemp("emul-faults")
     out = {}
-    for key, spec in {"demo": "demo", "3tier": {"name": "s2", "gpus": 64, "hb_domain": 4, "radix": 8, "arch": ARCH}}.items():
+    shapes = {"demo": "demo", "3tier": {"name": "s2", "gpus": 64, "hb_domain": 4, "radix": 8, "arch": ARCH}, "planes": {"name": "pl", "gpus": 16, "hb_domain": 8, "radix": 8, "planes": 2, "arch": ARCH}}
+    for key, spec in shapes.items():
         if isinstance(spec, dict):
             (root / f"{key}.yaml").write_text(yaml.safe_dump(spec))
             spec = str(root / f"{key}.yaml")
@@ -145,3 +147,21 @@ def test_crossed_cables_are_caught(builds, tmp_path):
     crossed = [f for f in r["failures"] if f.startswith("cabling: ")]
     assert len(crossed) == 4 and any(f.startswith(f"cabling: {a['a_device']} {a['a_port']} gets no ARP answer") for f in crossed), r["failures"]
     assert r["culprits"] == []  # no switch's configuration is at fault
+
+
+def test_a_route_into_another_plane_is_caught(builds, tmp_path):
+    """Planes are separate networks: a static route on a plane-0 leaf toward a plane-1 NIC's subnet is a leak, blamed on that leaf."""
+    rows = plan(builds["planes"])
+    leaf = next(r["device"] for r in rows if r["role"] == "leaf")
+    nics = {r["peer_interface"] for r in rows if r["device"] == leaf and r["peer_device"] and not r["peer_asn"]}  # the NIC (plane) its GPUs use
+    other = next(r for r in rows if r["role"] == "gpu" and r["interface"] not in nics)  # a NIC of the other plane
+    import ipaddress
+
+    subnet = str(ipaddress.ip_interface(other["address"]).network)
+    via = uplink(builds["planes"], leaf)["peer_address"].split("/")[0]
+    b = planted(builds["planes"], tmp_path, leaf, lambda t: t.replace("router bgp", f"ip route {subnet} {via}\n!\nrouter bgp", 1))
+    res, r = emulate(b, ARCH, "--timeout", "30")
+    assert res.returncode == 1 and not r["ok"], res.stdout + res.stderr
+    assert any(f.startswith(f"planes apart: {leaf} routes to {other['device']} {other['interface']} of another plane") for f in r["failures"]), r["failures"]
+    assert r["culprits"] == [leaf], r["causes"]
+    assert r["daemons"]["staticd"] == 1

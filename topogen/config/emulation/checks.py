@@ -81,7 +81,13 @@ class Checks:
             others = [h for h in self.lab.hosts if self.host_part(h) not in (mine, -1)]
             if others:
                 got = self.route_get(r.ns, [h.ip for h in others])
-                bad += [f"{r.name} routes to {h.gpu} {h.nic} of another plane: {got[h.ip].strip()}" for h in others if h.ip in got]
+                leaks = [h for h in others if h.ip in got]
+                bad += [f"{r.name} routes to {h.gpu} {h.nic} of another plane: {got[h.ip].strip()}" for h in leaks]
+                statics = [ln.split()[2] for ln in r.config.splitlines() if ln.startswith("ip route ")]
+                for h in leaks:
+                    net = next((n for n in statics if ipaddress.ip_address(h.ip) in ipaddress.ip_network(n, strict=False)), None)
+                    if net is not None:
+                        self.cause(r.switch, f"its static route {net} leads to {h.gpu} {h.nic} of another plane")
         self.report.pairs_planes_apart = self._no_echo(pairs, bad, "planes apart", lambda a, b: f"{a.gpu} {a.nic} reached {b.gpu} {b.nic} of another plane")
 
     def _no_echo(self, pairs: list[tuple[Host, Host]], bad: list[str], label: str, reached: Callable[[Host, Host], str]) -> int:
