@@ -31,6 +31,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from topogen.config.emulation.resources import ns_tag
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,7 +41,7 @@ def _why_not() -> str | None:
         return "emulate needs root (network namespaces)"
     if not Path("/usr/lib/frr/bgpd").exists() or shutil.which("vtysh") is None:
         return "Debian's frr is not installed (apt-get install frr; .ci/run does)"
-    probe = f"tgprobe{os.getpid()}"
+    probe = f"tgemulprobe{os.getpid()}"
     res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if res.returncode != 0:
         return f"cannot make a network namespace here: {res.stderr.strip()}"
@@ -89,7 +91,7 @@ def expected(build: Path, arch: str) -> dict:
 
 def leftovers(pid: int) -> tuple[list[str], list[int]]:
     """Namespaces and processes a run of ``pid`` left behind."""
-    ns = [n.split()[0] for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.splitlines() if n.startswith(f"tg{pid}")]
+    ns = [n.split()[0] for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.splitlines() if n.startswith(ns_tag(pid))]
     procs = []
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
@@ -104,7 +106,7 @@ def leftovers(pid: int) -> tuple[list[str], list[int]]:
 
 def frr_run_dirs(pid: int) -> list[str]:
     """What FRR made under /var/run/frr for a run of ``pid`` (a directory per namespace, -N)."""
-    return sorted(p.name for p in Path("/var/run/frr").glob(f"tg{pid}*"))
+    return sorted(p.name for p in Path("/var/run/frr").glob(f"{ns_tag(pid)}*"))
 
 
 def emulate(build: Path, arch: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -147,6 +149,7 @@ def test_planes_are_separate_networks(builds):
     assert r["gpus_total"] == r["gpus_sampled"] == 32  # NICs: 16 GPUs x 2 planes
     assert r["sessions"] == r["sessions_up"] == want["sessions"]
     assert r["pairs_reach"] == 2 * 16 * 15 and r["reconverge_down_s"] is not None
+    assert r["pairs_planes_apart"] == 2 * 16 * 16  # every NIC of one plane to every NIC of the other, both ways: no route, no echo
 
 
 def mutate(build: Path, tmp_path: Path, rel: str, edit) -> Path:

@@ -206,3 +206,36 @@ def test_private_files_are_made_without_following_links(tmp_path):
     finally:
         res.cleanup()
     assert not res.tmp.exists()
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["ip route 10.0.0.0/8 10.0.0.1 ; touch /tmp/x", "ip route 10.0.0.0/8 Null0 tag 5", "ip route 10.0.0.0/8 10.0.0.1 vrf x", "ip route 10.0.0.0/8", " ip route 10.0.0.0/8 blackhole"],
+)
+def test_a_static_route_beyond_the_grammar_is_refused(build, line):
+    """The one statement topogen does not write that emulate takes: ``ip route P A|blackhole``, nothing more on the line."""
+    path = conf_of(build, LEAF)
+    n = edit(path, "router bgp", f"{line}\nrouter bgp")
+    refused(run(build), f"{LEAF}.conf:{n}", "not a statement topogen writes")
+
+
+def test_a_static_route_passes_the_grammar_and_needs_staticd(demo, tmp_path):
+    from topogen.config.emulation.lab import daemons_for
+
+    text = conf_of(demo, LEAF).read_text()
+    assert daemons_for(text) == ("zebra", "bgpd", "bfdd")
+    routed = text.replace("router bgp", "ip route 10.250.0.0/24 blackhole\nip route 10.251.0.0/24 10.64.0.0\n!\nrouter bgp", 1)
+    grammar.check_frr_conf(tmp_path / "x.conf", routed)
+    assert daemons_for(routed) == ("zebra", "bgpd", "bfdd", "staticd")
+    assert daemons_for("hostname x\n") == ("zebra",)
+
+
+def test_the_prefix_list_reading_of_blame():
+    import ipaddress
+
+    from topogen.config.emulation.blame import config_facts, permitted
+
+    f = config_facts("ip prefix-list LOCAL seq 5 permit 10.0.0.0/16 ge 32\nip prefix-list LOCAL seq 10 permit 10.128.0.0/9 le 32\n")
+    assert f["prefix_list"] == [(ipaddress.ip_network("10.0.0.0/16"), "ge"), (ipaddress.ip_network("10.128.0.0/9"), "le")]
+    assert permitted("10.0.0.7/32", f["prefix_list"]) and permitted("10.128.0.2/31", f["prefix_list"]) and permitted("10.128.0.0/9", f["prefix_list"])
+    assert not permitted("10.0.0.0/31", f["prefix_list"]) and not permitted("10.64.0.0/31", f["prefix_list"]) and not permitted("10.0.0.0/8", f["prefix_list"])

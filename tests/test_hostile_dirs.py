@@ -42,6 +42,7 @@ from click.testing import CliRunner
 from topogen.cli import main
 from topogen.config import emulate
 from topogen.config.emulation import grammar
+from topogen.config.emulation.resources import ns_tag
 from topogen.util.errors import Problem
 
 ARCH = "rail-optimized"
@@ -144,8 +145,8 @@ def _outside() -> tuple:
     """
     pid = os.getpid()
     tmp = tuple(sorted(n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"topogen-emulate-{pid}-")))
-    ns = tuple(sorted(n for n in os.listdir("/run/netns") if n.startswith(f"tg{pid}"))) if os.path.isdir("/run/netns") else ()
-    frr = tuple(sorted(n for n in os.listdir("/var/run/frr") if n.startswith(f"tg{pid}"))) if os.path.isdir("/var/run/frr") else ()
+    ns = tuple(sorted(n for n in os.listdir("/run/netns") if n.startswith(ns_tag(pid)))) if os.path.isdir("/run/netns") else ()
+    frr = tuple(sorted(n for n in os.listdir("/var/run/frr") if n.startswith(ns_tag(pid)))) if os.path.isdir("/var/run/frr") else ()
     state = Path(f"/run/topogen-emulate/{pid}.json").exists()
     return tmp, ns, frr, state, MARKER.exists()
 

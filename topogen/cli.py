@@ -576,6 +576,7 @@ def emulate_cmd(build_dir: str, arch: str | None, max_gpus: int, timeout_s: floa
     """Boot BUILD_DIR's frr.conf files in FRR in network namespaces and check the fabric routes as designed.
 
     Needs root and Debian's frr, and a build with --formats cabling,addressing,frr.
+    Every failure is followed by the switch whose configuration causes it.
     Every namespace and daemon it starts is removed at the end, also on failure
     and Ctrl-C. Exit status: 0 every check passed, 1 a check failed, 2 bad input
     (not root, no FRR, files missing, a fabric beyond this machine).

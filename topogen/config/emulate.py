@@ -5,18 +5,23 @@ for one architecture (``cabling.csv``, ``addressing.csv``, ``frr/**.conf``) and:
 
 1. makes a network namespace per switch and per sampled GPU NIC, and a veth
    pair per cable between them (cabled from ``cabling.csv``; a cable to a GPU
-   left out of the sample is left out);
-2. starts ``zebra``, ``bgpd`` and ``bfdd`` (Debian's ``frr``) in every switch
-   namespace, each with its pid file, vty sockets and log in a temporary
+   left out of the sample is left out); switches answer ARP only on the port
+   owning the address, so crossed cables fail as on a switch;
+2. starts the FRR daemons (Debian's ``frr``) each switch's file needs (``zebra``;
+   ``bgpd``, ``bfdd``, ``staticd`` for its ``router bgp``, ``bfd``, ``ip route``)
+   in its namespace, each with its pid file, vty sockets and log in a temporary
    directory, and loads the switch's ``frr.conf`` unchanged through ``vtysh -f``;
    the GPU NICs get their address and their route to the fabric as in
    ``addressing.csv``;
-3. waits until every leaf holds a route to every GPU it should reach with its
-   full ECMP width (the *convergence time*), then checks (:class:`Report`):
-   every BGP session Established; each sampled GPU reaches every sampled GPU
-   of its rail (and, rail-optimized, of every rail) by ``ip route get`` and an
-   ICMP echo; the ECMP next hops at each leaf equal its uplinks (a leaf pair: its ISLs to the other leaf); rail-only: no
-   route between rails, at the GPU and at its leaf;
+3. checks each file against the plan, waits until every switch of every tier
+   holds a route to every GPU it should reach with its full ECMP width (the
+   *convergence time*), then checks (:class:`Report`): every BGP session
+   Established; each sampled GPU reaches every sampled GPU of its rail (and,
+   rail-optimized, of every rail) by ``ip route get`` and an ICMP echo; the ECMP
+   next hops at every router (a leaf's equal its uplinks; a leaf pair: its ISLs
+   to the other leaf); rail-only: no route between rails, at the GPU and at its
+   leaf; several planes: no route from one plane's switches to another's NICs;
+   each failure's cause named by switch (:mod:`.emulation.blame`);
 4. takes one leaf uplink (a leaf pair: one ISL) down, waits for the routes one next hop narrower
    (the reconvergence time) and checks reachability again, then brings the link
    back and waits for the full width;
@@ -43,6 +48,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from topogen.config.emulation.blame import Blame
 from topogen.config.emulation.checks import Checks
 from topogen.config.emulation.daemons import Daemons
 from topogen.config.emulation.ecmp import Ecmp
@@ -50,7 +56,7 @@ from topogen.config.emulation.flap import LinkFlap
 from topogen.config.emulation.lab import Host, Lab, Port, Router, bgp_mismatches, load_lab, sample_gpus, split_vrfs
 from topogen.config.emulation.machine import capacity_problems, environment_problems
 from topogen.config.emulation.report import Report
-from topogen.config.emulation.resources import Resources, remove_leftovers
+from topogen.config.emulation.resources import Resources, ns_tag, remove_leftovers
 from topogen.config.emulation.wiring import Wiring
 from topogen.util import interrupts
 from topogen.util.errors import InputError
@@ -58,7 +64,7 @@ from topogen.util.errors import InputError
 __all__ = ["Emulation", "Host", "Lab", "Port", "Report", "Router", "bgp_mismatches", "load_lab", "run", "sample_gpus", "split_vrfs"]
 
 
-class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
+class Emulation(Wiring, Daemons, Ecmp, Checks, Blame, LinkFlap):
     """One run: the lab, the resources it made, the checks (each part in its module of :mod:`topogen.config.emulation`)."""
 
     def __init__(self, lab: Lab, timeout_s: float, progress: Callable[[str], None]):
@@ -66,7 +72,7 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
         self.timeout_s = timeout_s
         self.progress = progress
         self.res = Resources(f"{os.getpid()}")
-        tag = f"tg{os.getpid()}"
+        tag = ns_tag(os.getpid())
         for i, r in enumerate(lab.routers):
             r.ns = f"{tag}s{i}"
         for i, h in enumerate(lab.hosts):
@@ -80,13 +86,6 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
         self.report.failures.append(text)
 
     # -- set-up
-
-    def lint(self) -> None:
-        """Each router's BGP section against the plan (addressing.csv): its ASN, one neighbour per fabric port with the peer's ASN."""
-        for r in self.lab.routers:
-            problems = bgp_mismatches(r, self.lab.roles, {x.name: x.asn for x in self.lab.routers})
-            for t in problems[:10]:
-                self.fail(f"configuration: {t}")
 
     def dry_run(self) -> None:
         """``vtysh --dryrun`` on every switch's file as built that is not loaded unchanged (split into VRFs)."""
@@ -109,16 +108,19 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, LinkFlap):
         self.start_frr()
         self.report.load_s = time.monotonic() - t0
         p("waiting for convergence")
-        t, left = self.wait("converge", lambda: self.sessions_down() + self.ecmp_gaps())
+        t, left = self.wait("converge", lambda: self.sessions_down() + self.origins_missing() + self.ecmp_gaps())
         self.report.converge_s = None if t is None else time.monotonic() - t0
         if left:
             self.fail(f"no convergence within {self.timeout_s:.0f} s")
         p("checking sessions, reachability, ECMP, rails")
         self.check_sessions()
-        reach, apart = self.pairs()
+        reach, apart, planes = self.pairs()
         self.check_reach(reach, "reach")
         if apart:
             self.check_apart(apart)
+        if planes:
+            self.check_planes(planes)
+        self.check_origins()
         self.check_ecmp()
         if not self.report.failures:
             p("link down and back up")

@@ -1,4 +1,4 @@
-"""FRR in the switch namespaces: zebra, bgpd and bfdd started, each router's file loaded, their state read over the vty sockets."""
+"""FRR in the switch namespaces: the daemons each file needs started (zebra, bgpd, bfdd, staticd), the file loaded, their state read over the vty sockets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import socket
 import time
 from pathlib import Path
 
-from topogen.config.emulation.lab import DAEMONS, FRR_DIR, Router
+from topogen.config.emulation.lab import FRR_DIR, Router
 
 
 def vty(sock: Path, command: str, timeout: float = 10.0) -> str:
@@ -43,7 +43,7 @@ class Daemons:
             d = self.res.private_dir(r.ns)
             self.res.private_file(f"{r.ns}/frr.conf", r.config)
             self.res.private_file(f"{r.ns}/empty.conf", "")
-            for daemon in DAEMONS:
+            for daemon in r.daemons:  # what its statements need: a daemon missing leaves its lines unapplied
                 cmd = ["ip", "netns", "exec", r.ns, str(FRR_DIR / daemon), "-N", r.ns, "--vty_socket", str(d), "-i", str(d / f"{daemon}.pid"), "-f", str(d / "empty.conf"), "-P", "0", "--log", f"file:{d / daemon}.log", "-z", str(d / "zserv.api")]
                 if daemon == "bfdd":
                     cmd += ["--bfdctl", str(d / "bfdd.sock")]
@@ -51,10 +51,13 @@ class Daemons:
         end = time.monotonic() + 30
         pending = list(self.lab.routers)
         while pending and time.monotonic() < end:
-            pending = [r for r in pending if not all((self.res.tmp / r.ns / f"{dm}.vty").exists() for dm in DAEMONS)]
+            pending = [r for r in pending if not all((self.res.tmp / r.ns / f"{dm}.vty").exists() for dm in r.daemons)]
             time.sleep(0.1)
         if pending:
             raise RuntimeError(f"FRR did not start in {pending[0].name} (see its logs)")
+        for r in self.lab.routers:
+            for dm in r.daemons:
+                self.report.daemons[dm] = self.report.daemons.get(dm, 0) + 1
         loads = []
         for r in self.lab.routers:  # every router's file at once: no router waits for the one before
             d = self.res.tmp / r.ns
@@ -72,12 +75,24 @@ class Daemons:
 
     def sessions(self) -> dict[str, dict[str, str]]:
         """Router name -> {peer: state} from bgpd."""
+        return {name: {p: v.get("state", "?") for p, v in peers.items()} for name, (_, peers) in self.bgp_summary().items()}
+
+    def bgp_summary(self) -> dict[str, tuple[str, dict[str, dict]]]:
+        """Router name -> (the AS its bgpd runs, {peer: bgpd's summary of it: state, remoteAs}); ("", {}) without bgpd."""
         out = {}
         for r in self.lab.routers:
-            data = vty_json(self.sock(r, "bgpd"), "show bgp summary json")
-            peers = (data.get("ipv4Unicast") or {}).get("peers", {})
-            out[r.name] = {p: v.get("state", "?") for p, v in peers.items()}
+            if "bgpd" not in r.daemons:
+                out[r.name] = ("", {})
+                continue
+            data = (vty_json(self.sock(r, "bgpd"), "show bgp summary json").get("ipv4Unicast") or {})
+            out[r.name] = (str(data.get("as", "")), data.get("peers", {}))
         return out
+
+    def bgp_prefixes(self, r: Router) -> set[str]:
+        """The prefixes in router ``r``'s BGP table (its own, redistributed, and those learnt)."""
+        if "bgpd" not in r.daemons:
+            return set()
+        return set((vty_json(self.sock(r, "bgpd"), "show bgp ipv4 unicast json").get("routes") or {}))
 
     def leaf_routes(self, r: Router) -> dict[str, int]:
         """Prefix -> next hops in the kernel (FIB) of router ``r``, from zebra."""

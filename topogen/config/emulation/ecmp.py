@@ -1,4 +1,4 @@
-"""The ECMP widths BGP should give each leaf (valley-free shortest paths on the cabled routers) and the gaps from them."""
+"""The ECMP widths BGP should give every router, each tier's (valley-free shortest paths on the cabled routers), and the gaps from them."""
 
 from __future__ import annotations
 
@@ -42,8 +42,11 @@ class Ecmp:
         return -1 if r is None else self.parts()[r.name]
 
     def targets(self, r: Router) -> list[Host]:
-        """Sampled GPUs leaf ``r`` should route to over its uplinks (not its own; its plane only; rail-only: its rails only)."""
+        """Sampled GPUs router ``r`` should route to over other switches (not its own; its plane only; rail-only: its rails only)."""
         local = {(p.peer, p.peer_port) for p in r.ports}
+        if r.role != "leaf":
+            mine = self.parts()[r.name]
+            return [h for h in self.lab.hosts if (h.gpu, h.nic) not in local and self.host_part(h) == mine]
         rails = None
         if self.lab.arch == "rail-only":
             rails = {h.rail for h in self.lab.hosts if h.leaf == r.switch and (h.gpu, h.nic) in local} or None
@@ -51,20 +54,28 @@ class Ecmp:
         return [h for h in self.lab.hosts if (h.gpu, h.nic) not in local and (rails is None or h.rail in rails) and self.host_part(h) == mine]
 
     def widths(self, down: set[tuple[str, str]] = frozenset()) -> dict[tuple[str, str], int]:
-        """ECMP width BGP should give each leaf toward each other leaf: ``(leaf, target leaf) -> next hops``.
+        """ECMP width BGP should give each router toward each leaf: ``(router, target leaf) -> next hops``."""
+        return {k: w for k, (w, _) in self.paths(down).items()}
+
+    def paths(self, down: set[tuple[str, str]] = frozenset()) -> dict[tuple[str, str], tuple[int, frozenset]]:
+        """``(router, target leaf) -> (ECMP width, the routers of those next hops)`` for every router of every tier.
 
         Valley-free shortest paths on the cabled routers (what eBGP with RFC 7938
-        ASNs computes): a switch above the target reaches it down; any other goes
-        up to the nearest such switch. A leaf's width is the number of its uplink
-        ports toward upper switches at the least distance (parallel links count,
-        each is a session). A leaf joined to the target leaf by ISLs (a leaf
+        ASNs computes): a switch above the target reaches it down, over its down
+        ports to the switches one step nearer (the target leaf itself, or its
+        ancestors); any other goes up to the nearest such switch. Parallel links
+        count, each is a session. A leaf joined to the target leaf by ISLs (a leaf
         pair, ``design: leaf-pair``) reaches it over them, one hop, shorter than
         any path up and down: its width is its ISLs to the target that are up.
         ``down``: ``(router, port)`` of links taken down.
         """
+        key = frozenset(down)
+        if key in self._widths:
+            return self._widths[key]
         lab = self.lab
         rank = {r.name: role_rank(r.role) for r in lab.routers}
         up: dict[str, list[tuple[str, str]]] = {r.name: [] for r in lab.routers}  # router -> [(upper router, port)]
+        below: dict[str, list[tuple[str, str]]] = {r.name: [] for r in lab.routers}  # router -> [(lower router, port)]
         side: dict[str, list[str]] = {r.name: [] for r in lab.routers}  # router -> [same-tier router of each ISL]
         for r in lab.routers:
             for p in r.ports:
@@ -73,7 +84,9 @@ class Ecmp:
                     continue
                 if rank[peer.name] > rank[r.name]:
                     up[r.name].append((peer.name, p.name))
-                elif rank[peer.name] == rank[r.name]:
+                elif rank[peer.name] < rank[r.name]:
+                    below[r.name].append((peer.name, p.name))
+                else:
                     side[r.name].append(peer.name)
         leaves = [r.name for r in lab.routers if r.role == "leaf"]
         order = sorted(up, key=lambda n: -rank[n])  # top tier first
@@ -89,47 +102,64 @@ class Ecmp:
                             dist[y] = dist[x] + 1
                             nxt.append(y)
                 frontier = nxt
+            above = set(dist)
             for x in order:  # the others go up first
                 if x not in dist:
                     ds = [dist[y] for y, _ in up[x] if y in dist]
                     if ds:
                         dist[x] = 1 + min(ds)
-            for leaf in leaves:
-                if leaf == t:
+            for x in up:
+                if x == t:
                     continue
-                isls = side[leaf].count(t)
-                if isls:
-                    out[(leaf, t)] = isls
-                    continue
-                ds = [dist[y] for y, _ in up[leaf] if y in dist]
-                out[(leaf, t)] = 0 if not ds else sum(1 for y, _ in up[leaf] if dist.get(y) == min(ds))
+                isls = side[x].count(t)
+                if isls and rank[x] == rank[t]:
+                    out[(x, t)] = (isls, frozenset([t]))
+                elif x in above:
+                    hops = [y for y, _ in below[x] if y in above and dist[y] == dist[x] - 1]
+                    out[(x, t)] = (len(hops), frozenset(hops))
+                else:
+                    ds = [dist[y] for y, _ in up[x] if y in dist]
+                    hops = [] if not ds else [y for y, _ in up[x] if dist.get(y) == min(ds)]
+                    out[(x, t)] = (len(hops), frozenset(hops))
+        self._widths[key] = out
         return out
 
-    def ecmp_gaps(self, down: set[tuple[str, str]] = frozenset()) -> list[str]:
-        """Leaf routes to sampled GPUs that are missing or not at the width :meth:`widths` gives."""
+    def routes(self) -> dict[str, dict[str, int]]:
+        """Router name -> its FIB (prefix -> next hops), read once from every zebra."""
+        return {r.name: self.leaf_routes(r) for r in self.lab.routers}
+
+    def ecmp_gaps(self, down: set[tuple[str, str]] = frozenset(), fib: dict[str, dict[str, int]] | None = None, tally: dict[str, int] | None = None) -> list[str]:
+        """Routes of every router (leaves, spines, cores) to sampled GPUs that are missing or not at the width :meth:`paths` gives."""
         gaps = []
-        key = frozenset(down)
-        if key not in self._widths:
-            self._widths[key] = self.widths(down)
-        width = self._widths[key]
-        leaf_of = {(h.gpu, h.nic): self.router_of_port[(h.leaf, h.leaf_port)].name for h in self.lab.hosts if (h.leaf, h.leaf_port) in self.router_of_port}
+        width = self.widths(down)
+        leaf_of = self.leaf_of()
         for r in self.lab.routers:
-            if r.role != "leaf" or not r.exits(self.lab.roles):
+            if not r.ports or (r.role == "leaf" and not r.exits(self.lab.roles)):
                 continue
-            routes = self.leaf_routes(r)
+            routes = fib[r.name] if fib is not None else self.leaf_routes(r)
             for h in self.targets(r):
-                want = width.get((r.name, leaf_of.get((h.gpu, h.nic), "")), 0)
+                if (r.name, leaf_of.get((h.gpu, h.nic), "")) not in width:
+                    continue
+                want = width[(r.name, leaf_of[(h.gpu, h.nic)])]
                 net = str(ipaddress.ip_interface(h.address).network)
                 got = routes.get(net, 0)
+                if tally is not None:
+                    tally[r.role] = tally.get(r.role, 0) + 1
                 if got != want:
                     gaps.append(f"{r.name}: {net} ({h.gpu}) has {got} next hops, expected {want}")
         return gaps
+
+    def leaf_of(self) -> dict[tuple[str, str], str]:
+        """(GPU, NIC) -> the router of its leaf."""
+        return {(h.gpu, h.nic): self.router_of_port[(h.leaf, h.leaf_port)].name for h in self.lab.hosts if (h.leaf, h.leaf_port) in self.router_of_port}
 
     def full_width(self) -> list[str]:
         """Every leaf's width toward every other leaf of its rails equals its uplinks (a non-blocking Clos), or its ISLs (a leaf pair)."""
         width = self.widths()
         bad = []
         for r in self.lab.routers:
+            if r.role != "leaf":
+                continue
             ups = len(r.exits(self.lab.roles))
             for (leaf, t), w in width.items():
                 if leaf == r.name and ups and w != ups and self._same_domain(leaf, t):

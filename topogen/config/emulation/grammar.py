@@ -295,6 +295,7 @@ FRR_LINES = tuple(
         r"  maximum-paths [0-9]{1,3}",
         r" exit-address-family",
         rf"ip prefix-list LOCAL seq [0-9]{{1,5}} permit {_P} (?:ge|le) 32",
+        rf"ip route {_P} (?:{_A}|blackhole)",
         r"route-map LOCAL permit 10",
         r" match ip address prefix-list LOCAL",
         r"bfd",

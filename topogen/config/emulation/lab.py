@@ -17,7 +17,7 @@ from topogen.spec.cluster import build_spec
 from topogen.util.errors import InputError, Problem
 
 FRR_DIR = Path("/usr/lib/frr")
-DAEMONS = ("zebra", "bgpd", "bfdd")
+DAEMONS = ("zebra", "bgpd", "bfdd", "staticd")  # every daemon a topogen frr.conf may need (machine.py checks each is installed)
 ROLE_ORDER = {"gpu": 0, "leaf": 1, "spine": 2, "core": 3}
 GPU_NAME = re.compile(r"hb([0-9]{1,9})-gpu([0-9]{1,9})", re.ASCII)
 
@@ -51,6 +51,11 @@ class Router:
     ns: str = ""
     asn: str = ""
 
+    @property
+    def daemons(self) -> tuple[str, ...]:
+        """The FRR daemons this router's configuration needs: zebra always, bgpd for ``router bgp``, bfdd for ``bfd``, staticd for ``ip route``."""
+        return daemons_for(self.config)
+
     def uplinks(self, roles: dict[str, str]) -> list[Port]:
         return [p for p in self.ports if roles.get(p.peer, "gpu") != "gpu" and role_rank(roles[p.peer]) > role_rank(self.role)]
 
@@ -61,6 +66,19 @@ class Router:
     def exits(self, roles: dict[str, str]) -> list[Port]:
         """The ports traffic to another leaf's GPUs leaves by: the uplinks, and a leaf pair's ISLs."""
         return self.uplinks(roles) + self.isls(roles)
+
+
+def daemons_for(config: str) -> tuple[str, ...]:
+    """The FRR daemons a configuration needs, in :data:`DAEMONS` order (each statement's owner; zebra always)."""
+    need = {"zebra"}
+    for ln in config.splitlines():
+        if ln.startswith("router bgp "):
+            need.add("bgpd")
+        elif ln == "bfd" or ln.endswith(" bfd profile fabric"):
+            need.add("bfdd")
+        elif ln.startswith(("ip route ", "ipv6 route ")):
+            need.add("staticd")
+    return tuple(d for d in DAEMONS if d in need)
 
 
 @dataclass
@@ -92,6 +110,7 @@ class Lab:
     gpus_total: int  # GPU NICs of the build (a GPU has one per plane)
     configs: dict[str, Path]  # switch -> its frr.conf as built
     texts: dict[str, str] = field(default_factory=dict)  # switch -> that file's text, checked by the grammar
+    loopbacks: dict[str, str] = field(default_factory=dict)  # switch -> its loopback a.b.c.d/32 in the plan
 
 
 def _arch_dir(build: Path, arch: str | None) -> tuple[str, Path]:
@@ -205,13 +224,14 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     cables = _cabling(root / "cabling.csv", {(r["device"], r["interface"]) for r in rows})
     configs = walk_confs(root / "frr")
     roles = {r["device"]: r["role"] for r in rows}
+    loopbacks = {r["device"]: r["address"] for r in rows if r["role"] != "gpu" and r["interface"] == "lo"}
     asns = {r["device"]: r["asn"] for r in rows if r["role"] != "gpu"}
     ports: dict[str, list[Port]] = {}
     gpu_rows = []
     for r in rows:
         if r["role"] == "gpu":
             gpu_rows.append(r)
-        elif r["interface"].startswith("p"):
+        elif r["peer_device"] and r["interface"] != "lo":  # a cabled port, whatever its name (the grammar took it)
             ports.setdefault(r["device"], []).append(Port(r["device"], r["interface"], r["vrf"], r["vlan"], r["address"], r["peer_device"], r["peer_interface"], r["peer_address"]))
     switches = [d for d in dict.fromkeys(r["device"] for r in rows if r["role"] != "gpu")]
     missing = [s for s in switches if s not in configs]
@@ -242,7 +262,7 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     gpus = sorted({h.gpu for h in hosts}, key=key)
     picked = set(sample_gpus(gpus, max_gpus, key))
     hosts = [h for h in hosts if h.gpu in picked]
-    return Lab(arch, routers, hosts, cables, roles, len(gpu_rows), {s: configs[s] for s in switches}, texts)  # GPU NICs, as the hosts are
+    return Lab(arch, routers, hosts, cables, roles, len(gpu_rows), {s: configs[s] for s in switches}, texts, loopbacks)  # GPU NICs, as the hosts are
 
 
 def _site_gpu_names(root: Path) -> GpuNames | None:

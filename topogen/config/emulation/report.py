@@ -26,7 +26,16 @@ class Report:
     link_down: str = ""
     reconverge_down_s: float | None = None
     reconverge_up_s: float | None = None
+    daemons: dict[str, int] = field(default_factory=dict)  # FRR daemon -> routers running it (what their files need)
+    ecmp_by_tier: dict[str, int] = field(default_factory=dict)  # role -> routes checked at their ECMP width
+    pairs_planes_apart: int = 0  # NIC pairs of two planes with no route or echo between them
     failures: list[str] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)  # "<switch>: why": the switch whose configuration causes a failure
+
+    @property
+    def culprits(self) -> list[str]:
+        """The switches whose configuration the findings name as a cause."""
+        return sorted({c.split(":", 1)[0] for c in self.causes})
 
     @property
     def ok(self) -> bool:
@@ -35,4 +44,5 @@ class Report:
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["ok"] = self.ok
+        d["culprits"] = self.culprits
         return d

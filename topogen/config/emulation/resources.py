@@ -24,6 +24,11 @@ FRR_USER = "frr"
 FRR_RUN = Path("/var/run/frr")  # FRR makes <this>/<namespace>/ for a daemon started with -N <namespace>
 
 
+def ns_tag(pid: int) -> str:
+    """The prefix of every namespace a run of ``pid`` makes (``tgemul<pid>-s<i>`` a switch, ``g<i>`` a GPU NIC): unique per run, ``emul`` in it."""
+    return f"tgemul{pid}-"
+
+
 def remove_frr_run_dirs(namespaces: Iterable[str]) -> None:
     """Remove the directory FRR made for each of our namespaces under /var/run/frr (only real directories by our names)."""
     for n in namespaces:
@@ -199,10 +204,10 @@ def remove_leftovers() -> list[str]:
         if not marker.startswith(tempfile.gettempdir() + "/topogen-emulate-"):
             continue  # not a state file of ours: touch nothing it names
         stop_pids(sorted(set(data.get("daemons", [])) | set(pids_naming(marker))), marker, errors)
-        names = [n for n in data.get("namespaces", []) if str(n).startswith(f"tg{data.get('pid')}") and Path(f"/run/netns/{n}").exists()]
+        names = [n for n in data.get("namespaces", []) if str(n).startswith(ns_tag(data.get("pid"))) and Path(f"/run/netns/{n}").exists()]
         if names:
             run_ip([], "".join(f"netns del {n}\n" for n in names), check=False)
-        remove_frr_run_dirs(n for n in data.get("namespaces", []) if str(n).startswith(f"tg{data.get('pid')}"))
+        remove_frr_run_dirs(n for n in data.get("namespaces", []) if str(n).startswith(ns_tag(data.get("pid"))))
         shutil.rmtree(marker, ignore_errors=True)
         f.unlink(missing_ok=True)
         notes.append(f"removed the leftovers of an interrupted emulation (pid {data.get('pid')}): {len(names)} namespaces")

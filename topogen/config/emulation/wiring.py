@@ -7,6 +7,13 @@ import subprocess
 from topogen.config.emulation.resources import run_ip
 
 
+# Linux answers ARP for any of its addresses on any port (arp_ignore 0): two cables swapped between
+# the same two switches would still carry each session, through the other port. A switch ASIC
+# answers only on the port that owns the address: arp_ignore 1 (reply only when the target address
+# is on the port asked), arp_announce 2 (ask from the port's own address), so crossed cables fail.
+ARP_STRICT = ("net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.default.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2", "net.ipv4.conf.default.arp_announce=2")
+
+
 class Wiring:
     """The namespaces and cables of :class:`~topogen.config.emulate.Emulation`."""
 
@@ -35,7 +42,7 @@ class Wiring:
                 cmds += [f"link set {m} master {br}\n" for m in members]
                 cmds.append(f"link set {br} up\n")
             run_ip(["-n", r.ns], "".join(cmds))
-            subprocess.run(["ip", "netns", "exec", r.ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"], check=True, capture_output=True)
+            subprocess.run(["ip", "netns", "exec", r.ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0", *ARP_STRICT], check=True, capture_output=True)
         for h in lab.hosts:
             run_ip(["-n", h.ns], f"link set lo up\nlink set {h.nic} up\naddr add {h.address} dev {h.nic}\nroute add {h.route} via {h.gateway} dev {h.nic}\n")
 
