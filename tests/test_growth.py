@@ -322,14 +322,20 @@ def test_addresses(tmp_path, spec_file, reserved):
     for c, r in installed.items():  # the installed plan as the build wrote it
         if c in delta:
             assert delta[c]["z_address_was"] == was[(r["z_device"], r["z_port"])]
-    if reserved:  # nothing moves: the final wiring is the new spec's own, so is its address plan
-        now = _switch_addresses(own / arch / "addressing.csv")
+    # the installed plan is kept: no kept cable, loopback or ASN changes; the new ones take addresses the installed phase does not use
+    assert a["links_kept_renumbered"] == a["loopbacks_changed"] == a["asns_changed"] == 0
+    assert not [r for r in delta.values() if r["change"] == "renumbered"]
+    installed_loopbacks = {v for (d, i), v in was.items() if i == "lo"}
+    for s in _rows(p2 / arch / "switches.csv"):
+        assert not s["loopback_was"] or s["loopback_was"] == s["loopback"]
+        if s["status"] == "new":
+            assert s["loopback"] and s["loopback"] + "/32" not in installed_loopbacks
+    used = {v.split("/")[0] for v in was.values() if v}
+    for r in delta.values():
+        if r["change"] in ("new", "moved"):
+            assert r["a_address"].split("/")[0] not in used or r["change"] == "moved"
+    if reserved:  # nothing moves: the final wiring is the new spec's own
         assert {_ends(r) for r in _rows(p2 / arch / "cabling.csv")} == {_ends(r) for r in _rows(own / arch / "cabling.csv")}
-        for c, r in installed.items():
-            assert (delta[c]["z_address"] if c in delta else was[(r["z_device"], r["z_port"])]) == now[(r["z_device"], r["z_port"])]
-        for s in _rows(p2 / arch / "switches.csv"):
-            if s["loopback"]:
-                assert s["loopback"] + "/32" == now[(s["switch"], "lo")] and (not s["loopback_was"] or s["loopback_was"] + "/32" == was[(s["was"] or s["switch"], "lo")])
     confs = {p.stem for p in (p2 / arch / "frr").rglob("*.conf")}
     assert confs == {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["config"] == "new file"}
     assert len(confs) == a["configs_changed"] and a["configs_changed"] + a["configs_same"] == f["to"]["switches"]
