@@ -121,8 +121,7 @@ def pinned(fab0, cab0, ad0, fab1, cab1, ad1, new_cables: set[int]):
     Raises :class:`InputError` naming the pool when the kept addresses and the new ones do not fit.
     """
     spec = ad1.spec
-    L0, L1 = fab0.cable_table(), fab1.cable_table()
-    n0, n1 = fab0.gpus, fab1.gpus
+    L1, n1 = fab1.cable_table(), fab1.gpus
     row0 = {int(c): i for i, c in enumerate(cab0.tolist())}
     kept1 = np.array([i for i, c in enumerate(cab1.tolist()) if c in row0 and c not in new_cables], np.int64)
     kept0 = np.array([row0[int(cab1[i])] for i in kept1.tolist()], np.int64)
@@ -193,8 +192,7 @@ def pinned(fab0, cab0, ad0, fab1, cab1, ad1, new_cables: set[int]):
 def _gpu_pin(fab0, ad0, fab1, ad1, kept0, kept1, g1, a, z, plen, route, rlen) -> None:
     """The GPU links' addresses of the pinned plan, in place (see the module)."""
     spec = ad1.spec
-    L0, L1 = fab0.cable_table(), fab1.cable_table()
-    n0, n1, k = fab0.gpus, fab1.gpus, fab1.hb_domain
+    L1, n1, k = fab1.cable_table(), fab1.gpus, fab1.hb_domain
     net = spec.pool("gpus")
     P = int(net.network_address)
     link = spec.gpu_subnet == "link"
