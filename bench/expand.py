@@ -6,7 +6,8 @@ chained 2 -> 4 -> 8 -> 16 SUs through expand's own output. One Markdown row per 
 cables kept / moved / added / removed, the share of installed connections changed, the
 fewest any wiring of the new design changes, what a plain rebuild of the new spec changes,
 the stages (re-cabling ones) and the worst stage's bandwidth share, the installed devices the
-grown floor relocates, the kept links the new address plan renumbers, and for a spec with
+grown floor relocates, the kept links the grown address plan renumbers (the installed plan is
+pinned: only rail-only GPU NICs whose rail block widens), the installed switches whose loopback or ASN changes, and for a spec with
 networks the share of their installed cables changed (a plain rebuild's in brackets).
 
     .venv/bin/python bench/expand.py                     # the grid, and the DGX H100 SuperPOD with its networks 1 -> 2 -> 4 SUs
@@ -46,13 +47,13 @@ def row(case: str, f: dict, seconds: float) -> str:
     return (
         f"| {case} | {c['kept']:,} | {c['moved']:,} | {c['added']:,} | {c['removed']:,} | {f['changed_share']:.1%} | {f['fewest_possible_share']:.1%} | "
         f"{f['rebuild']['changed_share']:.1%} | {f['stages']} ({f['moving_stages']}) | {f['worst_stage_share']:.1%} | {'yes' if f['stages_valid'] and f['final_valid'] else 'NO'} | "
-        f"{f.get('relocated_devices', '-')} | {a.get('links_kept_renumbered', '-')} | {nets} | {seconds:.1f} |"
+        f"{f.get('relocated_devices', '-')} | {a.get('links_kept_renumbered', '-')} | {a.get('loopbacks_changed', '-')} / {a.get('asns_changed', '-')} | {nets} | {seconds:.1f} |"
     )
 
 
 HEADER = (
-    "| growth | kept | moved | added | removed | changed | fewest possible | rebuild changes | stages (re-cabling) | worst stage | valid | relocated | kept links renumbered | networks changed (rebuild) | s |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| growth | kept | moved | added | removed | changed | fewest possible | rebuild changes | stages (re-cabling) | worst stage | valid | relocated | kept links renumbered | loopbacks / ASNs changed | networks changed (rebuild) | s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import subprocess
 import shutil
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -320,14 +322,20 @@ def test_addresses(tmp_path, spec_file, reserved):
     for c, r in installed.items():  # the installed plan as the build wrote it
         if c in delta:
             assert delta[c]["z_address_was"] == was[(r["z_device"], r["z_port"])]
-    if reserved:  # nothing moves: the final wiring is the new spec's own, so is its address plan
-        now = _switch_addresses(own / arch / "addressing.csv")
+    # the installed plan is kept: no kept cable, loopback or ASN changes; the new ones take addresses the installed phase does not use
+    assert a["links_kept_renumbered"] == a["loopbacks_changed"] == a["asns_changed"] == 0
+    assert not [r for r in delta.values() if r["change"] == "renumbered"]
+    installed_loopbacks = {v for (d, i), v in was.items() if i == "lo"}
+    for s in _rows(p2 / arch / "switches.csv"):
+        assert not s["loopback_was"] or s["loopback_was"] == s["loopback"]
+        if s["status"] == "new":
+            assert s["loopback"] and s["loopback"] + "/32" not in installed_loopbacks
+    used = {v.split("/")[0] for v in was.values() if v}
+    for r in delta.values():
+        if r["change"] in ("new", "moved"):
+            assert r["a_address"].split("/")[0] not in used or r["change"] == "moved"
+    if reserved:  # nothing moves: the final wiring is the new spec's own
         assert {_ends(r) for r in _rows(p2 / arch / "cabling.csv")} == {_ends(r) for r in _rows(own / arch / "cabling.csv")}
-        for c, r in installed.items():
-            assert (delta[c]["z_address"] if c in delta else was[(r["z_device"], r["z_port"])]) == now[(r["z_device"], r["z_port"])]
-        for s in _rows(p2 / arch / "switches.csv"):
-            if s["loopback"]:
-                assert s["loopback"] + "/32" == now[(s["switch"], "lo")] and (not s["loopback_was"] or s["loopback_was"] + "/32" == was[(s["was"] or s["switch"], "lo")])
     confs = {p.stem for p in (p2 / arch / "frr").rglob("*.conf")}
     assert confs == {s["switch"] for s in _rows(p2 / arch / "switches.csv") if s["config"] == "new file"}
     assert len(confs) == a["configs_changed"] and a["configs_changed"] + a["configs_same"] == f["to"]["switches"]
@@ -459,3 +467,69 @@ def test_networks_chain(tmp_path):
         assert n["changed_share"] <= 0.25 and n["changed_share"] < n["rebuild"]["changed_share"]
         _applied_networks(prev / "rail-optimized" / "networks-cabling.csv", nxt / "rail-optimized" / "networks-delta.csv", nxt / "rail-optimized" / "networks-cabling.csv")
         prev = nxt
+
+
+PIN_GRID = [(a, r, res, m) for a in ("rail-optimized", "rail-only") for r in ("1:1", "3:1") for res in (False, True) for m in ("link", "rail", "unnumbered")]
+
+
+@pytest.mark.parametrize("arch,ratio,reserved,mode", PIN_GRID, ids=[f"{a}-{r}-{'reserved' if x else 'plain'}-{m}" for a, r, x, m in PIN_GRID])
+def test_pinned_addresses(tmp_path, arch, ratio, reserved, mode):
+    """Installed links, loopbacks, ASNs and GPU NICs keep their addresses; new ones take free ones, none twice; the FRR files agree with the plan."""
+    from topogen.config import addressing, frr
+    from topogen.growth import addresses as addr, expansion
+    from topogen.growth.rewire import identity
+
+    extra = {"link": "", "rail": "addressing:\n  gpu_subnet: rail\n", "unnumbered": "addressing:\n  p2p: unnumbered\n"}[mode]
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC + extra)
+    first = 4 if arch == "rail-only" and ratio == "1:1" else 2
+    assert _run(["build", str(spec), *_flags(arch, ratio, first, reserved), "--formats", "cabling", "-q", "--out", str(tmp_path / "p1")])[0] == 0
+    new = load_spec(str(spec), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], 2 * first * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {}))
+    e = expansion.expand(str(tmp_path / "p1"), new, arch)
+    rw = e.rewire
+    moved, added = {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}
+    d = addr.compare(e.installed, rw.final, moved, added, {w.cable for w in rw.removed}, e.old, e.new, arch, True)
+    fab, ad = d.fabric, d.plan
+    assert addressing.plan(fab) is ad and addr.collisions(fab, ad) == []
+    fab0, cab0 = addr.fabric_of(sorted(e.installed, key=lambda w: w.cable), e.old, arch)
+    ad0 = addressing.plan(fab0)
+    # every installed switch keeps its loopback and ASN; ASN groups stay groups
+    assert d.figures()["loopbacks_changed"] == 0 and d.figures()["asns_changed"] == 0
+    old_sw = {identity(s.name): i for i, s in enumerate(fab0.switches)}
+    for j, s in enumerate(fab.switches):
+        if identity(s.name) in old_sw:
+            i = old_sw[identity(s.name)]
+            assert (ad.loopback[j], ad.asn[j]) == (ad0.loopback[i], ad0.asn[i])
+    fresh = addressing._plan(fab, ad.spec).asn  # the new spec's own grouping: the same partition of the switches
+    assert len({(int(x), int(y)) for x, y in zip(fresh, ad.asn)}) == len(set(fresh.tolist())) == len(set(ad.asn.tolist()))
+    # kept links: rail-optimized keeps every address; rail-only may only re-prefix GPU NICs (their place in the rail block stays)
+    if arch == "rail-optimized":
+        assert d.kept_renumbered == 0
+    else:
+        assert d.kept_renumbered == d.gpu_nics_renumbered
+        rb = 1 << (32 - int(ad.gpu_route_len[fab.links.a_dev < fab.gpus].max()))
+        for r in (x for x in d.links if x[1] == "renumbered"):
+            was, now = (int(addressing.ipaddress.IPv4Interface(v).ip) for v in (r[6], r[8]))
+            assert was % (rb // 2) == now % rb
+    # rail-only: every GPU NIC inside the route of its rail
+    L = fab.cable_table()
+    g = L.a_dev < fab.gpus
+    if arch == "rail-only":
+        size = (1 << (32 - ad.gpu_route_len[g].astype(np.int64)))
+        assert ((ad.a_addr[g].astype(np.int64) - ad.gpu_route[g]) < size).all()
+        assert len({(int(r), int(b)) for r, b in zip(L.a_dev[g] % fab.hb_domain, ad.gpu_route[g])}) == fab.hb_domain * (int(L.plane.max()) + 1)
+    # FRR: each file's neighbours carry the plan's peer ASNs and addresses; changed ones parse in FRR
+    texts = dict(frr.generate_texts(fab))
+    for s in range(len(fab.switches)):
+        e_ = ad.ends.of(s)
+        peers = ad.ends.peer[e_] >= fab.gpus
+        for pa, asn, pl in zip(ad.ends.peer_addr[e_][peers].tolist(), ad.ends.peer_asn[e_][peers].tolist(), ad.ends.plen[e_][peers].tolist()):
+            if pl:
+                assert f" neighbor {addressing.ip_text(np.array([pa]))[0]} remote-as {asn}\n" in texts[s]
+        assert f" ip address {addressing.ip_text(ad.loopback[s:s + 1])[0]}/32\n" in texts[s] and f"router bgp {int(ad.asn[s])}" in texts[s]
+    if shutil.which("vtysh") and d.configs:
+        for name, text in list(d.configs.items())[:6]:
+            path = tmp_path / f"{name}.conf"
+            path.write_text(text)
+            res = subprocess.run(["vtysh", "--dryrun", "-f", str(path)], capture_output=True, text=True)
+            assert res.returncode == 0, res.stdout + res.stderr

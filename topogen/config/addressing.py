@@ -315,6 +315,27 @@ def plan(fabric) -> Addressing:
     return result
 
 
+def pin(fabric, base: Addressing, **columns: np.ndarray) -> Addressing:
+    """``base`` (the fabric's plan) with some columns replaced (``loopback``, ``asn``, ``a_addr``, ``z_addr``, ``prefix_len``, ``gpu_route``, ``gpu_route_len``), its ends recomputed; it becomes what :func:`plan` returns for ``fabric``.
+
+    For a plan that keeps another phase's addresses (:mod:`topogen.growth.addresses`); a fresh build never calls it.
+    """
+    import dataclasses
+
+    ad = dataclasses.replace(base, **columns)
+    ends = _ends(fabric, ad.a_addr, ad.z_addr, ad.prefix_len, ad.asn, ad.vrf_rail, ad.rail)
+    ad = dataclasses.replace(ad, ends=ends)
+    while len(_CACHE) >= KEEP:
+        del _CACHE[next(iter(_CACHE))]
+    _CACHE[id(fabric)] = (fabric, ad)
+    return ad
+
+
+def gpu_layout(fabric) -> tuple[int, int, int]:
+    """``(slot size, plane-rail blocks, block size)`` of the fabric's GPU pool (addresses)."""
+    return _gpu_layout(fabric, spec_of(fabric))
+
+
 def _plan(fabric, spec: AddressingSpec) -> Addressing:
     L = fabric.cable_table()  # the links, then a leaf pair's ISLs (switch-to-switch: a /31 each)
     n, k = fabric.gpus, fabric.hb_domain
@@ -422,4 +443,4 @@ def network_text(addr: int, plen: int) -> str:
     return str(ipaddress.IPv4Network((int(addr), int(plen)), strict=False))
 
 
-__all__ = ["Addressing", "Ends", "plan", "check", "check_pools", "needs", "ip_text", "cidr_text", "network_text", "POOLS"]
+__all__ = ["Addressing", "Ends", "plan", "pin", "gpu_layout", "check", "check_pools", "needs", "ip_text", "cidr_text", "network_text", "POOLS"]
