@@ -9,7 +9,8 @@ that applies winning:
 2. its node GUID or port GUID, when the plan's ibnetdiscover export lists it;
 3. its name, when the plan has a device of that name (or the first word of its
    name: ``hb03-gpu5 mlx5_5``);
-4. an adapter described ``<host> mlx5_<n>`` is the GPU of that host its adapter
+4. an adapter described ``<host> mlx5_<n>`` (the host as the plan names it:
+   topogen's ``hb00`` or the spec's ``naming:`` template, :class:`Hosts`) is the GPU of that host its adapter
    order gives (:mod:`.adapters`: ``--adapters``, the order most hosts' wiring
    shows, or the numbers); an adapter named by host alone (LLDP ``hb00`` with
    interface ``enp12s0np0``) is the GPU port the plan cables to the switch port it
@@ -166,14 +167,22 @@ class Hosts:
             self.gn, self.nn = GpuNames.of(spec), NodeNames.of(spec)
             self.hb, self.homes = spec.hb_domain, spec.homes
             self.iface = naming.interface
+            self._gpus: dict[str, tuple | None] = {}  # parsed once per name: a template parses by formatting back
+
+    @property
+    def example(self) -> str:
+        """The first host's name, to show what a note means (``hb00`` by default)."""
+        return self.nn.name(0) if self.templated else "hb00"
 
     def gpu(self, name: str) -> tuple | None:
         """(domain, rank) of a GPU name of the plan, else None."""
         if not self.templated:
             m = GPU_RANK_RE.match(name)
             return (m.group(1), int(m.group(2))) if m else None
-        g = self.gn.parse(name)
-        return divmod(g, self.hb) if g is not None else None
+        if name not in self._gpus:
+            g = self.gn.parse(name)
+            self._gpus[name] = divmod(g, self.hb) if g is not None else None
+        return self._gpus[name]
 
     def node(self, name: str) -> tuple | None:
         """(domain, node in the domain) of a host name of the plan, else None."""
@@ -389,7 +398,7 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
     out.choices = sorted(choices.values(), key=lambda c: (len(c.plan[0]), c.plan))
     matched_hca = sum(1 for e in emap if e.device in hosts)
     if matched_hca:
-        out.notes.append(f"{matched_hca:,} adapter port(s) named by host (as 'hb00 enp12s0np0') matched to the plan's GPU ports by host and wiring")
+        out.notes.append(f"{matched_hca:,} adapter port(s) named by host (as '{naming.example} enp12s0np0') matched to the plan's GPU ports by host and wiring")
     by_guid = sum(1 for d, p in dmap.items() if found.ids.get(d) in plan_ids and d != p)
     if by_guid:
         out.notes.append(f"{by_guid:,} device(s) matched to the plan by node GUID")
@@ -456,7 +465,8 @@ def _refine(renames: list[Rename], raw_devices, dmap, used, devices, resolved, p
 
 def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched, system: str | None = None, naming: Hosts | None = None) -> None:
     """Adapters described ``<host> mlx5_<n>``: each is the GPU its host's adapter order gives (see :mod:`.adapters`)."""
-    node_of = (naming or Hosts()).node
+    naming = naming or Hosts()
+    node_of = naming.node
     by_host: dict[str, dict[int, str]] = {}
     for d in raw_devices:
         if d in dmap or any(mine in emap for mine, _ in raw_devices[d]):
@@ -517,7 +527,7 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
             rules[why] = rules.get(why, 0) + 1
     if count:
         how = "; ".join(f"{k}: {v:,} adapter(s)" for k, v in sorted(rules.items()))
-        out.notes.append(f"{count:,} adapter port(s) named by host (as 'hb00 mlx5_7') matched to the plan's GPUs by their order on the host ({how})")
+        out.notes.append(f"{count:,} adapter port(s) named by host (as '{naming.example} mlx5_7') matched to the plan's GPUs by their order on the host ({how})")
 
 
 def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out: Matched, naming: Hosts | None = None) -> bool:
@@ -583,6 +593,6 @@ def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per
         used.add(dev)
         count += 1
     if count:
-        out.notes.append(f"{count:,} host port(s) named by the OS (as 'hb00 enp24s0np0') matched to the plan's GPUs by their PCI address ({why})")
+        out.notes.append(f"{count:,} host port(s) named by the OS (as '{naming.example} enp24s0np0') matched to the plan's GPUs by their PCI address ({why})")
     return bool(count)
 
