@@ -1,7 +1,8 @@
 """``topogen diff`` of a floor whose hosts carry the site's names (a spec's ``naming:``).
 
 The plan is built with host, GPU, interface and switch templates (the demo in
-both architectures, and a 2-plane build); its wiring gets a real fault planted
+both architectures, a 2-plane build, and HB domains of 16 GPUs on trays of 4
+named by domain and slot); its wiring gets a real fault planted
 (two cables swapped on a leaf, a pair of GPUs swapped on one host, a missing
 cable...: :func:`test_asbuilt_grid.plant`), then it is read the way the floor
 reports it: ibnetdiscover with factory switch descriptions, adapters described
@@ -34,10 +35,12 @@ from topogen.spec.cluster import build_spec, load_spec
 
 SITE = {"site": "sjc1", "host": "{site}-dgx{index+1:03}", "gpu": "{host}-gpu{local}", "interface": "gpu{rank}np{port}", "leaf": "{site}-p{plane}-leaf{group:02}-r{rail}{pos}", "spine": "{site}-p{plane}-spine{index:03}", "core": "{site}-p{plane}-core{index:03}"}
 POD = {"site": "pod1", "host": "{site}-dgx{index:03}", "gpu": "g{domain:04}x{rank:02}", "interface": "ib{local}p{plane}", "leaf": "lf-{plane}-{index:04}"}
+TRAYS = {"site": "nvl1", "host": "{site}-c{domain:02}t{slot}", "gpu": "{host}-g{local}", "interface": "g{local}p{port}"}
 SHAPES = {
     "demo": ("rail-optimized", {"preset": "demo"}, SITE),
     "demo-rail-only": ("rail-only", {"preset": "demo"}, POD),
     "planes": ("rail-optimized", {"gpus": 64, "hb_domain": 8, "radix": 16, "planes": 2}, SITE),
+    "trays": ("rail-optimized", {"gpus": 64, "hb_domain": 16, "gpus_per_node": 4, "radix": 16}, TRAYS),
 }
 READINGS = ("ib", "lldp", "lldp-os")
 _BUILT: dict[str, tuple] = {}
