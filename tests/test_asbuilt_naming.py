@@ -146,3 +146,25 @@ def test_hosts_read_the_site_names():
     d = Hosts(None)
     assert d.gpu("hb02-gpu5") == ("hb02", 5) and d.host("hb02 mlx5_4") == "hb02" and d.node("hb003-n17") == ("hb003", 17)
     assert Hosts(build_spec({"name": "n", "gpus": 64, "hb_domain": 8, "radix": 16})).templated is False
+
+
+def test_topogen_host_names_with_site_gpu_and_interface_names(tmp_path):
+    """Hosts keep topogen's names (``hb00``), GPUs and interfaces the site's: an LLDP interface the reader took the default way is read again by the templates."""
+    data = {"name": "g", "gpus": 64, "hb_domain": 8, "radix": 16, "arch": "rail-optimized", "naming": {"gpu": "gpu-{index:06}", "interface": "eth{local}p{port}"}}
+    spec = build_spec(data)
+    ctx = pipeline.build(spec)
+    out = tmp_path / "g"
+    pipeline.write_outputs(ctx, out, ["cabling"])
+    nn = NodeNames.of(spec)
+    for ifname in ("iface", "default"):
+
+        def gpu_end(dev: str, port: str):
+            host, local, rank = host_of(spec, dev) if GpuNames.of(spec).parse(dev) is not None else (None, 0, 0)
+            return None if host is None else (host, nn.interface(rank, int(port[3:])) if ifname == "iface" else f"gpu{rank}-nic{port[3:]}")
+
+        d = lldp_dir(out / "rail-optimized" / "cabling.csv", tmp_path / f"lldp-{ifname}", switch_name=factory_host, gpu_end=gpu_end)
+        assert (d / "hb00.json").is_file()
+        code, r = diff(out, d)
+        assert r["deviations"] == [], [(x["kind"], sorted(cable_ends(x))) for x in r["deviations"]][:4]
+        assert len(r["renames"]) == len(ctx.fabrics["rail-optimized"].switches) and r["undecided"] == []
+        assert r["identical"] == len(ctx.fabrics["rail-optimized"].cable_table())

@@ -224,7 +224,7 @@ class Hosts:
             return found
         cables: list[Cable] = []
         for c in found.cables:
-            a, z = (self.nic(*(found.hosts.get(e) or e)) or e for e in (c.a, c.z))
+            a, z = (self.nic(*raw) or raw for raw in (found.hosts.get(e) or e for e in (c.a, c.z)))
             cables.append(Cable(a, z, c.where, c.speeds) if (a, z) != (c.a, c.z) else c)
         return replace(found, cables=cables)
 
