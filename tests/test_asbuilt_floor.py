@@ -205,13 +205,18 @@ def test_port_guids_match_when_node_guids_differ(built, tmp_path):
     assert r["identical"] == 128
 
 
-def lldp_dir(cabling: Path, dest: Path, switch_name=lambda n: n, chassis_only: set = frozenset(), host_if=lambda rank, plane: f"gpu{rank}-nic{plane}") -> Path:
-    """lldpctl -f json files of every device (hosts hbNN, GPU ports gpu<rank>-nic<plane>); some neighbours send only a chassis ID."""
+def lldp_dir(cabling: Path, dest: Path, switch_name=lambda n: n, chassis_only: set = frozenset(), host_if=lambda rank, plane: f"gpu{rank}-nic{plane}", gpu_end=None) -> Path:
+    """lldpctl -f json files of every device (hosts hbNN, GPU ports gpu<rank>-nic<plane>); some neighbours send only a chassis ID.
+
+    ``gpu_end``: (device, port) -> (host, interface) of a GPU end, None for a switch (a plan of the site's names).
+    """
     header, body = rows(cabling)
     ix = [header.index(c) for c in ("a_device", "a_port", "z_device", "z_port")]
     per: dict[str, list] = {}
 
     def lldp_name(dev, port):
+        if gpu_end is not None:
+            return gpu_end(dev, port) or (switch_name(dev), port)
         m = re.match(r"^(hb\d+)-gpu(\d+)$", dev)
         return (m.group(1), host_if(int(m.group(2)), int(port[3:]))) if m else (switch_name(dev), port)
 

@@ -62,3 +62,4 @@ class Found:
     duplicates: list[tuple[Cable, Cable]] = field(default_factory=list)  # (first record, its repeat) within one file
     duplicate_count: int = 0  # every repeated record (duplicates keeps the first few)
     local: set[str] | None = None  # devices whose every cable the source lists (LLDP: the files' own devices)
+    hosts: dict[End, End] = field(default_factory=dict)  # LLDP: a GPU end read as host + interface -> that end as read (a plan's naming: reads it again)

@@ -9,7 +9,8 @@ that applies winning:
 2. its node GUID or port GUID, when the plan's ibnetdiscover export lists it;
 3. its name, when the plan has a device of that name (or the first word of its
    name: ``hb03-gpu5 mlx5_5``);
-4. an adapter described ``<host> mlx5_<n>`` is the GPU of that host its adapter
+4. an adapter described ``<host> mlx5_<n>`` (the host as the plan names it:
+   topogen's ``hb00`` or the spec's ``naming:`` template, :class:`Hosts`) is the GPU of that host its adapter
    order gives (:mod:`.adapters`: ``--adapters``, the order most hosts' wiring
    shows, or the numbers); an adapter named by host alone (LLDP ``hb00`` with
    interface ``enp12s0np0``) is the GPU port the plan cables to the switch port it
@@ -40,13 +41,14 @@ from typing import Callable
 from topogen.asbuilt import Cable, End, Found, adapters
 from topogen.asbuilt.assign import Choice, assign, seed
 from topogen.asbuilt.diff import _Sets
+from topogen.asbuilt.lldp import NIC_IF_RE
+from topogen.fabric.naming import GpuNames, NodeNames
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.inputs import CONTROL_RE, open_input
 
 MAX_NAMES_BYTES = 16 << 20  # one line per device whose name differs: 16 MiB holds several hundred thousand
 MAX_NAMES_ROWS = 200_000
 HOST_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n[0-9]{1,9})?$", re.ASCII)
-GPU_RE = re.compile(r"^(hb[0-9]{1,9})-gpu[0-9]{1,9}$", re.ASCII)
 GPU_RANK_RE = re.compile(r"^(hb[0-9]{1,9})-gpu([0-9]{1,9})$", re.ASCII)
 NODE_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n([0-9]{1,9}))?$", re.ASCII)
 # a NIC port as the OS names it, by its PCI address (systemd's predictable names): enp24s0np0, ibp24s0, enp24s0f1np1
@@ -147,15 +149,89 @@ def _named(names: Names, device: str, ident: str | None) -> str | None:
     return None
 
 
+class Hosts:
+    """How the plan names hosts, GPUs and NIC interfaces: topogen's (``hb00``, ``hb00-n3``, ``hb00-gpu5``) or its spec's ``naming:`` templates.
+
+    A host's domain is a key shared by its GPUs and its host names (``hb00``
+    by default, the HB domain's number under templates); :meth:`gpu` gives a
+    GPU's (domain, rank), :meth:`host` a host name's domain, :meth:`node` its
+    (domain, node in the domain), :meth:`nic` the GPU end of an LLDP host +
+    interface. Without a spec, or a spec without host/GPU/interface
+    templates, the default names are read exactly as before.
+    """
+
+    def __init__(self, spec=None):
+        naming = getattr(spec, "naming", None) if spec is not None else None
+        self.templated = naming is not None and any(t is not None for t in (naming.host, naming.gpu, naming.interface))
+        if self.templated:
+            self.gn, self.nn = GpuNames.of(spec), NodeNames.of(spec)
+            self.hb, self.homes = spec.hb_domain, spec.homes
+            self.iface = naming.interface
+            self._gpus: dict[str, tuple | None] = {}  # parsed once per name: a template parses by formatting back
+
+    @property
+    def example(self) -> str:
+        """The first host's name, to show what a note means (``hb00`` by default)."""
+        return self.nn.name(0) if self.templated else "hb00"
+
+    def gpu(self, name: str) -> tuple | None:
+        """(domain, rank) of a GPU name of the plan, else None."""
+        if not self.templated:
+            m = GPU_RANK_RE.match(name)
+            return (m.group(1), int(m.group(2))) if m else None
+        if name not in self._gpus:
+            g = self.gn.parse(name)
+            self._gpus[name] = divmod(g, self.hb) if g is not None else None
+        return self._gpus[name]
+
+    def node(self, name: str) -> tuple | None:
+        """(domain, node in the domain) of a host name of the plan, else None."""
+        if not self.templated:
+            m = NODE_RE.match(name)
+            return (m.group(1), int(m.group(2) or 0)) if m else None
+        i = self.nn.parse(name)
+        return divmod(i, self.nn.per_domain) if i is not None else None
+
+    def host(self, name: str) -> object | None:
+        """The domain of a device named by its host (the first word: ``hb00 enp12s0np0``), else None."""
+        if not self.templated:
+            return _host(name)
+        n = self.node(name.split()[0]) if name.strip() else None
+        return n[0] if n is not None else None
+
+    def nic(self, host: str, ifname: str) -> End | None:
+        """The GPU end of interface ``ifname`` of host ``host`` (LLDP), else None (not a host, or an interface the OS names)."""
+        node = self.node(host)
+        if node is None:
+            return None
+        if self.iface is None:
+            m = NIC_IF_RE.match(ifname)
+            rank, port = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        else:
+            v = self.iface.parse(ifname)
+            if v is None:
+                return None
+            per = self.nn.per_node
+            rank = v["rank"] if "rank" in v else node[1] * per + v["local"] if "local" in v and v["local"] < per else None
+            port = v["port"] if "port" in v else v.get("plane", 0) * self.homes + v.get("home", 0)
+        if rank is None or rank >= self.hb or rank // self.nn.per_node != node[1]:
+            return None
+        return End(self.gn.name(node[0] * self.hb + rank), f"nic{port}")
+
+    def read(self, found: Found) -> Found:
+        """``found`` with every LLDP host + interface the plan's templates name read as its GPU end (the reading itself when not templated)."""
+        if not self.templated or found.kind != "lldp":
+            return found
+        cables: list[Cable] = []
+        for c in found.cables:
+            a, z = (self.nic(*raw) or raw for raw in (found.hosts.get(e) or e for e in (c.a, c.z)))
+            cables.append(Cable(a, z, c.where, c.speeds) if (a, z) != (c.a, c.z) else c)
+        return replace(found, cables=cables)
+
+
 def _host(name: str) -> str | None:
     m = HOST_RE.match(name.split()[0]) if name.strip() else None
     return m.group(1) if m else None
-
-
-def _node_host(name: str) -> tuple[str, int] | None:
-    """``(domain, node)`` of a host name the plan's naming gives (``hb00``: node 0 of hb00; ``hb00-n3``: node 3), else None."""
-    m = NODE_RE.match(name)
-    return (m.group(1), int(m.group(2) or 0)) if m else None
 
 
 def _order_key(found: Found) -> Callable[[str], tuple]:
@@ -163,14 +239,17 @@ def _order_key(found: Found) -> Callable[[str], tuple]:
     return lambda d: (found.ids.get(d, "~"), len(d), d)
 
 
-def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None, adapter_map: dict[int, int] | None = None, per_node: int | None = None, system: str | None = None) -> Matched:
+def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[str, str] | None = None, plan_port_ids: dict[str, End] | None = None, adapter_map: dict[int, int] | None = None, per_node: int | None = None, system: str | None = None, hosts: Hosts | None = None) -> Matched:
     """``found`` in the plan's device and port names (see the module's rules), with the renames inferred.
 
     ``adapter_map``: ``mlx5_<n>`` -> GPU index in its node (``--adapters``), else
     learned or read from the numbers (:mod:`.adapters`); ``per_node``: GPUs per
     node, for hosts named ``hb00-n3`` (default: the whole HB domain is one node);
-    ``system``: the plan's system, whose ``mlx5_<n>`` layout the numbers are read by first.
+    ``system``: the plan's system, whose ``mlx5_<n>`` layout the numbers are read by first;
+    ``hosts``: how the plan names hosts and GPUs (:class:`Hosts` of its spec; default: topogen's names).
     """
+    naming = hosts if hosts is not None else Hosts()
+    found = naming.read(found)
     devices: set[str] = set()
     peer: dict[End, End] = {}
     host_ends: dict[str, list[End]] = {}
@@ -181,14 +260,14 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
             if e.device in devices:
                 continue
             devices.add(e.device)
-            m = GPU_RANK_RE.match(e.device)
+            m = naming.gpu(e.device)
             if m:
-                gpus.setdefault(m.group(1), {})[int(m.group(2))] = e.device
+                gpus.setdefault(m[0], {})[m[1]] = e.device
     for c in plan.cables:
         for e in (c.a, c.z):
-            m = GPU_RE.match(e.device)
+            m = naming.gpu(e.device)
             if m:
-                host_ends.setdefault(m.group(1), []).append(e)
+                host_ends.setdefault(m[0], []).append(e)
     plan_ids = plan_ids or {}
     plan_port_ids = plan_port_ids or {}
     raw_devices: dict[str, list[tuple[End, End]]] = {}  # device as read -> (its end, the other end) per cable
@@ -228,10 +307,10 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
         d = dmap.get(e.device)
         return End(d, e.port) if d is not None else None
 
-    _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out, system)
-    hosts = {d: _host(d) for d in raw_devices if d not in dmap and not any(mine in emap for mine, _ in raw_devices[d])}
+    _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out, system, naming)
+    hosts = {d: naming.host(d) for d in raw_devices if d not in dmap and not any(mine in emap for mine, _ in raw_devices[d])}
     hosts = {d: h for d, h in hosts.items() if h is not None and h in host_ends}
-    claimed |= {End(dmap[d], mine.port) for d in raw_devices if d in dmap and GPU_RE.match(dmap[d]) for mine, _ in raw_devices[d]}
+    claimed |= {End(dmap[d], mine.port) for d in raw_devices if d in dmap and naming.gpu(dmap[d]) for mine, _ in raw_devices[d]}
 
     def host_pass() -> bool:
         """Adapters named by host alone (LLDP interfaces ``enp12s0np0``): the GPU port the plan cables to where they are plugged."""
@@ -242,7 +321,7 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
                     continue
                 o = resolved(other)
                 q = peer.get(o) if o is not None else None
-                if q is not None and q not in claimed and GPU_RE.match(q.device) and GPU_RE.match(q.device).group(1) == h:
+                if q is not None and q not in claimed and (g := naming.gpu(q.device)) is not None and g[0] == h:
                     emap[mine] = q
                     claimed.add(q)
                     used.add(q.device)
@@ -269,7 +348,7 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
 
     while host_pass() | switch_pass():
         pass
-    if _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out):
+    if _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out, naming):
         while host_pass() | switch_pass():
             pass
     for h in sorted(set(hosts.values())):  # the last adapter port of a host left over is its last GPU port left over
@@ -319,7 +398,7 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
     out.choices = sorted(choices.values(), key=lambda c: (len(c.plan[0]), c.plan))
     matched_hca = sum(1 for e in emap if e.device in hosts)
     if matched_hca:
-        out.notes.append(f"{matched_hca:,} adapter port(s) named by host (as 'hb00 enp12s0np0') matched to the plan's GPU ports by host and wiring")
+        out.notes.append(f"{matched_hca:,} adapter port(s) named by host (as '{naming.example} enp12s0np0') matched to the plan's GPU ports by host and wiring")
     by_guid = sum(1 for d, p in dmap.items() if found.ids.get(d) in plan_ids and d != p)
     if by_guid:
         out.notes.append(f"{by_guid:,} device(s) matched to the plan by node GUID")
@@ -346,8 +425,8 @@ def match(plan: Found, found: Found, names: Names | None = None, plan_ids: dict[
                 covered.add(dmap[d])
             elif d in devices:
                 covered.add(d)
-            elif _host(d) in host_ends:
-                covered.update(e.device for e in host_ends[_host(d)])
+            elif naming.host(d) in host_ends:
+                covered.update(e.device for e in host_ends[naming.host(d)])
         out.covered = covered
     return out
 
@@ -384,8 +463,10 @@ def _refine(renames: list[Rename], raw_devices, dmap, used, devices, resolved, p
         renames[:] = [r for r in renames if r.found in dmap]
 
 
-def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched, system: str | None = None) -> None:
+def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, per_node, out: Matched, system: str | None = None, naming: Hosts | None = None) -> None:
     """Adapters described ``<host> mlx5_<n>``: each is the GPU its host's adapter order gives (see :mod:`.adapters`)."""
+    naming = naming or Hosts()
+    node_of = naming.node
     by_host: dict[str, dict[int, str]] = {}
     for d in raw_devices:
         if d in dmap or any(mine in emap for mine, _ in raw_devices[d]):
@@ -393,7 +474,7 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
         a = adapters.adapter(d)
         if a is None:
             continue
-        node = _node_host(a[0])
+        node = node_of(a[0])
         if node is None or node[0] not in gpus or (node[1] and not per_node):
             continue
         by_host.setdefault(a[0], {})[a[1]] = d
@@ -401,7 +482,7 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
         return
 
     def base_count(host: str) -> tuple[int, int]:
-        domain, node = _node_host(host)
+        domain, node = node_of(host)
         ranks = gpus[domain]
         size = per_node or (max(ranks) + 1 if ranks else 0)
         return node * size, size
@@ -412,7 +493,7 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
         votes: dict[int, dict[int, int]] = {}
         for host, adapters_of in by_host.items():
             base, size = base_count(host)
-            domain = _node_host(host)[0]
+            domain = node_of(host)[0]
             rank_of = {dev: r for r, dev in gpus[domain].items()}
             for n, d in adapters_of.items():
                 for mine, other in raw_devices[d]:
@@ -428,7 +509,7 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
     for host in sorted(by_host):
         adapters_of = by_host[host]
         base, size = base_count(host)
-        domain = _node_host(host)[0]
+        domain = node_of(host)[0]
         if adapter_map is not None:
             order, why = adapter_map, rule
         elif learned and all(n in learned for n in adapters_of):
@@ -446,10 +527,10 @@ def _adapters(raw_devices, dmap, emap, used, gpus, peer, resolved, adapter_map, 
             rules[why] = rules.get(why, 0) + 1
     if count:
         how = "; ".join(f"{k}: {v:,} adapter(s)" for k, v in sorted(rules.items()))
-        out.notes.append(f"{count:,} adapter port(s) named by host (as 'hb00 mlx5_7') matched to the plan's GPUs by their order on the host ({how})")
+        out.notes.append(f"{count:,} adapter port(s) named by host (as '{naming.example} mlx5_7') matched to the plan's GPUs by their order on the host ({how})")
 
 
-def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out: Matched) -> bool:
+def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per_node, out: Matched, naming: Hosts | None = None) -> bool:
     """Host ports named by the OS (``hb00 enp24s0np0``) that no known switch leads to: the GPU their PCI order gives.
 
     The OS names a NIC port by its PCI address, the same on every node of a model,
@@ -460,12 +541,14 @@ def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per
     else nothing (a missing device would shift the order). The port of a device
     (``np1``) is the GPU's NIC port of that number. Returns whether any port was matched.
     """
+    naming = naming or Hosts()
+    node_of = naming.node
     votes: dict[tuple, dict[int, int]] = {}
     pending: list[tuple[End, str, tuple, int]] = []
     seen: set[tuple] = set()
     size_of: dict[str, int] = {}
     for d, h in sorted(hosts.items()):
-        node = _node_host(d)
+        node = node_of(d)
         if node is None or node[0] not in gpus or (node[1] and not per_node):
             continue
         size = per_node or max(gpus[node[0]]) + 1
@@ -477,9 +560,9 @@ def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per
             key = (int(m.group("bus")), int(m.group("slot")), int(m.group("fn") or 0))
             seen.add(key)
             q = emap.get(mine)
-            r = GPU_RANK_RE.match(q.device) if q is not None else None
+            r = naming.gpu(q.device) if q is not None else None
             if r is not None:
-                local = int(r.group(2)) - node[1] * size
+                local = r[1] - node[1] * size
                 votes.setdefault(key, {}).setdefault(local, 0)
                 votes[key][local] += 1
             elif q is None:
@@ -500,7 +583,7 @@ def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per
             ends_of.setdefault(e.device, []).append(e)
     count = 0
     for mine, d, key, np_ in pending:
-        domain, node = _node_host(d)
+        domain, node = node_of(d)
         dev = gpus[domain].get(node * size_of[d] + order[key])
         ports = sorted(ends_of.get(dev, []), key=lambda e: (len(e.port), e.port))
         if dev is None or np_ >= len(ports) or ports[np_] in claimed:
@@ -510,6 +593,6 @@ def _os_port_order(hosts, raw_devices, emap, claimed, used, gpus, host_ends, per
         used.add(dev)
         count += 1
     if count:
-        out.notes.append(f"{count:,} host port(s) named by the OS (as 'hb00 enp24s0np0') matched to the plan's GPUs by their PCI address ({why})")
+        out.notes.append(f"{count:,} host port(s) named by the OS (as '{naming.example} enp24s0np0') matched to the plan's GPUs by their PCI address ({why})")
     return bool(count)
 

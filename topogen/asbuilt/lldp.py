@@ -11,7 +11,10 @@ Names: switches and GPUs by topogen's names; compute nodes by their host
 names with interfaces ``gpu<rank>-nic<plane>`` (NetBox and Slurm exports),
 which map to the GPU ``<host>-gpu<rank>`` port ``nic<plane>`` (``hb03`` +
 ``gpu5-nic0`` is ``hb03-gpu5:nic0``; ``hb003-n17`` + ``gpu70-nic0`` is
-``hb003-gpu70:nic0``). Switch ports ``p<n>``, Cumulus-style ``swp<n>`` and
+``hb003-gpu70:nic0``). A plan whose spec has a ``naming:`` section names hosts,
+GPUs and interfaces by its templates; those are read once the plan is known
+(:class:`.identity.Hosts`), from the host and interface as read
+(:attr:`Found.hosts` keeps them for the ends mapped here the default way). Switch ports ``p<n>``, Cumulus-style ``swp<n>`` and
 ``Eth1/<n>``/``Ethernet1/<n>`` are port ``p<n>``. Of a neighbour's port id
 (``ifname``/``local``) and port description, the one that names a port this
 way is taken, else the id, else the description. A cable seen from both ends
@@ -157,7 +160,11 @@ def read(paths: list[Path]) -> Found:
         peer = sysname or name_of.get(key) or key.split(" ", 2)[2]
         if key:
             found.ids.setdefault(peer, key)
-        cable = Cable(end(local, ifname), end(peer, peer_port), where)
+        a, z = end(local, ifname), end(peer, peer_port)
+        for e, raw in ((a, End(local, ifname)), (z, End(peer, peer_port))):
+            if e.device != raw.device:
+                found.hosts.setdefault(e, raw)
+        cable = Cable(a, z, where)
         if cable.key() not in seen:
             seen.add(cable.key())
             found.cables.append(cable)

@@ -331,7 +331,7 @@ def diff(plan: Plan, found: Found, names: identity.Names | None = None, adapter_
     """Match devices, compare, then run the design checks on the as-built wiring when the spec is known and all of it was read."""
     per_node = getattr(plan.spec, "gpus_per_node", None) if plan.spec is not None else None
     system = systems.for_spec(plan.spec) if plan.spec is not None else None
-    matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids, adapter_map, per_node, system.name if system is not None else None)
+    matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids, adapter_map, per_node, system.name if system is not None else None, identity.Hosts(plan.spec))
     found = matched.found
     scoped, found, touched, scope_notes = network_scope(plan, found) if plan.networks else (plan.found, found, {"compute"}, [])
     cmp = compare(scoped, found, matched.covered)
