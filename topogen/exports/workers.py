@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import gc
 import multiprocessing
 import os
 import signal
@@ -110,6 +111,7 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1, done: Callable[[str]
     sys.stdout.flush()  # a forked worker would write the parent's unflushed output again
     sys.stderr.flush()
     release_free_memory()  # the build's freed heap: back to the kernel, not mapped into every worker
+    gc.freeze()  # the build's objects out of the workers' collections: a collection would write to (copy) their pages
     try:
         heaviest_first = sorted(tasks, key=lambda t: -task_cost(ctx, t))
         with forking() if forking is not None else nullcontext(), held_signals():  # a worker takes its own handlers (_quiet) before any signal reaches it
@@ -121,6 +123,7 @@ def run(ctx, dest: Path, formats: list[str], jobs: int = 1, done: Callable[[str]
             results = [pending[t].get() for t in tasks]
     finally:
         _CTX = None
+        gc.unfreeze()
     paths = []
     for rel, messages, hashes in results:
         paths.extend(dest / r for r in rel)
@@ -202,4 +205,11 @@ def _export(name: str, arch: str | None, part: str | None, dest: str) -> tuple[l
     paths = EXPORTERS[name](ctx, Path(dest)) if part is None else EXPORTERS[name](ctx, Path(dest), part=part)
     for p in paths:
         remember(p)  # files written without open_output are hashed here, in parallel, not by the parent
+    # A worker runs several tasks: what this one freed goes back before the next one
+    # starts, else each task's peak stacks on the last one's leftovers (cycles
+    # not yet collected, free heap kept by glibc). The build's objects were frozen
+    # before the fork (gc.freeze), so collecting here never touches, and so
+    # never copies, the parent's pages.
+    gc.collect()
+    release_free_memory()
     return [str(Path(p).relative_to(dest)) for p in paths], ctx.messages[before:], take_written()

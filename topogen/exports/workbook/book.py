@@ -89,6 +89,7 @@ from topogen.exports.workbook.stream import (
     new_streamed_sheet,
     rows_xml,
     save_package,
+    si_xml,
     t_open,
     text_matrix,
     zdigits,
@@ -523,6 +524,67 @@ def _by(table: tuple[np.ndarray, np.ndarray | int], tier: np.ndarray, kind: str 
     return Col(idx[tier], kind, style if np.ndim(style) == 0 else style[tier])
 
 
+class CableLabels:
+    """Shared-string indices of one cabling sheet's labels, without holding the labels.
+
+    A label is unique to its cable, so a 131,072-GPU workbook has about 900,000 of
+    them; interned one by one (:meth:`SharedStrings.add`) they held about 135 MB of
+    strings, dict entries and index objects until the package was written. Here
+    each chunk's new labels are a reserved family (:meth:`SharedStrings.reserve`),
+    formatted again when the table is written, and only a hash per row is kept
+    to find a label met before (in the table, or on another sheet: the two
+    architectures share some cables' labels). The indices, their order and the
+    table's bytes are those of interning each label in row order.
+    """
+
+    def __init__(self, sst: SharedStrings, view, lo: int, prior: np.ndarray, hashes: np.ndarray, bound: np.ndarray):
+        self.sst, self.view, self.lo = sst, view, lo
+        self.prior, self.hashes, self.bound = prior, hashes, bound
+
+    @classmethod
+    def of(cls, sst: SharedStrings, view, lo: int, hi: int) -> "CableLabels | None":
+        """The labels of cable rows ``lo .. hi``: each row's index if its label is already in ``sst`` (else -1); None if two rows' labels hash alike."""
+        n = hi - lo
+        prior, hashes, bound = np.full(n, -1, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+        known = sst.lookup
+        for s in range(lo, hi, STREAM_ROWS):
+            e = min(s + STREAM_ROWS, hi)
+            texts = view.labels(slice(s, e))
+            hashes[s - lo : e - lo] = np.fromiter(map(hash, texts), np.int64, e - s)
+            bound[s - lo : e - lo] = np.fromiter(map(len, texts), np.int64, e - s)
+            prior[s - lo : e - lo] = [known(t) for t in texts]
+        if len(np.unique(hashes)) != n:
+            return None  # never seen: labels are unique to their cable; the caller interns them one by one
+        for other in sst.label_sets:  # earlier sheets' labels, by hash, confirmed text by text
+            pos = np.minimum(np.searchsorted(other.sorted_hashes, hashes), max(len(other.sorted_hashes) - 1, 0))
+            hit = np.flatnonzero((prior < 0) & (other.sorted_hashes[pos] == hashes)) if len(other.sorted_hashes) else np.zeros(0, np.int64)
+            if len(hit):
+                theirs = other.sorted_rows[pos[hit]]
+                same = np.fromiter(map(str.__eq__, view.labels(lo + hit), other.view.labels(theirs)), bool, len(hit))
+                prior[hit[same]] = other.sorted_index[pos[hit][same]]
+        out = cls(sst, view, lo, prior, hashes, 40 + 6 * bound)
+        out.index = np.full(n, -1, np.int64)
+        return out
+
+    def indices(self, lo: int, hi: int) -> np.ndarray:
+        """Indices of the labels of rows ``lo .. hi`` (the next chunk, in order), the new ones reserved as one family."""
+        a, b = lo - self.lo, hi - self.lo
+        idx = self.prior[a:b].copy()
+        new = np.flatnonzero(idx < 0)
+        if len(new):
+            rows, view = lo + new, self.view
+            base = self.sst.reserve(("cable labels", id(self), lo), len(new), lambda: iter(["".join(map(si_xml, view.labels(rows))).encode()]), item_bytes=0)
+            self.sst.bytes_bound += int(self.bound[a:b][new].sum())  # what interning them would add
+            idx[new] = base + np.arange(len(new))
+        self.index[a:b] = idx
+        if hi - self.lo == len(self.prior):  # the sheet's last chunk: later sheets look its labels up
+            order = np.argsort(self.hashes, kind="stable")
+            self.sorted_hashes, self.sorted_rows, self.sorted_index = self.hashes[order], self.lo + order, self.index[order]
+            self.sst.label_sets.append(self)
+            self.prior = self.bound = self.hashes = self.index = None
+        return idx
+
+
 def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, tuple[str, str]], legs: tuple[np.ndarray, np.ndarray] | None = None, floor: Floor | None = None, wrap: int = 0) -> Iterator[bytes]:
     """The ``<row>`` XML of one cabling sheet (cables ``part.start .. part.stop``), a chunk of rows at a time.
 
@@ -541,6 +603,7 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
     if floor is not None:
         p = floor.lay.placement
         rack_of = fs.sst.add_all(floor.lay.racks.name)[p.rack]  # each device's rack, as a shared string
+    labels = CableLabels.of(fs.sst, floor.view, part.start, part.stop) if floor is not None else None
     for lo in range(part.start, part.stop, STREAM_ROWS):
         hi = min(lo + STREAM_ROWS, part.stop)
         sl = slice(lo, hi)
@@ -564,7 +627,7 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
             cols += [
                 Col(lens.astype(np.int64)) if floor.whole_lengths else Col(fs.sst.add_all(f"{v:g}" for v in lens.tolist()), "s"),
                 Col(rack_of[a], "s"), Col(p.u[a].astype(np.int64)), Col(rack_of[z], "s"), Col(p.u[z].astype(np.int64)),
-                Col(fs.sst.add_all(floor.view.labels(sl)), "s"),
+                Col(labels.indices(lo, hi) if labels is not None else fs.sst.add_all(floor.view.labels(sl)), "s"),
             ]
         if legs is not None:
             g = legs[0][sl]

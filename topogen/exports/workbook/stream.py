@@ -206,6 +206,7 @@ class SharedStrings:
         self.size = 0
         self.count = 0
         self.bytes_bound = 0  # an upper bound of the part's size, to decide on Zip64 sizes
+        self.label_sets: list = []  # cabling labels reserved as families (book.CableLabels), looked up by later sheets
 
     def add(self, text: str) -> int:
         """Index of ``text``, interned on first use."""
@@ -218,6 +219,10 @@ class SharedStrings:
             self._segments[-1].append(text)
             self.bytes_bound += 40 + 6 * len(text)  # escaping at most sextuples a character's bytes
         return i
+
+    def lookup(self, text: str) -> int:
+        """Index of ``text`` if interned, else -1."""
+        return self._index.get(text, -1)
 
     def add_all(self, texts: Iterable[str]) -> np.ndarray:
         return np.fromiter((self.add(t) for t in texts), dtype=np.int64)
