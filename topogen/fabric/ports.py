@@ -99,6 +99,7 @@ class SwitchPorts:
     leg: np.ndarray
     legs: np.ndarray
     speed: np.ndarray  # per entry: Gb/s
+    size: tuple[int, ...] = ()  # per class: its ports (entries 1 .. size of its block)
 
     @property
     def native(self) -> bool:
@@ -114,7 +115,8 @@ class SwitchPorts:
         return self.base[switch] + port
 
     @functools.cached_property
-    def _lookup(self) -> list[dict[str, int]]:
+    def aliases(self) -> list[dict[str, int]]:
+        """Per class: every text that names a port (its name, ``p<n>``; a generic switch's ``swp<n>``, ``Eth1/<n>``) -> the port."""
         out = []
         starts = sorted(set(self.base.tolist())) + [len(self.table)]
         for k in range(len(self.scheme)):
@@ -134,7 +136,20 @@ class SwitchPorts:
         """The 1-based port of switch ``switch`` named ``text`` (its native name or ``p<n>``); None if it has none."""
         if not 0 <= switch < len(self.klass):
             return None
-        return self._lookup[int(self.klass[switch])].get(text)
+        return self.aliases[int(self.klass[switch])].get(text)
+
+    def at(self, switch: int, port: int) -> str:
+        """The name of port ``port`` of switch ``switch`` (one end, for messages); ``p<port>`` past the switch's ports."""
+        if 0 <= switch < len(self.klass) and 0 < port <= self.size[int(self.klass[switch])]:
+            return str(self.table[int(self.base[switch]) + port])
+        return f"p{port}"
+
+    def example(self, switch: int) -> str:
+        """The first port names of ``switch``, for messages: ``Ethernet0, Ethernet4...`` (``p1, p2...`` for a generic switch)."""
+        if not 0 <= switch < len(self.klass):
+            return "p1, p2..."
+        b = int(self.base[switch])
+        return ", ".join(str(x) for x in self.table[b + 1 : b + 3].tolist()) + "..."
 
     def name(self, switch: int, text: str) -> str | None:
         """The name this table gives the port of ``switch`` read as ``text`` (native, ``p<n>``...); None if no such port."""
@@ -203,6 +218,6 @@ def switch_ports(fabric: Fabric, hw: Catalog | None = None) -> SwitchPorts:
         at += size + 1
     if not tables:
         empty = np.zeros(0, np.int64)
-        return SwitchPorts(np.array(["p0"], dtype=object), empty, empty, (), empty, empty, empty, empty)
+        return SwitchPorts(np.array(["p0"], dtype=object), empty, empty, (), empty, empty, empty, empty, ())
     base = np.asarray(bases, np.int64)[klass]
-    return SwitchPorts(np.concatenate(tables), base, klass.astype(np.int64), tuple(schemes), np.concatenate(cages).astype(np.int64), np.concatenate(leg_l).astype(np.int64), np.concatenate(legs_l).astype(np.int64), np.concatenate(speeds).astype(np.int64))
+    return SwitchPorts(np.concatenate(tables), base, klass.astype(np.int64), tuple(schemes), np.concatenate(cages).astype(np.int64), np.concatenate(leg_l).astype(np.int64), np.concatenate(legs_l).astype(np.int64), np.concatenate(speeds).astype(np.int64), tuple(int(x) for x in uniq[:, 2].tolist()))
