@@ -44,6 +44,7 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
     sw_roles = np.array([s.role for s in fabric.switches], dtype=object)
     gpu_names = GpuNames(fabric.gpus, fabric.hb_domain)
     tier_names = {t: link_tier_name(t) for t in range(1, fabric.tiers + 1)}
+    v = view(fabric)
     for start in range(0, len(L), CHUNK):
         sl = slice(start, min(start + CHUNK, len(L)))
         a = L.a_dev[sl]
@@ -52,10 +53,9 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
         zn = device_names(fabric, z, sw_names, gpu_names)
         ar = device_roles(fabric, a, sw_roles)
         zr = device_roles(fabric, z, sw_roles)
-        agpu = (a < fabric.gpus).tolist()
         tiers = L.tier[sl].tolist()
-        a_ports = [f"nic{p}" if g else f"p{p}" for p, g in zip(L.a_port[sl].tolist(), agpu)]
-        z_ports = [f"p{p}" for p in L.z_port[sl].tolist()]
+        a_ports = v.ports(a, L.a_port[sl]).tolist()  # nic<plane>, or the switch model's own port name
+        z_ports = v.ports(z, L.z_port[sl]).tolist()
         yield from zip(
             range(start + 1, sl.stop + 1),
             tiers,
