@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -223,3 +227,32 @@ def test_emulate_takes_native_names_as_linux_interfaces(name, linux):
 @pytest.mark.parametrize("name", ["Ethernet1/5;reboot", "Ethernet/1", "swp1s", "eth0", "Ethernet1/0", "../p1", "Ethernet1_5", "1/1"])
 def test_emulate_refuses_what_no_switch_is_named(name):
     assert not grammar.IFACE_RE.fullmatch(name)
+
+
+def _emulate_why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "emulate needs root (network namespaces)"
+    if not Path("/usr/lib/frr/bgpd").exists() or shutil.which("vtysh") is None:
+        return "Debian's frr is not installed (apt-get install frr; .ci/run does)"
+    return None
+
+
+@pytest.mark.skipif(_emulate_why_not() is not None, reason=_emulate_why_not() or "")
+@pytest.mark.parametrize("nos, port", [("eos", "interface Ethernet1/5"), ("cumulus", "interface swp1s1")])
+def test_native_names_boot_in_frr(nos, port, tmp_path):
+    """The demo on switches named the EOS and Cumulus way (two ports a cage) boots in real FRR and routes as designed."""
+    data = yaml.safe_load(resources.template_path("catalogs", "paper").read_text())
+    data["name"] = f"paper-{nos}"
+    data["switches"][0]["nos"] = [nos]
+    for m in data["switches"][0]["ports"]:
+        m["per_cage"] = 2
+    cat = tmp_path / f"paper-{nos}.yaml"
+    cat.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = tmp_path / "out"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "topogen", *a], capture_output=True, text=True, timeout=580)  # noqa: E731
+    res = run("build", "demo", "--catalog", str(cat), "--arch", "rail-optimized", "--formats", "cabling,addressing,frr", "--out", str(out), "-q")
+    assert res.returncode == 0, res.stderr
+    assert port in (out / "rail-optimized" / "frr" / "spine" / "spine-0.conf").read_text()
+    res = run("emulate", str(out))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert "BGP sessions Established: 128 of 128" in res.stdout and "result: every check passed" in res.stdout
