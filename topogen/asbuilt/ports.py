@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from topogen.asbuilt import Cable, End, Found, lldp
 from topogen.fabric import clos
-from topogen.fabric.ports import SwitchPorts, switch_ports
+from topogen.fabric.ports import SwitchPorts, generic, switch_ports
 
 
 def _agreed(sp: SwitchPorts) -> dict[str, str]:
@@ -35,10 +35,11 @@ def _agreed(sp: SwitchPorts) -> dict[str, str]:
 def in_plan_names(found: Found, spec, arch: str | None, plan_devices: set[str]) -> Found:
     """``found`` with every switch port named as the plan names it (see the module docstring).
 
-    Without the plan's spec the short forms a generic switch shows
-    (``swp<n>``, ``Eth1/<n>``) are read as ``p<n>``, as before the plan knew its models.
+    Without the plan's spec, or when its catalog's switches are all generic
+    (``p<n>``), the short forms a generic switch shows (``swp<n>``, ``Eth1/<n>``)
+    are read as ``p<n>``, without generating the plan's wiring.
     """
-    if spec is None or arch is None:
+    if spec is None or arch is None or generic(spec):
         return _mapped(found, lambda e: End(e.device, lldp.legacy(e.port)) if not e.port.startswith("nic") else e)
     fabric = clos.generate(spec, arch)
     sp = switch_ports(fabric)

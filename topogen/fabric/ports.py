@@ -157,8 +157,9 @@ class SwitchPorts:
         return None if i is None else str(self.table[self.base[switch] + i])
 
 
-def _catalog(fabric: Fabric) -> Catalog | None:
-    ref = getattr(fabric.spec, "catalog_ref", None)
+def catalog_of(spec) -> Catalog | None:
+    """The catalog ``spec`` names (loaded once per process), None when it names none loadable."""
+    ref = getattr(spec, "catalog_ref", None)
     if not ref:
         return None
     try:
@@ -167,14 +168,33 @@ def _catalog(fabric: Fabric) -> Catalog | None:
         return None
 
 
-@functools.lru_cache(maxsize=8)
+_LOADED: dict[str, Catalog] = {}  # catalog ref -> the catalog the pipeline loaded (or this module did), once per process
+
+
+def use_catalog(ref: str, hw: Catalog) -> None:
+    """Remember the catalog a build loaded for ``ref``, so naming its ports never parses the file again (workers fork with it)."""
+    if len(_LOADED) >= 8:
+        _LOADED.clear()
+    _LOADED[ref] = hw
+
+
 def _load(ref: str) -> Catalog:
-    return load_catalog(ref)
+    hw = _LOADED.get(ref)
+    if hw is None:
+        hw = load_catalog(ref)
+        use_catalog(ref, hw)
+    return hw
+
+
+def generic(spec) -> bool:
+    """Every compute switch of ``spec``'s catalog keeps topogen's ``p<n>`` (no catalog: so too)."""
+    hw = catalog_of(spec)
+    return hw is None or all(scheme_of(s) == GENERIC for s in hw.switches if s.compute)
 
 
 def switch_ports(fabric: Fabric, hw: Catalog | None = None) -> SwitchPorts:
     """The port names of every switch of ``fabric`` (see the module docstring), from its catalog."""
-    hw = hw if hw is not None else _catalog(fabric)
+    hw = hw if hw is not None else catalog_of(fabric.spec)
     sw = fabric.switches
     n = len(sw)
     tier = np.fromiter((s.tier for s in sw), np.int64, n)
