@@ -4,7 +4,8 @@ Every exporter prints device and port names: cabling.csv, the pull sheets,
 NetBox, topology.json, GraphML, ibnetdiscover. A :class:`FabricView` formats
 them once per fabric and process (:func:`view`): the name of every device
 (GPU names ``hb<d>-gpu<r>`` and switch names, by device id), the role of
-every device, and tables of port names (``nic<plane>`` / ``p<n>``) and NIC
+every device, and tables of port names (``nic<plane>``; a switch port by its
+model's own name, :mod:`topogen.fabric.ports`) and NIC
 interfaces (``gpu<rank>-nic<plane>``) looked up by a code per cable end. An
 exporter then gathers a chunk of cable rows (:meth:`FabricView.chunks`) from
 those tables with numpy fancy indexing: no Python formatting per cable for

@@ -9,7 +9,7 @@ Columns (in order): ``cable`` (1-based id), ``tier`` (1 = GPU–leaf), ``link``
 ``a_transceiver_sku``, ``z_transceiver_sku`` (empty for copper) and
 ``label`` (unique, TIA-606 style, naming both ends' rack, U and port), and
 only when the fabric has breakout cables ``breakout_cable`` (the one physical
-cable a leg belongs to, ``<switch>:p<first>-p<last>``, shared by its legs). The
+cable a leg belongs to, ``<switch>:<first port>-<last port>`` in the switch's port names, shared by its legs). The
 ``a`` end is the lower device. The header is line 1
 (plain CSV: ``pandas.read_csv`` and ``csv.DictReader`` read it with their
 defaults); the provenance (tool version, spec hash) lives in ``manifest.json``
