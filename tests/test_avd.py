@@ -95,7 +95,8 @@ def expected(ctx, fabric) -> dict[str, tuple[dict[str, str], dict[str, int], str
     ad = plan(fabric)
     e = ad.ends
     legs = np.array([tv[fabric.switches[s].tier].legs for s in e.switch.tolist()], np.int64)
-    names = avd_config.eos_names(e.port, legs)
+    p0 = e.port.astype(np.int64) - 1  # EOS: Ethernet<cage>/<first lane of the leg>, 8 lanes a cage
+    names = "Ethernet" + (p0 // legs + 1).astype(str).astype(object) + "/" + ((p0 % legs) * (8 // legs) + 1).astype(str).astype(object)
     addr = cidr_text(e.addr, e.plen)
     peer = ip_text(e.peer_addr)
     lo = ip_text(ad.loopback)
@@ -166,12 +167,6 @@ def test_breakout_ports_take_eos_lane_names(tmp_path):
     text = catalog.dump().yaml() if hasattr(catalog.dump(), "yaml") else str(catalog.dump())
     for addr in nbrs:
         assert addr in text, addr
-
-
-def test_mnemonic_eos_names():
-    assert avd_config.eos_names(np.array([1, 2, 3, 128]), np.array([2, 2, 2, 2])).tolist() == ["Ethernet1/1", "Ethernet1/5", "Ethernet2/1", "Ethernet64/5"]
-    assert avd_config.eos_names(np.array([1, 2, 4]), np.array([4, 4, 4])).tolist() == ["Ethernet1/1", "Ethernet1/3", "Ethernet1/7"]
-    assert avd_config.eos_names(np.array([1, 64]), np.array([1, 1])).tolist() == ["Ethernet1/1", "Ethernet64/1"]
 
 
 @pytest.mark.parametrize("why, overrides, catalog", [

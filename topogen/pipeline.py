@@ -26,7 +26,7 @@ from topogen.exports.files import digest, relative, write_output_text
 from topogen.exports.summary import make_summary
 from topogen.exports.validation import write_report
 from topogen.fabric import clos
-from topogen.fabric import networks
+from topogen.fabric import networks, ports
 from topogen.fabric.model import Fabric
 from topogen.spec import counts
 from topogen.spec.cluster import Spec
@@ -80,6 +80,7 @@ def build(spec: Spec, progress: Callable[[str], None] | None = None, traffic: bo
     step("catalog and closed form")
     closed = {arch: counts.arch_counts(spec, arch) for arch in spec.arches}  # closed form, no wiring yet
     hw = catalog.load_catalog(spec.catalog_ref)  # catalog, checked against the spec before any wiring
+    ports.use_catalog(spec.catalog_ref, hw)  # the switches' own port names read it (topogen.fabric.ports)
     catalog.check_spec(hw, spec, {arch: c.tiers for arch, c in closed.items()})
     step("wiring")
     fabrics = {arch: clos.generate(spec, arch) for arch in spec.arches}  # model

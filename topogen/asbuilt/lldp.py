@@ -14,8 +14,10 @@ which map to the GPU ``<host>-gpu<rank>`` port ``nic<plane>`` (``hb03`` +
 ``hb003-gpu70:nic0``). A plan whose spec has a ``naming:`` section names hosts,
 GPUs and interfaces by its templates; those are read once the plan is known
 (:class:`.identity.Hosts`), from the host and interface as read
-(:attr:`Found.hosts` keeps them for the ends mapped here the default way). Switch ports ``p<n>``, Cumulus-style ``swp<n>`` and
-``Eth1/<n>``/``Ethernet1/<n>`` are port ``p<n>``. Of a neighbour's port id
+(:attr:`Found.hosts` keeps them for the ends mapped here the default way). Switch ports are kept as the switch names them
+(``Ethernet8``, ``swp1s0``, ``Ethernet1/5``, ``p3``): the diff maps them onto the
+plan's names of that switch's model (:mod:`topogen.fabric.ports`; a generic
+switch's ``swp<n>``, ``Eth1/<n>`` and ``Ethernet1/<n>`` are its ``p<n>``). Of a neighbour's port id
 (``ifname``/``local``) and port description, the one that names a port this
 way is taken, else the id, else the description. A cable seen from both ends
 is kept once.
@@ -41,6 +43,7 @@ from topogen.util.inputs import MAX_ASBUILT_BYTES, read_text
 NIC_IF_RE = re.compile(r"^gpu([0-9]{1,9})-nic([0-9]{1,9})$", re.ASCII)
 HOST_RE = re.compile(r"^(hb[0-9]{1,9})(?:-n[0-9]{1,9})?$", re.ASCII)
 SWP_RE = re.compile(r"^(?:swp|[Ee]th(?:ernet)?1/)([0-9]{1,9})$", re.ASCII)
+NATIVE_RE = re.compile(r"^(?:p[0-9]{1,9}|Ethernet[0-9]{1,4}(?:/[0-9]{1,2}){0,2}|swp[0-9]{1,4}(?:s[0-9])?|[0-9]{1,3}/[0-9]{1,2}(?:/[0-9])?)$", re.ASCII)  # p<n>, SONiC, EOS, Cumulus, MLNX-OS
 SKIP_CHASSIS = ("id", "descr", "mgmt-ip", "mgmt-iface", "capability")
 
 
@@ -50,10 +53,17 @@ def end(device: str, port: str) -> End:
     h = HOST_RE.match(device)
     if m and h:
         return End(f"{h.group(1)}-gpu{m.group(1)}", f"nic{m.group(2)}")
+    return End(device, port)  # a switch port as the switch names it: the plan's names (topogen.fabric.ports) map it
+
+
+def legacy(port: str) -> str:
+    """``p<n>`` for the short forms a generic switch's port ``n`` shows (``swp<n>``, ``Eth1/<n>``, ``Ethernet1/<n>``), else ``port``.
+
+    Used only when the plan's switches are unknown; with the plan's spec, its
+    port names (:meth:`topogen.fabric.ports.SwitchPorts.name`) decide.
+    """
     s = SWP_RE.match(port)
-    if s:
-        return End(device, f"p{s.group(1)}")
-    return End(device, port)
+    return f"p{s.group(1)}" if s else port
 
 
 def _interfaces(data: Any) -> list[tuple[str, Any]] | None:
@@ -71,7 +81,7 @@ def _interfaces(data: Any) -> list[tuple[str, Any]] | None:
 
 
 def _known_port(text: str) -> bool:
-    return bool(NIC_IF_RE.match(text) or SWP_RE.match(text) or re.match(r"^p[0-9]{1,9}$", text))
+    return bool(NIC_IF_RE.match(text) or SWP_RE.match(text) or NATIVE_RE.match(text))
 
 
 def _peer_port(port: Any) -> str | None:

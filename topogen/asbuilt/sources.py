@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from topogen.asbuilt import Cable, End, Found, cabling, ibnetdiscover, identity, lldp, wiring
 from topogen.asbuilt import networks as asbuilt_networks
+from topogen.asbuilt import ports as asbuilt_ports
 from topogen.asbuilt.diff import Comparison, attribute, compare
 from topogen.checks import validate as checks
 from topogen.fabric.model import ARCHES
@@ -330,6 +331,9 @@ def found_wiring(found: Found, arch: str, ids: dict | None = None) -> wiring.Raw
 def diff(plan: Plan, found: Found, names: identity.Names | None = None, adapter_map: dict[int, int] | None = None) -> Comparison:
     """Match devices, compare, then run the design checks on the as-built wiring when the spec is known and all of it was read."""
     per_node = getattr(plan.spec, "gpus_per_node", None) if plan.spec is not None else None
+    if plan.networks is None:  # a plan by index (p<n>: a growth stage file, an old build) names its ports natively too
+        plan = replace(plan, found=asbuilt_ports.in_plan_names(plan.found, plan.spec, plan.arch, set()))
+    found = asbuilt_ports.in_plan_names(found, plan.spec, plan.arch, {e.device for c in plan.found.cables for e in (c.a, c.z)})  # [3], Ethernet8, p3: the plan's port names
     system = systems.for_spec(plan.spec) if plan.spec is not None else None
     matched = identity.match(plan.found, found, names, plan.ids, plan.port_ids, adapter_map, per_node, system.name if system is not None else None, identity.Hosts(plan.spec))
     found = matched.found

@@ -32,6 +32,7 @@ from topogen.checks.validate import Finding, Labels
 from topogen.fabric import clos
 from topogen.fabric.model import ARCHES, Fabric, LinkTable
 from topogen.fabric.naming import GpuNames, parse_port
+from topogen.fabric.ports import switch_ports
 from topogen.spec import counts
 from topogen.spec.cluster import ARCH_CHOICES, Spec
 from topogen.util.errors import InputError, Problem, show
@@ -479,14 +480,25 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
         for x in raw.nodes:
             if ids[x] == -1:
                 unknown.setdefault(x, [])
-    pparse = {p: parse_port(p) for p in set(raw.a_port) | set(raw.z_port)}
+    native = switch_ports(expected)  # a switch port by its model's name (Ethernet8, swp1s0, 1/2) or p<n>
+    n_sw = len(expected.switches)
+
+    def port_of(d: int, text: str) -> tuple[str, int] | None:
+        if d >= n:
+            i = native.index(d - n, text) if d - n < n_sw else None
+            return ("p", i) if i is not None else (parse_port(text) if text.startswith("p") else None)
+        return parse_port(text)
+
+    pparse = {(d, p): port_of(d, p) for d, p in set(zip((ids[x] for x in raw.a_dev), raw.a_port)) | set(zip((ids[x] for x in raw.z_dev), raw.z_port))}
     m = len(raw.a_dev)
     a = np.fromiter((ids[x] for x in raw.a_dev), np.int64, m)
     z = np.fromiter((ids[x] for x in raw.z_dev), np.int64, m)
-    ap = np.fromiter(((pparse[x] or ("", -1))[1] for x in raw.a_port), np.int64, m)
-    zp = np.fromiter(((pparse[x] or ("", -1))[1] for x in raw.z_port), np.int64, m)
-    a_nic = np.fromiter(((pparse[x] or ("",))[0] == "nic" for x in raw.a_port), bool, m)
-    z_nic = np.fromiter(((pparse[x] or ("",))[0] == "nic" for x in raw.z_port), bool, m)
+    a_keys = list(zip(a.tolist(), raw.a_port))
+    z_keys = list(zip(z.tolist(), raw.z_port))
+    ap = np.fromiter(((pparse[x] or ("", -1))[1] for x in a_keys), np.int64, m)
+    zp = np.fromiter(((pparse[x] or ("", -1))[1] for x in z_keys), np.int64, m)
+    a_nic = np.fromiter(((pparse[x] or ("",))[0] == "nic" for x in a_keys), bool, m)
+    z_nic = np.fromiter(((pparse[x] or ("",))[0] == "nic" for x in z_keys), bool, m)
     a_ok = (a >= 0) & (ap >= 0) & (a_nic == (a < n))
     z_ok = (z >= 0) & (zp >= 0) & (z_nic == (z < n))
     if listed is not None:
@@ -503,9 +515,9 @@ def to_fabric(raw: RawWiring, spec: Spec, arch: str) -> Wiring:
                 findings.append(Finding("hygiene.dangling", "error", tuple(x for x in (name,) if x), (), f"{where}: end {end} has no {what}: a dangling cable", "give both ends a device and a port, or delete the row", (raw.cable[i],)))
             elif d == -1:
                 unknown.setdefault(name, []).append(i)
-            elif pparse[pn] is None or (pparse[pn][0] == "nic") != (d < n):
-                what = "GPU NIC ports are nic0, nic1..." if d < n else "switch ports are p1, p2..."
-                findings.append(Finding("hygiene.bad-port", "error", (name,), (f"{name}:{pn}",), f"{where}: {show(pn)} is not a port name of {name} ({what})", "GPU ends use nic<plane>, switch ends p<number>", (raw.cable[i],)))
+            elif pparse[(d, pn)] is None or (pparse[(d, pn)][0] == "nic") != (d < n):
+                what = "GPU NIC ports are nic0, nic1..." if d < n else f"switch ports are {native.example(d - n)}"
+                findings.append(Finding("hygiene.bad-port", "error", (name,), (f"{name}:{pn}",), f"{where}: {show(pn)} is not a port name of {name} ({what})", "GPU ends use nic<plane>, switch ends the switch's port names (as in the plan's cabling.csv) or p<number>", (raw.cable[i],)))
             else:
                 continue
             break

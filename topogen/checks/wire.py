@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable, Iterable
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from topogen.checks.findings import MAX_PER_CHECK, Finding, Labels, Ordinal, Report
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import GpuNames
+from topogen.fabric.ports import SwitchPorts, switch_ports
 from topogen.spec.counts import tier_role
 
 
@@ -153,8 +155,14 @@ class Wire:
         return f"<device {dev}>"
 
     def port(self, dev: int, port: int) -> str:
-        p = f"nic{int(port)}" if 0 <= int(dev) < self.n else f"p{int(port)}"
+        """``<device>:<port>``: ``nic<plane>`` at a GPU, the switch's own port name (:mod:`topogen.fabric.ports`) at a switch."""
+        dev, port = int(dev), int(port)
+        p = f"nic{port}" if 0 <= dev < self.n else self.native.at(dev - self.n, port)
         return f"{self.name(dev)}:{p}"
+
+    @cached_property
+    def native(self) -> SwitchPorts:
+        return switch_ports(self.fabric)
 
     def role(self, dev: int) -> str:
         return "gpu" if int(dev) < self.n else tier_role(int(self.dev_tier[int(dev)]))

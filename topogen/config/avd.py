@@ -46,7 +46,6 @@ from topogen.config.addressing import Addressing, cidr_text, plan
 from topogen.fabric.view import view
 
 EOS_MANUFACTURER = "arista"  # catalog manufacturer whose switches run EOS when the SKU states no ``nos``
-LANES = 8  # electrical lanes of an OSFP / QSFP-DD cage
 MAX_FIXED_CAGES = 64  # the most cages of a fixed EOS switch (7060X6-64PE: 64 OSFP); more is a modular chassis
 NODE_TYPES = {1: "l3leaf", 2: "spine", 3: "super_spine"}  # switch tier -> AVD node type key (the inputs' top-level key)
 TYPE_NAMES = {"l3leaf": "l3leaf", "spine": "spine", "super_spine": "super-spine"}  # node type key -> a host's ``type``
@@ -110,15 +109,6 @@ def unsupported(ctx, fabric) -> str:
     return ""
 
 
-def eos_names(port: np.ndarray, legs: np.ndarray) -> np.ndarray:
-    """EOS interface names of 1-based switch ports whose cages split ``legs`` ways (object array)."""
-    p0 = np.asarray(port, np.int64) - 1
-    legs = np.asarray(legs, np.int64)
-    cage = p0 // legs + 1
-    lane = (p0 % legs) * (LANES // legs) + 1
-    return "Ethernet" + cage.astype(str).astype(object) + "/" + lane.astype(str).astype(object)
-
-
 @dataclass(frozen=True, slots=True)
 class Links:
     """Every cable as a p2p link, one object array per field: the switch end first (``a``), then its peer.
@@ -146,17 +136,11 @@ def links(ctx, fabric) -> Links:
     ad: Addressing = plan(fabric)
     v = view(fabric)
     n = fabric.gpus
-    sw_tier = np.array([s.tier for s in fabric.switches], np.int64)
-    legs_of = np.ones(sw_tier.max(initial=0) + 1, np.int64)
-    for t, tier in tv.items():
-        legs_of[t] = tier.legs
     L = fabric.cable_table()
     a, z = L.a_dev.astype(np.int64), L.z_dev.astype(np.int64)
     bgp = a >= n
-    a_if = v.ports(a, L.a_port).astype(object)
-    if bgp.any():
-        a_if[bgp] = eos_names(L.a_port[bgp], legs_of[sw_tier[a[bgp] - n]])
-    z_if = eos_names(L.z_port, legs_of[sw_tier[z - n]])
+    a_if = v.ports(a, L.a_port).astype(object)  # EOS names (topogen.fabric.ports), as every other file names the port
+    z_if = v.ports(z, L.z_port).astype(object)
     a_ip = cidr_text(ad.a_addr, ad.prefix_len)
     z_ip = cidr_text(ad.z_addr, ad.prefix_len)
     asn = ad.asn.astype(str).astype(object)

@@ -46,7 +46,7 @@ def _end_texts(fabric, ad: Addressing, e) -> tuple[list[str], list[str]]:
     rows = len(e.switch)
     if not rows:
         return [], []
-    port = v.switch_ports(e.port).tolist()
+    port = v.switch_ports(e.switch, e.port).tolist()
     peer_name = list(map("{}:{}".format, v.device[e.peer].tolist(), v.ports(e.peer, e.peer_port).tolist()))
     to_gpu = e.peer < n
     vrf_tab = np.array([""] + [f" vrf {ad.vrf_name(r)}" for r in range(fabric.hb_domain)], dtype=object)

@@ -21,9 +21,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from topogen.config.addressing import Addressing, ip_text, plan
+from topogen.fabric.ports import LANES, names
 from topogen.fabric.view import view
-
-LANES = 8  # electrical lanes of a cage (OSFP / QSFP-DD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +40,7 @@ class PortNames:
 
     def sonic(self, rows) -> np.ndarray:
         """``Ethernet<first lane>`` of each end (object array)."""
-        return "Ethernet" + self._first_lane(rows).astype(str).astype(object)
+        return names("sonic", self.cage[rows], self.leg[rows], self.legs[rows])
 
     def sonic_lanes(self, rows) -> np.ndarray:
         """The comma-separated lanes of each end (object array), from a table of the distinct (first lane, lanes) pairs."""
@@ -54,11 +53,7 @@ class PortNames:
 
     def cumulus(self, rows) -> np.ndarray:
         """``swp<cage + 1>``, or ``swp<cage + 1>s<leg>`` for a breakout leg (object array)."""
-        base = "swp" + (self.cage[rows] + 1).astype(str).astype(object)
-        split = self.legs[rows] > 1
-        if not split.any():
-            return base
-        return np.where(split, base + "s" + self.leg[rows].astype(str).astype(object), base)
+        return names("cumulus", self.cage[rows], self.leg[rows], self.legs[rows])
 
 
 def port_names(ctx, fabric, ad) -> PortNames:
@@ -75,6 +70,14 @@ def port_names(ctx, fabric, ad) -> PortNames:
         at = (g >= 0) & ~e.up  # a breakout cable leaves the upper switch's cage: its down ends
         legs[at] = br.legs[g[at]]
     speed = np.where(e.up, L.a_speed[e.link], L.z_speed[e.link]).astype(np.int64)
+    media = getattr(bom, "link_media", None)
+    cable_m = None
+    if media is not None and len(media.length_m) >= (int(e.link.max()) + 1 if len(e.link) else 0):
+        cable_m = np.ceil(np.asarray(media.length_m, dtype=np.float64)[e.link] - 1e-9).astype(np.int64)
+    sp = view(fabric).native
+    if sp.native:  # the switches' own names (topogen.fabric.ports): the cages every other file names
+        code = sp.codes(e.switch, e.port.astype(np.int64))
+        return PortNames(sp.cage[code], sp.leg[code], sp.legs[code], speed, cable_m)
     legs = np.maximum(legs, _cage_ports(ctx, fabric, bom, e.switch, speed))
     port0 = e.port.astype(np.int64) - 1
     cage = port0 // legs
@@ -89,10 +92,6 @@ def port_names(ctx, fabric, ad) -> PortNames:
         first = -(-down[above] // down_legs[e.switch[above]])
         cage[above] = first + (port0[above] - down[above]) // legs[above]
         leg[above] = (port0[above] - down[above]) % legs[above]
-    media = getattr(bom, "link_media", None)
-    cable_m = None
-    if media is not None and len(media.length_m) >= (int(e.link.max()) + 1 if len(e.link) else 0):
-        cable_m = np.ceil(np.asarray(media.length_m, dtype=np.float64)[e.link] - 1e-9).astype(np.int64)
     return PortNames(cage, leg, legs, speed, cable_m)
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from topogen.fabric.view import view
+
 
 @dataclass
 class Breakouts:
@@ -60,10 +62,14 @@ class Breakouts:
         return mask
 
     def names(self, fabric, groups: np.ndarray) -> list[str]:
-        """``<switch>:p<first>-p<last>`` of each breakout cable in ``groups`` (the cage ports its legs use)."""
+        """``<switch>:<first>-<last>`` of each breakout cable in ``groups``: the cage ports its legs use, as the switch names them (``p1-p2``, ``Ethernet0-Ethernet4``)."""
         n = fabric.gpus
         sw = fabric.switches
-        return [f"{sw[d - n].name}:p{f}-p{f + k - 1}" for d, f, k in zip(self.switch[groups].tolist(), self.first[groups].tolist(), self.legs[groups].tolist())]
+        s = self.switch[groups].astype(np.int64) - n
+        first = self.first[groups].astype(np.int64)
+        names = view(fabric).switch_ports
+        lo, hi = names(s, first).tolist(), names(s, first + self.legs[groups] - 1).tolist()
+        return [f"{sw[d].name}:{a}-{b}" for d, a, b in zip(s.tolist(), lo, hi)]
 
 
 def of(fabric, link_media) -> Breakouts:

@@ -68,7 +68,7 @@ def _edge_chunks(v, L: LinkTable, first: int, slices: Iterator[slice]) -> Iterat
             "tier": L.tier[sl].tolist(),
             "plane": L.plane[sl].tolist(),
             "a_port": v.ports(a, L.a_port[sl]).tolist(),
-            "z_port": v.switch_ports(L.z_port[sl]).tolist(),
+            "z_port": v.ports(z, L.z_port[sl]).tolist(),
             "speed": L.a_speed[sl].tolist(),
         }
 

@@ -4,7 +4,8 @@ Every exporter prints device and port names: cabling.csv, the pull sheets,
 NetBox, topology.json, GraphML, ibnetdiscover. A :class:`FabricView` formats
 them once per fabric and process (:func:`view`): the name of every device
 (GPU names ``hb<d>-gpu<r>`` and switch names, by device id), the role of
-every device, and tables of port names (``nic<plane>`` / ``p<n>``) and NIC
+every device, and tables of port names (``nic<plane>``; a switch port by its
+model's own name, :mod:`topogen.fabric.ports`) and NIC
 interfaces (``gpu<rank>-nic<plane>``) looked up by a code per cable end. An
 exporter then gathers a chunk of cable rows (:meth:`FabricView.chunks`) from
 those tables with numpy fancy indexing: no Python formatting per cable for
@@ -27,6 +28,7 @@ import numpy as np
 
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import GpuNames, NodeNames, width
+from topogen.fabric.ports import SwitchPorts, switch_ports
 from topogen.util.text import csv_field
 
 KEEP = 4  # views kept per process (both architectures of a build, and the next build's)
@@ -185,37 +187,52 @@ class FabricView:
         return self.csv_device + "," + self.csv_role
 
     @cached_property
+    def native(self) -> SwitchPorts:
+        """Every switch port's name as its model's operating system gives it (:mod:`topogen.fabric.ports`)."""
+        return switch_ports(self.fabric)
+
+    @cached_property
     def _port_table(self) -> np.ndarray:
-        t = self.max_port + 1
-        return text_table([f"p{p}" for p in range(t)] + [f"nic{p}" for p in range(t)])
+        """NIC port names ``nic0 ..``, then every switch port's name (:attr:`native`'s table)."""
+        return np.concatenate([text_table([f"nic{p}" for p in range(self.max_port + 1)]), self.native.table])
+
+    def _codes(self, dev: np.ndarray, port: np.ndarray, gpu_off: np.ndarray | int, sw_off: int) -> np.ndarray:
+        """``gpu_off + port`` at a GPU end, ``sw_off`` + the switch's block + ``port`` at a switch end."""
+        dev = np.asarray(dev, np.int64)
+        port = np.asarray(port, np.int64)
+        gpu = dev < self.gpus
+        base = self.native.base
+        off = base[np.where(gpu, 0, dev - self.gpus)] if len(base) else 0
+        return np.where(gpu, gpu_off + port, sw_off + off + port)
 
     def ports(self, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
-        """Port names of cable ends: ``nic<plane>`` at a GPU, ``p<n>`` at a switch."""
-        return self._port_table[np.where(dev < self.gpus, self.max_port + 1, 0) + port]
+        """Port names of cable ends: ``nic<plane>`` at a GPU, the switch's own name (``p<n>``, ``Ethernet8``, ``1/2``...) at a switch."""
+        return self._port_table[self._codes(dev, port, 0, self.max_port + 1)]
 
-    def switch_ports(self, port: np.ndarray) -> np.ndarray:
-        """Switch port names ``p<n>``."""
-        return self._port_table[port]
+    def switch_ports(self, switch: np.ndarray, port: np.ndarray) -> np.ndarray:
+        """Names of ports ``port`` of switches ``switch`` (0-based switch indexes)."""
+        return self.native.of(np.asarray(switch, np.int64), np.asarray(port, np.int64))
 
     @cached_property
     def _interface_table(self) -> np.ndarray:
+        """Switch port names (:attr:`native`'s table), then ``gpu<rank>-nic<plane>`` by rank and plane."""
         t, rw = self.max_port + 1, width(self.hb)
         nn = NodeNames.of(self.fabric.spec)
         if nn.iface is not None:  # the site's names (naming.interface)
-            return text_table([f"p{p}" for p in range(t)] + [nn.interface(r, p) for r in range(self.hb) for p in range(t)])
-        return text_table([f"p{p}" for p in range(t)] + [f"gpu{r:0{rw}d}-nic{p}" for r in range(self.hb) for p in range(t)])
+            return np.concatenate([self.native.table, text_table([nn.interface(r, p) for r in range(self.hb) for p in range(t)])])
+        return np.concatenate([self.native.table, text_table([f"gpu{r:0{rw}d}-nic{p}" for r in range(self.hb) for p in range(t)])])
 
     def interface_codes(self, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
         """Index of each end's interface name in :attr:`interface_names`."""
         t = self.max_port + 1
-        return np.where(dev < self.gpus, t + (dev % self.hb) * t, 0) + port
+        return self._codes(dev, port, len(self.native.table) + (np.asarray(dev, np.int64) % self.hb) * t, 0)
 
     @property
     def interface_names(self) -> np.ndarray:
         return self._interface_table
 
     def interfaces(self, dev: np.ndarray, port: np.ndarray) -> np.ndarray:
-        """Interface names of cable ends: ``gpu<rank>-nic<plane>`` at a GPU, ``p<n>`` at a switch."""
+        """Interface names of cable ends: ``gpu<rank>-nic<plane>`` at a GPU, the switch's own port name at a switch."""
         return self._interface_table[self.interface_codes(dev, port)]
 
     def chunks(self, rows: int | None = None, size: int = CHUNK) -> Iterator[slice]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from topogen.fabric import clos
 from topogen.fabric.model import Fabric
+from topogen.fabric.ports import switch_ports
 from topogen.growth import phase as phase_mod
 from topogen.growth import stages as stages_mod
 from topogen.growth.addresses import AddressDelta
@@ -88,9 +89,17 @@ def installed_wires(ph: phase_mod.Phase, old: Fabric, new: Fabric) -> list[Wire]
     for fab in (old, new):
         for s in fab.switches:
             info.setdefault(identity(s.name), (s.tier, s.plane))
+    native = switch_ports(old)  # the installed cabling.csv names switch ports natively (1/2, Ethernet8); growth plans by index p<n>
+    index = {s.name: i for i, s in enumerate(old.switches)}
+
+    def by_index(e):
+        i = index.get(e.device)
+        k = native.index(i, e.port) if i is not None and not e.port.startswith("nic") else None
+        return e if k is None else type(e)(e.device, f"p{k}")
+
     out = []
     for c, cid in zip(ph.cables, ph.ids):
-        a, z, sa, sz = c.a, c.z, c.speeds[0], c.speeds[1]
+        a, z, sa, sz = by_index(c.a), by_index(c.z), c.speeds[0], c.speeds[1]
         ta = info.get(identity(a.device), (0, -1))[0]
         tz = info.get(identity(z.device), (0, -1))[0]
         if ta > tz:

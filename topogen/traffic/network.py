@@ -31,6 +31,7 @@ import numpy as np
 from topogen.fabric.model import Fabric
 from topogen.spec.counts import link_tier_name
 from topogen.fabric.naming import ISL_LINK, GpuNames
+from topogen.fabric.ports import switch_ports
 
 
 @dataclass
@@ -109,8 +110,10 @@ class Network:
         def dev(d: int) -> str:
             return gn.name(d) if d < f.gpus else f.switches[d - f.gpus].name
 
+        native = switch_ports(f)
+
         def port(d: int, p: int) -> str:
-            return f"nic{p}" if d < f.gpus else f"p{p}"
+            return f"nic{p}" if d < f.gpus else native.at(d - f.gpus, p)
 
         out = []
         for x in np.asarray(links, np.int64).tolist():

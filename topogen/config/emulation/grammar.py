@@ -14,8 +14,11 @@ this module into the values topogen itself writes:
   special file anywhere under ``frr/`` is refused;
 * **CSV rows** (:func:`read_rows`): the header topogen writes, every row as many
   cells as the header, no NUL; each cell then passes its field's grammar:
-  device names (:data:`NAME_RE`), interface names (``lo``, ``p<n>``, ``nic<n>``,
-  ``vlan<n>``; Linux's IFNAMSIZ allows at most 15 bytes), IPv4 addresses with a
+  device names (:data:`NAME_RE`), interface names (``lo``, a switch port as
+  topogen names it: ``p<n>``, SONiC ``Ethernet<n>``, EOS ``Ethernet<n>/<m>``,
+  Cumulus ``swp<n>``/``swp<n>s<m>``; ``nic<n>``, ``vlan<n>``; Linux's IFNAMSIZ
+  allows at most 15 bytes; EOS's ``/``, which Linux refuses in a name, becomes
+  ``_`` in the emulation, :func:`linux_name`), IPv4 addresses with a
   prefix length, prefixes, ASNs, VLAN IDs, VRF names (``rail<n>``);
 * **FRR configuration** (:func:`check_frr_conf`): an allow-list of exactly the
   statements :mod:`topogen.config.frr` writes, indentation included; anything
@@ -46,7 +49,22 @@ MAX_CONFS = 100_000  # files under frr/
 IFNAMSIZ = 15  # bytes of a Linux interface name (IFNAMSIZ 16 with its NUL)
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", re.ASCII)  # a device: what naming templates give
-IFACE_RE = re.compile(r"lo|p[1-9][0-9]{0,8}|nic[0-9]{1,9}|vlan[1-9][0-9]{0,3}", re.ASCII)
+_SWITCH_PORT = r"p[1-9][0-9]{0,8}|Ethernet[0-9]{1,4}(?:/[1-9][0-9]?){0,2}|swp[1-9][0-9]{0,3}(?:s[0-9])?"  # p<n>, SONiC, EOS, Cumulus (topogen.fabric.ports)
+IFACE_RE = re.compile(rf"lo|{_SWITCH_PORT}|nic[0-9]{{1,9}}|vlan[1-9][0-9]{{0,3}}", re.ASCII)
+EOS_PORT_RE = re.compile(r"\bEthernet[0-9]{1,4}(?:/[1-9][0-9]?){1,2}\b", re.ASCII)
+
+
+def linux_name(port: str) -> str:
+    """A port name the grammar took, as a Linux interface name: EOS's ``Ethernet1/5`` is ``Ethernet1_5`` (Linux refuses ``/``).
+
+    One-to-one: no other name the grammar takes holds ``_``.
+    """
+    return port.replace("/", "_")
+
+
+def linux_conf(text: str) -> str:
+    """A checked frr.conf with its EOS port names as the emulation's Linux interfaces are named (:func:`linux_name`)."""
+    return EOS_PORT_RE.sub(lambda m: linux_name(m.group(0)), text) if "/" in text else text
 VRF_RE = re.compile(r"rail[0-9]{1,9}", re.ASCII)
 ROLE_RE = re.compile(r"gpu|leaf|spine|core|tier[0-9]{1,2}", re.ASCII)
 DIGITS_RE = re.compile(r"[0-9]{1,10}", re.ASCII)
@@ -209,8 +227,8 @@ class Cells:
         if len(v.encode("utf-8", "replace")) > IFNAMSIZ:
             raise self._bad(col, f"an interface name: Linux allows at most {IFNAMSIZ} bytes (IFNAMSIZ), it has {len(v.encode('utf-8', 'replace'))}")
         if not IFACE_RE.fullmatch(v):
-            raise self._bad(col, "an interface name topogen writes (lo, p<n>, nic<n>, vlan<n>)")
-        return v
+            raise self._bad(col, "an interface name topogen writes (lo, p<n>, Ethernet<n>, Ethernet<n>/<m>, swp<n>, swp<n>s<m>, nic<n>, vlan<n>)")
+        return linux_name(v)
 
     def role(self, col: str) -> str:
         v = self.row[col]
@@ -258,7 +276,8 @@ _N = r"[0-9]{1,10}"
 _A = IPV4_RE
 _P = IPV4_RE + r"/[0-9]{1,2}"
 _NM = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
-_IF = r"(?:p[1-9][0-9]{0,8}|nic[0-9]{1,9})"
+_IF = rf"(?:{_SWITCH_PORT}|nic[0-9]{{1,9}})"
+_SP = rf"(?:{_SWITCH_PORT})"
 _VRF = r"rail[0-9]{1,9}"
 FRR_LINES = tuple(
     re.compile(p, re.ASCII)
@@ -274,7 +293,7 @@ FRR_LINES = tuple(
         rf"vrf {_VRF}",
         r"exit-vrf",
         rf"interface lo",
-        rf"interface (?:p[1-9][0-9]{{0,8}}|vlan[1-9][0-9]{{0,3}})(?: vrf {_VRF})?",
+        rf"interface (?:{_SP}|vlan[1-9][0-9]{{0,3}})(?: vrf {_VRF})?",
         rf" description {_NM}:{_IF}",
         r" description rail [0-9]{1,9} GPU gateway",
         rf" ip address {_P}",
@@ -287,9 +306,9 @@ FRR_LINES = tuple(
         r" no bgp network import-check",
         r" bgp bestpath as-path multipath-relax",
         r" timers bgp [0-9]{1,5} [0-9]{1,5}",
-        rf" neighbor (?:{_A}|p[1-9][0-9]{{0,8}} interface) remote-as {_N}",
-        rf" neighbor (?:{_A}|p[1-9][0-9]{{0,8}}) description {_NM}:{_IF}",
-        rf" neighbor (?:{_A}|p[1-9][0-9]{{0,8}}) bfd profile fabric",
+        rf" neighbor (?:{_A}|{_SP} interface) remote-as {_N}",
+        rf" neighbor (?:{_A}|{_SP}) description {_NM}:{_IF}",
+        rf" neighbor (?:{_A}|{_SP}) bfd profile fabric",
         r" address-family ipv4 unicast",
         r"  redistribute connected route-map LOCAL",
         r"  maximum-paths [0-9]{1,3}",

@@ -5,13 +5,12 @@ Also what the plan says about BGP against each router's ``frr.conf`` (:func:`bgp
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import json
-
-from topogen.config.emulation.grammar import MAX_CONF_BYTES, Cells, check_dir, check_frr_conf, read_build_file, read_rows, shown, walk_confs
+from topogen.config.emulation.grammar import MAX_CONF_BYTES, Cells, check_dir, check_frr_conf, linux_conf, read_build_file, read_rows, shown, walk_confs
 from topogen.fabric.naming import GpuNames
 from topogen.spec.cluster import build_spec
 from topogen.util.errors import InputError, Problem
@@ -231,7 +230,7 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     for r in rows:
         if r["role"] == "gpu":
             gpu_rows.append(r)
-        elif r["peer_device"] and r["interface"] != "lo":  # a cabled port, whatever its name (the grammar took it)
+        elif r["peer_device"] and r["interface"] != "lo" and not r["interface"].startswith("vlan"):  # a cabled switch port, by any of its model's names (the grammar took it)
             ports.setdefault(r["device"], []).append(Port(r["device"], r["interface"], r["vrf"], r["vlan"], r["address"], r["peer_device"], r["peer_interface"], r["peer_address"]))
     switches = [d for d in dict.fromkeys(r["device"] for r in rows if r["role"] != "gpu")]
     missing = [s for s in switches if s not in configs]
@@ -243,6 +242,7 @@ def load_lab(build: Path, arch: str | None, max_gpus: int) -> Lab:
     for s in switches:
         text = read_build_file(configs[s], MAX_CONF_BYTES)
         check_frr_conf(configs[s], text)
+        text = linux_conf(text)  # EOS's Ethernet1/5 as the emulation's Linux interface Ethernet1_5
         texts[s] = text
         parts = split_vrfs(text)
         for vrf, conf in parts.items():

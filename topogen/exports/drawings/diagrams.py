@@ -37,6 +37,7 @@ from topogen.exports.files import write_output_text
 from topogen.exports.network_view import NetworkView
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import ISL_LINK, GpuNames, NodeNames
+from topogen.fabric.view import view
 from topogen.exports.drawings import racks
 from topogen.layout.elevation import elevations
 from topogen.spec.counts import tier_role
@@ -243,18 +244,21 @@ def detail_graph(fabric: Fabric, name: str) -> graphviz.Digraph:
     # one edge per cable: a per-cable loop is fine here, a detail diagram has at most DETAIL_MAX_CABLES
     L = fabric.links
     sw_names = [s.name for s in fabric.switches]
-    for i, (a, z, ap, zp, t) in enumerate(zip(L.a_dev.tolist(), L.z_dev.tolist(), L.a_port.tolist(), L.z_port.tolist(), L.tier.tolist())):
+    v = view(fabric)  # ports as every other file names them (the switch model's own names)
+    a_ports, z_ports = v.ports(L.a_dev, L.a_port).tolist(), v.ports(L.z_dev, L.z_port).tolist()
+    for i, (a, z, t) in enumerate(zip(L.a_dev.tolist(), L.z_dev.tolist(), L.tier.tolist())):
         if a < N:
-            tail, a_name, a_port = f"{domains[a // K]}:g{a % K}:n", gn.name(a), f"nic{ap}"
+            tail, a_name = f"{domains[a // K]}:g{a % K}:n", gn.name(a)
         else:
-            tail, a_name, a_port = sw_names[a - N], sw_names[a - N], f"p{ap}"
+            tail, a_name = sw_names[a - N], sw_names[a - N]
         z_name = sw_names[z - N]
-        tip = f"cable {i + 1}: {a_name} {a_port} — {z_name} p{zp}"
+        tip = f"cable {i + 1}: {a_name} {a_ports[i]} — {z_name} {z_ports[i]}"
         g.edge(tail, z_name, tooltip=tip, topogen_cable=str(i + 1), topogen_tier=str(t), color=_fill(tier_role(t))[1])
     I = fabric.isls  # a leaf pair's ISLs: cable ids after the links, drawn across the leaf row
-    for j, (a, z, ap, zp) in enumerate(zip(I.a_dev.tolist(), I.z_dev.tolist(), I.a_port.tolist(), I.z_port.tolist())):
+    ia_ports, iz_ports = v.ports(I.a_dev, I.a_port).tolist(), v.ports(I.z_dev, I.z_port).tolist()
+    for j, (a, z) in enumerate(zip(I.a_dev.tolist(), I.z_dev.tolist())):
         i = len(L) + j
-        tip = f"cable {i + 1}: {sw_names[a - N]} p{ap} — {sw_names[z - N]} p{zp} ({ISL_LINK})"
+        tip = f"cable {i + 1}: {sw_names[a - N]} {ia_ports[j]} — {sw_names[z - N]} {iz_ports[j]} ({ISL_LINK})"
         g.edge(sw_names[a - N], sw_names[z - N], tooltip=tip, topogen_cable=str(i + 1), topogen_tier="1", topogen_link=ISL_LINK, dir="none", color=BORDER["leaf"])
     return g
 

@@ -9,7 +9,7 @@ Columns (in order): ``cable`` (1-based id), ``tier`` (1 = GPU–leaf), ``link``
 ``a_transceiver_sku``, ``z_transceiver_sku`` (empty for copper) and
 ``label`` (unique, TIA-606 style, naming both ends' rack, U and port), and
 only when the fabric has breakout cables ``breakout_cable`` (the one physical
-cable a leg belongs to, ``<switch>:p<first>-p<last>``, shared by its legs). The
+cable a leg belongs to, ``<switch>:<first port>-<last port>`` in the switch's port names, shared by its legs). The
 ``a`` end is the lower device. The header is line 1
 (plain CSV: ``pandas.read_csv`` and ``csv.DictReader`` read it with their
 defaults); the provenance (tool version, spec hash) lives in ``manifest.json``
@@ -44,6 +44,7 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
     sw_roles = np.array([s.role for s in fabric.switches], dtype=object)
     gpu_names = GpuNames.of(fabric.spec)
     tier_names = {t: link_tier_name(t) for t in range(1, fabric.tiers + 1)}
+    v = view(fabric)
     for start in range(0, len(L), CHUNK):
         sl = slice(start, min(start + CHUNK, len(L)))
         a = L.a_dev[sl]
@@ -52,10 +53,9 @@ def generate_rows(fabric: Fabric) -> Iterator[tuple]:
         zn = device_names(fabric, z, sw_names, gpu_names)
         ar = device_roles(fabric, a, sw_roles)
         zr = device_roles(fabric, z, sw_roles)
-        agpu = (a < fabric.gpus).tolist()
         tiers = L.tier[sl].tolist()
-        a_ports = [f"nic{p}" if g else f"p{p}" for p, g in zip(L.a_port[sl].tolist(), agpu)]
-        z_ports = [f"p{p}" for p in L.z_port[sl].tolist()]
+        a_ports = v.ports(a, L.a_port[sl]).tolist()  # nic<plane>, or the switch model's own port name
+        z_ports = v.ports(z, L.z_port[sl]).tolist()
         yield from zip(
             range(start + 1, sl.stop + 1),
             tiers,

@@ -422,7 +422,7 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         peers = leaf[sl]
         cabled = peers >= 0
         peer_names = ends.hosts[np.where(cabled, peers, 0)].tolist()
-        peer_ports = v.switch_ports(leaf_port[sl]).tolist()
+        peer_ports = v.switch_ports(np.maximum(leaf[sl] - fabric.gpus, 0), leaf_port[sl]).tolist()
         descs = [f"{rp}to {pn} {pp}" if c else f"{rp}unused" for rp, pn, pp, c in zip(rail_plane[(gpu % k) * planes + plane].tolist(), peer_names, peer_ports, cabled.tolist())]
         yield [ends.netbox[gpu], v.interfaces(gpu, plane), nic_type, _ENABLED[cabled.view(np.int8)], speed_kbps, descs]
     offsets, peer_dev, peer_port, kind = _port_peers(fabric)
@@ -447,7 +447,7 @@ def interface_columns(fabric: Fabric, types: DeviceTypes | None = None) -> Itera
         idle = free[kept[sl].view(np.int8)].tolist()
         descs = [f"{h}{dn} {pn}" if c else f for h, dn, pn, c, f in zip(heads[kind[sl]].tolist(), ends.hosts[pd0].tolist(), v.interfaces(pd0, pp).tolist(), cabled.tolist(), idle)]
         number = np.arange(sl.start, sl.stop) - offsets[sw] + 1
-        ports = v.switch_ports(number)
+        ports = v.switch_ports(sw, number)
         if mixed:
             g = gbps[tiers[sw] + (number > down[sw])].tolist()
             yield [ends.sw_names[sw], ports, [kinds[x] for x in g], _ENABLED[cabled.view(np.int8)], [x * 1_000_000 for x in g], descs]

@@ -150,7 +150,7 @@ def columns(fabric) -> dict[str, Iterator[Columns]]:
             sw_rows = sw_rows[e.peer[sw_rows] >= n]  # bridged GPU ports hold no address
         for i in range(0, len(sw_rows), CHUNK):
             r = sw_rows[i : i + CHUNK]
-            yield [_cidr(e.addr[r], e.plen[r]), vrf_names[e.vrf[r]], STATUS, sw_names[e.switch[r]], v.switch_ports(e.port[r]), ""]
+            yield [_cidr(e.addr[r], e.plen[r]), vrf_names[e.vrf[r]], STATUS, sw_names[e.switch[r]], v.switch_ports(e.switch[r], e.port[r]), ""]
         g = np.flatnonzero(L.a_dev < n)
         g = g[np.lexsort((L.a_port[g], L.a_dev[g]))]
         for i in range(0, len(g), CHUNK):

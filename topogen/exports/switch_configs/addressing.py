@@ -85,7 +85,7 @@ def switch_rows(fabric: Fabric, ad: Addressing) -> Iterator[str]:
             peer = e.peer
             cols = [
                 name_role[local],
-                v.switch_ports(e.port),
+                v.switch_ports(e.switch, e.port),
                 vrf_names[e.vrf + 1],
                 _blank(vlan_texts[e.rail + 1], vlan_on),
                 _cidr(e.addr, np.where(bridged, 0, e.plen)),

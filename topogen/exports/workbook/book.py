@@ -98,6 +98,7 @@ from topogen.config.addressing import ip_text
 from topogen.fabric import networks as nw
 from topogen.fabric.model import CHUNK, Fabric
 from topogen.fabric.naming import ISL_LINK, GpuNames, device_names
+from topogen.fabric.view import view
 from topogen.layout.labels import FloorView
 from topogen.spec.counts import link_tier_name
 from topogen.util.text import FORMULA_START, NUMBER
@@ -289,6 +290,7 @@ class FabricStrings:
         self.switch_style = np.array([quote if is_risky(clean_text(n)) else 0 for n in names], dtype=np.int64)
         self.risky = bool(self.switch_style.any())
         self._ports: dict[str, np.ndarray] = {}  # per prefix: index of "<prefix><n>" at n, MISSING until used
+        self._native: np.ndarray | None = None  # index of every switch port name (view(fabric).native's table), once used
 
     def devices(self, ids: np.ndarray) -> Col:
         """The name cells of devices ``ids`` (GPUs, then switches, by device id)."""
@@ -297,6 +299,15 @@ class FabricStrings:
         values = np.where(gpu, self.gpu_base + ids, self.switch[sw] if len(self.switch) else 0)
         style = np.where(gpu, 0, self.switch_style[sw]) if self.risky else 0
         return Col(values, "s", style)
+
+    def switch_ports(self, dev: np.ndarray, ports: np.ndarray) -> np.ndarray:
+        """Indices of the names of ports ``ports`` of switches ``dev`` (device ids): the switch model's own names (:mod:`topogen.fabric.ports`)."""
+        sp = view(self.fabric).native
+        if not sp.native:
+            return self.ports("p", ports)
+        if self._native is None:
+            self._native = self.sst.add_all(sp.table.tolist())
+        return self._native[sp.codes(np.asarray(dev, np.int64) - self.gpus, ports)]
 
     def ports(self, prefix: str, ports: np.ndarray) -> np.ndarray:
         """Indices of port names ``<prefix><n>`` (``nic0``, ``p17``), interned on first use."""
@@ -503,8 +514,10 @@ def cabling_rows(fabric: Fabric) -> Iterator[tuple[int, tuple]]:
     for cable, tier, _link, plane, a_dev, _ar, a_port, a_speed, z_dev, _zr, z_port, _zs in generate_rows(fabric):
         yield tier, (a_dev, a_port, z_dev, z_port, cable, plane, a_speed)
     I, names = fabric.isls, [s.name for s in fabric.switches]
-    for j, (a, ap, z, zp, plane, speed) in enumerate(zip(*(c.tolist() for c in (I.a_dev, I.a_port, I.z_dev, I.z_port, I.plane, I.a_speed)))):
-        yield ISL_CODE, (names[a - fabric.gpus], f"p{ap}", names[z - fabric.gpus], f"p{zp}", len(fabric.links) + j + 1, plane, speed)
+    v = view(fabric)
+    a_ports, z_ports = v.ports(I.a_dev, I.a_port).tolist(), v.ports(I.z_dev, I.z_port).tolist()
+    for j, (a, z, plane, speed) in enumerate(zip(*(c.tolist() for c in (I.a_dev, I.z_dev, I.plane, I.a_speed)))):
+        yield ISL_CODE, (names[a - fabric.gpus], a_ports[j], names[z - fabric.gpus], z_ports[j], len(fabric.links) + j + 1, plane, speed)
 
 
 def text_by_tier(fs: "FabricStrings", texts: dict[int, str]) -> tuple[np.ndarray, np.ndarray | int]:
@@ -615,10 +628,10 @@ def cabling_xml(fabric: Fabric, part: Part, fs: FabricStrings, media: dict[int, 
         a_port = L.a_port[sl].astype(np.int64)
         a_port_idx = np.empty(hi - lo, np.int64)
         a_port_idx[gpu] = fs.ports("nic", a_port[gpu])
-        a_port_idx[~gpu] = fs.ports("p", a_port[~gpu])
+        a_port_idx[~gpu] = fs.switch_ports(a[~gpu], a_port[~gpu])
         cols = [
             fs.devices(a), _by(a_type, code), Col(a_port_idx, "s"),
-            fs.devices(z), _by(z_type, code), Col(fs.ports("p", L.z_port[sl].astype(np.int64)), "s"),
+            fs.devices(z), _by(z_type, code), Col(fs.switch_ports(z, L.z_port[sl].astype(np.int64)), "s"),
             Col(np.arange(lo + 1, hi + 1)), Col(tier), _by(link, code), Col(L.plane[sl]), Col(L.a_speed[sl]),
             _by(medium, code), _by(length, code),
         ]
