@@ -20,7 +20,7 @@ import argparse
 import time
 
 from topogen import layout
-from topogen.bom import catalog
+from topogen.spec import catalog
 from topogen.bom import networks as network_bom
 from topogen.checks.networks import validate_networks
 from topogen.config import netaddr

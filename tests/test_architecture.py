@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent / "topogen"
 
 PHASES = [
     "util",  # errors, input files, output directories, resources, text escaping
-    "spec",  # the cluster spec and its closed form
+    "spec",  # the cluster spec, the hardware catalog and the closed form
     "fabric",  # the generated wiring and its views
     "checks",  # validation
     "layout",  # racks, positions, cable lengths
-    "bom",  # catalogs, media, bill of materials, comparison
+    "bom",  # media, bill of materials, comparison
     "config",  # addressing, switch and host configuration
     "asbuilt",  # reading discovered wiring back, diff
     "traffic",  # traffic routed over the wiring

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.bom import bill as bom
-from topogen.bom import catalog
+from topogen.spec import catalog
 from topogen.cli import main
 from topogen.fabric import clos
 from topogen.spec import counts

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from topogen.bom import catalog
+from topogen.spec import catalog
 from topogen.cli import main
 from topogen.spec.cluster import available_catalogs, build_spec
 from topogen.util.errors import InputError

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from topogen import pipeline
 from topogen.analysis import decision
-from topogen.bom import catalog as cat
+from topogen.spec import catalog as cat
 from topogen.cli import main
 from topogen.spec.cluster import build_spec
 from topogen.util.errors import InputError

@@ -17,7 +17,7 @@ import pytest
 from topogen import layout
 from topogen.asbuilt import wiring
 from topogen.bom import bill
-from topogen.bom.catalog import load_catalog
+from topogen.spec.catalog import load_catalog
 from topogen.checks import validate
 from topogen.exports.installers.cabling import write_cabling
 from topogen.fabric import clos

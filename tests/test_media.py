@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from topogen import layout, pipeline
 from topogen.bom import bill as bom
-from topogen.bom import catalog
+from topogen.spec import catalog
 from topogen.bom.media import CLASS_NAMES, assign, length_classes
 from topogen.cli import main
 from topogen.fabric import clos

@@ -14,7 +14,7 @@ import yaml
 
 from topogen import pipeline
 from topogen.bom import networks as nb
-from topogen.bom.catalog import resolve_catalog_path
+from topogen.spec.catalog import resolve_catalog_path
 from topogen.fabric import networks as nw
 from topogen.spec.cluster import build_spec, load_spec, read_spec_file, resolve_spec_path
 from topogen.util.errors import InputError

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from topogen import layout
-from topogen.bom import catalog
+from topogen.spec import catalog
 from topogen.bom import networks as nb
 from topogen.checks.networks import validate_networks
 from topogen.fabric import clos

@@ -19,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from topogen.bom import catalog as cat
+from topogen.spec import catalog as cat
 from topogen.spec import cluster, layout, workload
 from topogen.spec.cluster import build_spec
 from topogen.spec.schema import spec_schema

@@ -42,7 +42,7 @@ def schema(kind: str) -> dict[str, Any]:
         from topogen.spec.schema import spec_schema
 
         return spec_schema()
-    from topogen.bom.catalog import catalog_schema
+    from topogen.spec.catalog import catalog_schema
 
     return catalog_schema()
 

@@ -18,7 +18,7 @@ from topogen.asbuilt import adapters as asbuilt_adapters
 from topogen.asbuilt import render as asbuilt_render
 from topogen.asbuilt import identity, sources, wiring
 from topogen.bom import compare as comparison
-from topogen.bom.catalog import catalog_schema
+from topogen.spec.catalog import catalog_schema
 from topogen.checks import validate as checks
 from topogen.checks.validate import summary_line
 from topogen.config import emulate

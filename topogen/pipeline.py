@@ -15,7 +15,7 @@ from typing import Any, Callable
 from topogen import __version__, layout
 from topogen.analysis import fabric as analysis
 from topogen.bom import bill as bom
-from topogen.bom import catalog
+from topogen.spec import catalog
 from topogen.bom import networks as network_bom
 from topogen.checks import validate
 from topogen.checks.findings import Finding

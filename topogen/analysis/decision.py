@@ -116,7 +116,7 @@ def _collectives(traffic: Mapping[str, Any] | None, arch: str) -> list[dict[str,
 def decide(summary: Mapping[str, Any], spec, traffic: Mapping[str, Any] | None = None, catalog=None) -> dict[str, Any]:
     """The ``decision`` section of summary.json (see the module): both architectures, the recommendation, its reasons.
 
-    ``catalog`` (the build's :class:`~topogen.bom.catalog.Catalog`) supplies its own failure rates, if it states any.
+    ``catalog`` (the build's :class:`~topogen.spec.catalog.Catalog`) supplies its own failure rates, if it states any.
     """
     table = rates(catalog)
     archs = [a for a in ARCHES if a in summary["architectures"]]

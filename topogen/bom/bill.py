@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from topogen import layout
-from topogen.bom import catalog as cat
+from topogen.spec import catalog as cat
 from topogen.bom import media as link_media_mod
-from topogen.bom.catalog import Catalog, Media
+from topogen.spec.catalog import Catalog, Media
 from topogen.fabric import breakout
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import ISL_LINK

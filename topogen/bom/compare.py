@@ -26,7 +26,7 @@ from itertools import product
 from typing import Any, Mapping
 
 from topogen.bom import bill as bom
-from topogen.bom import catalog
+from topogen.spec import catalog
 from topogen.fabric import clos
 from topogen.fabric.model import ARCHES
 from topogen.spec import counts

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from topogen.bom import catalog as cat
-from topogen.bom.catalog import LENGTH_CLASSES, Cable, Catalog, Media
+from topogen.spec import catalog as cat
+from topogen.spec.catalog import LENGTH_CLASSES, Cable, Catalog, Media
 from topogen.fabric.model import Fabric
 from topogen.fabric.naming import GpuNames, nic_port, switch_port
 from topogen.spec.counts import link_tier_name

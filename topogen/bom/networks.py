@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from topogen.bom import catalog as cat
+from topogen.spec import catalog as cat
 from topogen.bom.bill import BomLine, SkuLine, money, sku_lines
-from topogen.bom.catalog import Cable, Catalog, Media, PortMode, SwitchSku
+from topogen.spec.catalog import Cable, Catalog, Media, PortMode, SwitchSku
 from topogen.bom.media import CLASS_NAMES, add_unique, length_classes, metres
 from topogen.fabric import networks as nw
 from topogen.spec.counts import link_tier_name

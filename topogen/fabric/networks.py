@@ -76,7 +76,7 @@ import numpy as np
 
 from topogen.fabric.naming import NodeNames, width
 from topogen.spec.naming import check_limits, first_duplicate
-from topogen.spec.networks import NetworksSpec
+from topogen.spec.networks import ROLE_NAMES, NetworksSpec
 from topogen.util.errors import InputError, Problem, show
 
 NETWORK_NAMES = ("storage", "inband", "oob")
@@ -85,7 +85,6 @@ STORAGE, INBAND, OOB = range(3)
 KIND_NAMES = ("node", "switch", "mgmt", "ufm", "targets", "nfs", "pdu", "dc-core", "compute-switch", "rack-device")
 NODE, SWITCH, MGMT, UFM, TARGETS, NFS, PDU, CORE, FABRIC, RACKDEV = range(len(KIND_NAMES))  # rack-device: a rack-scale system's NVLink switch tray or power shelf
 # what a cable does (its role in its network)
-ROLE_NAMES = ("node", "leaf-spine", "target", "fabric-manager", "management-server", "nfs", "isl", "core-uplink", "management-port", "oob-uplink", "back-to-back", "node-storage", "spine-super")
 R_NODE, R_UP, R_TARGET, R_UFM, R_MGMT, R_NFS, R_ISL, R_CORE, R_MPORT, R_OOBUP, R_B2B, R_NSTOR, R_SUPER = range(len(ROLE_NAMES))
 CABLE_COLUMNS = ("net", "role", "a_kind", "a_idx", "a_port", "z_kind", "z_idx", "z_port", "speed")
 _DT = {"net": np.int8, "role": np.int8, "a_kind": np.int8, "a_idx": np.int64, "a_port": np.int32, "z_kind": np.int8, "z_idx": np.int64, "z_port": np.int32, "speed": np.int32}

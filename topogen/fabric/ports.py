@@ -3,7 +3,7 @@
 topogen numbers a switch's ports ``1 .. n`` (its down ports, then its uplinks;
 :meth:`topogen.fabric.model.Fabric.switch_ports`). On the floor and in every
 config a port has its model's name, chosen by the switch's catalog entry
-(the SKU of its tier, :meth:`topogen.bom.catalog.Catalog.switch_at`):
+(the SKU of its tier, :meth:`topogen.spec.catalog.Catalog.switch_at`):
 
 * ``sonic`` (the SKU's first ``nos``): ``Ethernet<lane>``, the cage's first
   SerDes lane (8 lanes a cage, OSFP / QSFP-DD); leg ``j`` of a cage split ``k``
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topogen.bom.catalog import Catalog, load_catalog
+from topogen.spec.catalog import Catalog, load_catalog
 from topogen.fabric.model import Fabric
 from topogen.util.errors import InputError
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from topogen import __version__
-from topogen.bom import catalog as cat
+from topogen.spec import catalog as cat
 from topogen.util.errors import InputError, Problem
 from topogen.util.figures import count, usd
 from topogen.spec.cluster import available_catalogs, resolve_catalog_ref

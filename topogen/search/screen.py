@@ -19,7 +19,7 @@ from dataclasses import fields, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
-from topogen.bom import catalog as cat
+from topogen.spec import catalog as cat
 from topogen.spec import counts
 from topogen.analysis.fabric import iteration_report, scale_out_at
 from topogen.spec.workload import parse_workload

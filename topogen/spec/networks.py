@@ -29,6 +29,8 @@ RATIO_RE = re.compile(r"\s*([0-9]{1,4})\s*:\s*([0-9]{1,4})\s*", re.ASCII)
 MAX_COUNT = 1 << 20  # any count of ports, servers, PDUs: generous, small enough that no input hangs
 MAX_SPEED = 102_400  # Gb/s
 
+ROLE_NAMES = ("node", "leaf-spine", "target", "fabric-manager", "management-server", "nfs", "isl", "core-uplink", "management-port", "oob-uplink", "back-to-back", "node-storage", "spine-super")  # the cable roles of the storage, in-band and OOB networks, in code order (topogen.fabric.networks numbers them; catalog media rules name them)
+
 
 @dataclass(frozen=True, slots=True)
 class NodePorts:

@@ -2,7 +2,7 @@
 
 :func:`schema_for` turns a root table and its nested tables (:class:`~topogen.spec.fields.Field`)
 into one schema document; :func:`spec_schema` is the cluster spec's. The catalog's lives beside
-its tables (:func:`topogen.bom.catalog.catalog_schema`). ``topogen schema spec|catalog`` prints
+its tables (:func:`topogen.spec.catalog.catalog_schema`). ``topogen schema spec|catalog`` prints
 them; the bundled presets and catalogs name the copies shipped in ``templates/schema/`` in a
 ``# yaml-language-server: $schema=...`` line, so editors complete and check the fields.
 

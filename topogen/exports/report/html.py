@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from topogen import __version__
 from topogen.analysis import decision
-from topogen.bom.catalog import load_catalog
+from topogen.spec.catalog import load_catalog
 from topogen.exports.files import digest, write_output_text
 from topogen.spec.cluster import build_spec
 from topogen.util.errors import InputError, Problem

@@ -56,10 +56,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from topogen.fabric.networks import ROLE_NAMES as NETWORK_ROLES
 from topogen.spec.cluster import available_catalogs
 from topogen.spec.counts import MAX_TIERS, link_tier_name, tier_role
 from topogen.spec.fields import Field, names
+from topogen.spec.networks import ROLE_NAMES as NETWORK_ROLES
 from topogen.spec.schema import schema_for
 from topogen.spec.yamlfile import read_yaml
 from topogen.util import resources
