@@ -872,7 +872,7 @@ def netbox_push(build_dir: str, url: str, token_file: str, dry_run: bool, adopt:
     client = nbpush.Client(url, token)
     say = lambda t: click.echo(f"netbox: {t}", err=True)  # noqa: E731
     try:
-        p = nbpush.plan(client, Path(build_dir), adopt=adopt, on_kind=lambda k: say(f"reading {k}s"))
+        p = nbpush.plan(client, Path(build_dir), adopt=adopt, on_kind=lambda k: say(f"reading {k} objects"))
         click.echo(nbpush.render_plan(p, dry_run))
         if dry_run or p.empty:
             sys.exit(1 if any(p.foreign.values()) else 0)

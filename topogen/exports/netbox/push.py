@@ -350,6 +350,32 @@ def _resolve(client: Client, st_objs: dict[str, dict[tuple, dict]], obj: dict) -
     return {f: fix(v) for f, v in obj.items()}
 
 
+def waves(kind: str, objs: list[dict]) -> list[list[dict]]:
+    """``objs`` (to create, in plan order) in waves: an object that refers to another of its kind
+    that this push creates (a port to its bond) goes in a wave after that object's, since NetBox
+    needs the other's id and a bulk request saves its objects before any id is known."""
+    own = [f for f, (rkind, _cols) in KINDS[kind].refs.items() if rkind == kind]
+    if not own:
+        return [objs] if objs else []
+    by_key = {o["_key"]: o for o in objs}
+    depth: dict[tuple, int] = {}
+
+    def depth_of(o: dict, seen: tuple = ()) -> int:
+        if o["_key"] not in depth:
+            targets = [by_key.get(o[f][2]) for f in own if isinstance(o.get(f), tuple)]
+            if any(t is None or t["_key"] in seen for t in targets):
+                raise PushError(f"{kind} {o['_key']}: refers to a {kind} that is neither in NetBox nor before it in the build")
+            depth[o["_key"]] = max((1 + depth_of(t, (*seen, o["_key"])) for t in targets), default=0)
+        return depth[o["_key"]]
+
+    out: list[list[dict]] = []
+    for o in objs:
+        d = depth_of(o)
+        out += [[] for _ in range(d + 1 - len(out))]
+        out[d].append(o)
+    return out
+
+
 def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int, float], None] | None = None) -> dict[str, int]:
     """Carry out plan ``p`` (from :func:`plan` of the same ``build``) in bulk requests; returns objects written per kind."""
     tags = client.all("extras/tags", slug=TAG)
@@ -363,14 +389,13 @@ def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int
         if not todo_c and not todo_u:
             continue
         k = KINDS[kind]
-        # interfaces: bonds first, so the ports that name them find them
-        order = sorted(todo_c, key=lambda o: isinstance(o.get("lag"), tuple)) if kind == "interface" else todo_c
+        order = todo_c
         if k.shared:  # another push may have made them since the plan: shared objects are never made twice
             now = {st.key_of(kind, o): o for o in client.all(k.endpoint)}
             st.objects.setdefault(kind, {}).update({key: o for key, o in now.items()})
             order = [o for o in order if o["_key"] not in now]
         t0, done, total = time.monotonic(), 0, len(order) + len(todo_u)
-        batches = [("POST", order[i : i + BATCH]) for i in range(0, len(order), BATCH)]
+        batches = [("POST", wave[i : i + BATCH]) for wave in waves(kind, order) for i in range(0, len(wave), BATCH)]
         batches += [("PATCH", [{"id": i, **o} for i, o in todo_u[j : j + BATCH]]) for j in range(0, len(todo_u), BATCH)]
         for method, batch in batches:
             body = [{**_resolve(client, st.objects, {f: v for f, v in o.items() if f != "_key"}), "tags": [{"slug": TAG}]} for o in batch]
