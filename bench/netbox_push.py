@@ -12,9 +12,10 @@ the bulk-import page as a browser posts it, one file per kind (rows per second o
 A whole 4,096-GPU build is 37,000 rows, an hour either way on a busy 2-core machine; a kind's rate
 does not depend on how many of its rows precede it, so the sample gives it.
 
-Beside each rate: NetBox's own CPU seconds per row (its web workers, RQ worker with the jobs it
-forks, PostgreSQL and Redis, from ``/proc``), counted until the RQ worker has drained the
-search-index jobs a load leaves behind. Where the two ways cost NetBox the same CPU per row,
+Beside each rate: NetBox's own CPU seconds per row while the rows went in (its web workers, RQ
+worker with the jobs it forks, PostgreSQL and Redis, from ``/proc``), and the search-index jobs
+the load left queued for NetBox's RQ worker afterwards (NetBox 4.7 queues one per object of a
+bulk API request, one per pasted file). Where the two ways cost NetBox the same CPU per row,
 NetBox itself is the limit (a cable traces its paths whichever way it comes in); the API's edge
 is sending several requests at once (``--jobs``), which only pays where NetBox has cores free.
 """
@@ -92,20 +93,13 @@ def netbox_cpu_s() -> float:
     return total / tick
 
 
-def drained(nb: dict, timeout_s: float = 900) -> float:
-    """Wait until NetBox's RQ worker has no job queued or running; returns the seconds waited."""
-    c = nbpush.Client(nb["url"], nb["token"])
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout_s:
-        busy = c.all("core/background-queues")
-        if not any(q.get("jobs", 0) or q.get("started_jobs", 0) for q in busy):
-            break
-        time.sleep(2)
-    return time.monotonic() - t0
+def queued(nb: dict) -> int:
+    """Jobs waiting for NetBox's RQ worker."""
+    return sum(q.get("jobs", 0) for q in nbpush.Client(nb["url"], nb["token"]).all("core/background-queues"))
 
 
-def api(nb: dict, src: Path, jobs: int) -> dict[str, tuple[float, float]]:
-    """``kind -> (rows/s, NetBox CPU s per row)`` of ``topogen netbox push``; the second run must find nothing to do."""
+def api(nb: dict, src: Path, jobs: int) -> dict[str, tuple[float, float, int]]:
+    """``kind -> (rows/s, NetBox CPU s per row, jobs queued)`` of ``topogen netbox push``; a second plan finds the kinds done."""
     c = nbpush.Client(nb["url"], nb["token"])
     pre = prerequisites(nb, src)
     p = nbpush.plan(c, src)
@@ -117,15 +111,13 @@ def api(nb: dict, src: Path, jobs: int) -> dict[str, tuple[float, float]]:
 
     for kind in KINDS:
         one = nbpush.Plan(create={kind: p.create.get(kind, [])})
-        drained(nb)
+        q0 = queued(nb)
         mark[kind] = (time.monotonic(), netbox_cpu_s())
         nbpush.push(c, src, one, progress, jobs=jobs)
         wall = time.monotonic() - mark[kind][0]
-        drained(nb)
         n = len(one.create[kind])
-        out[kind] = (n / wall, (netbox_cpu_s() - mark[kind][1]) / n)
-        if kind == "device":  # the plan's references to devices are resolved from what NetBox now holds
-            p = nbpush.plan(c, src)
+        out[kind] = (n / wall, (netbox_cpu_s() - mark[kind][1]) / n, queued(nb) - q0)
+        p = nbpush.plan(c, src)  # the next kind's references to this one, from what NetBox now holds
     print(file=sys.stderr)
     t0 = time.monotonic()
     again = nbpush.plan(c, src)
@@ -143,21 +135,20 @@ def prerequisites(nb: dict, src: Path) -> float:
     return time.monotonic() - t0
 
 
-def page(nb: dict, src: Path) -> dict[str, tuple[float, float]]:
-    """``kind -> (rows/s, NetBox CPU s per row)`` of the bulk-import page, one post per kind."""
+def page(nb: dict, src: Path) -> dict[str, tuple[float, float, int]]:
+    """``kind -> (rows/s, NetBox CPU s per row, jobs queued)`` of the bulk-import page, one post per kind."""
     prerequisites(nb, src)
     b = Browser(nb)
     out = {}
     for kind in KINDS:
         (f,) = [f for k, f in nbpush.build_files(src) if k == kind]
         n = sum(1 for _ in nbpush.read_rows(f))
-        drained(nb)
+        q0 = queued(nb)
         t0, cpu0 = time.monotonic(), netbox_cpu_s()
         ok, err = b.import_csv(kind, f)
         wall = time.monotonic() - t0
         assert ok, err
-        drained(nb)
-        out[kind] = (n / wall, (netbox_cpu_s() - cpu0) / n)
+        out[kind] = (n / wall, (netbox_cpu_s() - cpu0) / n, queued(nb) - q0)
         print(f"  page {kind}: {n:,} rows {n / wall:,.1f}/s", file=sys.stderr)
     return out
 
@@ -198,10 +189,10 @@ def main_() -> None:
             got_page = page(nb, pp)
             print(f"{gpus:,} GPUs, sample of {rows['device']:,} devices, {rows['interface']:,} interfaces, {rows['cable']:,} cables; push --jobs {a.jobs}; "
                   f"replan of the pushed sample {got_api['replan_s'][0]:.1f} s (load {os.getloadavg()[0]:.1f})", file=report)  # fmt: skip
-            print(f"  {'kind':<10} {'api rows/s':>10} {'page rows/s':>11} {'x':>5}   NetBox CPU s/row: {'api':>6} {'page':>6}", file=report)
+            print(f"  {'kind':<10} {'api rows/s':>10} {'page rows/s':>11} {'x':>5}   NetBox CPU s/row: {'api':>6} {'page':>6}   index jobs queued: {'api':>5} {'page':>5}", file=report)
             for kind in KINDS:
-                (r, rc), (q, qc) = got_api[kind], got_page[kind]
-                print(f"  {kind:<10} {r:10,.1f} {q:11,.1f} {r / q:5.1f}   {'':17}{rc:6.3f} {qc:6.3f}", file=report)
+                (r, rc, rj), (q, qc, qj) = got_api[kind], got_page[kind]
+                print(f"  {kind:<10} {r:10,.1f} {q:11,.1f} {r / q:5.1f}   {'':17}{rc:6.3f} {qc:6.3f}   {'':19}{rj:5,} {qj:5,}", file=report)
             print(report.getvalue(), end="", flush=True)
             report = io.StringIO()
 

@@ -155,3 +155,20 @@ def test_push_creates_bonds_in_a_wave_before_their_ports(bonds):
     with pytest.raises(nbpush.PushError, match="neither in NetBox nor before it"):
         nbpush.waves("interface", [{"_key": ("a", "p0"), "lag": ("ref", "interface", ("a", "bond9"))}])
     assert nbpush.waves("device", [{"_key": ("a",)}]) == [[{"_key": ("a",)}]]
+
+
+@pytest.mark.parametrize(("ports", "devices"), [(1, 1), (8, 100), (64, 9), (300, 2), (7, 1000)])
+def test_parallel_interface_batches_never_share_a_device(ports, devices):
+    """Requests sent at once hold ports of different devices (each port updates its device's counter:
+    two requests on one device deadlock in PostgreSQL); every row is sent once, in file order per device."""
+    from topogen.exports.netbox import push as nbpush
+
+    rows = [{"_key": (f"d{d}", f"p{i}"), "device": ("ref", "device", (f"d{d}",)) if d % 2 else d} for i in range(ports) for d in range(devices)]
+    got = nbpush.batches_of(nbpush.KINDS["interface"], rows)
+    owners = [{repr(o["device"]) for o in b} for b in got]
+    assert sum(len(o) for o in owners) == devices  # each device in one request
+    assert all(len(b) <= nbpush.BATCH or len(o) == 1 for b, o in zip(got, owners))
+    assert sorted(map(id, sum(got, []))) == sorted(map(id, rows))
+    assert [o for b in got for o in b if o["device"] == 0] == [o for o in rows if o["device"] == 0]
+    cables = nbpush.batches_of(nbpush.KINDS["cable"], rows)
+    assert [len(b) for b in cables] == [min(nbpush.BATCH, len(rows) - i) for i in range(0, len(rows), nbpush.BATCH)]
