@@ -50,7 +50,7 @@ def netbox():
 
 def _state() -> dict | None:
     """The state of a NetBox that ``tools/netbox_server.py up`` started and that answers, else None."""
-    res = subprocess.run([sys.executable, str(SERVER), "state"], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, str(SERVER), "state"], capture_output=True, text=True, timeout=180)
     return json.loads(res.stdout) if res.returncode == 0 else None
 
 

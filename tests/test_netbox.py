@@ -134,3 +134,41 @@ def test_parts_import_within_the_job_timeout(tmp_path):
     cables = stems[(out / "rail-optimized" / "netbox", "cables")]
     assert len(cables) == -(-sum(cables) // netbox.part_rows("cables")) >= 2
     assert len(stems[(out / "rail-optimized" / "netbox" / "ipam", "ip-addresses")]) >= 2
+
+
+@pytest.mark.parametrize("bonds", [1, 3, 300])
+def test_push_creates_bonds_in_a_wave_before_their_ports(bonds):
+    """A port naming a bond this push creates waits for the bond's wave (NetBox needs the bond's id),
+    wherever the bond falls in the files; bonds of bonds wait one wave more."""
+    from topogen.exports.netbox import push as nbpush
+
+    rows = []
+    for b in range(bonds):
+        rows += [{"_key": (f"n{b}", f"p{i}"), "lag": ("ref", "interface", (f"n{b}", "bond0"))} for i in range(2)]
+        rows += [{"_key": (f"n{b}", "bond0"), "lag": None}, {"_key": (f"n{b}", "eth9"), "lag": 7}]
+    rows.append({"_key": ("n0", "bond1"), "lag": ("ref", "interface", ("n0", "p0"))})
+    waves = nbpush.waves("interface", rows)
+    assert [len(w) for w in waves] == [2 * bonds, 2 * bonds, 1]
+    wave_of = {o["_key"]: i for i, w in enumerate(waves) for o in w}
+    assert all(wave_of[o["lag"][2]] < wave_of[o["_key"]] for o in rows if isinstance(o["lag"], tuple))
+    assert sum(waves, []) == [o for o in rows if o["lag"] is None or isinstance(o["lag"], int)] + [o for o in rows if isinstance(o["lag"], tuple) and o["_key"][1] != "bond1"] + rows[-1:]
+    with pytest.raises(nbpush.PushError, match="neither in NetBox nor before it"):
+        nbpush.waves("interface", [{"_key": ("a", "p0"), "lag": ("ref", "interface", ("a", "bond9"))}])
+    assert nbpush.waves("device", [{"_key": ("a",)}]) == [[{"_key": ("a",)}]]
+
+
+@pytest.mark.parametrize(("ports", "devices"), [(1, 1), (8, 100), (64, 9), (300, 2), (7, 1000)])
+def test_parallel_interface_batches_never_share_a_device(ports, devices):
+    """Requests sent at once hold ports of different devices (each port updates its device's counter:
+    two requests on one device deadlock in PostgreSQL); every row is sent once, in file order per device."""
+    from topogen.exports.netbox import push as nbpush
+
+    rows = [{"_key": (f"d{d}", f"p{i}"), "device": ("ref", "device", (f"d{d}",)) if d % 2 else d} for i in range(ports) for d in range(devices)]
+    got = nbpush.batches_of(nbpush.KINDS["interface"], rows)
+    owners = [{repr(o["device"]) for o in b} for b in got]
+    assert sum(len(o) for o in owners) == devices  # each device in one request
+    assert all(len(b) <= nbpush.BATCH or len(o) == 1 for b, o in zip(got, owners))
+    assert sorted(map(id, sum(got, []))) == sorted(map(id, rows))
+    assert [o for b in got for o in b if o["device"] == 0] == [o for o in rows if o["device"] == 0]
+    cables = nbpush.batches_of(nbpush.KINDS["cable"], rows)
+    assert [len(b) for b in cables] == [min(nbpush.BATCH, len(rows) - i) for i in range(0, len(rows), nbpush.BATCH)]

@@ -167,7 +167,7 @@ def http(url: str, data: dict | None = None, timeout: float = 5) -> dict:
 def alive(url: str) -> bool:
     """NetBox answers (its API says who may ask: any HTTP answer will do)."""
     try:
-        http(url + "/api/status/")
+        http(url + "/api/status/", timeout=60)  # a busy NetBox on a loaded machine: not dead
     except urllib.error.HTTPError:
         return True
     except OSError:

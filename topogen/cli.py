@@ -877,8 +877,9 @@ def netbox_group() -> None:
 @click.option("--url", required=True, help="NetBox's address, e.g. https://netbox.example.com")
 @click.option("--token-file", required=True, type=click.Path(dir_okay=False), help="File whose first line is an API token with write permission (never printed).")
 @click.option("--dry-run", is_flag=True, help="Print what a push would create, change or leave, and change nothing.")
-@click.option("--yes-adopt", "adopt", is_flag=True, help="Also change objects that differ and were not created by topogen (no 'topogen' tag).")
-def netbox_push(build_dir: str, url: str, token_file: str, dry_run: bool, adopt: bool) -> None:
+@click.option("--yes-adopt", "adopt", is_flag=True, help="Also change objects that differ and were not created by topogen (no 'topogen' tag on them or on the device or VRF they belong to).")
+@click.option("--jobs", type=click.IntRange(1, 32), default=nbpush.JOBS, show_default=True, help="Bulk requests in NetBox at once (up to its web workers).")
+def netbox_push(build_dir: str, url: str, token_file: str, dry_run: bool, adopt: bool, jobs: int) -> None:
     """Load BUILD_DIR's NetBox files (--formats netbox[,ipam]) into NetBox by bulk API requests.
 
     Objects missing are created (tagged 'topogen'), those present and equal left alone, shared
@@ -900,11 +901,11 @@ def netbox_push(build_dir: str, url: str, token_file: str, dry_run: bool, adopt:
     client = nbpush.Client(url, token)
     say = lambda t: click.echo(f"netbox: {t}", err=True)  # noqa: E731
     try:
-        p = nbpush.plan(client, Path(build_dir), adopt=adopt, on_kind=lambda k: say(f"reading {k}s"))
+        p = nbpush.plan(client, Path(build_dir), adopt=adopt, on_kind=lambda k: say(f"reading {k} objects"))
         click.echo(nbpush.render_plan(p, dry_run))
         if dry_run or p.empty:
             sys.exit(1 if any(p.foreign.values()) else 0)
-        written = nbpush.push(client, Path(build_dir), p, progress=lambda k, done, total, rate: say(f"{k}: {done:,}/{total:,} ({rate:,.1f}/s)"))
+        written = nbpush.push(client, Path(build_dir), p, progress=lambda k, done, total, rate: say(f"{k}: {done:,}/{total:,} ({rate:,.1f}/s)"), jobs=jobs)
     except nbpush.PushError as exc:
         problem("netbox", str(exc), "check --url, the token, and that BUILD_DIR is a build with --formats netbox")
     click.echo("written: " + (", ".join(f"{n:,} {k}" for k, n in written.items()) or "nothing"))

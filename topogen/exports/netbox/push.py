@@ -26,12 +26,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
 TAG = "topogen"
 BATCH = 250  # objects per bulk request: NetBox saves each request in one transaction
+JOBS = 3  # bulk requests in NetBox at once (its docs' gunicorn runs 2 x cores + 1 workers; a 2-core box serves 3 well)
 
 
 class PushError(Exception):
@@ -49,6 +51,12 @@ class Kind:
     bools: tuple[str, ...] = ()
     shared: bool = False  # created when missing, never changed
     skip: tuple[str, ...] = ()  # CSV columns that are not fields of the object
+    read: tuple[str, ...] = ()  # the fields a plan reads (NetBox's ``fields=``), when not all: a whole interface costs NetBox 5x more to render
+    part_of: str = ""  # owned through what it belongs to (``device``, ``vrf``, ``ends``), not a tag of its own: see :func:`ours`
+    # batches sent at once: "" one after another (a device, a prefix updates counters on the device type,
+    # the parent prefixes it shares with its batch's neighbours), "device" when no two hold ports of one
+    # device (an interface updates its device's counter), "any"
+    parallel: str = ""
 
 
 KINDS = {
@@ -61,13 +69,18 @@ KINDS = {
         Kind("device-type", "dcim/device-types", ("manufacturer", "model"), {"manufacturer": ("manufacturer", ("manufacturer",))}, floats=("u_height",), shared=True),
         Kind("rir", "ipam/rirs", ("name",), bools=("is_private",), shared=True),
         Kind("asn", "ipam/asns", ("asn",), {"rir": ("rir", ("rir",))}, ints=("asn",), shared=True),
-        Kind("rack", "dcim/racks", ("site", "name"), {"site": ("site", ("site",)), "role": ("rack-role", ("role",))}, ints=("width", "u_height")),
-        Kind("device", "dcim/devices", ("name",), {"site": ("site", ("site",)), "role": ("device-role", ("role",)), "device_type": ("device-type", ("manufacturer", "device_type")), "rack": ("rack", ("site", "rack"))}, floats=("position",), skip=("manufacturer",)),
-        Kind("interface", "dcim/interfaces", ("device", "name"), {"device": ("device", ("device",)), "lag": ("interface", ("device", "lag"))}, ints=("speed",), bools=("enabled",)),
+        Kind("rack", "dcim/racks", ("site", "name"), {"site": ("site", ("site",)), "role": ("rack-role", ("role",))}, ints=("width", "u_height"),
+             read=("id", "site", "name", "role", "status", "width", "u_height", "description", "tags")),
+        Kind("device", "dcim/devices", ("name",), {"site": ("site", ("site",)), "role": ("device-role", ("role",)), "device_type": ("device-type", ("manufacturer", "device_type")), "rack": ("rack", ("site", "rack"))}, floats=("position",), skip=("manufacturer",),
+             read=("id", "name", "role", "device_type", "site", "rack", "position", "face", "status", "comments", "tags", "primary_ip4", "oob_ip")),
+        Kind("interface", "dcim/interfaces", ("device", "name"), {"device": ("device", ("device",)), "lag": ("interface", ("device", "lag"))}, ints=("speed",), bools=("enabled",),
+             read=("id", "device", "name", "type", "enabled", "speed", "description", "lag", "tags", "cable", "cable_end"), part_of="device", parallel="device"),
         Kind("vrf", "ipam/vrfs", ("name",), bools=("enforce_unique",)),
-        Kind("prefix", "ipam/prefixes", ("vrf", "prefix"), {"vrf": ("vrf", ("vrf",))}),
-        Kind("ip-address", "ipam/ip-addresses", ("vrf", "address", "device", "interface"), {"vrf": ("vrf", ("vrf",)), "assigned_object_id": ("interface", ("device", "interface"))}, skip=("device", "interface", "is_primary", "is_oob")),
-        Kind("cable", "dcim/cables", ("label",), floats=("length",), skip=("side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site", "side_b_device", "side_b_type", "side_b_name")),
+        Kind("prefix", "ipam/prefixes", ("vrf", "prefix"), {"vrf": ("vrf", ("vrf",))}, read=("id", "prefix", "vrf", "status", "description", "tags"), part_of="vrf"),
+        Kind("ip-address", "ipam/ip-addresses", ("vrf", "address", "device", "interface"), {"vrf": ("vrf", ("vrf",)), "assigned_object_id": ("interface", ("device", "interface"))}, skip=("device", "interface", "is_primary", "is_oob"),
+             read=("id", "address", "vrf", "status", "role", "description", "assigned_object_type", "assigned_object_id", "assigned_object", "tags"), part_of="vrf", parallel="any"),
+        Kind("cable", "dcim/cables", ("label",), floats=("length",), skip=("side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site", "side_b_device", "side_b_type", "side_b_name"),
+             read=("id", "label", "type", "status", "length", "length_unit", "comments", "tags"), part_of="ends", parallel="any"),
     )
 }
 
@@ -128,8 +141,8 @@ class Client:
             raise PushError(f"cannot reach NetBox at {self.url}: {getattr(exc, 'reason', exc)}") from None
         return json.loads(data) if data else None
 
-    def all(self, endpoint: str, **params) -> list[dict]:
-        q = urllib.parse.urlencode({"limit": 1000, **params})
+    def all(self, endpoint: str, fields: tuple[str, ...] = (), **params) -> list[dict]:
+        q = urllib.parse.urlencode({"limit": 1000, **params, **({"fields": ",".join(fields)} if fields else {})})
         out, nxt = [], f"{endpoint}/?{q}"
         while nxt:
             page = self.request("GET", nxt)
@@ -173,6 +186,7 @@ class State:
         self.client = client
         self.objects: dict[str, dict[tuple, dict]] = {}
         self.tag_id: int | None = None
+        self._ids: dict[str, dict[int, dict]] = {}
 
     def key_of(self, kind: str, obj: dict) -> tuple:
         if kind == "device-type":
@@ -198,14 +212,53 @@ class State:
         k = KINDS[kind]
         if kind in ("rack", "device", "interface", "cable"):  # by site: only the build's sites that exist
             slugs = [o["slug"] for s in sites if (o := self.objects.get("site", {}).get((s,)))]
-            objs = [o for slug in slugs for o in self.client.all(k.endpoint, site=slug)]
+            objs = [o for slug in slugs for o in self.client.all(k.endpoint, k.read, site=slug)]
         elif kind in ("prefix", "ip-address"):
             ids = [self.objects["vrf"][(v,)]["id"] for v in vrfs if (v,) in self.objects.get("vrf", {})]
-            objs = [o for i in ids for o in self.client.all(k.endpoint, vrf_id=i)]
+            objs = [o for i in ids for o in self.client.all(k.endpoint, k.read, vrf_id=i)]
         else:
-            objs = self.client.all(k.endpoint)
+            objs = self.client.all(k.endpoint, k.read)
+        if kind == "cable":  # a cable's ends as its interfaces name them: rendering them with the cable costs NetBox 10x more
+            ends: dict[int, dict[str, list]] = {}
+            for i in self.objects.get("interface", {}).values():
+                if i.get("cable"):
+                    ends.setdefault(_value(i["cable"]), {}).setdefault(i["cable_end"], []).append({"object_type": "dcim.interface", "object_id": i["id"]})
+            for o in objs:
+                o["a_terminations"], o["b_terminations"] = ends.get(o["id"], {}).get("A", []), ends.get(o["id"], {}).get("B", [])
+                o["_ends_read"] = False
         self.objects[kind] = {self.key_of(kind, o): o for o in objs}
         return self.objects[kind]
+
+    def full(self, kind: str, obj: dict) -> dict:
+        """``obj`` as NetBox renders it whole (a cable with the ends NetBox holds, also outside the build's sites)."""
+        return self.client.request("GET", f"{KINDS[kind].endpoint}/{obj['id']}/")
+
+    def ours(self, kind: str, obj: dict) -> bool:
+        """Made by topogen: tagged, or a part (an interface, a prefix or address, a cable) of what topogen made.
+
+        Sites, racks, devices and VRFs carry the ``topogen`` tag; the objects they hold do not, since
+        tagging each costs NetBox a second write and change record per object (it halves the rate of a
+        push): an interface is topogen's when its device is, a prefix or an address when its VRF is, a
+        cable when the devices at both of its ends are."""
+        if any(t["slug"] == TAG for t in obj.get("tags") or []):
+            return True
+        k = KINDS[kind]
+        if k.part_of in ("device", "vrf"):
+            return self._tagged(k.part_of, _value(obj.get(k.part_of)))
+        if k.part_of == "ends":
+            ifaces = self._by_id("interface")
+            ids = [t["object_id"] for t in obj["a_terminations"] + obj["b_terminations"]]
+            return bool(ids) and all(i in ifaces and self._tagged("device", _value(ifaces[i]["device"])) for i in ids)
+        return False
+
+    def _by_id(self, kind: str) -> dict[int, dict]:
+        if kind not in self._ids:
+            self._ids[kind] = {o["id"]: o for o in self.objects.get(kind, {}).values()}
+        return self._ids[kind]
+
+    def _tagged(self, kind: str, oid) -> bool:
+        o = self._by_id(kind).get(oid)
+        return o is not None and any(t["slug"] == TAG for t in o.get("tags") or [])
 
 
 def _typed(k: Kind, row: dict) -> dict:
@@ -299,6 +352,8 @@ def plan(client: Client, build: Path, adopt: bool = False, on_kind: Callable[[st
             if kind == "ip-address" and (row.get("is_primary") == "true" or row.get("is_oob") == "true"):
                 p.primaries.append((row["device"], "primary_ip4" if row.get("is_primary") == "true" else "oob_ip", key))
             cur = have.get(key)
+            if cur is not None and cur.get("_ends_read") is False and not _same(kind, want, cur):
+                cur = have[key] = st.full(kind, cur)  # ends outside the build's sites: as NetBox holds them
             if cur is None:
                 create.append({**want, "_key": key})
                 pending.setdefault(kind, set()).add(key)
@@ -306,7 +361,7 @@ def plan(client: Client, build: Path, adopt: bool = False, on_kind: Callable[[st
                 if k.shared:
                     same += 1  # shared objects are left alone when present
                     p.shared_differ.setdefault(kind, []).append("/".join(key))
-                elif adopt or any(t["slug"] == TAG for t in cur.get("tags", [])):
+                elif adopt or st.ours(kind, cur):
                     change.append((cur["id"], want))
                 else:
                     foreign.append("/".join(key))
@@ -350,8 +405,54 @@ def _resolve(client: Client, st_objs: dict[str, dict[tuple, dict]], obj: dict) -
     return {f: fix(v) for f, v in obj.items()}
 
 
-def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int, float], None] | None = None) -> dict[str, int]:
-    """Carry out plan ``p`` (from :func:`plan` of the same ``build``) in bulk requests; returns objects written per kind."""
+def waves(kind: str, objs: list[dict]) -> list[list[dict]]:
+    """``objs`` (to create, in plan order) in waves: an object that refers to another of its kind
+    that this push creates (a port to its bond) goes in a wave after that object's, since NetBox
+    needs the other's id and a bulk request saves its objects before any id is known."""
+    own = [f for f, (rkind, _cols) in KINDS[kind].refs.items() if rkind == kind]
+    if not own:
+        return [objs] if objs else []
+    by_key = {o["_key"]: o for o in objs}
+    depth: dict[tuple, int] = {}
+
+    def depth_of(o: dict, seen: tuple = ()) -> int:
+        if o["_key"] not in depth:
+            targets = [by_key.get(o[f][2]) for f in own if isinstance(o.get(f), tuple)]
+            if any(t is None or t["_key"] in seen for t in targets):
+                raise PushError(f"{kind} {o['_key']}: refers to a {kind} that is neither in NetBox nor before it in the build")
+            depth[o["_key"]] = max((1 + depth_of(t, (*seen, o["_key"])) for t in targets), default=0)
+        return depth[o["_key"]]
+
+    out: list[list[dict]] = []
+    for o in objs:
+        d = depth_of(o)
+        out += [[] for _ in range(d + 1 - len(out))]
+        out[d].append(o)
+    return out
+
+
+def batches_of(k: Kind, objs: list, of: Callable[[object], dict] = lambda o: o) -> list[list]:
+    """``objs`` in bulk requests of about :data:`BATCH`; for ``parallel="device"`` kinds no two
+    requests hold objects of one device (a device's ports are one request, larger when it has more)."""
+    if k.parallel != "device":
+        return [objs[i : i + BATCH] for i in range(0, len(objs), BATCH)]
+    by_dev: dict[object, list] = {}
+    for o in objs:
+        by_dev.setdefault(repr(of(o)["device"]), []).append(o)
+    out: list[list] = [[]]
+    for group in by_dev.values():
+        if out[-1] and len(out[-1]) + len(group) > BATCH:
+            out.append([])
+        out[-1] += group
+    return [b for b in out if b]
+
+
+def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int, float], None] | None = None, jobs: int = JOBS) -> dict[str, int]:
+    """Carry out plan ``p`` (from :func:`plan` of the same ``build``) in bulk requests; returns objects written per kind.
+
+    Kinds go in dependency order, and each kind in waves (:func:`waves`); the batches of one wave
+    do not refer to each other, so up to ``jobs`` of them are in NetBox at once (NetBox serves each
+    request in a worker process of its own, and saves each batch in one transaction)."""
     tags = client.all("extras/tags", slug=TAG)
     if not tags:
         client.request("POST", "extras/tags/", {"name": TAG, "slug": TAG, "color": "9e9e9e", "description": "created by topogen netbox push"})
@@ -363,26 +464,44 @@ def push(client: Client, build: Path, p: Plan, progress: Callable[[str, int, int
         if not todo_c and not todo_u:
             continue
         k = KINDS[kind]
-        # interfaces: bonds first, so the ports that name them find them
-        order = sorted(todo_c, key=lambda o: isinstance(o.get("lag"), tuple)) if kind == "interface" else todo_c
+        order = todo_c
         if k.shared:  # another push may have made them since the plan: shared objects are never made twice
             now = {st.key_of(kind, o): o for o in client.all(k.endpoint)}
             st.objects.setdefault(kind, {}).update({key: o for key, o in now.items()})
             order = [o for o in order if o["_key"] not in now]
+        tag = {} if k.part_of else {"tags": [{"slug": TAG}]}
         t0, done, total = time.monotonic(), 0, len(order) + len(todo_u)
-        batches = [("POST", order[i : i + BATCH]) for i in range(0, len(order), BATCH)]
-        batches += [("PATCH", [{"id": i, **o} for i, o in todo_u[j : j + BATCH]]) for j in range(0, len(todo_u), BATCH)]
-        for method, batch in batches:
-            body = [{**_resolve(client, st.objects, {f: v for f, v in o.items() if f != "_key"}), "tags": [{"slug": TAG}]} for o in batch]
+        rounds = [[("POST", b) for b in batches_of(k, wave)] for wave in waves(kind, order)]
+        rounds += [[("PATCH", [{"id": i, **o} for i, o in b]) for b in batches_of(k, todo_u, lambda io: io[1])]]
+
+        def send(method: str, batch: list[dict], kind=kind, k=k, tag=tag) -> tuple[int, list]:
+            body = [{**_resolve(client, st.objects, {f: v for f, v in o.items() if f != "_key"}), **tag} for o in batch]
             try:
-                made = client.request(method, f"{k.endpoint}/", body)
+                try:
+                    return len(batch), client.request(method, f"{k.endpoint}/", body) or []
+                except PushError as exc:
+                    if "deadlock detected" not in str(exc):
+                        raise
+                    time.sleep(1)  # PostgreSQL rolled the whole batch back: once more, alone by then
+                    return len(batch), client.request(method, f"{k.endpoint}/", body) or []
             except PushError as exc:
-                raise PushError(f"{kind}s {done + 1:,}-{done + len(batch):,} of {total:,}: NetBox refused them ({exc}); the {done:,} before are saved, a rerun goes on from there") from None
-            for o in made or []:
-                st.objects.setdefault(kind, {})[st.key_of(kind, o)] = o
-            done += len(batch)
-            if progress:
-                progress(kind, done, total, done / max(time.monotonic() - t0, 1e-9))
+                raise PushError(f"{kind}s: NetBox refused a batch of {len(batch):,} ({exc}); the {done:,} of {total:,} before are saved, a rerun goes on from there") from None
+
+        with ThreadPoolExecutor(max(1, jobs) if k.parallel else 1) as pool:
+            for batches in rounds:  # a wave's references are all known before it starts
+                futs = [pool.submit(send, m, b) for m, b in batches]
+                for fut in as_completed(futs):
+                    try:
+                        n, made = fut.result()
+                    except PushError:
+                        for f in futs:
+                            f.cancel()  # the batches not yet sent stay unsent: a rerun plans them again
+                        raise
+                    for o in made:
+                        st.objects.setdefault(kind, {})[st.key_of(kind, o)] = o
+                    done += n
+                    if progress:
+                        progress(kind, done, total, done / max(time.monotonic() - t0, 1e-9))
         written[kind] = total
     if p.primary_todo:
         written["primary-ip"] = _primaries(client, State(client), sites, p.primaries)
