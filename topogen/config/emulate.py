@@ -6,7 +6,10 @@ for one architecture (``cabling.csv``, ``addressing.csv``, ``frr/**.conf``) and:
 1. makes a network namespace per switch and per sampled GPU NIC, and a veth
    pair per cable between them (cabled from ``cabling.csv``; a cable to a GPU
    left out of the sample is left out); switches answer ARP only on the port
-   owning the address, so crossed cables fail as on a switch;
+   owning the address, so crossed cables fail as on a switch; the kernel's
+   neighbour tables (one ARP and one NDP table for every namespace, 1,024
+   entries by default) are first raised to what the cables need
+   (:mod:`.emulation.neigh`), or the run refused when they cannot be;
 2. starts the FRR daemons (Debian's ``frr``) each switch's file needs (``zebra``;
    ``bgpd``, ``bfdd``, ``staticd`` for its ``router bgp``, ``bfd``, ``ip route``)
    in its namespace, each with its pid file, vty sockets and log in a temporary
@@ -55,6 +58,7 @@ from topogen.config.emulation.ecmp import Ecmp
 from topogen.config.emulation.flap import LinkFlap
 from topogen.config.emulation.lab import Host, Lab, Port, Router, bgp_mismatches, load_lab, sample_gpus, split_vrfs
 from topogen.config.emulation.machine import capacity_problems, environment_problems
+from topogen.config.emulation.neigh import raise_limits
 from topogen.config.emulation.report import Report
 from topogen.config.emulation.resources import Resources, ns_tag, remove_leftovers
 from topogen.config.emulation.wiring import Wiring
@@ -141,6 +145,11 @@ def run(build: Path, arch: str | None = None, max_gpus: int = 64, timeout_s: flo
     if problems:
         raise InputError(problems)
     for n in remove_leftovers():
+        (notes if notes is not None else []).append(n)
+    raised, problems = raise_limits(len(lab.cables))  # one ARP/NDP table for every namespace: 1,024 entries by default
+    if problems:
+        raise InputError(problems)
+    for n in raised:
         (notes if notes is not None else []).append(n)
     emu = None
     try:

@@ -1,0 +1,90 @@
+"""The kernel's neighbour (ARP/NDP) table is one for every namespace: a fabric with more cable ends than its limit still routes.
+
+Linux keeps one ARP table and one NDP table for all network namespaces, capped by
+``net.ipv4.neigh.default.gc_thresh3`` (1,024 by default; settable only from the
+first namespace). 256 GPUs at radix 128 on the paper catalog is 8 leaves and 4
+spines joined by 512 cables: the 1,024 BGP sessions fill the table on their own,
+so before ``emulate`` raised the limit every session came up and then no GPU
+could resolve its leaf (``sendmsg: No buffer space available``): 0 pairs reached.
+Real FRR in network namespaces, as in ``test_emulate.py``; skipped only where
+that cannot run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topogen.config.emulation.neigh import needed_entries, read_limits, targets
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "emulate needs root (network namespaces)"
+    if not Path("/usr/lib/frr/bgpd").exists() or shutil.which("vtysh") is None:
+        return "Debian's frr is not installed (apt-get install frr; .ci/run does)"
+    probe = f"tgemulreach{os.getpid()}"
+    res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if res.returncode != 0:
+        return f"cannot make a network namespace here: {res.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+WHY = _why_not()
+needs_frr = pytest.mark.skipif(WHY is not None, reason=WHY or "")
+
+
+@pytest.mark.parametrize("cables", [0, 1, 200, 511, 512, 768, 4096, 20000])
+@pytest.mark.parametrize("in_use", [0, 2, 1000])
+@pytest.mark.parametrize("before", [(128, 512, 1024), (1024, 4096, 8192), (128, 16384, 32768)])
+def test_targets_hold_every_cable_end_and_never_lower(cables, in_use, before):
+    limits = {"ipv4": before, "ipv6": before}
+    got = targets(cables, limits, {"ipv4": in_use, "ipv6": in_use})
+    for fam in limits:
+        t2, t3 = got.get(fam, before[1:])
+        assert t2 >= before[1] and t3 >= before[2]  # never lowered
+        assert t2 >= in_use + needed_entries(cables) and t3 >= t2  # every cable end fits before pruning starts
+        assert (fam in got) == (before[1] < in_use + needed_entries(cables) or before[2] < 2 * t2)  # written only when short
+
+
+def topogen(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "topogen", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
+@needs_frr
+@pytest.mark.parametrize(
+    "flags",
+    [
+        # the reported shape: 2 tiers, 16 parallel cables per leaf-spine pair, 1,024 sessions
+        ("--gpus", "256", "--hb-domain", "8", "--radix", "128", "--arch", "rail-optimized"),
+        # rail-only at radix 64: 1,024 GPUs, 16 rail switches and their spines, past 1,024 sessions too
+        ("--gpus", "1024", "--hb-domain", "8", "--radix", "64", "--arch", "rail-only"),
+    ],
+    ids=["ro-256-r128", "rail-only-1024-r64"],
+)
+def test_fabric_beyond_default_neighbour_table_routes(tmp_path_factory, flags):
+    out = tmp_path_factory.mktemp("reach-neigh") / "b"
+    res = topogen("build", *flags, "--catalog", "paper", "--formats", "cabling,addressing,frr", "--out", str(out), "-q")
+    assert res.returncode == 0, res.stderr
+    arch = flags[flags.index("--arch") + 1]
+    with open(out / arch / "cabling.csv") as fh:
+        cables = sum(1 for _ in fh) - 1
+    res = topogen("emulate", str(out), "--arch", arch, "--gpus", "16", "--timeout", "240", "--json")
+    r = json.loads(res.stdout) if res.stdout.strip().startswith("{") else {}
+    assert res.returncode == 0 and r.get("ok"), res.stdout[-3000:] + res.stderr[-2000:]
+    assert r["sessions"] == r["sessions_up"] >= 1024
+    n = r["gpus_sampled"]
+    assert r["pairs_reach"] == (n * (n - 1) if arch == "rail-optimized" else r["pairs_reach"]) and r["pairs_reach"] > 0
+    assert r["reconverge_down_s"] is not None
+    # the limit the run left is at least what its cables need (both families)
+    for family, (_t1, _t2, t3) in read_limits().items():
+        assert t3 >= needed_entries(cables), (family, t3, cables)
