@@ -58,7 +58,7 @@ from topogen.config.emulation.ecmp import Ecmp
 from topogen.config.emulation.flap import LinkFlap
 from topogen.config.emulation.lab import Host, Lab, Port, Router, bgp_mismatches, load_lab, sample_gpus, split_vrfs
 from topogen.config.emulation.machine import capacity_problems, environment_problems
-from topogen.config.emulation.neigh import raise_limits
+from topogen.config.emulation.neigh import raise_limits, table_fulls
 from topogen.config.emulation.report import Report
 from topogen.config.emulation.resources import Resources, ns_tag, remove_leftovers
 from topogen.config.emulation.wiring import Wiring
@@ -85,6 +85,7 @@ class Emulation(Wiring, Daemons, Ecmp, Checks, Blame, LinkFlap):
         self.host_of_port = {(h.gpu, h.nic): h for h in lab.hosts}
         self._widths: dict[frozenset, dict] = {}
         self.report = Report(lab.arch, len(lab.configs), len(lab.routers), lab.gpus_total, len(lab.hosts), 0)
+        self.neigh_fulls = table_fulls()  # the kernel's count of full neighbour tables, to tell a machine's lost echo from a config's
 
     def fail(self, text: str) -> None:
         self.report.failures.append(text)

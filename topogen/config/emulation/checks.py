@@ -8,6 +8,7 @@ from typing import Callable
 
 from topogen.config.emulation.icmp import ping_pairs
 from topogen.config.emulation.lab import Host, Port, role_rank
+from topogen.config.emulation.neigh import overflow_failures
 from topogen.config.emulation.resources import run_ip
 
 
@@ -129,6 +130,9 @@ class Checks:
             self.fail(f"{label}: {t}")
         if len(bad) + len(lost) > 20:
             self.fail(f"{label}: ... and {len(bad) + len(lost) - 20} more")
+        if lost:
+            for t in overflow_failures(self.neigh_fulls):
+                self.fail(f"{label}: {t}")
         self.report.pairs_reach = max(self.report.pairs_reach, len(pairs) - len(set(range(len(pairs))) - ok))
 
     def check_apart(self, pairs: list[tuple[Host, Host]]) -> None:

@@ -88,3 +88,27 @@ def raise_limits(cables: int) -> tuple[list[str], list[Problem]]:
             continue
         notes.append(f"raised net.{fam}.neigh.default.gc_thresh2/3 from {t2}/{t3} to {want2}/{want3}: the kernel's neighbour table is shared by every namespace and {cables:,} cables need about {needed_entries(cables):,} entries (kept until reboot)")
     return notes, problems
+
+
+def table_fulls() -> dict[str, int]:
+    """``family -> times the table was found full`` since boot (the kernel's ``table_fulls``, every CPU summed)."""
+    out = {}
+    for fam, path in STAT.items():
+        try:
+            head, *cpus = path.read_text().splitlines()
+            col = head.split().index("table_fulls")
+            out[fam] = sum(int(line.split()[col], 16) for line in cpus if line.strip())
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def overflow_failures(before: dict[str, int]) -> list[str]:
+    """What to report when a family's table was found full since ``before`` (:func:`table_fulls`): echoes lost to the machine, not to a configuration."""
+    limits = read_limits()
+    return [
+        f"the kernel's {'ARP' if fam == 'ipv4' else 'NDP'} table, shared by every network namespace, was full {n - before[fam]:,} time(s) during the run "
+        f"(net.{fam}.neigh.default.gc_thresh3 = {limits.get(fam, (0, 0, 0))[2]:,}): lost echoes may be the machine's (another emulation running?), not the configurations'"
+        for fam, n in table_fulls().items()
+        if fam in before and n > before[fam]
+    ]
