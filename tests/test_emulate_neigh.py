@@ -15,34 +15,13 @@ machine (``.ci/run``) starts at the kernel's 1,024 and fails without it.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from test_emulate import WHY, topogen
 
 from topogen.config.emulation import neigh
 from topogen.config.emulation.neigh import needed_entries, read_limits, targets
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "emulate needs root (network namespaces)"
-    if not Path("/usr/lib/frr/bgpd").exists() or shutil.which("vtysh") is None:
-        return "Debian's frr is not installed (apt-get install frr; .ci/run does)"
-    probe = f"tgemulreach{os.getpid()}"
-    res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if res.returncode != 0:
-        return f"cannot make a network namespace here: {res.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
-
-
-WHY = _why_not()
 needs_frr = pytest.mark.skipif(WHY is not None, reason=WHY or "")
 
 
@@ -57,10 +36,6 @@ def test_targets_hold_every_cable_end_and_never_lower(cables, in_use, before):
         assert t2 >= before[1] and t3 >= before[2]  # never lowered
         assert t2 >= in_use + needed_entries(cables) and t3 >= t2  # every cable end fits before pruning starts
         assert (fam in got) == (before[1] < in_use + needed_entries(cables) or before[2] < 2 * t2)  # written only when short
-
-
-def topogen(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "topogen", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def test_raise_limits_writes_both_thresholds_and_names_the_sysctl_when_refused(tmp_path, monkeypatch):
@@ -98,7 +73,7 @@ def test_fabric_beyond_default_neighbour_table_routes(tmp_path_factory, flags):
     arch = flags[flags.index("--arch") + 1]
     with open(out / arch / "cabling.csv") as fh:
         cables = sum(1 for _ in fh) - 1
-    res = topogen("emulate", str(out), "--arch", arch, "--gpus", "16", "--timeout", "240", "--json")
+    res = topogen("emulate", str(out), "--arch", arch, "--gpus", "16", "--timeout", "240", "--json", timeout=600)
     r = json.loads(res.stdout) if res.stdout.strip().startswith("{") else {}
     assert res.returncode == 0 and r.get("ok"), res.stdout[-3000:] + res.stderr[-2000:]
     assert r["sessions"] == r["sessions_up"] >= 1024
