@@ -60,8 +60,9 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
     """2 -> 4 -> 8 -> 16 SUs, each expand's output the next one's installed phase."""
     first = 4 if arch == "rail-only" and ratio == "1:1" else 2  # 2 SUs of 1:1 rails fit one switch per rail (1 tier)
     prev = tmp_path / f"su{first}"
-    code, out = _run(["build", str(spec_file), *_flags(arch, ratio, first, reserved), "--formats", "cabling", "-q", "--out", str(prev)])
+    code, out = _run(["build", str(spec_file), *_flags(arch, ratio, first, reserved), "--formats", "cabling,netbox", "-q", "--out", str(prev)])
     assert code == 0, out
+    racks = _racks(prev / arch / "netbox")  # the racks NetBox holds: the first build's, then each delta's
     sus = first * 2
     while sus <= 16:
         nxt = tmp_path / f"su{sus}"
@@ -80,6 +81,7 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
         assert f["worst_stage_share"] >= 0.75 and not [n for n in f["notes"] if "staging" in n], f
         _same_counts(nxt / arch / "cabling.csv", load_spec(str(spec_file), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {})), arch)
         _applied(prev / arch / "cabling.csv", nxt / arch / "delta.csv", nxt / arch / "cabling.csv")
+        racks += _netbox_racks(racks, nxt / arch / "netbox")
         code, out = _run(["validate", str(nxt / arch / "cabling.csv")])
         assert code == 0, out
         prev, sus = nxt, sus * 2
@@ -217,6 +219,77 @@ def test_deterministic(tmp_path, installed, spec_file):
     assert outs[0] == outs[1] and len(outs[0]) >= 15
 
 
+def _racks(nb: Path, prefix: str = "") -> list[dict]:
+    """Rows of ``racks.csv`` and ``networks-racks.csv`` under a ``netbox/`` directory (those that exist)."""
+    return [r for name in ("racks.csv", "networks-racks.csv") if (nb / name).is_file() for r in _rows(nb / name)]
+
+
+def _netbox_racks(installed: list[dict], delta: Path) -> list[dict]:
+    """Every rack a device row of the delta's NetBox files names is an installed rack or one of the delta's, the delta's all new,
+    in the build's racks.csv columns, and no two racks share a place on the floor; returns the delta's racks."""
+    import re
+
+    from topogen.exports.netbox.dcim import RACK_COLUMNS
+
+    for name in ("racks.csv", "networks-racks.csv"):
+        if (delta / name).is_file():
+            assert (delta / name).read_text().splitlines()[0] == ",".join(RACK_COLUMNS)
+    new = _racks(delta)
+    have = {r["name"] for r in installed}
+    assert not {r["name"] for r in new} & have, "an installed rack in the delta"
+    places = []
+    for r in installed + new:
+        m = re.fullmatch(r"(\w+) rack, row (\d+), position (\d+)", r["description"])
+        assert m and r["role"] == f"{m.group(1)}-rack", r
+        places.append((int(m.group(2)), int(m.group(3))))
+    assert len(places) == len(set(places)), "two racks on one place"
+    sites = {r["site"] for r in installed}
+    assert {r["site"] for r in new} <= sites
+    known = have | {r["name"] for r in new}
+    for name in ("devices.csv", "networks-devices.csv"):
+        for d in _rows(delta / name) if (delta / name).is_file() else []:
+            assert not d["rack"] or d["rack"] in known, (name, d["name"], d["rack"])
+            assert not d["rack"] or d["site"] in sites
+    return new
+
+
+def _netbox_addresses(installed: Path, delta: Path, own: Path) -> int:
+    """The delta's in-band/OOB addresses: one per address the new spec's own plan gives a new device (same device, interface and
+    flags), each the own plan's or one no installed device holds, in a subnet of the installed phase or of the delta; every
+    address unique across installed + delta (a leaf pair's virtual gateway on both leaves). Returns the delta's addresses."""
+    import ipaddress
+
+    from topogen.growth.rewire import identity
+
+    def key(r):  # a leaf's SVI holds its own address and the pair's virtual gateway (role anycast)
+        return identity(r["device"].split(".", 1)[1]), r["interface"], r["role"]
+
+    inst, rows, mine = _rows(installed / "networks-ip-addresses.csv"), _rows(delta / "networks-ip-addresses.csv"), _rows(own / "networks-ip-addresses.csv")
+    had = {identity(r["name"].split(".", 1)[1]) for r in _rows(installed / "networks-devices.csv")} | {identity(r["name"].split(".", 1)[1]) for r in _rows(installed / "devices.csv")}
+    plan = {key(r): r for r in mine}
+    nets = {(r["vrf"], ipaddress.ip_network(r["prefix"])) for f in (installed, delta) for r in _rows(f / "networks-prefixes.csv") if r["status"] == "active"}
+    assert len({n for _, n in nets}) == len(nets) and not any(a.overlaps(b) for (_, a) in nets for (_, b) in nets if a != b)
+    held = {(r["vrf"], r["address"].split("/")[0]) for r in inst}
+    seen: dict[tuple[str, str], str] = {}
+    for r in rows:
+        ip = ipaddress.ip_interface(r["address"])
+        assert (r["vrf"], ip.network) in nets, r
+        k = (r["vrf"], str(ip.ip))
+        assert k not in held, r
+        if k in seen:
+            assert r["role"] == "anycast" == seen[k], r
+        seen[k] = r["role"]
+        if key(r)[0] in had:  # an installed switch: only the SVI of a second subnet of its full installed one
+            assert "second subnet" in r["description"] and r["interface"].startswith("vlan"), r
+            continue
+        want = plan[key(r)]
+        assert (r["vrf"], r["is_primary"], r["is_oob"]) == (want["vrf"], want["is_primary"], want["is_oob"]), r
+        assert r["address"] == want["address"] or (r["vrf"], r["address"].split("/")[0]) not in held
+    new = [key(r) for r in rows if key(r)[0] not in had]
+    assert len(new) == len(set(new)) and set(new) == {k for k in plan if k[0] not in had}
+    return len(rows)
+
+
 def _applied_networks(installed: Path, delta: Path, plan: Path) -> None:
     """The installed networks-cabling.csv + networks-delta.csv = the new networks-cabling.csv, cable by cable (ends by identity)."""
     from topogen.growth.rewire import identity
@@ -247,7 +320,7 @@ def test_networks_grow(tmp_path, arch, gpus):
     """Storage, in-band and OOB of the DGX H100 SuperPOD doubled (2 to 4 SUs; rail-only 4 to 8, two tiers per rail both): most cables stay, the rest move, the result validates."""
     b = tmp_path / "p1"
     flags = ["--arch", arch] + (["--rail-packing", "dedicated"] if arch == "rail-only" else [])  # shared rails change the design as they grow
-    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[0]), "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[0]), "--formats", "cabling,netbox", "-q", "--out", str(b)])[0] == 0
     code, out = _run(["expand", str(b), "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--out", str(tmp_path / "p2")])
     assert code == 0, out
     assert "networks (storage, in-band, OOB): " in out
@@ -259,7 +332,9 @@ def test_networks_grow(tmp_path, arch, gpus):
     assert f["changed_share"] < f["rebuild"]["changed_share"] and f["changed_share"] <= 0.25
     assert f["switches"]["new"] > 0 and set(f["per_network"]) == {"storage", "inband", "oob"}
     own = tmp_path / "own"
-    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--formats", "cabling", "-q", "--out", str(own)])[0] == 0
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--formats", "cabling,netbox", "-q", "--out", str(own)])[0] == 0
+    assert _netbox_racks(_racks(b / arch / "netbox"), tmp_path / "p2" / arch / "netbox")  # the grown floor's new racks, created before their devices
+    assert _netbox_addresses(b / arch / "netbox", tmp_path / "p2" / arch / "netbox", own / arch / "netbox") > 0
     mine = _rows(tmp_path / "p2" / arch / "networks-cabling.csv")
     theirs = _rows(own / arch / "networks-cabling.csv")
     assert len(mine) == len(theirs)

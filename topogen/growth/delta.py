@@ -317,19 +317,24 @@ def netbox_files(e: Expansion, ctx, fab, lay) -> dict[str, Iterator[str]]:
         elif i in moved:
             moves.append(r)
     removed = [(f"{site}/{w.cable}",) for w in e.rewire.removed]
-
-    def lines(cols, rows):
-        yield csv_header(cols)
-        for r in rows:
-            yield csv_line(r)
-
     return {
-        "netbox/devices.csv": lines(netbox.DEVICE_COLUMNS, devices),
-        "netbox/interfaces.csv": lines(netbox.INTERFACE_COLUMNS, interfaces),
-        "netbox/cables.csv": lines(netbox.CABLE_COLUMNS, cables),
-        "netbox/cables-moved.csv": lines(netbox.CABLE_COLUMNS, moves),
-        "netbox/cables-removed.csv": lines(("label",), removed),
+        "netbox/racks.csv": _csv(netbox.RACK_COLUMNS, new_rack_rows(e, fab, lay)),
+        "netbox/devices.csv": _csv(netbox.DEVICE_COLUMNS, devices),
+        "netbox/interfaces.csv": _csv(netbox.INTERFACE_COLUMNS, interfaces),
+        "netbox/cables.csv": _csv(netbox.CABLE_COLUMNS, cables),
+        "netbox/cables-moved.csv": _csv(netbox.CABLE_COLUMNS, moves),
+        "netbox/cables-removed.csv": _csv(("label",), removed),
     }
+
+
+def new_rack_rows(e: Expansion, fab, lay) -> list[tuple]:
+    """The grown floor's new racks as the build's ``racks.csv`` rows them (site, role, row and position).
+
+    :func:`topogen.growth.floor.keep_positions` appends the new racks after every
+    installed one, so they are the layout's last ``new_racks``.
+    """
+    n = (e.floor or {}).get("new_racks", 0)
+    return netbox.rack_rows(fab, lay)[len(lay.racks.name) - n :] if n else []
 
 
 def builds(e: Expansion) -> tuple:
@@ -367,7 +372,11 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     if e.networks.installed or e.networks.final:
         files["networks-cabling.csv"] = net_growth.cabling_lines(e.networks)
         files["networks-delta.csv"] = net_growth.delta_lines(e.networks)
-        for name, (cols, rows) in net_growth.netbox_rows(e.networks, net_growth.read_installed(e.source) if e.source is not None else [], ctxs[1], e.arch, e.rack_map or {}).items():
+        inst = net_growth.read_installed(e.source) if e.source is not None else []
+        nb = {"netbox/networks-racks.csv": (netbox.RACK_COLUMNS, net_growth.new_rack_rows(ctxs[0], ctxs[1], e.arch))}
+        nb.update(net_growth.netbox_rows(e.networks, inst, ctxs[1], e.arch, e.rack_map or {}))
+        nb.update(net_growth.ipam_rows(ctxs[0], ctxs[1], e.arch, {identity(d) for w in inst for d in (w.a, w.z)}))
+        for name, (cols, rows) in nb.items():
             files[name] = _csv(cols, rows)
     current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)
     for st in e.plan.stages[:-1]:  # the wiring after each stage but the last (that is cabling.csv)
