@@ -23,11 +23,15 @@ Per architecture, in ``<out>/<arch>/``:
   becomes spare; switches not listed keep every cable;
 * ``bom-delta.csv``: per SKU of the two builds' bills (switches, transceivers,
   cables by length), the quantity to buy and the quantity that becomes spare;
-* ``netbox/``: NetBox bulk-import rows of what changes: ``devices.csv`` and
-  ``interfaces.csv`` of the new nodes and switches, ``cables.csv`` of the new cables,
-  ``cables-moved.csv`` (each moved cable, by its label, with its new terminations, to
-  edit) and ``cables-removed.csv`` (labels to delete), in the columns of the build's
-  NetBox export;
+* ``floor.csv``: the grown floor (every rack, then every device's rack, U and
+  height), which the next expansion reads as its installed floor;
+* ``netbox/``: NetBox bulk-import rows of what changes: ``racks.csv`` of the grown
+  floor's new racks, ``devices.csv`` and ``interfaces.csv`` of the new nodes and
+  switches, ``cables.csv`` of the new cables, ``cables-moved.csv`` (each moved cable, by
+  its label, with its new terminations, to edit) and ``cables-removed.csv`` (labels to
+  delete), in the columns of the build's NetBox export; the other networks' likewise
+  (``networks-racks.csv``... :func:`topogen.growth.networks.netbox_rows`), and the new
+  devices' in-band and OOB prefixes and addresses (:func:`topogen.growth.networks.ipam_rows`);
 * ``slurm/topology.conf``: the new tree topology for Slurm.
 
 ``expand.json`` (top level) holds the figures of every architecture.
@@ -107,11 +111,15 @@ def relocated(old, old_lay, fab, lay) -> int:
 def floor_of(e: Expansion, fab, new_ctx=None):
     """The final wiring's layout on the installed floor (:func:`topogen.growth.floor.keep_positions`); sets ``e.relocated`` and ``e.floor``.
 
-    The racks of the other networks (installed, and the new build's, ``new_ctx``) are kept
-    out of the compute floor's new racks.
+    The installed floor is the ``floor.csv`` an earlier expansion wrote when the installed
+    phase is one, else the installed spec's own layout. The racks of the other networks
+    (installed, and the new build's, ``new_ctx``) are kept out of the compute floor's new racks.
     """
     old = clos.generate(e.old, e.arch)
     old_lay = layout.plan(old)
+    grown = e.source / grown_floor.FLOOR_FILE if e.source is not None else None
+    if grown is not None and grown.is_file():  # the installed phase is an expansion's output: its grown floor, not a fresh layout
+        old_lay = grown_floor.read_floor(grown, old, old_lay, GpuNames.of(e.old).parse)
     fresh = layout.plan(fab)
     installed = {r for w in (net_growth.read_installed(e.source) if e.source is not None else []) for r in (w.a_rack, w.z_rack) if r}
     fresh_net = {r for w in (net_growth.design_wires(new_ctx, e.arch) if new_ctx is not None else []) for r, role in ((w.a_rack, w.a_role), (w.z_rack, w.z_role)) if r and net_growth.own_rack(role)}
@@ -366,6 +374,7 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     for name, text in e.addresses.configs.items():
         files[f"frr/{e.addresses.config_dirs[name]}/{name}.conf"] = iter((text,))
     files["renamed.csv"] = renamed_lines(e)
+    files[grown_floor.FLOOR_FILE] = _csv(grown_floor.FLOOR_COLUMNS, grown_floor.floor_rows(fab, lay, GpuNames.of(fab.spec).name))
     files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0], ctxs[1], e.arch))
     files.update(netbox_files(e, ctxs[1], fab, lay))
     e.networks = grow_networks(e, ctxs[1], _positions(fab, lay), e.rack_map)
