@@ -6,6 +6,7 @@ import csv
 import subprocess
 import shutil
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -608,3 +609,27 @@ def test_pinned_addresses(tmp_path, arch, ratio, reserved, mode):
             path.write_text(text)
             res = subprocess.run(["vtysh", "--dryrun", "-f", str(path)], capture_output=True, text=True)
             assert res.returncode == 0, res.stdout + res.stderr
+
+
+BAD_FLOOR = {
+    "columns": (lambda t: t.replace("height_u", "height", 1), "error: BUILD_DIR: 'p2/rail-optimized/floor.csv' has the columns rack,kind,row,position,device,u,height; give the floor.csv topogen expand wrote (rack,kind,row,position,device,u,height_u)"),
+    "bad-u": (lambda t: re.sub(r",hb00-gpu0,\d+,", ",hb00-gpu0,two,", t, count=1), "error: BUILD_DIR: 'p2/rail-optimized/floor.csv' line {line}: '{rack},,,,hb00-gpu0,two,{h}'; give the floor.csv topogen expand wrote: racks first, then every device in one of them"),
+    "device-missing": (lambda t: "".join(t.splitlines(keepends=True)[:-1]), "error: BUILD_DIR: 'p2/rail-optimized/floor.csv' places no {last} (1 device(s) of the installed phase missing); give the floor.csv of the same expansion as its cabling.csv"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FLOOR))
+def test_bad_floor_file(tmp_path, spec_file, installed, case, monkeypatch):
+    """A malformed floor.csv of an installed phase that an expansion wrote: exit 2 naming the file (and line), nothing written."""
+    monkeypatch.chdir(tmp_path)
+    assert _run(["expand", str(installed), str(spec_file), "--gpus", "128", "--out", "p2"])[0] == 0
+    path = tmp_path / "p2" / "rail-optimized" / "floor.csv"
+    text = path.read_text()
+    lines = text.splitlines()
+    gpu0 = next(i for i, x in enumerate(lines) if ",hb00-gpu0," in x)
+    edit, message = BAD_FLOOR[case]
+    path.write_text(edit(text))
+    message = message.format(line=gpu0 + 1, rack=lines[gpu0].split(",")[0], h=lines[gpu0].rsplit(",", 1)[1], last=lines[-1].split(",")[4])
+    code, out = _run(["expand", "p2", str(spec_file), "--gpus", "256", "--out", "o"])
+    assert (code, out.strip()) == (2, message)
+    assert not (tmp_path / "o").exists()
