@@ -633,3 +633,66 @@ def test_bad_floor_file(tmp_path, spec_file, installed, case, monkeypatch):
     code, out = _run(["expand", "p2", str(spec_file), "--gpus", "256", "--out", "o"])
     assert (code, out.strip()) == (2, message)
     assert not (tmp_path / "o").exists()
+
+
+def _pinned(path: Path) -> tuple[dict[str, tuple], dict[str, tuple]]:
+    """addressing-pinned.csv: cable -> (a, z, route), switch identity -> (loopback, asn)."""
+    from topogen.growth.rewire import identity
+
+    rows = _rows(path)
+    links = {r["cable"]: (r["a_address"], r["z_address"], r["gpu_route"]) for r in rows if r["cable"]}
+    switches = {identity(r["switch"]): (r["loopback"], r["asn"]) for r in rows if not r["cable"]}
+    return links, switches
+
+
+CHAIN_PIN = [(a, m) for a in ("rail-optimized", "rail-only") for m in ("link", "rail")]
+
+
+@pytest.mark.parametrize("arch,mode", CHAIN_PIN, ids=[f"{a}-{m}" for a, m in CHAIN_PIN])
+def test_chain_keeps_pinned_addresses(tmp_path, arch, mode):
+    """2 -> 4 -> 8 SUs (rail-only 4 -> 8 -> 16): a grown phase's addresses are the plan its expansion pinned (addressing-pinned.csv), not its spec's
+    rules: every cable the next expansion keeps keeps those addresses, every installed switch its loopback and ASN, none twice."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC + {"link": "", "rail": "addressing:\n  gpu_subnet: rail\n"}[mode])
+    ratio = "1:1"
+    first = 4 if arch == "rail-only" else 2  # fewer SUs take one tier less: growing from them changes the design
+    prev = tmp_path / f"su{first}"
+    assert _run(["build", str(spec), *_flags(arch, ratio, first, False), "--formats", "cabling", "-q", "--out", str(prev)])[0] == 0
+    differs = 0
+    for sus in (2 * first, 4 * first):
+        nxt = tmp_path / f"su{sus}"
+        code, out = _run(["expand", str(prev), str(spec), *_flags(arch, ratio, sus, False), "--out", str(nxt)])
+        assert code == 0, out
+        links, switches = _pinned(nxt / arch / "addressing-pinned.csv")
+        numbered = [v for ls in links.values() for v in ls[:2] if v]
+        held = numbered + [v[0] for v in switches.values()]
+        if mode == "link":  # a GPU NIC's gateway is its leaf port's own address; with rail subnets the leaf's gateway is shared
+            assert len(held) == len(set(held)), "an address twice"
+        assert set(links) == {r["cable"] for r in _rows(nxt / arch / "cabling.csv")}
+        if (prev / arch / "addressing-pinned.csv").is_file():
+            was, was_sw = _pinned(prev / arch / "addressing-pinned.csv")
+            changed = {r["cable"] for r in _rows(nxt / arch / "addresses-delta.csv")}
+            rules = json.loads((nxt / "expand.json").read_text())["expansions"][0]["addresses"]
+            for c, v in links.items():
+                if c in was and c not in changed:
+                    assert v[:2] == was[c][:2], c
+            assert all(switches[k] == v for k, v in was_sw.items() if k in switches)
+            if arch == "rail-optimized":
+                assert rules["links_kept_renumbered"] == 0
+            differs += _off_rules(prev, spec, arch, ratio, sus, was)
+        prev = nxt
+    assert differs > 0 or arch == "rail-only"  # rail-optimized: the grown phase's plan is off its spec's rules, so reading it back is what keeps them
+
+
+def _off_rules(grown: Path, spec: Path, arch: str, ratio: str, sus: int, pinned: dict[str, tuple]) -> int:
+    """Links of the grown phase whose pinned addresses differ from what its spec's rules give its wiring (so reading the
+    pinned plan back matters)."""
+    from topogen.config import addressing
+    from topogen.growth import addresses as addr, expansion
+
+    e = expansion.expand(str(grown), load_spec(str(spec), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2)))), arch)
+    fab0, cab0 = addr.fabric_of(sorted(e.installed, key=lambda w: w.cable), e.old, arch)
+    ad = addressing.plan(fab0)
+    num = ad.prefix_len > 0
+    a = np.where(num, addressing.cidr_text(ad.a_addr, ad.prefix_len), "")
+    return sum(1 for c, x in zip(cab0.tolist(), a.tolist()) if pinned[str(c)][0] != x)

@@ -23,6 +23,8 @@ Per architecture, in ``<out>/<arch>/``:
   becomes spare; switches not listed keep every cable;
 * ``bom-delta.csv``: per SKU of the two builds' bills (switches, transceivers,
   cables by length), the quantity to buy and the quantity that becomes spare;
+* ``addressing-pinned.csv``: the new wiring's address plan as pinned
+  (:func:`topogen.growth.addresses.pinned_lines`), read back by the next expansion;
 * ``floor.csv``: the grown floor (every rack, then every device's rack, U and
   height), which the next expansion reads as its installed floor;
 * ``netbox/``: NetBox bulk-import rows of what changes: ``racks.csv`` of the grown
@@ -274,7 +276,9 @@ def _bom_lines(ctx, arch: str) -> list:
 def address_delta(e: Expansion, new_ctx) -> addr.AddressDelta:
     """The address plans and FRR files of the installed and the final wiring compared (:mod:`topogen.growth.addresses`)."""
     rw = e.rewire
-    return addr.compare(e.installed, rw.final, {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}, {w.cable for w in rw.removed}, e.old, e.new, e.arch, technology.writes(new_ctx, e.arch, "frr"))
+    pinned = e.source / addr.PINNED_FILE if e.source is not None else None
+    return addr.compare(e.installed, rw.final, {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}, {w.cable for w in rw.removed}, e.old, e.new, e.arch,
+                        technology.writes(new_ctx, e.arch, "frr"), pinned if pinned is not None and pinned.is_file() else None)
 
 
 def grow_networks(e: Expansion, new_ctx, where: dict[str, tuple[str, int]] | None = None, racks: dict[str, str] | None = None) -> net_growth.NetGrowth:
@@ -371,6 +375,7 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     e.addresses = address_delta(e, ctxs[1])
     files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
     files["addresses-delta.csv"] = addr.link_lines(e.addresses)
+    files[addr.PINNED_FILE] = addr.pinned_lines(e.addresses)
     for name, text in e.addresses.configs.items():
         files[f"frr/{e.addresses.config_dirs[name]}/{name}.conf"] = iter((text,))
     files["renamed.csv"] = renamed_lines(e)
