@@ -696,3 +696,16 @@ def _off_rules(grown: Path, spec: Path, arch: str, ratio: str, sus: int, pinned:
     num = ad.prefix_len > 0
     a = np.where(num, addressing.cidr_text(ad.a_addr, ad.prefix_len), "")
     return sum(1 for c, x in zip(cab0.tolist(), a.tolist()) if pinned[str(c)][0] != x)
+
+
+def test_bad_pinned_file(tmp_path, spec_file, installed, monkeypatch):
+    """A malformed addressing-pinned.csv of a grown phase: exit 2 naming the file and line, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    assert _run(["expand", str(installed), str(spec_file), "--gpus", "128", "--out", "p2"])[0] == 0
+    path = tmp_path / "p2" / "rail-optimized" / "addressing-pinned.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = "1,,10.128.0.1/31,,,,\n"  # one end numbered, the other not
+    path.write_text("".join(lines))
+    code, out = _run(["expand", "p2", str(spec_file), "--gpus", "256", "--out", "o"])
+    assert (code, out.strip()) == (2, "error: BUILD_DIR: 'p2/rail-optimized/addressing-pinned.csv' line 2: '1,,10.128.0.1/31,,,,'; give the addressing-pinned.csv topogen expand wrote (one end numbered)")
+    assert not (tmp_path / "o").exists()

@@ -395,10 +395,9 @@ def read_pinned(path: Path, fab, cables: np.ndarray, base):
     cables or switches ``fab`` lacks are ignored, links and switches the file lacks keep
     ``base``'s. InputError naming the file and line when a row is malformed.
     """
-    import csv
     import ipaddress
 
-    from topogen.util.errors import show
+    from topogen.growth.phase import bad_row, expansion_rows
 
     a, z, plen = base.a_addr.copy(), base.z_addr.copy(), base.prefix_len.copy()
     route, rlen = base.gpu_route.copy(), base.gpu_route_len.copy()
@@ -409,30 +408,26 @@ def read_pinned(path: Path, fab, cables: np.ndarray, base):
     def iface(text: str):
         return ipaddress.IPv4Interface(text) if text else None
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        rd = csv.DictReader(fh)
-        if tuple(rd.fieldnames or ()) != PINNED_COLUMNS:
-            raise InputError([Problem("BUILD_DIR", f"{show(str(path))} has the columns {','.join(rd.fieldnames or ())}", f"give the {PINNED_FILE} topogen expand wrote ({','.join(PINNED_COLUMNS)})")])
-        for no, r in enumerate(rd, 2):
-            try:
-                if r["cable"]:
-                    i = row_of.get(int(r["cable"]))
-                    x, y, g = iface(r["a_address"]), iface(r["z_address"]), iface(r["gpu_route"])
-                    if i is None:
-                        continue
-                    if (x is None) != (y is None):
-                        raise ValueError("one end numbered")
-                    if x is not None:
-                        a[i], z[i], plen[i] = int(x.ip), int(y.ip), x.network.prefixlen
-                    else:
-                        plen[i] = 0
-                    if g is not None:
-                        route[i], rlen[i] = int(g.ip), g.network.prefixlen
+    for no, r in expansion_rows(path, PINNED_COLUMNS, PINNED_FILE):
+        try:
+            if r["cable"]:
+                i = row_of.get(int(r["cable"]))
+                x, y, g = iface(r["a_address"]), iface(r["z_address"]), iface(r["gpu_route"])
+                if i is None:
+                    continue
+                if (x is None) != (y is None):
+                    raise ValueError("one end numbered")
+                if x is not None:
+                    a[i], z[i], plen[i] = int(x.ip), int(y.ip), x.network.prefixlen
                 else:
-                    s = sw_of.get(identity(r["switch"]))
-                    l, n = ipaddress.IPv4Address(r["loopback"]), int(r["asn"])
-                    if s is not None:
-                        lo[s], asn[s] = int(l), n
-            except (KeyError, ValueError, TypeError) as err:
-                raise InputError([Problem("BUILD_DIR", f"{show(str(path))} line {no}: {show(','.join(str(v) for v in r.values()))} ({err})", f"give the {PINNED_FILE} topogen expand wrote")]) from None
+                    plen[i] = 0
+                if g is not None:
+                    route[i], rlen[i] = int(g.ip), g.network.prefixlen
+            else:
+                s = sw_of.get(identity(r["switch"]))
+                l, n = ipaddress.IPv4Address(r["loopback"]), int(r["asn"])
+                if s is not None:
+                    lo[s], asn[s] = int(l), n
+        except (KeyError, ValueError, TypeError) as err:
+            raise bad_row(path, no, r, f"give the {PINNED_FILE} topogen expand wrote ({err})") from None
     return addressing.pin(fab, base, loopback=lo, asn=asn, a_addr=a, z_addr=z, prefix_len=plen, gpu_route=route, gpu_route_len=rlen)

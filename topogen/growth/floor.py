@@ -19,7 +19,6 @@ Cable lengths are routed again on this floor (:mod:`topogen.layout.cables`).
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Iterator
 
 import numpy as np
 
+from topogen.growth.phase import bad_row, expansion_rows
 from topogen.growth.rewire import identity
 from topogen.layout import Layout
 from topogen.layout.cables import routed_m, sold_m
@@ -192,25 +192,21 @@ def read_floor(path: Path, old, base: Layout, gpu_index) -> Layout:
     rack = np.full(total, -1, np.int64)
     u = np.zeros(total, np.int64)
     h = np.zeros(total, np.int64)
-    with open(path, newline="", encoding="utf-8") as fh:
-        rd = csv.DictReader(fh)
-        if tuple(rd.fieldnames or ()) != FLOOR_COLUMNS:
-            raise InputError([Problem("BUILD_DIR", f"{show(str(path))} has the columns {','.join(rd.fieldnames or ())}", f"give the {FLOOR_FILE} topogen expand wrote ({','.join(FLOOR_COLUMNS)})")])
-        for no, r in enumerate(rd, 2):
-            try:
-                if not r["device"]:
-                    by_name[r["rack"]] = len(names)
-                    names.append(r["rack"])
-                    kinds.append(r["kind"])
-                    rows.append(int(r["row"]) - 1)
-                    cols.append(int(r["position"]) - 1)
-                    continue
-                g = gpu_index(r["device"])
-                d = g if g is not None and g < n else sw.get(identity(r["device"]), -1) if g is None else -1
-                if d >= 0:
-                    rack[d], u[d], h[d] = by_name[r["rack"]], int(r["u"]), int(r["height_u"])
-            except (KeyError, ValueError, TypeError):
-                raise InputError([Problem("BUILD_DIR", f"{show(str(path))} line {no}: {show(','.join(str(v) for v in r.values()))}", f"give the {FLOOR_FILE} topogen expand wrote: racks first, then every device in one of them")]) from None
+    for no, r in expansion_rows(path, FLOOR_COLUMNS, FLOOR_FILE):
+        try:
+            if not r["device"]:
+                by_name[r["rack"]] = len(names)
+                names.append(r["rack"])
+                kinds.append(r["kind"])
+                rows.append(int(r["row"]) - 1)
+                cols.append(int(r["position"]) - 1)
+                continue
+            g = gpu_index(r["device"])
+            d = g if g is not None and g < n else sw.get(identity(r["device"]), -1) if g is None else -1
+            if d >= 0:
+                rack[d], u[d], h[d] = by_name[r["rack"]], int(r["u"]), int(r["height_u"])
+        except (KeyError, ValueError, TypeError):
+            raise bad_row(path, no, r, f"give the {FLOOR_FILE} topogen expand wrote: racks first, then every device in one of them") from None
     missing = np.flatnonzero(rack < 0)
     if len(missing):
         d = int(missing[0])
