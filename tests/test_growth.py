@@ -532,7 +532,9 @@ def test_networks_chain(tmp_path):
     """The networks grow through expand's own output: DGX H100 SuperPOD 1 -> 2 -> 4 SUs, each step valid, under 25 % changed and under a rebuild's."""
     base = ["dgx-h100-superpod", "--arch", "rail-optimized"]
     prev = tmp_path / "su1"
-    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling", "-q", "--out", str(prev)])[0] == 0
+    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling,netbox", "-q", "--out", str(prev)])[0] == 0
+    racks = _racks(prev / "rail-optimized" / "netbox")  # what NetBox holds: the first build's, then each delta's
+    held = {(r["vrf"], r["address"].split("/")[0]) for r in _rows(prev / "rail-optimized" / "netbox" / "networks-ip-addresses.csv")}
     for gpus, sus in ((504, 2), (1016, 4)):
         nxt = tmp_path / f"su{sus}"
         code, out = _run(["expand", str(prev), *base, "--gpus", str(gpus), "--out", str(nxt)])
@@ -542,6 +544,13 @@ def test_networks_chain(tmp_path):
         assert n["final_valid"] and n["stages_valid"] and f["relocated_devices"] == 0
         assert n["changed_share"] <= 0.25 and n["changed_share"] < n["rebuild"]["changed_share"]
         _applied_networks(prev / "rail-optimized" / "networks-cabling.csv", nxt / "rail-optimized" / "networks-delta.csv", nxt / "rail-optimized" / "networks-cabling.csv")
+        racks += _netbox_racks(racks, nxt / "rail-optimized" / "netbox")
+        # a grown phase's in-band/OOB addresses are read back (networks-addressing-pinned.csv): no delta takes one held
+        new = [(r["vrf"], r["address"].split("/")[0], r["role"]) for r in _rows(nxt / "rail-optimized" / "netbox" / "networks-ip-addresses.csv")]
+        assert new and not {x[:2] for x in new} & held
+        plain = [x[:2] for x in new if x[2] != "anycast"]
+        assert len(plain) == len(set(plain))
+        held |= {x[:2] for x in new}
         prev = nxt
 
 

@@ -389,7 +389,8 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
         inst = net_growth.read_installed(e.source) if e.source is not None else []
         nb = {"netbox/networks-racks.csv": (netbox.RACK_COLUMNS, net_growth.new_rack_rows(ctxs[0], ctxs[1], e.arch))}
         nb.update(net_growth.netbox_rows(e.networks, inst, ctxs[1], e.arch, e.rack_map or {}))
-        nb.update(net_growth.ipam_rows(ctxs[0], ctxs[1], e.arch, {identity(d) for w in inst for d in (w.a, w.z)}))
+        pinned = e.source / net_growth.PINNED_FILE if e.source is not None else None
+        nb.update(net_growth.ipam_rows(ctxs[0], ctxs[1], e.arch, {identity(d) for w in inst for d in (w.a, w.z)}, pinned if pinned is not None and pinned.is_file() else None))
         for name, (cols, rows) in nb.items():
             files[name] = _csv(cols, rows)
     current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)

@@ -411,7 +411,11 @@ def _subnet_key(n, switches: tuple[int, ...]) -> frozenset:
     return frozenset(identity(n.switches[s].name) for s in switches)
 
 
-def ipam_rows(installed_ctx, ctx, arch: str, had: set[str]) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
+PINNED_FILE = "networks-addressing-pinned.csv"
+PINNED_COLUMNS = ("network", "subnet", "switches", "address")
+
+
+def ipam_rows(installed_ctx, ctx, arch: str, had: set[str], pinned: Path | None = None) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
     """NetBox IPAM rows of the in-band and OOB addresses of the devices the installed phase lacks (``had``: installed device identities).
 
     Each new device's address is the new spec's own plan's, unless an installed device
@@ -423,6 +427,11 @@ def ipam_rows(installed_ctx, ctx, arch: str, had: set[str]) -> dict[str, tuple[t
     and ``networks-vrfs.csv`` too when the installed phase had no in-band/OOB plan) and
     ``networks-ip-addresses.csv``. InputError when an installed subnet or the pool has no
     free address left.
+
+    The installed phase's subnets and addresses are its spec's plan, or, when it is an
+    expansion's output, the ``pinned`` file that expansion wrote (:data:`PINNED_FILE`:
+    every subnet with the switches holding it, then every address held, installed and
+    new); this function returns that file of the grown phase too.
     """
     a, n = ctx.network_addresses.get(arch), ctx.networks.get(arch)
     if a is None or n is None:
@@ -435,7 +444,15 @@ def ipam_rows(installed_ctx, ctx, arch: str, had: set[str]) -> dict[str, tuple[t
     blocks: dict[int, list[tuple[int, int]]] = {net: [] for net in taken}  # (first, last) of every subnet placed
     where: dict[tuple[int, int], tuple[int, int]] = {}  # the new plan's (net, subnet) -> (base, size) given
     installed_at: dict[tuple[int, frozenset], tuple[int, int]] = {}
-    if old is not None:
+    keyed: list[tuple[int, int, int, frozenset]] = []  # every subnet placed: (net, base, size, its switches)
+    if pinned is not None:
+        for net, b, size, key, addrs in _read_pinned(pinned):
+            if b is not None:
+                blocks[net].append((b, b + size - 1))
+                installed_at.setdefault((net, key), (b, size))  # the first of a switch's subnets: its own
+                keyed.append((net, b, size, key))
+            taken[net].update(addrs)
+    elif old is not None:
         for net in taken:
             taken[net].update(int(x) for x in old.addr[old.of(net)].tolist())
             s = old.subnets[net]
@@ -443,8 +460,10 @@ def ipam_rows(installed_ctx, ctx, arch: str, had: set[str]) -> dict[str, tuple[t
                 b = int(s.base[k])
                 blocks[net].append((b, b + s.size - 1))
                 installed_at[(net, _subnet_key(old_n, s.switches[k]))] = (b, s.size)
+                keyed.append((net, b, s.size, _subnet_key(old_n, s.switches[k])))
+    fresh = pinned is None and old is None  # the installed phase had no in-band/OOB plan: VRFs and pools are new
     prefixes: list[tuple] = []
-    if old is None:
+    if fresh:
         prefixes += [(str(spec.pool(p)), f"{site}.{p}", "container", f"{site}: {p} pool") for p in ("inband", "oob")]
     for net in (nw.INBAND, nw.OOB):
         s = a.subnets[net]
@@ -456,6 +475,7 @@ def ipam_rows(installed_ctx, ctx, arch: str, had: set[str]) -> dict[str, tuple[t
                 if any(lo <= b + s.size - 1 and b <= hi for lo, hi in blocks[net]):
                     b = _free_block(blocks[net], int(pool.network_address), pool.num_addresses, s.size, net)
                 blocks[net].append((b, b + s.size - 1))
+                keyed.append((net, b, s.size, _subnet_key(n, s.switches[k])))
                 got = (b, s.size)
                 prefixes.append((f"{ip_text(np.asarray([b], np.uint32))[0]}/{s.plen}", f"{site}.{nw.NETWORK_NAMES[net]}", "active",
                                  f"VLAN {s.vlan}, gateway {ip_text(np.asarray([b + 1], np.uint32))[0]}, {int(s.hosts[k])} devices, {int(s.free()[k])} free"))
@@ -481,6 +501,7 @@ def ipam_rows(installed_ctx, ctx, arch: str, had: set[str]) -> dict[str, tuple[t
             if ip < 0:  # the installed subnet is full: a second subnet on the same VLAN and switches
                 if (net, k) not in overflow:
                     overflow[(net, k)] = _second_subnet(a, n, net, k, blocks, spec, site, taken, rows, prefixes)
+                    keyed.append((net, overflow[(net, k)][0], overflow[(net, k)][1], _subnet_key(n, a.subnets[net].switches[k])))
                 b2, size2, plen = overflow[(net, k)]
                 ip = next((b2 + o for o in range(1, size2 - 1) if b2 + o not in taken[net]), -1)
                 if ip < 0:
@@ -491,7 +512,11 @@ def ipam_rows(installed_ctx, ctx, arch: str, had: set[str]) -> dict[str, tuple[t
                 gateways[(net, k)] = ip
         rows.append((f"{ip_text(np.asarray([ip], np.uint32))[0]}/{plen}", *row[1:]))
     out = {"netbox/networks-prefixes.csv": (nb_networks.PREFIX_COLUMNS, prefixes), "netbox/networks-ip-addresses.csv": (nb_networks.ADDRESS_COLUMNS, rows)}
-    if old is None:
+    text = lambda x: ip_text(np.asarray([x], np.uint32))[0]  # noqa: E731
+    grown = [(nw.NETWORK_NAMES[net], f"{text(b)}/{32 - (size - 1).bit_length()}", " ".join(sorted(key, key=_natural)), "") for net, b, size, key in keyed]
+    grown += [(nw.NETWORK_NAMES[net], "", "", text(x)) for net in taken for x in sorted(taken[net])]
+    out[PINNED_FILE] = (PINNED_COLUMNS, grown)
+    if fresh:
         out = {"netbox/networks-vrfs.csv": (nb_networks.VRF_COLUMNS, nb_networks.vrf_rows(site)), **out}
     return out
 
@@ -526,3 +551,22 @@ def _free_block(blocks: list[tuple[int, int]], first: int, count: int, size: int
             return b
     name = nw.NETWORK_NAMES[net]
     raise InputError([Problem(f"NEW_SPEC.addressing.{name}", f"the pool has no free /{32 - (size - 1).bit_length()} left beside the installed subnets", f"give addressing.{name} a larger pool")])
+
+
+def _read_pinned(path: Path) -> Iterator[tuple]:
+    """(network, subnet base or None, size, switch identities, addresses) per row of a :data:`PINNED_FILE`; InputError naming the line when malformed."""
+    import ipaddress
+
+    from topogen.growth.phase import bad_row, expansion_rows
+
+    nets = {nw.NETWORK_NAMES[x]: x for x in (nw.INBAND, nw.OOB)}
+    for no, r in expansion_rows(path, PINNED_COLUMNS, PINNED_FILE):
+        try:
+            net = nets[r["network"]]
+            if r["subnet"]:
+                sub = ipaddress.IPv4Network(r["subnet"])
+                yield net, int(sub.network_address), sub.num_addresses, frozenset(r["switches"].split()), ()
+            else:
+                yield net, None, 0, frozenset(), (int(ipaddress.IPv4Address(r["address"])),)
+        except (KeyError, ValueError, TypeError) as err:
+            raise bad_row(path, no, r, f"give the {PINNED_FILE} topogen expand wrote ({err})") from None
