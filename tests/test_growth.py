@@ -718,3 +718,18 @@ def test_bad_pinned_file(tmp_path, spec_file, installed, monkeypatch):
     code, out = _run(["expand", "p2", str(spec_file), "--gpus", "256", "--out", "o"])
     assert (code, out.strip()) == (2, "error: BUILD_DIR: 'p2/rail-optimized/addressing-pinned.csv' line 2: '1,,10.128.0.1/31,,,,'; give the addressing-pinned.csv topogen expand wrote (one end numbered)")
     assert not (tmp_path / "o").exists()
+
+
+def test_bad_networks_pinned_file(tmp_path, monkeypatch):
+    """A malformed networks-addressing-pinned.csv of a grown phase: exit 2 naming the file and line, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    base = ["dgx-h100-superpod", "--arch", "rail-optimized"]
+    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling", "-q", "--out", "p1"])[0] == 0
+    assert _run(["expand", "p1", *base, "--gpus", "504", "--out", "p2"])[0] == 0
+    path = tmp_path / "p2" / "rail-optimized" / "networks-addressing-pinned.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = "storage,10.16.0.0/26,inb-leaf-0a,\n"
+    path.write_text("".join(lines))
+    code, out = _run(["expand", "p2", *base, "--gpus", "1016", "--out", "o"])
+    assert (code, out.strip()) == (2, "error: BUILD_DIR: 'p2/rail-optimized/networks-addressing-pinned.csv' line 2: 'storage,10.16.0.0/26,inb-leaf-0a,'; give the networks-addressing-pinned.csv topogen expand wrote (network: inband or oob)")
+    assert not (tmp_path / "o").exists()

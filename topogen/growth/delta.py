@@ -25,6 +25,8 @@ Per architecture, in ``<out>/<arch>/``:
   cables by length), the quantity to buy and the quantity that becomes spare;
 * ``addressing-pinned.csv``: the new wiring's address plan as pinned
   (:func:`topogen.growth.addresses.pinned_lines`), read back by the next expansion;
+* ``networks-addressing-pinned.csv`` (with ``networks:``): the grown phase's in-band and
+  OOB subnets and addresses (:func:`topogen.growth.networks.ipam_rows`), read back likewise;
 * ``floor.csv``: the grown floor (every rack, then every device's rack, U and
   height), which the next expansion reads as its installed floor;
 * ``netbox/``: NetBox bulk-import rows of what changes: ``racks.csv`` of the grown

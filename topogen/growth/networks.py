@@ -562,7 +562,9 @@ def _read_pinned(path: Path) -> Iterator[tuple]:
     nets = {nw.NETWORK_NAMES[x]: x for x in (nw.INBAND, nw.OOB)}
     for no, r in expansion_rows(path, PINNED_COLUMNS, PINNED_FILE):
         try:
-            net = nets[r["network"]]
+            net = nets.get(r["network"])
+            if net is None:
+                raise ValueError("network: inband or oob")
             if r["subnet"]:
                 sub = ipaddress.IPv4Network(r["subnet"])
                 yield net, int(sub.network_address), sub.num_addresses, frozenset(r["switches"].split()), ()
