@@ -6,6 +6,7 @@ import csv
 import subprocess
 import shutil
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -60,8 +61,9 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
     """2 -> 4 -> 8 -> 16 SUs, each expand's output the next one's installed phase."""
     first = 4 if arch == "rail-only" and ratio == "1:1" else 2  # 2 SUs of 1:1 rails fit one switch per rail (1 tier)
     prev = tmp_path / f"su{first}"
-    code, out = _run(["build", str(spec_file), *_flags(arch, ratio, first, reserved), "--formats", "cabling", "-q", "--out", str(prev)])
+    code, out = _run(["build", str(spec_file), *_flags(arch, ratio, first, reserved), "--formats", "cabling,netbox", "-q", "--out", str(prev)])
     assert code == 0, out
+    racks = _racks(prev / arch / "netbox")  # the racks NetBox holds: the first build's, then each delta's
     sus = first * 2
     while sus <= 16:
         nxt = tmp_path / f"su{sus}"
@@ -80,6 +82,7 @@ def test_chain(tmp_path, spec_file, arch, ratio, reserved):
         assert f["worst_stage_share"] >= 0.75 and not [n for n in f["notes"] if "staging" in n], f
         _same_counts(nxt / arch / "cabling.csv", load_spec(str(spec_file), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2))) | ({"max_scalable_units": 16} if reserved else {})), arch)
         _applied(prev / arch / "cabling.csv", nxt / arch / "delta.csv", nxt / arch / "cabling.csv")
+        racks += _netbox_racks(racks, nxt / arch / "netbox")
         code, out = _run(["validate", str(nxt / arch / "cabling.csv")])
         assert code == 0, out
         prev, sus = nxt, sus * 2
@@ -217,6 +220,77 @@ def test_deterministic(tmp_path, installed, spec_file):
     assert outs[0] == outs[1] and len(outs[0]) >= 15
 
 
+def _racks(nb: Path, prefix: str = "") -> list[dict]:
+    """Rows of ``racks.csv`` and ``networks-racks.csv`` under a ``netbox/`` directory (those that exist)."""
+    return [r for name in ("racks.csv", "networks-racks.csv") if (nb / name).is_file() for r in _rows(nb / name)]
+
+
+def _netbox_racks(installed: list[dict], delta: Path) -> list[dict]:
+    """Every rack a device row of the delta's NetBox files names is an installed rack or one of the delta's, the delta's all new,
+    in the build's racks.csv columns, and no two racks share a place on the floor; returns the delta's racks."""
+    import re
+
+    from topogen.exports.netbox.dcim import RACK_COLUMNS
+
+    for name in ("racks.csv", "networks-racks.csv"):
+        if (delta / name).is_file():
+            assert (delta / name).read_text().splitlines()[0] == ",".join(RACK_COLUMNS)
+    new = _racks(delta)
+    have = {r["name"] for r in installed}
+    assert not {r["name"] for r in new} & have, "an installed rack in the delta"
+    places = []
+    for r in installed + new:
+        m = re.fullmatch(r"(\w+) rack, row (\d+), position (\d+)", r["description"])
+        assert m and r["role"] == f"{m.group(1)}-rack", r
+        places.append((int(m.group(2)), int(m.group(3))))
+    assert len(places) == len(set(places)), "two racks on one place"
+    sites = {r["site"] for r in installed}
+    assert {r["site"] for r in new} <= sites
+    known = have | {r["name"] for r in new}
+    for name in ("devices.csv", "networks-devices.csv"):
+        for d in _rows(delta / name) if (delta / name).is_file() else []:
+            assert not d["rack"] or d["rack"] in known, (name, d["name"], d["rack"])
+            assert not d["rack"] or d["site"] in sites
+    return new
+
+
+def _netbox_addresses(installed: Path, delta: Path, own: Path) -> int:
+    """The delta's in-band/OOB addresses: one per address the new spec's own plan gives a new device (same device, interface and
+    flags), each the own plan's or one no installed device holds, in a subnet of the installed phase or of the delta; every
+    address unique across installed + delta (a leaf pair's virtual gateway on both leaves). Returns the delta's addresses."""
+    import ipaddress
+
+    from topogen.growth.rewire import identity
+
+    def key(r):  # a leaf's SVI holds its own address and the pair's virtual gateway (role anycast)
+        return identity(r["device"].split(".", 1)[1]), r["interface"], r["role"]
+
+    inst, rows, mine = _rows(installed / "networks-ip-addresses.csv"), _rows(delta / "networks-ip-addresses.csv"), _rows(own / "networks-ip-addresses.csv")
+    had = {identity(r["name"].split(".", 1)[1]) for r in _rows(installed / "networks-devices.csv")} | {identity(r["name"].split(".", 1)[1]) for r in _rows(installed / "devices.csv")}
+    plan = {key(r): r for r in mine}
+    nets = {(r["vrf"], ipaddress.ip_network(r["prefix"])) for f in (installed, delta) for r in _rows(f / "networks-prefixes.csv") if r["status"] == "active"}
+    assert len({n for _, n in nets}) == len(nets) and not any(a.overlaps(b) for (_, a) in nets for (_, b) in nets if a != b)
+    held = {(r["vrf"], r["address"].split("/")[0]) for r in inst}
+    seen: dict[tuple[str, str], str] = {}
+    for r in rows:
+        ip = ipaddress.ip_interface(r["address"])
+        assert (r["vrf"], ip.network) in nets, r
+        k = (r["vrf"], str(ip.ip))
+        assert k not in held, r
+        if k in seen:
+            assert r["role"] == "anycast" == seen[k], r
+        seen[k] = r["role"]
+        if key(r)[0] in had:  # an installed switch: only the SVI of a second subnet of its full installed one
+            assert "second subnet" in r["description"] and r["interface"].startswith("vlan"), r
+            continue
+        want = plan[key(r)]
+        assert (r["vrf"], r["is_primary"], r["is_oob"]) == (want["vrf"], want["is_primary"], want["is_oob"]), r
+        assert r["address"] == want["address"] or (r["vrf"], r["address"].split("/")[0]) not in held
+    new = [key(r) for r in rows if key(r)[0] not in had]
+    assert len(new) == len(set(new)) and set(new) == {k for k in plan if k[0] not in had}
+    return len(rows)
+
+
 def _applied_networks(installed: Path, delta: Path, plan: Path) -> None:
     """The installed networks-cabling.csv + networks-delta.csv = the new networks-cabling.csv, cable by cable (ends by identity)."""
     from topogen.growth.rewire import identity
@@ -247,7 +321,7 @@ def test_networks_grow(tmp_path, arch, gpus):
     """Storage, in-band and OOB of the DGX H100 SuperPOD doubled (2 to 4 SUs; rail-only 4 to 8, two tiers per rail both): most cables stay, the rest move, the result validates."""
     b = tmp_path / "p1"
     flags = ["--arch", arch] + (["--rail-packing", "dedicated"] if arch == "rail-only" else [])  # shared rails change the design as they grow
-    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[0]), "--formats", "cabling", "-q", "--out", str(b)])[0] == 0
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[0]), "--formats", "cabling,netbox", "-q", "--out", str(b)])[0] == 0
     code, out = _run(["expand", str(b), "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--out", str(tmp_path / "p2")])
     assert code == 0, out
     assert "networks (storage, in-band, OOB): " in out
@@ -259,7 +333,9 @@ def test_networks_grow(tmp_path, arch, gpus):
     assert f["changed_share"] < f["rebuild"]["changed_share"] and f["changed_share"] <= 0.25
     assert f["switches"]["new"] > 0 and set(f["per_network"]) == {"storage", "inband", "oob"}
     own = tmp_path / "own"
-    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--formats", "cabling", "-q", "--out", str(own)])[0] == 0
+    assert _run(["build", "dgx-h100-superpod", *flags, "--gpus", str(gpus[1]), "--formats", "cabling,netbox", "-q", "--out", str(own)])[0] == 0
+    assert _netbox_racks(_racks(b / arch / "netbox"), tmp_path / "p2" / arch / "netbox")  # the grown floor's new racks, created before their devices
+    assert _netbox_addresses(b / arch / "netbox", tmp_path / "p2" / arch / "netbox", own / arch / "netbox") > 0
     mine = _rows(tmp_path / "p2" / arch / "networks-cabling.csv")
     theirs = _rows(own / arch / "networks-cabling.csv")
     assert len(mine) == len(theirs)
@@ -456,7 +532,9 @@ def test_networks_chain(tmp_path):
     """The networks grow through expand's own output: DGX H100 SuperPOD 1 -> 2 -> 4 SUs, each step valid, under 25 % changed and under a rebuild's."""
     base = ["dgx-h100-superpod", "--arch", "rail-optimized"]
     prev = tmp_path / "su1"
-    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling", "-q", "--out", str(prev)])[0] == 0
+    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling,netbox", "-q", "--out", str(prev)])[0] == 0
+    racks = _racks(prev / "rail-optimized" / "netbox")  # what NetBox holds: the first build's, then each delta's
+    held = {(r["vrf"], r["address"].split("/")[0]) for r in _rows(prev / "rail-optimized" / "netbox" / "networks-ip-addresses.csv")}
     for gpus, sus in ((504, 2), (1016, 4)):
         nxt = tmp_path / f"su{sus}"
         code, out = _run(["expand", str(prev), *base, "--gpus", str(gpus), "--out", str(nxt)])
@@ -466,6 +544,13 @@ def test_networks_chain(tmp_path):
         assert n["final_valid"] and n["stages_valid"] and f["relocated_devices"] == 0
         assert n["changed_share"] <= 0.25 and n["changed_share"] < n["rebuild"]["changed_share"]
         _applied_networks(prev / "rail-optimized" / "networks-cabling.csv", nxt / "rail-optimized" / "networks-delta.csv", nxt / "rail-optimized" / "networks-cabling.csv")
+        racks += _netbox_racks(racks, nxt / "rail-optimized" / "netbox")
+        # a grown phase's in-band/OOB addresses are read back (networks-addressing-pinned.csv): no delta takes one held
+        new = [(r["vrf"], r["address"].split("/")[0], r["role"]) for r in _rows(nxt / "rail-optimized" / "netbox" / "networks-ip-addresses.csv")]
+        assert new and not {x[:2] for x in new} & held
+        plain = [x[:2] for x in new if x[2] != "anycast"]
+        assert len(plain) == len(set(plain))
+        held |= {x[:2] for x in new}
         prev = nxt
 
 
@@ -533,3 +618,118 @@ def test_pinned_addresses(tmp_path, arch, ratio, reserved, mode):
             path.write_text(text)
             res = subprocess.run(["vtysh", "--dryrun", "-f", str(path)], capture_output=True, text=True)
             assert res.returncode == 0, res.stdout + res.stderr
+
+
+BAD_FLOOR = {
+    "columns": (lambda t: t.replace("height_u", "height", 1), "error: BUILD_DIR: 'p2/rail-optimized/floor.csv' has the columns rack,kind,row,position,device,u,height; give the floor.csv topogen expand wrote (rack,kind,row,position,device,u,height_u)"),
+    "bad-u": (lambda t: re.sub(r",hb00-gpu0,\d+,", ",hb00-gpu0,two,", t, count=1), "error: BUILD_DIR: 'p2/rail-optimized/floor.csv' line {line}: '{rack},,,,hb00-gpu0,two,{h}'; give the floor.csv topogen expand wrote: racks first, then every device in one of them"),
+    "device-missing": (lambda t: "".join(t.splitlines(keepends=True)[:-1]), "error: BUILD_DIR: 'p2/rail-optimized/floor.csv' places no {last} (1 device(s) of the installed phase missing); give the floor.csv of the same expansion as its cabling.csv"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FLOOR))
+def test_bad_floor_file(tmp_path, spec_file, installed, case, monkeypatch):
+    """A malformed floor.csv of an installed phase that an expansion wrote: exit 2 naming the file (and line), nothing written."""
+    monkeypatch.chdir(tmp_path)
+    assert _run(["expand", str(installed), str(spec_file), "--gpus", "128", "--out", "p2"])[0] == 0
+    path = tmp_path / "p2" / "rail-optimized" / "floor.csv"
+    text = path.read_text()
+    lines = text.splitlines()
+    gpu0 = next(i for i, x in enumerate(lines) if ",hb00-gpu0," in x)
+    edit, message = BAD_FLOOR[case]
+    path.write_text(edit(text))
+    message = message.format(line=gpu0 + 1, rack=lines[gpu0].split(",")[0], h=lines[gpu0].rsplit(",", 1)[1], last=lines[-1].split(",")[4])
+    code, out = _run(["expand", "p2", str(spec_file), "--gpus", "256", "--out", "o"])
+    assert (code, out.strip()) == (2, message)
+    assert not (tmp_path / "o").exists()
+
+
+def _pinned(path: Path) -> tuple[dict[str, tuple], dict[str, tuple]]:
+    """addressing-pinned.csv: cable -> (a, z, route), switch identity -> (loopback, asn)."""
+    from topogen.growth.rewire import identity
+
+    rows = _rows(path)
+    links = {r["cable"]: (r["a_address"], r["z_address"], r["gpu_route"]) for r in rows if r["cable"]}
+    switches = {identity(r["switch"]): (r["loopback"], r["asn"]) for r in rows if not r["cable"]}
+    return links, switches
+
+
+CHAIN_PIN = [(a, m) for a in ("rail-optimized", "rail-only") for m in ("link", "rail")]
+
+
+@pytest.mark.parametrize("arch,mode", CHAIN_PIN, ids=[f"{a}-{m}" for a, m in CHAIN_PIN])
+def test_chain_keeps_pinned_addresses(tmp_path, arch, mode):
+    """2 -> 4 -> 8 SUs (rail-only 4 -> 8 -> 16): a grown phase's addresses are the plan its expansion pinned (addressing-pinned.csv), not its spec's
+    rules: every cable the next expansion keeps keeps those addresses, every installed switch its loopback and ASN, none twice."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC + {"link": "", "rail": "addressing:\n  gpu_subnet: rail\n"}[mode])
+    ratio = "1:1"
+    first = 4 if arch == "rail-only" else 2  # fewer SUs take one tier less: growing from them changes the design
+    prev = tmp_path / f"su{first}"
+    assert _run(["build", str(spec), *_flags(arch, ratio, first, False), "--formats", "cabling", "-q", "--out", str(prev)])[0] == 0
+    differs = 0
+    for sus in (2 * first, 4 * first):
+        nxt = tmp_path / f"su{sus}"
+        code, out = _run(["expand", str(prev), str(spec), *_flags(arch, ratio, sus, False), "--out", str(nxt)])
+        assert code == 0, out
+        links, switches = _pinned(nxt / arch / "addressing-pinned.csv")
+        numbered = [v for ls in links.values() for v in ls[:2] if v]
+        held = numbered + [v[0] for v in switches.values()]
+        if mode == "link":  # a GPU NIC's gateway is its leaf port's own address; with rail subnets the leaf's gateway is shared
+            assert len(held) == len(set(held)), "an address twice"
+        assert set(links) == {r["cable"] for r in _rows(nxt / arch / "cabling.csv")}
+        if (prev / arch / "addressing-pinned.csv").is_file():
+            was, was_sw = _pinned(prev / arch / "addressing-pinned.csv")
+            changed = {r["cable"] for r in _rows(nxt / arch / "addresses-delta.csv")}
+            rules = json.loads((nxt / "expand.json").read_text())["expansions"][0]["addresses"]
+            for c, v in links.items():
+                if c in was and c not in changed:
+                    assert v[:2] == was[c][:2], c
+            assert all(switches[k] == v for k, v in was_sw.items() if k in switches)
+            if arch == "rail-optimized":
+                assert rules["links_kept_renumbered"] == 0
+            differs += _off_rules(prev, spec, arch, ratio, sus, was)
+        prev = nxt
+    assert differs > 0 or arch == "rail-only"  # rail-optimized: the grown phase's plan is off its spec's rules, so reading it back is what keeps them
+
+
+def _off_rules(grown: Path, spec: Path, arch: str, ratio: str, sus: int, pinned: dict[str, tuple]) -> int:
+    """Links of the grown phase whose pinned addresses differ from what its spec's rules give its wiring (so reading the
+    pinned plan back matters)."""
+    from topogen.config import addressing
+    from topogen.growth import addresses as addr, expansion
+
+    e = expansion.expand(str(grown), load_spec(str(spec), dict(zip(("arch", "oversubscription", "scalable_unit", "gpus"), (arch, ratio, SU[ratio], sus * SU[ratio] * 2)))), arch)
+    fab0, cab0 = addr.fabric_of(sorted(e.installed, key=lambda w: w.cable), e.old, arch)
+    ad = addressing.plan(fab0)
+    num = ad.prefix_len > 0
+    a = np.where(num, addressing.cidr_text(ad.a_addr, ad.prefix_len), "")
+    return sum(1 for c, x in zip(cab0.tolist(), a.tolist()) if pinned[str(c)][0] != x)
+
+
+def test_bad_pinned_file(tmp_path, spec_file, installed, monkeypatch):
+    """A malformed addressing-pinned.csv of a grown phase: exit 2 naming the file and line, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    assert _run(["expand", str(installed), str(spec_file), "--gpus", "128", "--out", "p2"])[0] == 0
+    path = tmp_path / "p2" / "rail-optimized" / "addressing-pinned.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = "1,,10.128.0.1/31,,,,\n"  # one end numbered, the other not
+    path.write_text("".join(lines))
+    code, out = _run(["expand", "p2", str(spec_file), "--gpus", "256", "--out", "o"])
+    assert (code, out.strip()) == (2, "error: BUILD_DIR: 'p2/rail-optimized/addressing-pinned.csv' line 2: '1,,10.128.0.1/31,,,,'; give the addressing-pinned.csv topogen expand wrote (one end numbered)")
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_networks_pinned_file(tmp_path, monkeypatch):
+    """A malformed networks-addressing-pinned.csv of a grown phase: exit 2 naming the file and line, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    base = ["dgx-h100-superpod", "--arch", "rail-optimized"]
+    assert _run(["build", *base, "--gpus", "256", "--formats", "cabling", "-q", "--out", "p1"])[0] == 0
+    assert _run(["expand", "p1", *base, "--gpus", "504", "--out", "p2"])[0] == 0
+    path = tmp_path / "p2" / "rail-optimized" / "networks-addressing-pinned.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = "storage,10.16.0.0/26,inb-leaf-0a,\n"
+    path.write_text("".join(lines))
+    code, out = _run(["expand", "p2", *base, "--gpus", "1016", "--out", "o"])
+    assert (code, out.strip()) == (2, "error: BUILD_DIR: 'p2/rail-optimized/networks-addressing-pinned.csv' line 2: 'storage,10.16.0.0/26,inb-leaf-0a,'; give the networks-addressing-pinned.csv topogen expand wrote (network: inband or oob)")
+    assert not (tmp_path / "o").exists()

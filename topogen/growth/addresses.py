@@ -20,8 +20,10 @@ id, new cables take the next ones). The final wiring's plan is **pinned** over i
   as needed) and the installed GPU NICs keep their place within their rail's block but
   take the wider block's prefix (counted as renumbered);
 
-every address unique (:func:`collisions`), and every pool checked. The two plans are
-compared
+every address unique (:func:`collisions`), and every pool checked. The pinned plan is
+written as ``addressing-pinned.csv`` (:func:`pinned_lines`); when the installed phase is
+an expansion's output, that file is its plan (:func:`read_pinned`), not its spec's rules.
+The two plans are compared
 
 * link by link (cable id): a kept cable whose ends get other addresses is
   **renumbered**; a moved cable gets the addresses of its new place; a new cable is
@@ -71,6 +73,7 @@ class AddressDelta:
     compared_configs: bool = False  # False: the switches take no FRR (InfiniBand): addresses only
     fabric: Any = None  # the final wiring as a Fabric (cable-id order), and its pinned plan
     plan: Any = None
+    cables: Any = None  # the cable id of each link row of ``fabric``
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -228,9 +231,12 @@ def _gpu_pin(fab0, ad0, fab1, ad1, kept0, kept1, g1, a, z, plen, route, rlen) ->
     while True:
         place: dict[tuple[int, int], int] = {}  # pair -> absolute slot base
         over = P + max(nb0, nb1, max(blocks) + 1) * RB
+        # past every kept slot too: a grown phase's plan (read back) has slots past its blocks
+        over = max([over] + [P + key[0] * RB + b + size for key, (b, size) in slot.items()])
         fits = True
         for b in blocks:
-            taken = sorted((slot[key][0], slot[key][0] + slot[key][1]) for key in pairs if key[0] == b and key in slot)
+            # every kept slot, relative to this block (a grown phase's slot may stand in another rail's block)
+            taken = sorted(((key[0] - b) * RB + slot[key][0], (key[0] - b) * RB + slot[key][0] + slot[key][1]) for key in slot)
             starts = iter(x for x in range(0, RB - S1 + 1, S1) if not any(lo_ < x + S1 and x < hi for lo_, hi in taken))
             for key in (key for key in pairs if key[0] == b and key not in slot):
                 x = next(starts, None)
@@ -296,11 +302,17 @@ def collisions(fab, ad) -> list[int]:
     return vals[counts > 1].tolist()
 
 
-def compare(installed: list[Wire], final: list[Wire], moved: set[int], added: set[int], removed: set[int], old_spec, new_spec, arch: str, frr_too: bool) -> AddressDelta:
-    """The address plans (and with ``frr_too`` the FRR files) of the installed and the final wiring compared (see the module)."""
+def compare(installed: list[Wire], final: list[Wire], moved: set[int], added: set[int], removed: set[int], old_spec, new_spec, arch: str, frr_too: bool, pinned_file: Path | None = None) -> AddressDelta:
+    """The address plans (and with ``frr_too`` the FRR files) of the installed and the final wiring compared (see the module).
+
+    ``pinned_file``: the installed phase's own plan when an expansion wrote it
+    (:data:`PINNED_FILE`), read over its spec's rules (:func:`read_pinned`).
+    """
     fab0, cab0 = fabric_of(sorted(installed, key=lambda w: w.cable), old_spec, arch)
     fab1, cab1 = fabric_of(final, new_spec, arch)
     ad0 = addressing.plan(fab0)
+    if pinned_file is not None:
+        ad0 = read_pinned(pinned_file, fab0, cab0, ad0)
     ad1 = pinned(fab0, cab0, ad0, fab1, cab1, addressing.plan(fab1), moved | added)
     dup = collisions(fab1, ad1)
     if dup:
@@ -329,7 +341,7 @@ def compare(installed: list[Wire], final: list[Wire], moved: set[int], added: se
         cur = (lo1[j], int(ad1.asn[j]))
         if prev != cur:
             switches[s.name] = (prev[0], cur[0], prev[1] or "", cur[1])
-    out = AddressDelta(links, switches, same, renumbered, int(gpus), fabric=fab1, plan=ad1)
+    out = AddressDelta(links, switches, same, renumbered, int(gpus), fabric=fab1, plan=ad1, cables=cab1)
     if frr_too:
         out.compared_configs = True
         texts0 = {identity(fab0.switches[s].name): t for s, t in frr.generate_texts(fab0)}
@@ -354,3 +366,68 @@ def link_lines(d: AddressDelta) -> Iterator[str]:
 def switch_values(d: AddressDelta, name: str) -> tuple:
     """(loopback was, loopback, ASN was, ASN) of a switch, blanks when they stay."""
     return d.switches.get(name, ("", "", "", ""))
+
+
+PINNED_FILE = "addressing-pinned.csv"
+PINNED_COLUMNS = ("cable", "switch", "a_address", "z_address", "gpu_route", "loopback", "asn")
+
+
+def pinned_lines(d: AddressDelta) -> Iterator[str]:
+    """addressing-pinned.csv: the final wiring's plan as pinned, every link (by cable id: both ends' addresses, a GPU
+    NIC's route), then every switch (loopback, ASN); the next expansion reads it as the installed plan (:func:`read_pinned`)."""
+    fab, ad = d.fabric, d.plan
+    num = ad.prefix_len > 0
+    a = np.where(num, addressing.cidr_text(ad.a_addr, ad.prefix_len), "")
+    z = np.where(num, addressing.cidr_text(ad.z_addr, ad.prefix_len), "")
+    route = np.where(ad.gpu_route_len > 0, addressing.cidr_text(ad.gpu_route, ad.gpu_route_len), "")
+    yield csv_header(PINNED_COLUMNS)
+    for c, x, y, r in zip(d.cables.tolist(), a.tolist(), z.tolist(), route.tolist()):
+        yield csv_line((c, "", x, y, r, "", ""))
+    lo = addressing.ip_text(ad.loopback)
+    for s, (l, asn) in enumerate(zip(lo.tolist(), ad.asn.tolist())):
+        yield csv_line(("", fab.switches[s].name, "", "", "", l, asn))
+
+
+def read_pinned(path: Path, fab, cables: np.ndarray, base):
+    """``base`` (the plan of ``fab`` by its spec's rules) with the addresses an expansion pinned (``path``: :data:`PINNED_FILE`).
+
+    Links by cable id (``cables``: each link row's), switches by identity; rows of
+    cables or switches ``fab`` lacks are ignored, links and switches the file lacks keep
+    ``base``'s. InputError naming the file and line when a row is malformed.
+    """
+    import ipaddress
+
+    from topogen.growth.phase import bad_row, expansion_rows
+
+    a, z, plen = base.a_addr.copy(), base.z_addr.copy(), base.prefix_len.copy()
+    route, rlen = base.gpu_route.copy(), base.gpu_route_len.copy()
+    lo, asn = base.loopback.copy(), base.asn.copy()
+    row_of = {int(c): i for i, c in enumerate(np.asarray(cables).tolist())}
+    sw_of = {identity(s.name): i for i, s in enumerate(fab.switches)}
+
+    def iface(text: str):
+        return ipaddress.IPv4Interface(text) if text else None
+
+    for no, r in expansion_rows(path, PINNED_COLUMNS, PINNED_FILE):
+        try:
+            if r["cable"]:
+                i = row_of.get(int(r["cable"]))
+                x, y, g = iface(r["a_address"]), iface(r["z_address"]), iface(r["gpu_route"])
+                if i is None:
+                    continue
+                if (x is None) != (y is None):
+                    raise ValueError("one end numbered")
+                if x is not None:
+                    a[i], z[i], plen[i] = int(x.ip), int(y.ip), x.network.prefixlen
+                else:
+                    plen[i] = 0
+                if g is not None:
+                    route[i], rlen[i] = int(g.ip), g.network.prefixlen
+            else:
+                s = sw_of.get(identity(r["switch"]))
+                l, n = ipaddress.IPv4Address(r["loopback"]), int(r["asn"])
+                if s is not None:
+                    lo[s], asn[s] = int(l), n
+        except (KeyError, ValueError, TypeError) as err:
+            raise bad_row(path, no, r, f"give the {PINNED_FILE} topogen expand wrote ({err})") from None
+    return addressing.pin(fab, base, loopback=lo, asn=asn, a_addr=a, z_addr=z, prefix_len=plen, gpu_route=route, gpu_route_len=rlen)

@@ -23,11 +23,19 @@ Per architecture, in ``<out>/<arch>/``:
   becomes spare; switches not listed keep every cable;
 * ``bom-delta.csv``: per SKU of the two builds' bills (switches, transceivers,
   cables by length), the quantity to buy and the quantity that becomes spare;
-* ``netbox/``: NetBox bulk-import rows of what changes: ``devices.csv`` and
-  ``interfaces.csv`` of the new nodes and switches, ``cables.csv`` of the new cables,
-  ``cables-moved.csv`` (each moved cable, by its label, with its new terminations, to
-  edit) and ``cables-removed.csv`` (labels to delete), in the columns of the build's
-  NetBox export;
+* ``addressing-pinned.csv``: the new wiring's address plan as pinned
+  (:func:`topogen.growth.addresses.pinned_lines`), read back by the next expansion;
+* ``networks-addressing-pinned.csv`` (with ``networks:``): the grown phase's in-band and
+  OOB subnets and addresses (:func:`topogen.growth.networks.ipam_rows`), read back likewise;
+* ``floor.csv``: the grown floor (every rack, then every device's rack, U and
+  height), which the next expansion reads as its installed floor;
+* ``netbox/``: NetBox bulk-import rows of what changes: ``racks.csv`` of the grown
+  floor's new racks, ``devices.csv`` and ``interfaces.csv`` of the new nodes and
+  switches, ``cables.csv`` of the new cables, ``cables-moved.csv`` (each moved cable, by
+  its label, with its new terminations, to edit) and ``cables-removed.csv`` (labels to
+  delete), in the columns of the build's NetBox export; the other networks' likewise
+  (``networks-racks.csv``... :func:`topogen.growth.networks.netbox_rows`), and the new
+  devices' in-band and OOB prefixes and addresses (:func:`topogen.growth.networks.ipam_rows`);
 * ``slurm/topology.conf``: the new tree topology for Slurm.
 
 ``expand.json`` (top level) holds the figures of every architecture.
@@ -107,11 +115,15 @@ def relocated(old, old_lay, fab, lay) -> int:
 def floor_of(e: Expansion, fab, new_ctx=None):
     """The final wiring's layout on the installed floor (:func:`topogen.growth.floor.keep_positions`); sets ``e.relocated`` and ``e.floor``.
 
-    The racks of the other networks (installed, and the new build's, ``new_ctx``) are kept
-    out of the compute floor's new racks.
+    The installed floor is the ``floor.csv`` an earlier expansion wrote when the installed
+    phase is one, else the installed spec's own layout. The racks of the other networks
+    (installed, and the new build's, ``new_ctx``) are kept out of the compute floor's new racks.
     """
     old = clos.generate(e.old, e.arch)
     old_lay = layout.plan(old)
+    grown = e.source / grown_floor.FLOOR_FILE if e.source is not None else None
+    if grown is not None and grown.is_file():  # the installed phase is an expansion's output: its grown floor, not a fresh layout
+        old_lay = grown_floor.read_floor(grown, old, old_lay, GpuNames.of(e.old).parse)
     fresh = layout.plan(fab)
     installed = {r for w in (net_growth.read_installed(e.source) if e.source is not None else []) for r in (w.a_rack, w.z_rack) if r}
     fresh_net = {r for w in (net_growth.design_wires(new_ctx, e.arch) if new_ctx is not None else []) for r, role in ((w.a_rack, w.a_role), (w.z_rack, w.z_role)) if r and net_growth.own_rack(role)}
@@ -266,7 +278,9 @@ def _bom_lines(ctx, arch: str) -> list:
 def address_delta(e: Expansion, new_ctx) -> addr.AddressDelta:
     """The address plans and FRR files of the installed and the final wiring compared (:mod:`topogen.growth.addresses`)."""
     rw = e.rewire
-    return addr.compare(e.installed, rw.final, {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}, {w.cable for w in rw.removed}, e.old, e.new, e.arch, technology.writes(new_ctx, e.arch, "frr"))
+    pinned = e.source / addr.PINNED_FILE if e.source is not None else None
+    return addr.compare(e.installed, rw.final, {m.after.cable for m in rw.moved}, {w.cable for w in rw.added}, {w.cable for w in rw.removed}, e.old, e.new, e.arch,
+                        technology.writes(new_ctx, e.arch, "frr"), pinned if pinned is not None and pinned.is_file() else None)
 
 
 def grow_networks(e: Expansion, new_ctx, where: dict[str, tuple[str, int]] | None = None, racks: dict[str, str] | None = None) -> net_growth.NetGrowth:
@@ -317,19 +331,24 @@ def netbox_files(e: Expansion, ctx, fab, lay) -> dict[str, Iterator[str]]:
         elif i in moved:
             moves.append(r)
     removed = [(f"{site}/{w.cable}",) for w in e.rewire.removed]
-
-    def lines(cols, rows):
-        yield csv_header(cols)
-        for r in rows:
-            yield csv_line(r)
-
     return {
-        "netbox/devices.csv": lines(netbox.DEVICE_COLUMNS, devices),
-        "netbox/interfaces.csv": lines(netbox.INTERFACE_COLUMNS, interfaces),
-        "netbox/cables.csv": lines(netbox.CABLE_COLUMNS, cables),
-        "netbox/cables-moved.csv": lines(netbox.CABLE_COLUMNS, moves),
-        "netbox/cables-removed.csv": lines(("label",), removed),
+        "netbox/racks.csv": _csv(netbox.RACK_COLUMNS, new_rack_rows(e, fab, lay)),
+        "netbox/devices.csv": _csv(netbox.DEVICE_COLUMNS, devices),
+        "netbox/interfaces.csv": _csv(netbox.INTERFACE_COLUMNS, interfaces),
+        "netbox/cables.csv": _csv(netbox.CABLE_COLUMNS, cables),
+        "netbox/cables-moved.csv": _csv(netbox.CABLE_COLUMNS, moves),
+        "netbox/cables-removed.csv": _csv(("label",), removed),
     }
+
+
+def new_rack_rows(e: Expansion, fab, lay) -> list[tuple]:
+    """The grown floor's new racks as the build's ``racks.csv`` rows them (site, role, row and position).
+
+    :func:`topogen.growth.floor.keep_positions` appends the new racks after every
+    installed one, so they are the layout's last ``new_racks``.
+    """
+    n = (e.floor or {}).get("new_racks", 0)
+    return netbox.rack_rows(fab, lay)[len(lay.racks.name) - n :] if n else []
 
 
 def builds(e: Expansion) -> tuple:
@@ -358,16 +377,23 @@ def write(e: Expansion, root: Path, ctxs: tuple) -> list[Path]:
     e.addresses = address_delta(e, ctxs[1])
     files = {"cabling.csv": cabling_lines(e), "delta.csv": delta_lines(e), "delta-pull-sheets.csv": pull_lines(e, fab, lay), "switches.csv": switch_lines(e)}
     files["addresses-delta.csv"] = addr.link_lines(e.addresses)
+    files[addr.PINNED_FILE] = addr.pinned_lines(e.addresses)
     for name, text in e.addresses.configs.items():
         files[f"frr/{e.addresses.config_dirs[name]}/{name}.conf"] = iter((text,))
     files["renamed.csv"] = renamed_lines(e)
+    files[grown_floor.FLOOR_FILE] = _csv(grown_floor.FLOOR_COLUMNS, grown_floor.floor_rows(fab, lay, GpuNames.of(fab.spec).name))
     files["bom-delta.csv"] = bom_lines(bom_delta(ctxs[0], ctxs[1], e.arch))
     files.update(netbox_files(e, ctxs[1], fab, lay))
     e.networks = grow_networks(e, ctxs[1], _positions(fab, lay), e.rack_map)
     if e.networks.installed or e.networks.final:
         files["networks-cabling.csv"] = net_growth.cabling_lines(e.networks)
         files["networks-delta.csv"] = net_growth.delta_lines(e.networks)
-        for name, (cols, rows) in net_growth.netbox_rows(e.networks, net_growth.read_installed(e.source) if e.source is not None else [], ctxs[1], e.arch, e.rack_map or {}).items():
+        inst = net_growth.read_installed(e.source) if e.source is not None else []
+        nb = {"netbox/networks-racks.csv": (netbox.RACK_COLUMNS, net_growth.new_rack_rows(ctxs[0], ctxs[1], e.arch))}
+        nb.update(net_growth.netbox_rows(e.networks, inst, ctxs[1], e.arch, e.rack_map or {}))
+        pinned = e.source / net_growth.PINNED_FILE if e.source is not None else None
+        nb.update(net_growth.ipam_rows(ctxs[0], ctxs[1], e.arch, {identity(d) for w in inst for d in (w.a, w.z)}, pinned if pinned is not None and pinned.is_file() else None))
+        for name, (cols, rows) in nb.items():
             files[name] = _csv(cols, rows)
     current = list(e.rewire.kept) + [m.before for m in e.rewire.moved] + list(e.rewire.removed)
     for st in e.plan.stages[:-1]:  # the wiring after each stage but the last (that is cabling.csv)

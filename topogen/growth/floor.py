@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
+from topogen.growth.phase import bad_row, expansion_rows
 from topogen.growth.rewire import identity
 from topogen.layout import Layout
 from topogen.layout.cables import routed_m, sold_m
 from topogen.layout.floor import Placement, Racks, row_name
+from topogen.util.errors import InputError, Problem, show
 
 
 _RACK = re.compile(r"([A-Z]+)([0-9]+)")
@@ -151,3 +155,63 @@ def rack_map(fresh: Layout, grown: Layout) -> dict[str, str]:
     for f, g in zip(fresh.placement.rack.tolist(), grown.placement.rack.tolist()):
         votes[f][g] += 1
     return {fresh.racks.name[f]: grown.racks.name[c.most_common(1)[0][0]] for f, c in sorted(votes.items())}
+
+
+FLOOR_FILE = "floor.csv"
+FLOOR_COLUMNS = ("rack", "kind", "row", "position", "device", "u", "height_u")
+
+
+def floor_rows(fab, lay: Layout, gpu_name) -> Iterator[tuple]:
+    """``floor.csv`` of an expansion: every rack of the grown floor (``device`` empty), then every device's rack, U and height.
+
+    ``row`` and ``position`` are 1-based as the racks' descriptions give them; GPUs by
+    name (``gpu_name(index)``), switches by name. The next expansion reads it back as
+    its installed floor (:func:`read_floor`).
+    """
+    r = lay.racks
+    for name, kind, row, col in zip(r.name, r.kind, r.row.tolist(), r.col.tolist()):
+        yield (name, kind, row + 1, col + 1, "", "", "")
+    p = lay.placement
+    names = [gpu_name(g) for g in range(fab.gpus)] + [s.name for s in fab.switches]
+    for d, (rk, u, h) in enumerate(zip(p.rack.tolist(), p.u.tolist(), p.height_u.tolist())):
+        yield (r.name[rk], "", "", "", names[d], u, h)
+
+
+def read_floor(path: Path, old, base: Layout, gpu_index) -> Layout:
+    """The installed floor an earlier expansion wrote (``floor.csv``) as the layout of ``old`` (the installed phase's fabric).
+
+    ``base``: the fresh layout of ``old`` (its spec); ``gpu_index(name)``: a GPU's index
+    or None. GPUs are matched by index, switches by identity. InputError naming the
+    file and line when a row is malformed or a device of ``old`` is not placed.
+    """
+    names, kinds, rows, cols = [], [], [], []
+    by_name: dict[str, int] = {}
+    n = old.gpus
+    sw = {identity(s.name): n + i for i, s in enumerate(old.switches)}
+    total = n + len(old.switches)
+    rack = np.full(total, -1, np.int64)
+    u = np.zeros(total, np.int64)
+    h = np.zeros(total, np.int64)
+    for no, r in expansion_rows(path, FLOOR_COLUMNS, FLOOR_FILE):
+        try:
+            if not r["device"]:
+                by_name[r["rack"]] = len(names)
+                names.append(r["rack"])
+                kinds.append(r["kind"])
+                rows.append(int(r["row"]) - 1)
+                cols.append(int(r["position"]) - 1)
+                continue
+            g = gpu_index(r["device"])
+            d = g if g is not None and g < n else sw.get(identity(r["device"]), -1) if g is None else -1
+            if d >= 0:
+                rack[d], u[d], h[d] = by_name[r["rack"]], int(r["u"]), int(r["height_u"])
+        except (KeyError, ValueError, TypeError):
+            raise bad_row(path, no, r, f"give the {FLOOR_FILE} topogen expand wrote: racks first, then every device in one of them") from None
+    missing = np.flatnonzero(rack < 0)
+    if len(missing):
+        d = int(missing[0])
+        what = f"GPU {d}" if d < n else old.switches[d - n].name
+        raise InputError([Problem("BUILD_DIR", f"{show(str(path))} places no {what} ({len(missing):,} device(s) of the installed phase missing)", "give the floor.csv of the same expansion as its cabling.csv")])
+    placement = Placement(Racks(names, kinds, np.asarray(rows, np.int64), np.asarray(cols, np.int64)), rack.astype(np.int32), u.astype(np.int16), h.astype(np.int16))
+    routed = routed_m(old, base.spec, placement)
+    return Layout(base.spec, placement, routed, sold_m(routed, base.spec.lengths_m), n)

@@ -32,15 +32,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
+import numpy as np
+
 from topogen.asbuilt import Cable, End, cabling
 from topogen.asbuilt import networks as asbuilt_networks
+from topogen.config import netaddr
+from topogen.config.addressing import ip_text
 from topogen.exports.installers.network_cabling import COLUMNS as NET_COLUMNS
 from topogen.exports.netbox import dcim as nb_dcim
 from topogen.exports.netbox import networks as nb_networks
 from topogen.exports.network_view import NetworkView
+from topogen.fabric import networks as nw
 from topogen.exports.installers.network_cabling import generate_rows
 from topogen.growth.rewire import _natural, _pair_moves, identity
 from topogen.layout.networks import FLOOR_COLUMNS
+from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
 from topogen.util.errors import InputError, Problem, show
 from topogen.util.text import csv_line
 
@@ -389,3 +395,180 @@ def netbox_rows(g: NetGrowth, installed: list[NetWire], ctx, arch: str, racks: d
         "netbox/networks-cables-moved.csv": (nb_dcim.CABLE_COLUMNS, [cable(m.after) for m in g.moved]),
         "netbox/networks-cables-removed.csv": (("label",), [(f"{site}/{w.network}-{w.cable}",) for w in g.removed]),
     }
+
+
+def new_rack_rows(installed_ctx, ctx, arch: str) -> list[tuple]:
+    """``networks-racks.csv`` of the delta: the new build's management racks the installed phase lacks, as the build's NetBox export rows them."""
+    lay = ctx.network_layouts.get(arch)
+    if lay is None or not lay.racks:
+        return []
+    had = set(installed_ctx.network_layouts[arch].floor.name) if installed_ctx is not None and arch in installed_ctx.network_layouts else set()
+    site = nb_dcim.site_name(ctx.spec, arch)
+    return [r for r in nb_networks.management_rack_rows(site, lay, nb_networks.nlay_rack_u(ctx)) if r[1] not in had]
+
+
+def _subnet_key(n, switches: tuple[int, ...]) -> frozenset:
+    return frozenset(identity(n.switches[s].name) for s in switches)
+
+
+PINNED_FILE = "networks-addressing-pinned.csv"
+PINNED_COLUMNS = ("network", "subnet", "switches", "address")
+
+
+def ipam_rows(installed_ctx, ctx, arch: str, had: set[str], pinned: Path | None = None) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
+    """NetBox IPAM rows of the in-band and OOB addresses of the devices the installed phase lacks (``had``: installed device identities).
+
+    Each new device's address is the new spec's own plan's, unless an installed device
+    holds it: then the lowest free address of its subnet. A subnet keeps its installed
+    place when the installed phase has it (the same switches hold its SVI); a new subnet
+    takes the new plan's place, or, when that overlaps an installed subnet, the lowest
+    free block of its size in the pool (its addresses at the same offsets). Files, as the
+    build's NetBox export names them: ``networks-prefixes.csv`` (the new subnets; the pools
+    and ``networks-vrfs.csv`` too when the installed phase had no in-band/OOB plan) and
+    ``networks-ip-addresses.csv``. InputError when an installed subnet or the pool has no
+    free address left.
+
+    The installed phase's subnets and addresses are its spec's plan, or, when it is an
+    expansion's output, the ``pinned`` file that expansion wrote (:data:`PINNED_FILE`:
+    every subnet with the switches holding it, then every address held, installed and
+    new); this function returns that file of the grown phase too.
+    """
+    a, n = ctx.network_addresses.get(arch), ctx.networks.get(arch)
+    if a is None or n is None:
+        return {}
+    spec = ctx.spec.addressing or ADDRESSING_DEFAULT
+    site = nb_dcim.site_name(ctx.spec, arch)
+    old = installed_ctx.network_addresses.get(arch) if installed_ctx is not None else None
+    old_n = installed_ctx.networks.get(arch) if installed_ctx is not None else None
+    taken: dict[int, set[int]] = {net: set() for net in (nw.INBAND, nw.OOB)}
+    blocks: dict[int, list[tuple[int, int]]] = {net: [] for net in taken}  # (first, last) of every subnet placed
+    where: dict[tuple[int, int], tuple[int, int]] = {}  # the new plan's (net, subnet) -> (base, size) given
+    installed_at: dict[tuple[int, frozenset], tuple[int, int]] = {}
+    keyed: list[tuple[int, int, int, frozenset]] = []  # every subnet placed: (net, base, size, its switches)
+    if pinned is not None:
+        for net, b, size, key, addrs in _read_pinned(pinned):
+            if b is not None:
+                blocks[net].append((b, b + size - 1))
+                installed_at.setdefault((net, key), (b, size))  # the first of a switch's subnets: its own
+                keyed.append((net, b, size, key))
+            taken[net].update(addrs)
+    elif old is not None:
+        for net in taken:
+            taken[net].update(int(x) for x in old.addr[old.of(net)].tolist())
+            s = old.subnets[net]
+            for k in range(len(s)):
+                b = int(s.base[k])
+                blocks[net].append((b, b + s.size - 1))
+                installed_at[(net, _subnet_key(old_n, s.switches[k]))] = (b, s.size)
+                keyed.append((net, b, s.size, _subnet_key(old_n, s.switches[k])))
+    fresh = pinned is None and old is None  # the installed phase had no in-band/OOB plan: VRFs and pools are new
+    prefixes: list[tuple] = []
+    if fresh:
+        prefixes += [(str(spec.pool(p)), f"{site}.{p}", "container", f"{site}: {p} pool") for p in ("inband", "oob")]
+    for net in (nw.INBAND, nw.OOB):
+        s = a.subnets[net]
+        pool = spec.pool(nw.NETWORK_NAMES[net])
+        for k in range(len(s)):
+            got = installed_at.get((net, _subnet_key(n, s.switches[k])))
+            if got is None:
+                b = int(s.base[k])
+                if any(lo <= b + s.size - 1 and b <= hi for lo, hi in blocks[net]):
+                    b = _free_block(blocks[net], int(pool.network_address), pool.num_addresses, s.size, net)
+                blocks[net].append((b, b + s.size - 1))
+                keyed.append((net, b, s.size, _subnet_key(n, s.switches[k])))
+                got = (b, s.size)
+                prefixes.append((f"{ip_text(np.asarray([b], np.uint32))[0]}/{s.plen}", f"{site}.{nw.NETWORK_NAMES[net]}", "active",
+                                 f"VLAN {s.vlan}, gateway {ip_text(np.asarray([b + 1], np.uint32))[0]}, {int(s.hosts[k])} devices, {int(s.free()[k])} free"))
+            where[(net, k)] = got
+    rows = []
+    v = NetworkView(n, ctx.fabrics[arch])
+    pre = site + "."
+    gateways: dict[tuple[int, int], int] = {}
+    overflow: dict[tuple[int, int], tuple[int, int, str]] = {}
+    for r, row in enumerate(nb_networks.address_rows(site, a, v)):
+        if identity(row[4][len(pre):]) in had:
+            continue
+        net, k = int(a.net[r]), int(a.subnet[r])
+        base, size = where[(net, k)]
+        off = int(a.addr[r]) - int(a.subnets[net].base[k])
+        plen = row[0].split("/")[1]
+        if int(a.role[r]) == netaddr.GATEWAY and (net, k) in gateways:  # a pair's virtual gateway: one address on both leaves
+            ip = gateways[(net, k)]
+        else:
+            ip = base + off
+            if ip in taken[net]:
+                ip = next((base + o for o in range(1, size - 1) if base + o not in taken[net]), -1)
+            if ip < 0:  # the installed subnet is full: a second subnet on the same VLAN and switches
+                if (net, k) not in overflow:
+                    overflow[(net, k)] = _second_subnet(a, n, net, k, blocks, spec, site, taken, rows, prefixes)
+                    keyed.append((net, overflow[(net, k)][0], overflow[(net, k)][1], _subnet_key(n, a.subnets[net].switches[k])))
+                b2, size2, plen = overflow[(net, k)]
+                ip = next((b2 + o for o in range(1, size2 - 1) if b2 + o not in taken[net]), -1)
+                if ip < 0:
+                    name = nw.NETWORK_NAMES[net]
+                    raise InputError([Problem(f"NEW_SPEC.addressing.{name}", f"no free {name} address for {row[4]} {row[5]}", f"give addressing.{name} a larger pool")])  # pragma: no cover - a second subnet is sized for the whole new plan's
+            taken[net].add(ip)
+            if int(a.role[r]) == netaddr.GATEWAY:
+                gateways[(net, k)] = ip
+        rows.append((f"{ip_text(np.asarray([ip], np.uint32))[0]}/{plen}", *row[1:]))
+    out = {"netbox/networks-prefixes.csv": (nb_networks.PREFIX_COLUMNS, prefixes), "netbox/networks-ip-addresses.csv": (nb_networks.ADDRESS_COLUMNS, rows)}
+    text = lambda x: ip_text(np.asarray([x], np.uint32))[0]  # noqa: E731
+    grown = [(nw.NETWORK_NAMES[net], f"{text(b)}/{32 - (size - 1).bit_length()}", " ".join(sorted(key, key=_natural)), "") for net, b, size, key in keyed]
+    grown += [(nw.NETWORK_NAMES[net], "", "", text(x)) for net in taken for x in sorted(taken[net])]
+    out[PINNED_FILE] = (PINNED_COLUMNS, grown)
+    if fresh:
+        out = {"netbox/networks-vrfs.csv": (nb_networks.VRF_COLUMNS, nb_networks.vrf_rows(site)), **out}
+    return out
+
+
+def _second_subnet(a, n, net: int, k: int, blocks: dict, spec, site: str, taken: dict, rows: list, prefixes: list) -> tuple[int, int, str]:
+    """A second subnet, of the new plan's size, for an installed subnet with no free address left: its prefix and the
+    gateway and SVI addresses on the installed switches' SVI (rows appended); returns (base, size, prefix length)."""
+    s = a.subnets[net]
+    name = nw.NETWORK_NAMES[net]
+    pool = spec.pool(name)
+    b = _free_block(blocks[net], int(pool.network_address), pool.num_addresses, s.size, net)
+    blocks[net].append((b, b + s.size - 1))
+    text = lambda x: ip_text(np.asarray([x], np.uint32))[0]  # noqa: E731
+    sw = [n.switches[i].name for i in s.switches[k]]
+    pre, vrf, plen = site + ".", f"{site}.{name}", str(s.plen)
+    svi = f"vlan{spec.inband_vlan}" if net == nw.INBAND else f"vlan{netaddr.OOB_VLAN}"
+    prefixes.append((f"{text(b)}/{plen}", vrf, "active", f"VLAN {s.vlan}, gateway {text(b + 1)}, second subnet of {' and '.join(sw)} (the installed one is full)"))
+    if len(sw) > 1:
+        rows.extend((f"{text(b + 1)}/{plen}", vrf, nb_networks.ADDRESS_STATUS, "anycast", pre + x, svi, "false", "false", "virtual gateway (VRR) of the leaf pair, second subnet") for x in sw)
+        rows.extend((f"{text(b + 2 + j)}/{plen}", vrf, nb_networks.ADDRESS_STATUS, "", pre + x, svi, "false", "false", "SVI, second subnet") for j, x in enumerate(sw))
+        taken[net].update(range(b + 1, b + 2 + len(sw)))
+    else:
+        rows.append((f"{text(b + 1)}/{plen}", vrf, nb_networks.ADDRESS_STATUS, "", pre + sw[0], svi, "false", "false", "SVI, second subnet"))
+        taken[net].add(b + 1)
+    return b, s.size, plen
+
+
+def _free_block(blocks: list[tuple[int, int]], first: int, count: int, size: int, net: int) -> int:
+    """The lowest block of ``size`` addresses (aligned) in the pool ``first``..``first + count - 1`` that overlaps no block placed."""
+    for b in range(first, first + count - size + 1, size):
+        if not any(lo <= b + size - 1 and b <= hi for lo, hi in blocks):
+            return b
+    name = nw.NETWORK_NAMES[net]
+    raise InputError([Problem(f"NEW_SPEC.addressing.{name}", f"the pool has no free /{32 - (size - 1).bit_length()} left beside the installed subnets", f"give addressing.{name} a larger pool")])
+
+
+def _read_pinned(path: Path) -> Iterator[tuple]:
+    """(network, subnet base or None, size, switch identities, addresses) per row of a :data:`PINNED_FILE`; InputError naming the line when malformed."""
+    import ipaddress
+
+    from topogen.growth.phase import bad_row, expansion_rows
+
+    nets = {nw.NETWORK_NAMES[x]: x for x in (nw.INBAND, nw.OOB)}
+    for no, r in expansion_rows(path, PINNED_COLUMNS, PINNED_FILE):
+        try:
+            net = nets.get(r["network"])
+            if net is None:
+                raise ValueError("network: inband or oob")
+            if r["subnet"]:
+                sub = ipaddress.IPv4Network(r["subnet"])
+                yield net, int(sub.network_address), sub.num_addresses, frozenset(r["switches"].split()), ()
+            else:
+                yield net, None, 0, frozenset(), (int(ipaddress.IPv4Address(r["address"])),)
+        except (KeyError, ValueError, TypeError) as err:
+            raise bad_row(path, no, r, f"give the {PINNED_FILE} topogen expand wrote ({err})") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from topogen.asbuilt import Cable, cabling, wiring
 from topogen.asbuilt.sources import _build_spec
@@ -107,3 +108,19 @@ def stage_plan(expand_dir: str | Path, stage: str, arch: str | None = None) -> t
     if stage.isdecimal() and int(stage) < last:
         return root / arch / "stages" / f"stage-{int(stage)}.csv", root / "summary.json", arch, True
     raise InputError([Problem("--stage", f"{show(stage)} is no stage of this expansion", f"give {INSTALLED}, a stage number 0 to {last}, or {FINAL}")])
+
+
+def expansion_rows(path: Path, columns: tuple[str, ...], name: str) -> Iterator[tuple[int, dict]]:
+    """(line number, row) of a file an expansion wrote (``name``: as the message calls it); InputError when its header is not ``columns``."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        rd = csv.DictReader(fh)
+        if tuple(rd.fieldnames or ()) != columns:
+            raise InputError([Problem("BUILD_DIR", f"{show(str(path))} has the columns {','.join(rd.fieldnames or ())}", f"give the {name} topogen expand wrote ({','.join(columns)})")])
+        yield from enumerate(rd, 2)
+
+
+def bad_row(path: Path, no: int, row: dict, hint: str) -> InputError:
+    """The InputError of a malformed line of a file an expansion wrote: the file, the line and its text."""
+    return InputError([Problem("BUILD_DIR", f"{show(str(path))} line {no}: {show(','.join(str(v) for v in row.values()))}", hint)])
