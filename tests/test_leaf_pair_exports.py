@@ -207,6 +207,7 @@ def test_emulation_expects_isl_wide_ecmp_within_each_plane(tmp_path):
     down = {(leaf.name, leaf.isls(lab.roles)[0].name)}
     assert e.widths(down)[("pl0-leaf-a", "pl0-leaf-b")] == e.widths(down)[("pl0-leaf-b", "pl0-leaf-a")] == isls - 1
     assert e.full_width() == []
-    reach, apart = e.pairs()
+    reach, apart, planes = e.pairs()
     assert apart == [] and len(reach) == 2 * 16 * 15  # every NIC to every NIC of its plane
+    assert len(planes) == 2 * 16 * 16  # every NIC to every NIC of the other plane: kept apart
     assert all(e.host_part(a) == e.host_part(b) for a, b in reach)

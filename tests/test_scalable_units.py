@@ -302,7 +302,7 @@ def test_slurm_tree_and_diagram_follow_the_sus(tmp_path):
     assert ">leaf SU 2<" in dot and "in 3 SUs" in dot and "sized for 4 SUs: 256 ports for growth" in dot
     nb = out / "rail-optimized" / "netbox"
     kept = [ln.split(",")[0:2] for ln in (nb / "interfaces.csv").read_text().splitlines() if "reserved for management / UFM" in ln]
-    assert kept == [[f"dgx-h100-su-rail-optimized.leaf-g2-r{r}", "p32"] for r in range(8)]
+    assert kept == [[f"dgx-h100-su-rail-optimized.leaf-g2-r{r}", "16/2"] for r in range(8)]  # p32 by the QM9700's own name (cage 16, port 2)
     assert "rail 0, scalable unit 2" in (nb / "devices.csv").read_text()
     import openpyxl
 
@@ -329,7 +329,7 @@ def test_validate_cabling_file_with_a_cable_on_the_ufm_port(tmp_path):
     res = CliRunner().invoke(main, ["validate", str(path), "--spec", "dgx-h100-su"])
     assert res.exit_code == 1, res.output
     found = [ln for ln in res.output.splitlines() if "hygiene.reserved-port" in ln]
-    assert len(found) == 1 and "leaf-g3-r5:p32" in found[0] and f"cable {hit + 1}" in found[0]
+    assert len(found) == 1 and "leaf-g3-r5:16/2" in found[0] and f"cable {hit + 1}" in found[0]  # p32 by the QM9700's own name
     # the unmodified file validates
     assert CliRunner().invoke(main, ["build", "dgx-h100-su", "--out", str(tmp_path / "p"), "--formats", "cabling"]).exit_code == 0
     assert CliRunner().invoke(main, ["validate", str(tmp_path / "p" / "rail-optimized" / "cabling.csv"), "--spec", "dgx-h100-su"]).exit_code == 0

@@ -225,8 +225,8 @@ def test_mutation_breakout_fanout_split(small_build, tmp_path, where):
     out, _ = small_build
     head, rows = _cabling(out)
     c = {x: i for i, x in enumerate(head)}
-    a = next(i for i, r in enumerate(rows) if r[c["z_device"]] == "leaf-g0-r0" and r[c["z_port"]] == "p2")
-    other = ("leaf-g0-r1", "p2") if where == "other-switch" else ("leaf-g0-r0", "p3")
+    a = next(i for i, r in enumerate(rows) if r[c["z_device"]] == "leaf-g0-r0" and r[c["z_port"]] == "Ethernet1/5")  # p2: the Arista leaf's own names
+    other = ("leaf-g0-r1", "Ethernet1/5") if where == "other-switch" else ("leaf-g0-r0", "Ethernet2/1")
     b = next(i for i, r in enumerate(rows) if (r[c["z_device"]], r[c["z_port"]]) == other)
     for col in ("z_device", "z_port"):  # swap the two legs' switch ends: both cables now split
         rows[a][c[col]], rows[b][c[col]] = rows[b][c[col]], rows[a][c[col]]
@@ -240,7 +240,7 @@ def test_mutation_breakout_fanout_split(small_build, tmp_path, where):
     report = json.loads((tmp_path / "v" / "rail-optimized" / "validation.json").read_text())
     found = [x for x in report["findings"] if x["check"] == "hygiene.breakout-split"]
     assert len(found) == 2
-    first = next(x for x in found if "leaf-g0-r0:p1-p2" in x["message"])
+    first = next(x for x in found if "leaf-g0-r0:Ethernet1/1-Ethernet1/5" in x["message"])
     assert set(first["cables"]) == {int(rows[a][c["cable"]]), 1}
     if where == "other-switch":
         assert first["devices"] == ["leaf-g0-r0", "leaf-g0-r1"] and "has its 2 legs on 2 switches" in first["message"]
@@ -286,20 +286,21 @@ def test_preset_nic200_leaf400_breakout_bom():
 
 def test_netbox_ports_at_their_speed_and_breakout_legs(small_build):
     """NetBox: a 128-port (200G) leaf has 96 interfaces, p1-p64 at 200G and p65-p96 at 400G; each leg of
-    a breakout cable is a NetBox cable (its two NICs are two devices) whose comment names the breakout cable."""
+    a breakout cable is a NetBox cable (its two NICs are two devices) whose comment names the breakout cable.
+    Ports carry the Arista switch's own names: cages 1-32 split two ways (EthernetN/1, EthernetN/5), 33-64 whole."""
     import csv
 
     out, _ = small_build
     d = out / "rail-optimized" / "netbox"
     rows = [r for p in sorted(d.glob("interfaces*.csv")) for r in csv.DictReader(p.open())]
     leaf = [r for r in rows if r["device"].endswith(".leaf-g0-r0")]
-    assert [r["name"] for r in leaf] == [f"p{i}" for i in range(1, 97)]
+    assert [r["name"] for r in leaf] == [f"Ethernet{c}/{j}" for c in range(1, 33) for j in (1, 5)] + [f"Ethernet{c}/1" for c in range(33, 65)]
     assert {r["speed"] for r in leaf[:64]} == {"200000000"} and {r["type"] for r in leaf[:64]} == {"200gbase-x-qsfp56"}
     assert {r["speed"] for r in leaf[64:]} == {"400000000"} and {r["type"] for r in leaf[64:]} == {"400gbase-x-osfp"}
     assert all(r["enabled"] == "true" for r in leaf)
     cables = [r for p in sorted(d.glob("cables*.csv")) for r in csv.DictReader(p.open())]
-    legs = [r for r in cables if r["side_b_device"].endswith(".leaf-g0-r0") and r["side_b_name"] in ("p1", "p2")]
-    assert [r["comments"] for r in legs] == ["gpu-leaf plane 0; leg of breakout cable leaf-g0-r0:p1-p2"] * 2
+    legs = [r for r in cables if r["side_b_device"].endswith(".leaf-g0-r0") and r["side_b_name"] in ("Ethernet1/1", "Ethernet1/5")]
+    assert [r["comments"] for r in legs] == ["gpu-leaf plane 0; leg of breakout cable leaf-g0-r0:Ethernet1/1-Ethernet1/5"] * 2
     assert len({r["label"] for r in cables}) == len(cables)  # labels stay unique per NetBox cable
     assert not any("breakout" in r["comments"] for r in cables if r["comments"].startswith("leaf-spine"))
 

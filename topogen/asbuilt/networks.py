@@ -24,6 +24,7 @@ import csv
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -88,8 +89,12 @@ def _port(kind: int, text: str, per_cage: int = 1) -> tuple[int, int] | None:
     return None
 
 
-def as_built(plan: nw.Networks, cables: list[Cable]) -> tuple[nw.Networks, dict[tuple[End, End], int], list[Finding]]:
-    """The plan's networks holding ``cables`` instead of its own: the model, each cable's row id (1-based), and the rows it could not place."""
+def as_built(plan: nw.Networks, cables: list[Cable], fabric_port: Callable[[str, str], int | None] | None = None) -> tuple[nw.Networks, dict[tuple[End, End], int], list[Finding]]:
+    """The plan's networks holding ``cables`` instead of its own: the model, each cable's row id (1-based), and the rows it could not place.
+
+    ``fabric_port``: the 1-based port of a compute switch named by its model's own name
+    (:func:`topogen.asbuilt.ports.fabric_port`); without it a compute switch's ports are ``p<n>``.
+    """
     pv = _planned_ends(plan)
     names = _lookup(plan)
     cols: dict[str, list[int]] = {c: [] for c in nw.CABLE_COLUMNS}
@@ -100,7 +105,8 @@ def as_built(plan: nw.Networks, cables: list[Cable]) -> tuple[nw.Networks, dict[
         ends = []
         for e in (c.a, c.z):
             kd = names.get(e.device)
-            pt = _port(kd[0], e.port, plan.plan.inband_per_cage) if kd is not None else None
+            n = fabric_port(e.device, e.port) if kd is not None and kd[0] == nw.FABRIC and fabric_port is not None else None
+            pt = (n, -1) if n else _port(kd[0], e.port, plan.plan.inband_per_cage) if kd is not None else None  # mgmt0 and p<n> as the networks name them
             ends.append(None if kd is None or pt is None else (kd[0], kd[1], pt[0], pt[1]))
         if None in ends:
             which = [str(e) for e, x in zip((c.a, c.z), ends) if x is None]

@@ -14,6 +14,7 @@ has is left as read, for the diff to report.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 from topogen.asbuilt import Cable, End, Found, lldp
 from topogen.fabric import clos
@@ -54,8 +55,10 @@ def in_plan_names(found: Found, spec, arch: str | None, plan_devices: set[str]) 
         i = index.get(e.device)
         if i is not None:
             name = sp.name(i, e.port)
-        elif e.device in plan_devices or e.port.startswith("nic"):
-            name = None  # a GPU, or a device of another network: its ports as read
+        elif e.port.startswith("nic"):
+            name = None  # a GPU: its ports as read
+        elif e.device in plan_devices:
+            name = lldp.legacy(e.port)  # a device of another network: those keep topogen's p<n>, which a switch shows as swp<n> or Eth1/<n>
         else:
             name = agreed.get(e.port)
         got = memo[e] = End(e.device, name) if name is not None and name != e.port else e
@@ -69,3 +72,18 @@ def _mapped(found: Found, fix) -> Found:
     dups = [(Cable(fix(a.a), fix(a.z), a.where, a.speeds), Cable(fix(b.a), fix(b.z), b.where, b.speeds)) for a, b in found.duplicates]
     port_ids = {fix(e): v for e, v in found.port_ids.items()}
     return replace(found, cables=cables, duplicates=dups, port_ids=port_ids)
+
+
+def fabric_port(spec, arch: str | None) -> Callable[[str, str], int | None] | None:
+    """The 1-based port of a compute switch read by its model's name (or ``p<n>``), for the networks' checks; None when the plan's switches keep ``p<n>``."""
+    if spec is None or arch is None or generic(spec):
+        return None
+    fabric = clos.generate(spec, arch)
+    sp = switch_ports(fabric)
+    index = {s.name: i for i, s in enumerate(fabric.switches)}
+
+    def port(device: str, text: str) -> int | None:
+        i = index.get(device)
+        return None if i is None else sp.index(i, text)
+
+    return port

@@ -378,7 +378,7 @@ def _check_networks(plan: Plan, found: Found, touched: set[str], cmp: Comparison
     cables = [c for c in found.cables if network(c)[0] not in (None, "compute")]
     cables += [c for c in plan.found.cables if tags.get(c.key(), "compute") not in touched | {"compute"}]  # networks not covered: as planned
     planned, required = asbuilt_networks.planned(plan.spec, plan.arch, plan.build)
-    built, ids, bad = asbuilt_networks.as_built(planned, cables)
+    built, ids, bad = asbuilt_networks.as_built(planned, cables, asbuilt_ports.fabric_port(plan.spec, plan.arch))  # a compute switch's ports by its model's names
     findings = bad + asbuilt_networks.check(planned, built, required)
     attribute(cmp, NetworkReport(findings, len(cables)), ids)
 

@@ -39,17 +39,19 @@ the others keep theirs. Where the switches do not take FRR (an InfiniBand fabric
 
 from __future__ import annotations
 
+import ipaddress
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
-from collections import Counter
 
 from topogen.asbuilt import wiring
 from topogen.config import addressing, frr
 from topogen.config.paths import switch_dirs
 from topogen.fabric.view import csv_header
+from topogen.growth.phase import bad_row, expansion_rows
 from topogen.growth.rewire import Wire, identity
 from topogen.util.errors import InputError, Problem
 from topogen.util.text import csv_line
@@ -395,10 +397,6 @@ def read_pinned(path: Path, fab, cables: np.ndarray, base):
     cables or switches ``fab`` lacks are ignored, links and switches the file lacks keep
     ``base``'s. InputError naming the file and line when a row is malformed.
     """
-    import ipaddress
-
-    from topogen.growth.phase import bad_row, expansion_rows
-
     a, z, plen = base.a_addr.copy(), base.z_addr.copy(), base.prefix_len.copy()
     route, rlen = base.gpu_route.copy(), base.gpu_route_len.copy()
     lo, asn = base.loopback.copy(), base.asn.copy()

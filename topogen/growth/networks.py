@@ -25,6 +25,7 @@ checks (:func:`topogen.asbuilt.networks.check`) against the new spec's plan.
 
 from __future__ import annotations
 
+import ipaddress
 import csv
 import re
 from collections import defaultdict
@@ -44,6 +45,7 @@ from topogen.exports.netbox import networks as nb_networks
 from topogen.exports.network_view import NetworkView
 from topogen.fabric import networks as nw
 from topogen.exports.installers.network_cabling import generate_rows
+from topogen.growth.phase import bad_row, expansion_rows
 from topogen.growth.rewire import _natural, _pair_moves, identity
 from topogen.layout.networks import FLOOR_COLUMNS
 from topogen.spec.addressing import DEFAULT as ADDRESSING_DEFAULT
@@ -555,10 +557,6 @@ def _free_block(blocks: list[tuple[int, int]], first: int, count: int, size: int
 
 def _read_pinned(path: Path) -> Iterator[tuple]:
     """(network, subnet base or None, size, switch identities, addresses) per row of a :data:`PINNED_FILE`; InputError naming the line when malformed."""
-    import ipaddress
-
-    from topogen.growth.phase import bad_row, expansion_rows
-
     nets = {nw.NETWORK_NAMES[x]: x for x in (nw.INBAND, nw.OOB)}
     for no, r in expansion_rows(path, PINNED_COLUMNS, PINNED_FILE):
         try:
